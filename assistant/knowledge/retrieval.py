@@ -1,0 +1,172 @@
+"""Hybrid retrieval: BM25 and dense cosine, each over every chunk, fused by reciprocal rank.
+
+Both indexes are built once per change of the knowledge bank and saved under <home>/index, keyed
+by the bank's version counters: a question never rebuilds them, start-up only loads them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from assistant.config import RetrievalSettings
+from assistant.home import FILE_MODE
+from assistant.knowledge.bm25 import BM25Index
+from assistant.knowledge.store import ChunkRecord, KnowledgeStore
+from cache.protocols import Embedder
+
+Mode = Literal["hybrid", "bm25", "dense"]
+
+
+@dataclass(frozen=True)
+class Hit:
+    chunk_id: int
+    score: float  # RRF score for hybrid, else the retriever's own score
+    bm25_rank: int | None
+    dense_rank: int | None
+    record: ChunkRecord
+
+
+@dataclass(frozen=True)
+class Ranked:
+    ids: np.ndarray  # chunk ids, best first
+    scores: np.ndarray
+
+
+def top_n(ids: np.ndarray, scores: np.ndarray, n: int, positive_only: bool = False) -> Ranked:
+    if positive_only:
+        keep = scores > 0
+        ids, scores = ids[keep], scores[keep]
+    n = min(n, len(ids))
+    if n == 0:
+        return Ranked(ids[:0], scores[:0])
+    part = np.argpartition(-scores, n - 1)[:n]
+    order = part[np.lexsort((ids[part], -scores[part]))]
+    return Ranked(ids[order], scores[order])
+
+
+def rrf(rankings: list[Ranked], k: int) -> Ranked:
+    """Reciprocal rank fusion: score = Σ 1 / (k + rank), rank counted from 1."""
+    fused: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, chunk_id in enumerate(ranking.ids.tolist(), start=1):
+            fused[chunk_id] = fused.get(chunk_id, 0.0) + 1.0 / (k + rank)
+    items = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
+    return Ranked(np.array([i for i, _ in items], dtype=np.int64), np.array([s for _, s in items]))
+
+
+class DenseIndex:
+    def __init__(self, ids: np.ndarray, matrix: np.ndarray) -> None:
+        self.ids = ids
+        self.matrix = matrix
+
+    def scores(self, query_vector: np.ndarray) -> np.ndarray:
+        if not len(self.ids):
+            return np.zeros(0, dtype=np.float32)
+        return self.matrix @ query_vector.astype(np.float32)
+
+    def save(self, path: Path) -> None:
+        tmp = path.with_suffix(".tmp.npz")
+        np.savez(tmp, ids=self.ids, matrix=self.matrix)
+        os.chmod(tmp, FILE_MODE)
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: Path) -> DenseIndex:
+        with np.load(path, allow_pickle=False) as z:
+            return cls(z["ids"], z["matrix"])
+
+
+class Retriever:
+    def __init__(
+        self,
+        store: KnowledgeStore,
+        embedder: Embedder,
+        index_dir: Path | None,
+        settings: RetrievalSettings | None = None,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.index_dir = index_dir
+        self.settings = settings or RetrievalSettings()
+        self._bm25: tuple[int, BM25Index] | None = None
+        self._dense: tuple[int, DenseIndex] | None = None
+
+    def search(self, query: str, k: int | None = None, mode: Mode = "hybrid") -> list[Hit]:
+        k = k or self.settings.top_k
+        ranked, bm25, dense = self.rank(query, mode)
+        ids = ranked.ids[:k]
+        bm25_rank = {int(c): r for r, c in enumerate(bm25.ids.tolist(), 1)} if bm25 else {}
+        dense_rank = {int(c): r for r, c in enumerate(dense.ids.tolist(), 1)} if dense else {}
+        scores = dict(zip(ranked.ids.tolist(), ranked.scores.tolist(), strict=True))
+        return [
+            Hit(
+                rec.chunk_id,
+                scores[rec.chunk_id],
+                bm25_rank.get(rec.chunk_id),
+                dense_rank.get(rec.chunk_id),
+                rec,
+            )
+            for rec in self.store.chunk_records(ids.tolist())
+        ]
+
+    def rank(
+        self, query: str, mode: Mode = "hybrid"
+    ) -> tuple[Ranked, Ranked | None, Ranked | None]:
+        """(final ranking, BM25 candidates, dense candidates) over the whole knowledge bank."""
+        n = self.settings.candidates
+        bm25 = dense = None
+        if mode in ("hybrid", "bm25"):
+            index = self.bm25_index()
+            bm25 = top_n(index.ids, index.scores(query), n, positive_only=True)
+        if mode in ("hybrid", "dense"):
+            index = self.dense_index()
+            vector = self.embedder.embed_batch([query])[0]
+            dense = top_n(index.ids, index.scores(vector), n)
+        if mode == "bm25":
+            return bm25, bm25, None
+        if mode == "dense":
+            return dense, None, dense
+        return rrf([bm25, dense], self.settings.rrf_k), bm25, dense
+
+    def bm25_index(self) -> BM25Index:
+        version = self.store.version("chunks")
+        if self._bm25 is None or self._bm25[0] != version:
+            self._bm25 = (version, self._load_or_build("bm25", version, self._build_bm25))
+        return self._bm25[1]
+
+    def dense_index(self) -> DenseIndex:
+        version = self.store.version("vectors")
+        if self._dense is None or self._dense[0] != version:
+            self._dense = (version, self._load_or_build("dense", version, self._build_dense))
+        return self._dense[1]
+
+    def _build_bm25(self) -> BM25Index:
+        ids, texts = self.store.chunk_texts()
+        return BM25Index.build(ids, texts)
+
+    def _build_dense(self) -> DenseIndex:
+        return DenseIndex(*self.store.embedding_matrix(self.embedder.name))
+
+    def _load_or_build(self, kind: str, version: int, build):
+        loader = BM25Index.load if kind == "bm25" else DenseIndex.load
+        if self.index_dir is None:
+            return build()
+        model = re.sub(r"[^A-Za-z0-9_.-]", "_", self.embedder.name) if kind == "dense" else "okapi"
+        tag = f"{self.store.identity()}-{model}"
+        path = self.index_dir / f"{kind}-{tag}-{version}.npz"
+        if path.exists():
+            try:
+                return loader(path)
+            except (OSError, ValueError, KeyError):
+                path.unlink(missing_ok=True)  # a truncated or stale index file: rebuild it
+        index = build()
+        for old in self.index_dir.glob(f"{kind}-{tag}-*.npz"):
+            old.unlink(missing_ok=True)
+        index.save(path)
+        return index

@@ -1,0 +1,250 @@
+"""The knowledge bank's reads and writes; re-importing the same source adds nothing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from sqlite_utils import Database
+
+from assistant.ingest.chunking import Chunk
+from assistant.ingest.types import Document, Issue
+
+Outcome = Literal["added", "updated", "unchanged", "duplicate"]
+
+
+@dataclass(frozen=True)
+class ChunkRecord:
+    """A chunk with the metadata of its source, as search results and prompts need it."""
+
+    chunk_id: int
+    text: str
+    kind: str
+    title: str
+    sender: str
+    date: str
+    message_id: str
+    note_path: str
+    folder: str
+    ordinal: int
+    token_count: int
+    content_hash: str
+
+
+class KnowledgeStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One transaction (a savepoint when nested): all of it is stored, or none of it."""
+        with self.db.atomic():
+            yield
+
+    def version(self, what: Literal["chunks", "vectors"] = "chunks") -> int:
+        """A counter that changes whenever the chunks (or the vectors) change."""
+        key = f"{what}_version"
+        return int(self.db.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()[0])
+
+    def identity(self) -> str:
+        return self.db.execute("SELECT value FROM meta WHERE key = 'db_id'").fetchone()[0]
+
+    def _bump_version(self, what: Literal["chunks", "vectors"] = "chunks") -> None:
+        self.db.execute(
+            "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = ?", [f"{what}_version"]
+        )
+
+    def upsert(self, doc: Document, chunks: Sequence[Chunk]) -> tuple[Outcome, str]:
+        """Store a document and its chunks; return what happened and the key it is stored under.
+
+        Same key and content: nothing changes. A note whose content changed is replaced. Two
+        different mails sharing a Message-ID are both kept (the second under `<id>#<hash>`).
+        """
+        with self.transaction():
+            return self._upsert(doc, chunks)
+
+    def _upsert(self, doc: Document, chunks: Sequence[Chunk]) -> tuple[Outcome, str]:
+        existing = self._find(doc.source_key)
+        if existing is None:
+            self._insert(doc, chunks, doc.source_key)
+            return "added", doc.source_key
+        if existing["content_hash"] == doc.content_hash:
+            return ("duplicate" if doc.kind == "email" else "unchanged"), doc.source_key
+        if doc.kind == "note":
+            self._delete_document(existing["id"])
+            self._insert(doc, chunks, doc.source_key)
+            return "updated", doc.source_key
+        alt_key = f"{doc.source_key}#{doc.content_hash[:12]}"
+        if self._find(alt_key) is not None:
+            return "duplicate", alt_key
+        self._insert(doc, chunks, alt_key)
+        return "added", alt_key
+
+    def _find(self, key: str) -> dict | None:
+        rows = list(self.db["documents"].rows_where("source_key = ?", [key], limit=1))
+        return rows[0] if rows else None
+
+    def _insert(self, doc: Document, chunks: Sequence[Chunk], key: str) -> None:
+        row = _document_row(doc, key)
+        doc_id = self.db["documents"].insert(row).last_pk
+        self.db["chunks"].insert_all(
+            {
+                "document_id": doc_id,
+                "ordinal": c.ordinal,
+                "text": c.text,
+                "token_count": c.token_count,
+                "content_hash": c.content_hash,
+            }
+            for c in chunks
+        )
+        self._bump_version()
+
+    def _delete_document(self, doc_id: int) -> None:
+        self.db.execute("DELETE FROM documents WHERE id = ?", [doc_id])
+        self._bump_version()
+        self._bump_version("vectors")
+
+    def remove_notes_missing(self, root: Path, seen_keys: set[str]) -> int:
+        """Delete notes stored from under `root` that this import did not see (deleted files)."""
+        prefix = str(root.resolve())
+        rows = self.db.execute(
+            "SELECT id, source_key FROM documents WHERE kind = 'note' "
+            "AND (source_path = ? OR source_path LIKE ? ESCAPE '\\')",
+            [prefix, _like_prefix(prefix)],
+        ).fetchall()
+        gone = [doc_id for doc_id, key in rows if key not in seen_keys]
+        with self.transaction():
+            for doc_id in gone:
+                self._delete_document(doc_id)
+        return len(gone)
+
+    def record_issues(self, started: str, issues: Sequence[Issue]) -> None:
+        with self.transaction():
+            self._insert_issues(started, issues)
+
+    def _insert_issues(self, started: str, issues: Sequence[Issue]) -> None:
+        self.db["import_issues"].insert_all(
+            {
+                "run_started": started,
+                "path": i.path,
+                "location": i.where,
+                "reason": i.reason,
+                "severity": i.severity,
+            }
+            for i in issues
+        )
+
+    # -- embeddings ---------------------------------------------------------------------------
+
+    def count_unembedded(self, model: str) -> int:
+        sql = "SELECT count(*) FROM chunks c LEFT JOIN embeddings e ON e.chunk_id = c.id "
+        return self.db.execute(
+            sql + "WHERE e.chunk_id IS NULL OR e.model != ?", [model]
+        ).fetchone()[0]
+
+    def unembedded(self, model: str, limit: int) -> list[tuple[int, str]]:
+        return self.db.execute(
+            "SELECT c.id, c.text FROM chunks c LEFT JOIN embeddings e ON e.chunk_id = c.id "
+            "WHERE e.chunk_id IS NULL OR e.model != ? ORDER BY c.id LIMIT ?",
+            [model, limit],
+        ).fetchall()
+
+    def put_embeddings(self, model: str, ids: Sequence[int], vectors: np.ndarray) -> None:
+        vectors = np.asarray(vectors, dtype=np.float32)
+        with self.transaction():
+            self._upsert_vectors(model, ids, vectors)
+
+    def _upsert_vectors(self, model: str, ids: Sequence[int], vectors: np.ndarray) -> None:
+        self.db["embeddings"].upsert_all(
+            (
+                {"chunk_id": int(i), "model": model, "dim": vectors.shape[1], "vector": v.tobytes()}
+                for i, v in zip(ids, vectors, strict=True)
+            ),
+            pk="chunk_id",
+        )
+        self._bump_version("vectors")
+
+    def embedding_matrix(self, model: str) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk ids, float32 matrix of normalised vectors), in chunk-id order."""
+        rows = self.db.execute(
+            "SELECT chunk_id, dim, vector FROM embeddings WHERE model = ? ORDER BY chunk_id",
+            [model],
+        ).fetchall()
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32)
+        return ids, matrix.reshape(len(rows), rows[0][1])
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def chunk_texts(self) -> tuple[np.ndarray, list[str]]:
+        rows = self.db.execute("SELECT id, text FROM chunks ORDER BY id").fetchall()
+        return np.array([r[0] for r in rows], dtype=np.int64), [r[1] for r in rows]
+
+    def chunk_records(self, ids: Sequence[int]) -> list[ChunkRecord]:
+        """Records for `ids`, in the order given (unknown ids are left out)."""
+        if not len(ids):
+            return []
+        marks = ",".join("?" * len(ids))
+        rows = self.db.execute(
+            "SELECT c.id, c.text, d.kind, d.title, d.sender, d.date, d.message_id, "
+            "CASE d.kind WHEN 'note' THEN d.source_path ELSE '' END, d.folder, c.ordinal, "
+            f"c.token_count, c.content_hash FROM chunks c JOIN documents d ON d.id = c.document_id "
+            f"WHERE c.id IN ({marks})",
+            [int(i) for i in ids],
+        ).fetchall()
+        by_id = {r[0]: ChunkRecord(*(v if v is not None else "" for v in r)) for r in rows}
+        return [by_id[int(i)] for i in ids if int(i) in by_id]
+
+    def stats(self) -> dict[str, int | dict[str, int]]:
+        q = self.db.execute
+        kinds = dict(q("SELECT kind, count(*) FROM documents GROUP BY kind").fetchall())
+        return {
+            "documents": sum(kinds.values()),
+            "emails": kinds.get("email", 0),
+            "notes": kinds.get("note", 0),
+            "threads": q(
+                "SELECT count(DISTINCT thread_id) FROM documents WHERE kind = 'email'"
+            ).fetchone()[0],
+            "chunks": q("SELECT count(*) FROM chunks").fetchone()[0],
+            "chunk_tokens": q("SELECT coalesce(sum(token_count), 0) FROM chunks").fetchone()[0],
+            "embedded_chunks": q("SELECT count(*) FROM embeddings").fetchone()[0],
+            "import_issues": q("SELECT count(*) FROM import_issues").fetchone()[0],
+            "chunks_version": self.version("chunks"),
+        }
+
+
+def _like_prefix(prefix: str) -> str:
+    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped.rstrip("/") + "/%"
+
+
+def _document_row(doc: Document, key: str) -> dict:
+    return {
+        "kind": doc.kind,
+        "source_key": key,
+        "message_id": doc.message_id,
+        "thread_id": doc.thread_id,
+        "sender": doc.sender,
+        "recipients": doc.recipients,
+        "cc": doc.cc,
+        "date": doc.date.isoformat() if doc.date else None,
+        "title": doc.title,
+        "folder": doc.folder,
+        "source_path": doc.source_path,
+        "source_offset": doc.source_offset,
+        "attachments": json.dumps([asdict(a) for a in doc.attachments]),
+        "mtime": doc.mtime,
+        "content_hash": doc.content_hash,
+        "body": doc.text,
+        "quoted": doc.quoted,
+        "replaced_chars": doc.replaced_chars,
+        "imported_at": datetime.now(UTC).isoformat(),
+    }

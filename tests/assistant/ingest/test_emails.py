@@ -1,0 +1,103 @@
+from __future__ import annotations
+
+from assistant.ingest.emails import parse_email, read_message
+from assistant.ingest.types import Document, Issue
+from tests.conftest import make_email
+
+
+def test_headers_thread_and_date_are_parsed():
+    parent = make_email(msgid="<root.1@example.nl>")
+    msg = make_email(
+        subject="Re: Kitchen", msgid="<reply.2@example.nl>", in_reply_to="<root.1@example.nl>"
+    )
+    msg["Cc"] = "Elin <elin@example.se>"
+    doc = parse_email(msg.as_bytes(), "box.mbox", offset=10, folder="INBOX")
+    assert doc.message_id == "reply.2@example.nl"
+    assert doc.thread_id == "root.1@example.nl"
+    assert doc.sender == "Bram de Vries <bram@example.nl>"
+    assert doc.cc == "Elin <elin@example.se>"
+    assert doc.date.isoformat() == "2026-03-02T09:30:00+00:00"
+    assert (doc.source_offset, doc.folder, doc.title) == (10, "INBOX", "Re: Kitchen")
+    assert parse_email(parent.as_bytes(), "x").thread_id == "root.1@example.nl"
+
+
+def test_quoted_tail_and_signature_are_kept_apart_not_lost():
+    body = (
+        "Monday works for us, we start demolition at 8.\n\n"
+        "On Sun, 1 Mar 2026, Maya Lindqvist wrote:\n"
+        "> Can you start on Monday?\n"
+        "> Thanks\n\n"
+        "-- \nBram de Vries\nDe Vries Bouw\n"
+    )
+    doc = parse_email(make_email(body=body).as_bytes(), "x")
+    assert doc.text == "Monday works for us, we start demolition at 8."
+    assert "> Can you start on Monday?" in doc.quoted
+    assert "De Vries Bouw" in doc.quoted
+    assert "wrote:" in doc.quoted
+
+
+def test_html_only_mail_becomes_text():
+    html = (
+        "<html><body><p>Booking <b>XK7Q2P</b></p>"
+        "<table><tr><td>Lisbon</td></tr></table></body></html>"
+    )
+    doc = parse_email(make_email(body=None, html=html).as_bytes(), "x")
+    assert "XK7Q2P" in doc.text and "Lisbon" in doc.text
+    assert "<" not in doc.text
+
+
+def test_multipart_alternative_prefers_plain_and_lists_attachments():
+    msg = make_email(
+        body="Plain version with the quote attached.",
+        html="<p>HTML version</p>",
+        attachments=[("offerte.pdf", "application/pdf", b"%PDF-1.4 fake")],
+    )
+    doc = parse_email(msg.as_bytes(), "x")
+    assert doc.text == "Plain version with the quote attached."
+    assert [(a.name, a.content_type) for a in doc.attachments] == [
+        ("offerte.pdf", "application/pdf")
+    ]
+
+
+def test_latin1_body_is_decoded():
+    msg = make_email(body="Hej Maya! Bröllopet blir på Gränsö slott.", charset="iso-8859-1")
+    raw = msg.as_bytes()
+    assert "Bröllopet".encode("iso-8859-1") in raw or b"=F6" in raw
+    doc = parse_email(raw, "x")
+    assert "Bröllopet blir på Gränsö slott." in doc.text
+    assert doc.replaced_chars == 0
+
+
+def test_unknown_charset_is_decoded_with_a_warning():
+    raw = (
+        b"From: a@example.nl\nSubject: odd\nMessage-ID: <odd.1@x>\n"
+        b"Content-Type: text/plain; charset=x-klingon\n\ncaf\xe9 \xff\xfe ok\n"
+    )
+    doc = parse_email(raw, "x")
+    assert doc.text.startswith("café")
+    assert any("unknown charset" in w for w in doc.warnings)
+
+
+def test_undecodable_bytes_are_replaced_and_counted():
+    raw = (
+        b"From: a@example.nl\nSubject: bad utf8\nMessage-ID: <bad.1@x>\n"
+        b"Content-Type: text/plain; charset=utf-8\n\nhello \xff\xfe world\n"
+    )
+    doc = parse_email(raw, "x")
+    assert doc.replaced_chars == 2
+    assert "hello" in doc.text and "world" in doc.text
+
+
+def test_garbage_is_an_issue_naming_the_file():
+    item = read_message(bytes(range(256)) * 8, "/mail/cur/junk", "")
+    assert isinstance(item, Issue)
+    assert item.path == "/mail/cur/junk" and "not an email" in item.reason
+
+
+def test_message_without_message_id_gets_a_stable_content_key():
+    msg = make_email()
+    del msg["Message-ID"]
+    a = read_message(msg.as_bytes(), "x", "")
+    b = read_message(msg.as_bytes(), "y", "")
+    assert isinstance(a, Document) and a.source_key.startswith("sha256:")
+    assert a.source_key == b.source_key

@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from email.message import EmailMessage
+from email.utils import format_datetime, make_msgid
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "data"
+
+
+class FakeEmbedder:
+    """Deterministic bag-of-words hashing into 64 dims: similar words, similar vectors."""
+
+    name = "fake-hash-64"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        out = np.zeros((len(texts), 64), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                h = int.from_bytes(hashlib.sha1(word.encode()).digest()[:4], "little")
+                out[row, h % 64] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1, norms)
+
+
+def make_email(
+    subject: str = "Hello",
+    body: str = "Some text.",
+    sender: str = "Bram de Vries <bram@example.nl>",
+    to: str = "maya@lindqvist.me",
+    msgid: str | None = None,
+    when: datetime | None = None,
+    charset: str = "utf-8",
+    html: str | None = None,
+    attachments: list[tuple[str, str, bytes]] | None = None,
+    in_reply_to: str | None = None,
+) -> EmailMessage:
+    msg = EmailMessage()
+    msg["From"] = sender
+    msg["To"] = to
+    msg["Subject"] = subject
+    msg["Date"] = format_datetime(when or datetime(2026, 3, 2, 9, 30, tzinfo=UTC))
+    msg["Message-ID"] = msgid or make_msgid(domain="example.nl")
+    if in_reply_to:
+        msg["In-Reply-To"] = in_reply_to
+        msg["References"] = in_reply_to
+    if html is not None and body is None:
+        msg.set_content(html, subtype="html", charset=charset)
+    else:
+        msg.set_content(body, charset=charset)
+        if html is not None:
+            msg.add_alternative(html, subtype="html")
+    for name, ctype, payload in attachments or []:
+        maintype, subtype = ctype.split("/")
+        msg.add_attachment(payload, maintype=maintype, subtype=subtype, filename=name)
+    return msg
+
+
+def write_mbox(path: Path, messages: list[EmailMessage]) -> Path:
+    with path.open("wb") as fh:
+        for i, msg in enumerate(messages):
+            stamp = (datetime(2026, 1, 1) + timedelta(days=i)).strftime("%a %b %d %H:%M:%S %Y")
+            fh.write(f"From sender@example.nl {stamp}\n".encode())
+            raw = msg.as_bytes().replace(b"\r\n", b"\n")
+            lines = raw.split(b"\n")
+            raw = b"\n".join(b">" + ln if ln.startswith(b"From ") else ln for ln in lines)
+            fh.write(raw.rstrip(b"\n") + b"\n\n")
+    return path
+
+
+@pytest.fixture
+def fake_embedder() -> FakeEmbedder:
+    return FakeEmbedder()
+
+
+@pytest.fixture
+def store():
+    from assistant.knowledge.db import open_db
+    from assistant.knowledge.store import KnowledgeStore
+
+    return KnowledgeStore(open_db(None))
