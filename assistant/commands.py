@@ -21,7 +21,7 @@ from assistant.ingest import SourceError
 from assistant.knowledge.db import DatabaseError
 from assistant.knowledge.embeddings import ModelMissing
 
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)
 
 
 def user_errors() -> tuple[type[Exception], ...]:

@@ -122,7 +122,7 @@ class Importer:
         try:
             sources = detect_sources(path)
         except SourceError as exc:
-            _note(report, Issue(str(path), "", str(exc)))
+            _note(report, Issue(str(path), "", exc.reason))
             return
         seen_notes: set[str] = set()
         total = sum(s.count() for s in sources)

@@ -21,6 +21,11 @@ __all__ = ["Attachment", "Document", "Issue", "Source", "SourceError", "detect_s
 class SourceError(ValueError):
     """A path that cannot be imported at all (missing, empty, unknown format)."""
 
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
 
 @dataclass(frozen=True)
 class Source:
@@ -46,7 +51,7 @@ def detect_sources(path: Path) -> list[Source]:
     Folders are searched recursively; each eml/notes Source covers the files directly in its folder.
     """
     if not path.exists():
-        raise SourceError(f"{path}: no such file or folder")
+        raise SourceError(path, "no such file or folder")
     if path.is_file():
         return [_detect_file(path)]
     if is_maildir(path):
@@ -54,8 +59,9 @@ def detect_sources(path: Path) -> list[Source]:
     sources = _detect_folder(path)
     if not sources:
         raise SourceError(
-            f"{path}: nothing to import here (looked for mbox files, Maildir cur/new folders, "
-            ".eml files and .md/.txt notes)"
+            path,
+            "nothing to import here (looked for mbox files, Maildir cur/new folders, "
+            ".eml files and .md/.txt notes)",
         )
     return sources
 
@@ -68,7 +74,7 @@ def _detect_file(path: Path) -> Source:
     if path.suffix.lower() in NOTE_SUFFIXES:
         return Source("notes", path)
     raise SourceError(
-        f"{path}: not an mbox (an mbox starts with a 'From ' line), .eml, .md or .txt file"
+        path, "not an mbox (an mbox starts with a 'From ' line), .eml, .md or .txt file"
     )
 
 

@@ -6,8 +6,10 @@ by the bank's version counters: a question never rebuilds them, start-up only lo
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -15,12 +17,13 @@ from typing import Literal
 import numpy as np
 
 from assistant.config import RetrievalSettings
-from assistant.home import FILE_MODE
+from assistant.home import FILE_MODE, make_private_dir
 from assistant.knowledge.bm25 import BM25Index
 from assistant.knowledge.store import ChunkRecord, KnowledgeStore
 from cache.protocols import Embedder
 
 Mode = Literal["hybrid", "bm25", "dense"]
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -163,9 +166,11 @@ class Retriever:
         if path.exists():
             try:
                 return loader(path)
-            except (OSError, ValueError, KeyError):
-                path.unlink(missing_ok=True)  # a truncated or stale index file: rebuild it
+            except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+                log.warning("%s: unreadable index file (%s); rebuilding it", path, exc)
+                path.unlink(missing_ok=True)
         index = build()
+        make_private_dir(self.index_dir)
         for old in self.index_dir.glob(f"{kind}-{tag}-*.npz"):
             old.unlink(missing_ok=True)
         index.save(path)
