@@ -36,6 +36,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("stats", parents=[home], help="what the knowledge bank holds")
     p.add_argument("--json", action="store_true", help="print as JSON")
 
+    p = sub.add_parser("ask", parents=[home], help="answer a question from your mail and notes")
+    p.add_argument("question")
+    p.add_argument(
+        "--no-cache", action="store_true", help="the naive path: no QA bank, no KV reuse"
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object per event (JSON lines)")
+
     sub.add_parser("demo", parents=[home], help="import the bundled demo mailbox and notes")
     return parser
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from argparse import Namespace
@@ -20,19 +21,26 @@ from assistant.importer import Importer, ImportProgressed, ImportReport
 from assistant.ingest import SourceError
 from assistant.knowledge.db import DatabaseError
 from assistant.knowledge.embeddings import ModelMissing
+from assistant.llm import LLMError
 
 console = Console(stderr=True, soft_wrap=True)
 
 
 def user_errors() -> tuple[type[Exception], ...]:
-    return (ConfigError, DatabaseError, ModelMissing, SourceError, FileNotFoundError)
+    return (ConfigError, DatabaseError, ModelMissing, SourceError, FileNotFoundError, LLMError)
 
 
 def run_command(args: Namespace) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     ctx = open_context(args.home)
     _log_to_file(ctx)
-    handler = {"import": cmd_import, "search": cmd_search, "stats": cmd_stats, "demo": cmd_demo}
+    handler = {
+        "import": cmd_import,
+        "search": cmd_search,
+        "stats": cmd_stats,
+        "demo": cmd_demo,
+        "ask": cmd_ask,
+    }
     return handler[args.command](ctx, args)
 
 
@@ -183,3 +191,55 @@ def cmd_stats(ctx: Context, args: Namespace) -> int:
 
 def _size(path: Path) -> int:
     return path.stat().st_size if path.exists() else 0
+
+
+def cmd_ask(ctx: Context, args: Namespace) -> int:
+    from assistant import pipeline as p
+
+    out = Console(highlight=False)
+    for event in ctx.pipeline().answer(args.question, use_cache=not args.no_cache):
+        if args.json:
+            print(json.dumps(_event_dict(event), ensure_ascii=False, default=str), flush=True)
+        elif isinstance(event, p.TokenStreamed):
+            out.print(event.text, end="", soft_wrap=True)
+        elif isinstance(event, p.QAHitFound):
+            console.print(
+                f"[green]QA-bank hit[/] (similar to “{event.question}”, "
+                f"cosine {event.similarity:.3f})"
+            )
+        elif isinstance(event, p.KVReused) and event.reused_tokens:
+            console.print(
+                f"[green]KV cache[/]: {event.reused_tokens} of {event.prompt_tokens} "
+                "prompt tokens reused"
+            )
+        elif isinstance(event, p.AnswerDone):
+            _print_done(out, event)
+    return 0
+
+
+def _print_done(out: Console, done) -> None:
+    if done.qa_hit:
+        out.print(done.answer, soft_wrap=True)
+    out.print()
+    for i, s in enumerate(done.sources, 1):
+        where = s["message_id"] or s["note_path"]
+        out.print(
+            f"[dim][{i}] {s['title']} — {s['sender'] or 'note'} {(s['date'] or '')[:10]} "
+            f"({where})[/]",
+            soft_wrap=True,
+        )
+    t = done.timings
+    console.print(
+        f"[dim]TTFT {t['ttft']:.2f}s · total {t['total']:.2f}s · prefill "
+        f"{t['prefill']:.2f}s · decode {t['decode']:.2f}s · KV reused "
+        f"{done.kv_reused_tokens}/{done.prompt_tokens}[/]"
+    )
+
+
+def _event_dict(event) -> dict:
+    data = {"event": type(event).__name__}
+    if hasattr(event, "hits"):
+        data["chunk_ids"] = [h.chunk_id for h in event.hits]
+    else:
+        data.update(asdict(event))
+    return data

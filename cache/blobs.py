@@ -1,0 +1,99 @@
+"""Blobs on disk with a checksum each, per-kind byte budgets and LFU eviction.
+
+A blob whose file is missing, truncated or altered is detected on read, dropped and reported as
+absent: the caller recomputes it. Nothing corrupt is ever returned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from sqlite_utils import Database
+
+log = logging.getLogger(__name__)
+
+
+class BlobStore:
+    def __init__(self, db: Database, root: Path, budgets: dict[str, int]) -> None:
+        self.db = db
+        self.root = root
+        self.budgets = dict(budgets)
+        self.on_evict: list[Callable[[str], None]] = []  # told each evicted or dropped key
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.bin"
+
+    def put(self, kind: str, key: str, data: bytes) -> bool:
+        """Store `data`; False (and nothing stored) when it alone exceeds the kind's budget."""
+        if len(data) > self.budgets.get(kind, 0):
+            return False
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        tmp.replace(path)
+        now = time.time()
+        digest = hashlib.sha256(data).hexdigest()
+        self.db.execute(
+            "INSERT INTO blobs (key, kind, size, sha256, hits, created, last_used) "
+            "VALUES (?, ?, ?, ?, 0, ?, ?) ON CONFLICT(key) DO UPDATE SET size = excluded.size, "
+            "sha256 = excluded.sha256, last_used = excluded.last_used",
+            [key, kind, len(data), digest, now, now],
+        )
+        self.evict(kind, keep=key)
+        return True
+
+    def get(self, key: str) -> bytes | None:
+        row = self.db.execute("SELECT size, sha256 FROM blobs WHERE key = ?", [key]).fetchone()
+        if row is None:
+            return None
+        try:
+            data = self._path(key).read_bytes()
+        except OSError:
+            data = None
+        if data is None or len(data) != row[0] or hashlib.sha256(data).hexdigest() != row[1]:
+            log.warning("cache blob %s is missing or corrupt; dropped, it will be recomputed", key)
+            self.delete(key)
+            return None
+        self.db.execute(
+            "UPDATE blobs SET hits = hits + 1, last_used = ? WHERE key = ?", [time.time(), key]
+        )
+        return data
+
+    def delete(self, key: str) -> None:
+        self.db.execute("DELETE FROM blobs WHERE key = ?", [key])
+        self._path(key).unlink(missing_ok=True)
+        for listener in self.on_evict:
+            listener(key)
+
+    def used(self, kind: str) -> int:
+        row = self.db.execute("SELECT coalesce(sum(size), 0) FROM blobs WHERE kind = ?", [kind])
+        return int(row.fetchone()[0])
+
+    def count(self, kind: str) -> int:
+        return self.db.execute("SELECT count(*) FROM blobs WHERE kind = ?", [kind]).fetchone()[0]
+
+    def evict(self, kind: str, keep: str | None = None) -> int:
+        """Drop least-frequently-used blobs (ties: least recently used) until under budget."""
+        budget = self.budgets.get(kind, 0)
+        used = self.used(kind)
+        dropped = 0
+        rows = self.db.execute(
+            "SELECT key, size FROM blobs WHERE kind = ? ORDER BY hits, last_used", [kind]
+        ).fetchall()
+        for key, size in rows:
+            if used <= budget:
+                break
+            if key == keep:
+                continue
+            self.delete(key)
+            used -= size
+            dropped += 1
+        return dropped

@@ -1,0 +1,74 @@
+"""The cache database (cache/qa.db): its schema as named migrations, like the knowledge bank's."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlite_utils import Database
+
+_INITIAL = """
+CREATE TABLE blobs (
+    key TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,            -- 'kv' (KV tree nodes), 'doc_kv' (reranker)
+    size INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    hits INTEGER NOT NULL DEFAULT 0,
+    created REAL NOT NULL,
+    last_used REAL NOT NULL
+);
+CREATE INDEX blobs_lfu ON blobs(kind, hits, last_used);
+CREATE TABLE kv_nodes (
+    id INTEGER PRIMARY KEY,
+    model TEXT NOT NULL,
+    parent_id INTEGER REFERENCES kv_nodes(id) ON DELETE CASCADE,
+    segment_hash TEXT NOT NULL,    -- hash of the segment's token ids
+    depth INTEGER NOT NULL,
+    n_tokens INTEGER NOT NULL,     -- tokens in the whole prefix up to and including this node
+    blob_key TEXT,                 -- NULL: the node is known but its KV is not stored (evicted)
+    hits INTEGER NOT NULL DEFAULT 0,
+    last_used REAL NOT NULL
+);
+CREATE UNIQUE INDEX kv_nodes_child ON kv_nodes(model, coalesce(parent_id, 0), segment_hash);
+CREATE TABLE qa_entries (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,   -- ids never reused: (count, max id) names the set
+    question TEXT NOT NULL,
+    embedding BLOB NOT NULL,       -- float32, normalised
+    answer TEXT,                   -- NULL while pending
+    sources TEXT NOT NULL DEFAULT '[]',
+    knowledge_version INTEGER NOT NULL DEFAULT 0,
+    stale INTEGER NOT NULL DEFAULT 0,
+    origin TEXT NOT NULL DEFAULT 'user',
+    hits INTEGER NOT NULL DEFAULT 0,
+    size INTEGER NOT NULL,
+    created REAL NOT NULL,
+    answered_at REAL,
+    last_used REAL NOT NULL
+);
+"""
+
+MIGRATIONS: list[tuple[str, str]] = [("0001_initial", _INITIAL)]
+
+
+def open_cache_db(path: Path | None) -> Database:
+    """The cache database at `path` (created 0600), or in memory for `None`."""
+    if path is None:
+        conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+    else:
+        if not path.exists():
+            path.touch(mode=0o600)
+        conn = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+    db = Database(conn)
+    db.execute("PRAGMA foreign_keys = ON")
+    db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
+    done = {row[0] for row in db.execute("SELECT name FROM _migrations").fetchall()}
+    for name, sql in MIGRATIONS:
+        if name not in done:
+            stamp = datetime.now(UTC).isoformat()
+            conn.executescript(
+                f"BEGIN;\n{sql}\nINSERT INTO _migrations VALUES ('{name}', '{stamp}');\nCOMMIT;"
+            )
+    return db

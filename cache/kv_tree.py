@@ -1,0 +1,114 @@
+"""The chunk KV tree: one node per prompt segment, one path per retrieved chunk order.
+
+A node is (model, parent, hash of the segment's tokens); its blob holds the KV state of the whole
+prefix from the root to it. Since segments are tokenized on their own, a path is an exact token
+prefix, and the longest stored path of a new prompt can be restored instead of prefilled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from sqlite_utils import Database
+
+from cache.blobs import BlobStore
+
+KIND = "kv"
+
+
+def segment_hash(tokens: Sequence[int]) -> str:
+    return hashlib.sha256(np.asarray(tokens, dtype=np.int32).tobytes()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class Restore:
+    depth: int  # segments covered by the blob (0: nothing to restore)
+    n_tokens: int
+    blob: bytes | None
+
+
+class KVTree:
+    def __init__(self, db: Database, blobs: BlobStore, model: str) -> None:
+        self.db = db
+        self.blobs = blobs
+        self.model = model
+        blobs.on_evict.append(self._forget_blob)
+
+    def _child(self, parent: int | None, seg: str) -> tuple[int, str | None, int] | None:
+        row = self.db.execute(
+            "SELECT id, blob_key, n_tokens FROM kv_nodes WHERE model = ? "
+            "AND coalesce(parent_id, 0) = ? AND segment_hash = ?",
+            [self.model, parent or 0, seg],
+        ).fetchone()
+        return tuple(row) if row else None
+
+    def path(self, hashes: Sequence[str]) -> list[tuple[int, str | None, int]]:
+        """The stored nodes along `hashes`, from the root, as far as the tree goes."""
+        nodes: list[tuple[int, str | None, int]] = []
+        parent = None
+        for seg in hashes:
+            node = self._child(parent, seg)
+            if node is None:
+                break
+            nodes.append(node)
+            parent = node[0]
+        return nodes
+
+    def longest_prefix(self, hashes: Sequence[str]) -> Restore:
+        """The deepest node on the path whose KV blob is present and intact."""
+        for depth, (node_id, blob_key, n_tokens) in reversed(list(enumerate(self.path(hashes), 1))):
+            if blob_key is None:
+                continue
+            blob = self.blobs.get(blob_key)  # verifies the checksum; None if dropped
+            if blob is not None:
+                self._touch(node_id)
+                return Restore(depth, n_tokens, blob)
+        return Restore(0, 0, None)
+
+    def store(self, hashes: Sequence[str], n_tokens: int, blob: bytes) -> bool:
+        """Record the path `hashes` and keep `blob` as the KV of its last node."""
+        node_id = self._ensure_path(hashes, n_tokens)
+        key = f"{self.model}-{node_id}"
+        if not self.blobs.put(KIND, key, blob):
+            return False
+        self.db.execute("UPDATE kv_nodes SET blob_key = ? WHERE id = ?", [key, node_id])
+        return True
+
+    def has_blob(self, hashes: Sequence[str]) -> bool:
+        nodes = self.path(hashes)
+        return len(nodes) == len(hashes) and nodes[-1][1] is not None
+
+    def _ensure_path(self, hashes: Sequence[str], n_tokens: int) -> int:
+        parent = None
+        for depth, seg in enumerate(hashes, 1):
+            node = self._child(parent, seg)
+            if node is None:
+                tokens = n_tokens if depth == len(hashes) else -1
+                parent = self.db.execute(
+                    "INSERT INTO kv_nodes (model, parent_id, segment_hash, depth, n_tokens, "
+                    "last_used) VALUES (?, ?, ?, ?, ?, ?)",
+                    [self.model, parent, seg, depth, tokens, time.time()],
+                ).lastrowid
+            else:
+                parent = node[0]
+        self.db.execute("UPDATE kv_nodes SET n_tokens = ? WHERE id = ?", [n_tokens, parent])
+        return parent
+
+    def _touch(self, node_id: int) -> None:
+        self.db.execute(
+            "UPDATE kv_nodes SET hits = hits + 1, last_used = ? WHERE id = ?",
+            [time.time(), node_id],
+        )
+
+    def _forget_blob(self, key: str) -> None:
+        self.db.execute("UPDATE kv_nodes SET blob_key = NULL WHERE blob_key = ?", [key])
+
+    def stats(self) -> dict[str, int]:
+        nodes = self.db.execute(
+            "SELECT count(*), count(blob_key) FROM kv_nodes WHERE model = ?", [self.model]
+        ).fetchone()
+        return {"nodes": nodes[0], "nodes_with_kv": nodes[1], "bytes": self.blobs.used(KIND)}

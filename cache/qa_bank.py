@@ -1,0 +1,184 @@
+"""The QA bank (semantic cache): questions with their embeddings and answers, or pending.
+
+A lookup is a cosine similarity against every stored question (one matrix-vector product over
+an in-memory matrix, reloaded only when the table changed); a hit needs similarity ≥ τ.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from sqlite_utils import Database
+
+
+@dataclass(frozen=True)
+class QAEntry:
+    id: int
+    question: str
+    answer: str | None
+    sources: list[str]
+    knowledge_version: int
+    stale: bool
+    origin: str
+    hits: int
+
+
+@dataclass(frozen=True)
+class QAHit:
+    entry: QAEntry
+    similarity: float
+
+
+_COLUMNS = "id, question, answer, sources, knowledge_version, stale, origin, hits"
+
+
+def _entry(row: Sequence) -> QAEntry:
+    return QAEntry(row[0], row[1], row[2], json.loads(row[3]), row[4], bool(row[5]), row[6], row[7])
+
+
+class QABank:
+    def __init__(self, db: Database, threshold: float, budget_bytes: int) -> None:
+        self.db = db
+        self.threshold = threshold
+        self.budget_bytes = budget_bytes
+        self._matrix: tuple[tuple[int, int], np.ndarray, np.ndarray] | None = None
+
+    def _state(self) -> tuple[int, int]:
+        """Names the set of stored questions: ids are never reused and embeddings never change."""
+        return tuple(
+            self.db.execute("SELECT count(*), coalesce(max(id), 0) FROM qa_entries").fetchone()
+        )
+
+    def _vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        state = self._state()
+        if self._matrix is None or self._matrix[0] != state:
+            rows = self.db.execute("SELECT id, embedding FROM qa_entries ORDER BY id").fetchall()
+            ids = np.array([r[0] for r in rows], dtype=np.int64)
+            dim = len(rows[0][1]) // 4 if rows else 0
+            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+            self._matrix = (state, ids, matrix.reshape(len(rows), dim))
+        return self._matrix[1], self._matrix[2]
+
+    def nearest(self, vector: np.ndarray, answered_only: bool = True) -> QAHit | None:
+        """The most similar usable entry, whatever its similarity (None if the bank is empty)."""
+        ids, matrix = self._vectors()
+        if not len(ids):
+            return None
+        sims = matrix @ vector.astype(np.float32)
+        for idx in np.argsort(-sims)[:32]:
+            entry = self.get(int(ids[idx]))
+            if entry and (not answered_only or (entry.answer is not None and not entry.stale)):
+                return QAHit(entry, float(sims[idx]))
+        return None
+
+    def lookup(self, vector: np.ndarray) -> QAHit | None:
+        """An answered, fresh entry with similarity ≥ τ, counted as a hit; else None."""
+        hit = self.nearest(vector)
+        if hit is None or hit.similarity < self.threshold:
+            return None
+        self.db.execute(
+            "UPDATE qa_entries SET hits = hits + 1, last_used = ? WHERE id = ?",
+            [time.time(), hit.entry.id],
+        )
+        return hit
+
+    def get(self, entry_id: int) -> QAEntry | None:
+        row = self.db.execute(f"SELECT {_COLUMNS} FROM qa_entries WHERE id = ?", [entry_id])
+        found = row.fetchone()
+        return _entry(found) if found else None
+
+    def add(
+        self,
+        question: str,
+        vector: np.ndarray,
+        answer: str | None,
+        sources: Sequence[str] = (),
+        knowledge_version: int = 0,
+        origin: str = "user",
+    ) -> int:
+        blob = np.asarray(vector, dtype=np.float32).tobytes()
+        now = time.time()
+        entry_id = self.db.execute(
+            "INSERT INTO qa_entries (question, embedding, answer, sources, knowledge_version, "
+            "origin, size, created, answered_at, last_used) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            [
+                question,
+                blob,
+                answer,
+                json.dumps(list(sources)),
+                knowledge_version,
+                origin,
+                _size(question, answer, blob),
+                now,
+                now if answer is not None else None,
+                now,
+            ],
+        ).lastrowid
+        self.evict(keep=entry_id)
+        return entry_id
+
+    def set_answer(self, entry_id: int, answer: str, sources: Sequence[str], version: int) -> None:
+        self.db.execute(
+            "UPDATE qa_entries SET answer = ?, sources = ?, knowledge_version = ?, stale = 0, "
+            "answered_at = ?, size = length(question) + length(embedding) + ? WHERE id = ?",
+            [
+                answer,
+                json.dumps(list(sources)),
+                version,
+                time.time(),
+                len(answer.encode()),
+                entry_id,
+            ],
+        )
+        self.evict(keep=entry_id)
+
+    def mark_stale(self, entry_ids: Sequence[int]) -> None:
+        self.db.execute(
+            f"UPDATE qa_entries SET stale = 1 WHERE id IN ({','.join('?' * len(entry_ids))})",
+            list(entry_ids),
+        )
+
+    def entries(self, where: str = "1", params: Sequence = ()) -> list[QAEntry]:
+        rows = self.db.execute(
+            f"SELECT {_COLUMNS} FROM qa_entries WHERE {where} ORDER BY id", list(params)
+        )
+        return [_entry(r) for r in rows.fetchall()]
+
+    def used_bytes(self) -> int:
+        return int(self.db.execute("SELECT coalesce(sum(size), 0) FROM qa_entries").fetchone()[0])
+
+    def evict(self, keep: int | None = None) -> int:
+        """Drop least-frequently-used entries (ties: least recently used) until under budget."""
+        used = self.used_bytes()
+        dropped = 0
+        rows = self.db.execute("SELECT id, size FROM qa_entries ORDER BY hits, last_used")
+        for entry_id, size in rows.fetchall():
+            if used <= self.budget_bytes:
+                break
+            if entry_id != keep:
+                self.db.execute("DELETE FROM qa_entries WHERE id = ?", [entry_id])
+                used -= size
+                dropped += 1
+        return dropped
+
+    def stats(self) -> dict[str, int]:
+        row = self.db.execute(
+            "SELECT count(*), count(answer), coalesce(sum(stale), 0), coalesce(sum(hits), 0) "
+            "FROM qa_entries"
+        ).fetchone()
+        return {
+            "entries": row[0],
+            "answered": row[1],
+            "pending": row[0] - row[1],
+            "stale": row[2],
+            "hits": row[3],
+            "bytes": self.used_bytes(),
+        }
+
+
+def _size(question: str, answer: str | None, blob: bytes) -> int:
+    return len(question.encode()) + len(blob) + len((answer or "").encode())
