@@ -84,6 +84,8 @@ class BlobStore:
         """Drop least-frequently-used blobs (ties: least recently used) until under budget."""
         budget = self.budgets.get(kind, 0)
         used = self.used(kind)
+        if used <= budget:
+            return 0
         dropped = 0
         rows = self.db.execute(
             "SELECT key, size FROM blobs WHERE kind = ? ORDER BY hits, last_used", [kind]

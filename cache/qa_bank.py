@@ -154,6 +154,8 @@ class QABank:
     def evict(self, keep: int | None = None) -> int:
         """Drop least-frequently-used entries (ties: least recently used) until under budget."""
         used = self.used_bytes()
+        if used <= self.budget_bytes:
+            return 0
         dropped = 0
         rows = self.db.execute("SELECT id, size FROM qa_entries ORDER BY hits, last_used")
         for entry_id, size in rows.fetchall():

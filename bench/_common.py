@@ -1,0 +1,362 @@
+"""Shared helpers for the benchmarks: timing, tables, results JSON, metrics, loaders, stores."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import platform
+import resource
+import sqlite3
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from assistant.config import ChunkingSettings
+from assistant.importer import Importer, ImportReport
+from assistant.ingest.chunking import count_tokens
+from assistant.knowledge.store import KnowledgeStore
+from cache.protocols import Embedder
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS_DIR = REPO / "bench" / "results"
+DEMO_MBOX = REPO / "data" / "mail" / "demo.mbox"
+DEMO_NOTES = REPO / "data" / "notes"
+QA_FILES = (REPO / "data" / "qa" / "mail_qa.jsonl", REPO / "data" / "qa" / "notes_qa.jsonl")
+CACHE_DIR = Path("/tmp/bench-cache")  # outside the repo: nothing to git-ignore
+EMBED_DIM = 384
+PACKAGES = ("numpy", "scipy", "rank-bm25", "sentence-transformers", "torch", "sqlite-utils")
+
+T = TypeVar("T")
+
+
+def default_eval_dir() -> Path:
+    return REPO.parent / "shared" / "eval"
+
+
+# -- timing and memory ------------------------------------------------------------------------
+
+
+def timed(fn: Callable[[], T]) -> tuple[T, float]:
+    """(fn(), wall seconds)."""
+    t0 = time.perf_counter()
+    value = fn()
+    return value, time.perf_counter() - t0
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    if not len(values):
+        return float("nan")
+    return float(np.percentile(np.asarray(values, dtype=np.float64), p))
+
+
+def rss_mib() -> float:
+    """Current resident set size (VmRSS), MiB; the peak from getrusage where /proc is missing."""
+    status = Path("/proc/self/status")
+    if status.exists():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def log(message: str) -> None:
+    """Progress on stderr, so stdout holds only the tables."""
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# -- tables -----------------------------------------------------------------------------------
+
+
+@cache
+def _console() -> Console:
+    return Console(width=None if sys.stdout.isatty() else 130, highlight=False)
+
+
+def fmt(value: object) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "–"
+        if abs(value) >= 100:
+            return f"{value:,.0f}"
+        return f"{value:.2f}" if abs(value) >= 1 else f"{value:.3f}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
+
+
+def print_table(
+    title: str,
+    columns: Sequence[str],
+    rows: Iterable[Sequence[object]],
+    note: str = "",
+    left: int = 1,
+) -> None:
+    """A rich table; the first `left` columns are text (left-aligned), the rest numbers."""
+    table = Table(title=title, caption=note or None, title_justify="left", caption_justify="left")
+    for i, name in enumerate(columns):
+        table.add_column(name, justify="left" if i < left else "right", overflow="fold")
+    for row in rows:
+        table.add_row(*(fmt(v) for v in row))
+    _console().print(table)
+
+
+# -- results JSON -----------------------------------------------------------------------------
+
+
+def write_results(name: str, data: dict[str, Any], args: dict[str, Any]) -> Path:
+    payload = {
+        "bench": name,
+        "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
+        "commit": git_commit(),
+        "machine": machine_info(),
+        "args": args,
+        **data,
+    }
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    path = RESULTS_DIR / f"{name}.json"
+    path.write_text(json.dumps(_clean(payload), indent=2, ensure_ascii=False) + "\n")
+    return path
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe: NaN → null, numpy scalars → Python, paths → str, floats rounded."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float):
+        return None if math.isnan(value) or math.isinf(value) else round(value, 6)
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def git_commit(repo: Path = REPO) -> str | None:
+    """HEAD's commit, read from the .git folder (no git process)."""
+    git = repo / ".git"
+    try:
+        if git.is_file():
+            git = (repo / git.read_text().split("gitdir:", 1)[1].strip()).resolve()
+        common = (
+            git / (git / "commondir").read_text().strip() if (git / "commondir").exists() else git
+        )
+        head = (git / "HEAD").read_text().strip()
+        if not head.startswith("ref: "):
+            return head
+        ref = head[5:]
+        if (common / ref).exists():
+            return (common / ref).read_text().strip()
+        for line in (common / "packed-refs").read_text().splitlines():
+            if line.endswith(" " + ref):
+                return line.split()[0]
+    except (OSError, IndexError):
+        return None
+    return None
+
+
+def machine_info() -> dict[str, Any]:
+    return {
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpu": _cpu_model(),
+        "cpus": os.cpu_count(),
+        "cpus_usable": len(os.sched_getaffinity(0)),
+        "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+        "loadavg": list(os.getloadavg()),
+        "sqlite": sqlite3.sqlite_version,
+        "packages": {name: _version(name) for name in PACKAGES},
+    }
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def _version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+# -- metrics ----------------------------------------------------------------------------------
+
+
+def ndcg_at_k(ranked: Sequence[str], grades: dict[str, int], k: int = 10) -> float:
+    """Graded nDCG: DCG = Σ (2^rel − 1) / log2(i + 1), i from 1; ideal DCG from the qrels."""
+    dcg = sum((2 ** grades.get(d, 0) - 1) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
+    ideal = sorted(grades.values(), reverse=True)[:k]
+    idcg = sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg > 0 else 0.0
+
+
+def recall_at_k(ranked: Sequence[str], relevant: set[str], k: int) -> float:
+    if not relevant:
+        return float("nan")
+    return len(set(ranked[:k]) & relevant) / len(relevant)
+
+
+def mean(values: Iterable[float]) -> float:
+    kept = [v for v in values if not math.isnan(v)]
+    return sum(kept) / len(kept) if kept else float("nan")
+
+
+# -- data -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QA:
+    question: str
+    source: str
+    kind: str
+
+
+def load_qa(paths: Sequence[Path] = QA_FILES) -> list[QA]:
+    rows = [row for path in paths for row in _jsonl(path)]
+    return [QA(row["question"], row["source"], row["kind"]) for row in rows]
+
+
+@dataclass(frozen=True)
+class DL19:
+    corpus_file: Path
+    passages: list[tuple[str, str]]  # (passage id, title + text)
+    queries: list[tuple[str, str]]  # (query id, text), file order
+    qrels: dict[str, dict[str, int]]  # query id → passage id → grade
+
+
+def load_dl19(eval_dir: Path) -> DL19:
+    root = eval_dir / "dl19"
+    passages = [
+        (r["_id"], "\n".join(p for p in (r.get("title", "").strip(), r["text"].strip()) if p))
+        for r in _jsonl(root / "corpus.jsonl")
+    ]
+    queries = [(r["_id"], r["text"]) for r in _jsonl(root / "queries.jsonl")]
+    return DL19(root / "corpus.jsonl", passages, queries, _qrels(root / "qrels" / "test.tsv"))
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    # split on "\n" only: splitlines() would also break at U+2028/U+0085 inside JSON strings
+    lines = path.read_text(encoding="utf-8").split("\n")
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def _qrels(path: Path) -> dict[str, dict[str, int]]:
+    qrels: dict[str, dict[str, int]] = {}
+    for line in path.read_text(encoding="utf-8").split("\n"):
+        fields = line.rstrip("\r").split("\t")
+        if len(fields) < 3 or not fields[-1].strip().lstrip("-").isdigit():
+            continue  # a header line ("query-id corpus-id score") or a blank one
+        qid, pid, grade = fields[0], fields[-2], int(fields[-1])
+        qrels.setdefault(qid, {})[pid] = grade
+    return qrels
+
+
+def file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+# -- stores and embedders ---------------------------------------------------------------------
+
+
+def require_demo(qa: bool = True) -> None:
+    needed = (DEMO_MBOX, DEMO_NOTES, *(QA_FILES if qa else ()))
+    missing = [p for p in needed if not p.exists()]
+    if missing:
+        raise SystemExit(f"demo corpus incomplete, missing: {', '.join(map(str, missing))}")
+
+
+def import_demo(store: KnowledgeStore, embedder: Embedder) -> ImportReport:
+    importer = Importer(store, embedder, ChunkingSettings(), embed_batch=64)
+    return importer.run([DEMO_MBOX, DEMO_NOTES])
+
+
+def unit_vectors(n: int, rng: np.random.Generator, dim: int = EMBED_DIM) -> np.ndarray:
+    vectors = rng.standard_normal((n, dim), dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors
+
+
+class FakeEmbedder:
+    """Random unit vectors instantly: measures everything around the model, not the model."""
+
+    def __init__(self, name: str = "fake", seed: int = 0) -> None:
+        self.name = name
+        self._rng = np.random.default_rng(seed)
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        return unit_vectors(len(texts), self._rng)
+
+
+@dataclass(frozen=True)
+class BulkDoc:
+    key: str
+    title: str
+    chunks: list[str]
+    sender: str = ""
+
+
+def bulk_insert(store: KnowledgeStore, docs: Sequence[BulkDoc], kind: str = "note") -> np.ndarray:
+    """Insert documents and chunks with two executemany calls in one transaction (bypassing the
+    per-document upsert); bump the chunks version; return the new chunk ids in order."""
+    now = datetime.now(UTC).isoformat()
+    doc_rows, chunk_rows = [], []
+    next_chunk = _max_id(store, "chunks") + 1
+    for doc_id, doc in enumerate(docs, start=_max_id(store, "documents") + 1):
+        body = "\n\n".join(doc.chunks)
+        digest = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
+        message_id = doc.key if kind == "email" else None
+        doc_rows.append(
+            (doc_id, kind, doc.key, message_id, doc.sender, doc.title, doc.key, digest, body, now)
+        )
+        for ordinal, text in enumerate(doc.chunks):
+            chunk_hash = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+            chunk_rows.append((next_chunk, doc_id, ordinal, text, count_tokens(text), chunk_hash))
+            next_chunk += 1
+    with store.transaction():
+        store.db.conn.executemany(
+            "INSERT INTO documents (id, kind, source_key, message_id, sender, title, source_path, "
+            "content_hash, body, imported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            doc_rows,
+        )
+        store.db.conn.executemany(
+            "INSERT INTO chunks (id, document_id, ordinal, text, token_count, content_hash) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            chunk_rows,
+        )
+        store.db.execute(
+            "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'chunks_version'"
+        )
+    return np.array([row[0] for row in chunk_rows], dtype=np.int64)
+
+
+def _max_id(store: KnowledgeStore, table: str) -> int:
+    return int(store.db.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0])
+
+
+def put_vectors(store: KnowledgeStore, model: str, ids: np.ndarray, vectors: np.ndarray) -> None:
+    """store.put_embeddings in batches of 10,000 (one transaction each, as the importer does)."""
+    for start in range(0, len(ids), 10_000):
+        stop = start + 10_000
+        store.put_embeddings(model, ids[start:stop].tolist(), vectors[start:stop])
