@@ -35,7 +35,8 @@ class ChunkingSettings:
 @dataclass
 class RetrievalSettings:
     top_k: int = 10
-    candidates: int = 50  # per retriever, before fusion
+    candidates: int = 50  # per retriever, for the rank columns and RRF
+    fusion: str = "zscore"  # "zscore": equal-weight sum of z-normalised scores; "rrf"
     rrf_k: int = 60
 
 
@@ -78,6 +79,10 @@ def load_settings(
     if config_file is not None and config_file.exists():
         _apply(settings, _read_toml(config_file), source=str(config_file))
     _apply(settings, _env_overrides(settings, os.environ if env is None else env), source="env")
+    if settings.retrieval.fusion not in ("zscore", "rrf"):
+        raise ConfigError(
+            f"retrieval.fusion: expected 'zscore' or 'rrf', got {settings.retrieval.fusion!r}"
+        )
     return settings
 
 

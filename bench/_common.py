@@ -19,15 +19,20 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
 
-import numpy as np
-from rich.console import Console
-from rich.table import Table
+# bench/cache.py is named like the `cache` package: with this folder first on sys.path (as when a
+# bench runs as a script), `import cache` would find the script. Move the folder to the end.
+_BENCH = Path(__file__).resolve().parent
+sys.path[:] = [e for e in sys.path if Path(e or ".").resolve() != _BENCH] + [str(_BENCH)]
 
-from assistant.config import ChunkingSettings
-from assistant.importer import Importer, ImportReport
-from assistant.ingest.chunking import count_tokens
-from assistant.knowledge.store import KnowledgeStore
-from cache.protocols import Embedder
+import numpy as np  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from assistant.config import ChunkingSettings  # noqa: E402
+from assistant.importer import Importer, ImportReport  # noqa: E402
+from assistant.ingest.chunking import count_tokens  # noqa: E402
+from assistant.knowledge.store import KnowledgeStore  # noqa: E402
+from cache.protocols import Embedder  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS_DIR = REPO / "bench" / "results"

@@ -11,16 +11,11 @@ import argparse
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-# This file is named like the `cache` package it measures: put its folder last on the path so
-# `import cache` finds the package and `_common` is still found.
-_BENCH = Path(__file__).resolve().parent
-sys.path[:] = [e for e in sys.path if Path(e or ".").resolve() != _BENCH] + [str(_BENCH)]
 
 from _common import (  # noqa: E402
     import_demo,

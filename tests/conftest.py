@@ -92,3 +92,25 @@ def store():
     from assistant.knowledge.store import KnowledgeStore
 
     return KnowledgeStore(open_db(None))
+
+
+def load_qa() -> list[dict]:
+    import json
+
+    rows = []
+    for name in ("mail_qa.jsonl", "notes_qa.jsonl"):
+        with (DATA / "qa" / name).open(encoding="utf-8") as fh:
+            rows += [json.loads(line) for line in fh if line.strip()]
+    return rows
+
+
+@pytest.fixture(scope="session")
+def demo_context(tmp_path_factory):
+    """The demo corpus imported once per test session with the real embedder."""
+    from assistant.context import open_context
+    from assistant.importer import Importer
+
+    ctx = open_context(tmp_path_factory.mktemp("demo-home"))
+    report = Importer(ctx.store, ctx.embedder).run([DATA / "mail" / "demo.mbox", DATA / "notes"])
+    assert report.errors == [] and report.seen > 150
+    return ctx

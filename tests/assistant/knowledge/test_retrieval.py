@@ -5,7 +5,7 @@ import pytest
 
 from assistant.importer import Importer
 from assistant.knowledge import retrieval
-from assistant.knowledge.retrieval import Ranked, Retriever, rrf, top_n
+from assistant.knowledge.retrieval import Ranked, Retriever, rrf, top_n, zscore, zscore_fusion
 from tests.conftest import make_email, write_mbox
 
 MAILS = [
@@ -30,6 +30,19 @@ def test_rrf_sums_reciprocal_ranks():
     fused = rrf([a, b], k=60)
     assert fused.ids.tolist() == [1, 3, 2]
     assert fused.scores[0] == pytest.approx(1 / 61 + 1 / 62)
+
+
+def test_zscore_fusion_keeps_a_chunk_one_retriever_ranks_first():
+    ids = np.arange(100)
+    bm25 = np.zeros(100)
+    bm25[7] = 12.0  # BM25's clear first
+    bm25[[1, 2]] = 3.0
+    dense = np.linspace(0.5, 0.2, 100)  # dense prefers low ids; 7 is 8th, 1 and 2 near the top
+    fused_ids, fused = zscore_fusion((ids, bm25), (ids, dense))
+    assert fused_ids[np.argmax(fused)] == 7
+    missing = zscore_fusion((ids, bm25), (ids[:50], dense[:50]))[1]  # half not embedded yet
+    assert np.argmax(missing) == 7
+    assert missing[60] == pytest.approx(0.5 * zscore(bm25)[60])  # no vector: neutral dense term
 
 
 def test_top_n_orders_by_score_and_drops_zero_for_bm25():
