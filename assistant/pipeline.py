@@ -173,19 +173,7 @@ class Pipeline:
 
     def _done_from_bank(self, question: str, entry, clock) -> AnswerDone:
         ids = [int(i) for i in entry.sources if str(i).isdigit()]
-        records = self.store.chunk_records(ids)
-        sources = [
-            {
-                "chunk_id": r.chunk_id,
-                "kind": r.kind,
-                "message_id": r.message_id or None,
-                "note_path": r.note_path or None,
-                "title": r.title,
-                "sender": r.sender or None,
-                "date": r.date or None,
-            }
-            for r in records
-        ]
+        sources = [source_ref(r) for r in self.store.chunk_records(ids)]
         clock.mark("ttft")
         return AnswerDone(question, entry.answer or "", sources, True, 0, 0, clock.done())
 
