@@ -131,9 +131,12 @@ def html_to_text(html: str) -> str:
     from inscriptis import get_text
 
     try:
-        return get_text(html)
+        text = get_text(html)
     except Exception:  # noqa: BLE001 - broken markup: keep the words at least
-        return re.sub(r"<[^>]+>", " ", html)
+        text = re.sub(r"<[^>]+>", " ", html)
+    # inscriptis pads table cells to align columns: padding is prompt tokens that say nothing
+    lines = (re.sub(r"[ \t]{2,}", "  ", line).strip() for line in text.splitlines())
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
 def _is_attachment(part: Message) -> bool:

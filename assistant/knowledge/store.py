@@ -148,11 +148,13 @@ class KnowledgeStore:
             sql + "WHERE e.chunk_id IS NULL OR e.model != ?", [model]
         ).fetchone()[0]
 
-    def unembedded(self, model: str, limit: int) -> list[tuple[int, str]]:
+    def unembedded(self, model: str, limit: int, after: int = 0) -> list[tuple[int, str]]:
+        """Chunks without a vector from `model`, by id, from id `after` on: paging by id keeps
+        each batch from rescanning the chunks embedded before it."""
         return self.db.execute(
             "SELECT c.id, c.text FROM chunks c LEFT JOIN embeddings e ON e.chunk_id = c.id "
-            "WHERE e.chunk_id IS NULL OR e.model != ? ORDER BY c.id LIMIT ?",
-            [model, limit],
+            "WHERE c.id > ? AND (e.chunk_id IS NULL OR e.model != ?) ORDER BY c.id LIMIT ?",
+            [after, model, limit],
         ).fetchall()
 
     def put_embeddings(self, model: str, ids: Sequence[int], vectors: np.ndarray) -> None:

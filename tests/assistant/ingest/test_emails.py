@@ -101,3 +101,13 @@ def test_message_without_message_id_gets_a_stable_content_key():
     b = read_message(msg.as_bytes(), "y", "")
     assert isinstance(a, Document) and a.source_key.startswith("sha256:")
     assert a.source_key == b.source_key
+
+
+def test_html_tables_lose_their_layout_padding():
+    html = (
+        "<table><tr><td>Flight</td><td>TP 663 Amsterdam - Lisbon</td></tr>"
+        "<tr><td>Booking reference</td><td>XK7Q2P</td></tr></table><p>Thanks</p>"
+    )
+    text = parse_email(make_email(body=None, html=html).as_bytes(), "x").text
+    assert "Booking reference  XK7Q2P" in text
+    assert "   " not in text
