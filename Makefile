@@ -24,6 +24,8 @@ lint:
 bench:
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/import.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/retrieval.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/threshold.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/cache.py
 
 demo:
 	assistant demo

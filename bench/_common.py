@@ -109,14 +109,24 @@ def print_table(
     rows: Iterable[Sequence[object]],
     note: str = "",
     left: int = 1,
+    wrap_first: bool = False,
 ) -> None:
-    """A rich table; the first `left` columns are text (left-aligned), the rest numbers."""
-    table = Table(title=title, caption=note or None, title_justify="left", caption_justify="left")
+    """A rich table; the first `left` columns are text (left-aligned), the rest numbers; the
+    note is printed below it."""
+    table = Table(title=title, title_justify="left")
     for i, name in enumerate(columns):
-        table.add_column(name, justify="left" if i < left else "right", overflow="fold")
+        table.add_column(
+            name,
+            justify="left" if i < left else "right",
+            overflow="fold",
+            no_wrap=i == 0 and not wrap_first,
+        )
     for row in rows:
         table.add_row(*(fmt(v) for v in row))
     _console().print(table)
+    if note:
+        _console().print(note, style="dim")
+    _console().print()
 
 
 # -- results JSON -----------------------------------------------------------------------------
@@ -236,11 +246,14 @@ class QA:
     question: str
     source: str
     kind: str
+    must_contain: tuple[str, ...] = ()
 
 
 def load_qa(paths: Sequence[Path] = QA_FILES) -> list[QA]:
     rows = [row for path in paths for row in _jsonl(path)]
-    return [QA(row["question"], row["source"], row["kind"]) for row in rows]
+    return [
+        QA(r["question"], r["source"], r["kind"], tuple(r.get("must_contain", ()))) for r in rows
+    ]
 
 
 @dataclass(frozen=True)

@@ -128,9 +128,14 @@ def bench_scaled(tmp: Path, copies: int) -> dict[str, Any]:
     }
 
 
+def stored_note(demo: dict[str, Any]) -> str:
+    dups = demo["messages"] - demo["messages_stored"]
+    return f"{demo['messages_stored']} stored" + (f", {dups} duplicates" if dups else "")
+
+
 def print_demo(demo: dict[str, Any]) -> None:
     rows = [
-        ("messages read", demo["messages"], f"{demo['messages_stored']} stored (rest: duplicates)"),
+        ("messages read", demo["messages"], stored_note(demo)),
         ("notes read", demo["notes"], ""),
         ("errors / warnings", f"{demo['errors']} / {demo['warnings']}", ""),
         ("model load (first embed_batch)", demo["model_load_seconds"], "s"),

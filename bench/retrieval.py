@@ -19,6 +19,9 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -55,13 +58,23 @@ from assistant.home import open_home
 from assistant.knowledge.bm25 import BM25Index
 from assistant.knowledge.db import open_db
 from assistant.knowledge.embeddings import SentenceTransformerEmbedder, make_embedder
-from assistant.knowledge.retrieval import DenseIndex, Mode, Retriever
+from assistant.knowledge.retrieval import DenseIndex, Hit, Mode, Retriever
 from assistant.knowledge.store import ChunkRecord, KnowledgeStore
 
 Embedder = SentenceTransformerEmbedder
 MODES: tuple[Mode, ...] = ("bm25", "dense", "hybrid")
+KINDS = ("all", "email", "note")
 APP = RetrievalSettings(top_k=10, candidates=50)
 DEEP = RetrievalSettings(top_k=100, candidates=100)  # for recall@100 on DL19 only
+# (label, mode, fusion): the app's default fusion, and RRF beside it for comparison
+DL19_VARIANTS = (
+    ("bm25", "bm25", APP.fusion),
+    ("dense", "dense", APP.fusion),
+    (f"hybrid ({APP.fusion}, default)", "hybrid", APP.fusion),
+    (f"hybrid (rrf, k={APP.rrf_k})", "hybrid", "rrf"),
+)
+NAN = float("nan")
+PAUSE = 0.15  # seconds before each timed query
 NAMES = "Maya Daan Priya Åsa Bram Lotte Joris Femke Sven Ines Tomás Wei Anouk Karin Pieter".split()
 
 
@@ -89,22 +102,29 @@ def first_rank(ids: list[int], records: dict[int, ChunkRecord], qa: QA) -> int |
     return next((r for r, i in enumerate(ids, 1) if is_source(records[i], qa)), None)
 
 
+def answer_found(qa: QA, hits: list[Hit]) -> float:
+    """1.0 if every must_contain string is in some top-10 chunk (the text an LLM would see)."""
+    text = "\n".join(h.record.text for h in hits).lower()
+    return float(all(s.lower() in text for s in qa.must_contain)) if qa.must_contain else NAN
+
+
 def bench_qa(store: KnowledgeStore, retriever: Retriever, items: list[QA]) -> dict[str, Any]:
     records = {r.chunk_id: r for r in store.chunk_records(store.chunk_texts()[0].tolist())}
     modes: dict[str, Any] = {}
     for mode in MODES:
-        top = [[h.chunk_id for h in retriever.search(q.question, 10, mode)] for q in items]
-        ranks = [(q, first_rank(ids, records, q)) for q, ids in zip(items, top, strict=True)]
+        hits = {q: retriever.search(q.question, 10, mode) for q in items}
+        ranks = [(q, first_rank([h.chunk_id for h in hits[q]], records, q)) for q in items]
         found = {k: [float(r is not None) for q, r in ranks if k in ("all", q.kind)] for k in KINDS}
         modes[mode] = {f"recall@10_{k}": mean(v) for k, v in found.items()}
         modes[mode]["mrr@10"] = mean(1 / r if r else 0.0 for _, r in ranks)
+        modes[mode]["answers"] = [answer_found(q, hits[q]) for q in items]
+        modes[mode]["answer@10"] = mean(modes[mode]["answers"])
         modes[mode]["ranks"] = [r for _, r in ranks]
-    hybrid = zip(items, modes["hybrid"]["ranks"], strict=True)
-    misses = [miss_detail(retriever, records, q) for q, r in hybrid if r is None]
+    hybrid = zip(items, modes["hybrid"]["ranks"], modes["hybrid"]["answers"], strict=True)
+    misses = [
+        miss_detail(retriever, records, q) | {"answer@10": a} for q, r, a in hybrid if r is None
+    ]
     return {"questions": len(items), "modes": modes, "hybrid_misses": misses}
-
-
-KINDS = ("all", "email", "note")
 
 
 def miss_detail(retriever: Retriever, records: dict[int, ChunkRecord], qa: QA) -> dict[str, Any]:
@@ -148,13 +168,18 @@ def build_and_load(
 def fresh_process_load(index_dir: Path) -> dict[str, float]:
     """Start-up as the app sees it: a new process loading the saved index files."""
     cmd = [sys.executable, str(Path(__file__).resolve()), "--measure-load", str(index_dir)]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    return json.loads(out.strip().split("\n")[-1])
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"index load in a new process failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().split("\n")[-1])
 
 
 def measure_load(index_dir: Path) -> dict[str, float]:
     before = rss_mib()
-    bm25_file, dense_file = (next(index_dir.glob(f"{k}-*.npz")) for k in ("bm25", "dense"))
+    files = [p for p in index_dir.glob("*.npz") if not p.name.endswith(".tmp.npz")]
+    bm25_file, dense_file = (
+        next(p for p in files if p.name.startswith(k)) for k in ("bm25", "dense")
+    )
     _, bm25_seconds = timed(partial(BM25Index.load, bm25_file))
     _, dense_seconds = timed(partial(DenseIndex.load, dense_file))
     after = rss_mib()
@@ -166,13 +191,17 @@ def measure_load(index_dir: Path) -> dict[str, float]:
 
 
 def query_latency(retriever: Retriever, embedder: Embedder, queries: list[str]) -> dict[str, Any]:
-    """p50/p90 of search(k=10) per mode; modes interleaved per query so noise hits all alike."""
+    """p50/p90 of search(k=10) per mode, modes interleaved per query so that noise from other
+    processes hits all alike. A pause before each call, as between a user's questions: right
+    after a matrix product numpy's BLAS threads still spin (~0.1 s) and would slow torch."""
     retriever.search(queries[0], 10, "hybrid")  # warm caches
-    times: dict[str, list[float]] = {what: [] for what in ("embed query", *MODES)}
+    steps: dict[str, Callable[[str], object]] = {"embed query": lambda q: embedder.embed_batch([q])}
+    steps |= {mode: partial(retriever.search, k=10, mode=mode) for mode in MODES}
+    times: dict[str, list[float]] = {what: [] for what in steps}
     for query in queries:
-        times["embed query"].append(timed(partial(embedder.embed_batch, [query]))[1])
-        for mode in MODES:
-            times[mode].append(timed(partial(retriever.search, query, 10, mode))[1])
+        for what, step in steps.items():
+            time.sleep(PAUSE)
+            times[what].append(timed(partial(step, query))[1])
     stats = {
         w: {"p50_ms": percentile(t, 50) * 1e3, "p90_ms": percentile(t, 90) * 1e3}
         for w, t in times.items()
@@ -255,17 +284,19 @@ def bench_dl19(embedder: Embedder, eval_dir: Path, quick: bool) -> dict[str, Any
     put_vectors(store, embedder.name, ids, vectors)
     queries = data.queries[:10] if quick else data.queries
     judged = [(qid, text) for qid, text in queries if qid in data.qrels]
-    app, deep = (Retriever(store, embedder, None, s) for s in (APP, DEEP))
     modes: dict[str, Any] = {}
-    for mode in MODES:
-        log(f"DL19: {mode}")
+    for label, mode, fusion in DL19_VARIANTS:
+        log(f"DL19: {label}")
+        app, deep = (
+            Retriever(store, embedder, None, replace(s, fusion=fusion)) for s in (APP, DEEP)
+        )
         runs = {
             qid: dl19_query(app, deep, passage_of, q, data.qrels[qid], mode) for qid, q in judged
         }
-        modes[mode] = {
+        modes[label] = {
             k: mean(r[k] for r in runs.values()) for k in ("ndcg@10", "recall@10", "recall@100")
         }
-        modes[mode]["per_query"] = runs
+        modes[label]["per_query"] = runs
     return {
         "passages": len(data.passages),
         "queries": len(queries),
@@ -295,15 +326,20 @@ def dl19_query(
 
 
 def print_qa(qa: dict[str, Any]) -> None:
-    keys = ("recall@10_all", "mrr@10", "recall@10_email", "recall@10_note")
+    keys = ("recall@10_all", "mrr@10", "recall@10_email", "recall@10_note", "answer@10")
     rows = [(mode, *(m[k] for k in keys)) for mode, m in qa["modes"].items()]
-    columns = ["mode", "recall@10", "MRR@10", "recall@10 mail", "recall@10 notes"]
-    print_table(f"Demo QA ({qa['questions']} questions)", columns, rows)
+    columns = ["mode", "recall@10", "MRR@10", "recall@10 mail", "recall@10 notes", "answer@10"]
+    note = "answer@10: every must_contain string of the QA item occurs in the top-10 chunk texts"
+    print_table(f"Demo QA ({qa['questions']} questions)", columns, rows, note)
     keys = ("question", "kind", "source", "bm25_rank", "dense_rank", "hybrid_rank")
-    rows = [(*(m[k] for k in keys), m["hybrid_top_title"]) for m in qa["hybrid_misses"]]
-    columns = ["question", "kind", "source", "bm25 rank", "dense rank", "hybrid rank", "hybrid #1"]
-    note = "ranks within each retriever's 50 candidates (– = not among them)"
-    print_table("Questions hybrid misses in its top 10", columns, rows, note, left=3)
+    yes_no = {1.0: "yes", 0.0: "no"}
+    rows = [
+        (*(m[k] for k in keys), yes_no.get(m["answer@10"], "–"), m["hybrid_top_title"])
+        for m in qa["hybrid_misses"]
+    ]
+    columns = ["question", "kind", "source", "bm25", "dense", "hybrid", "answer@10", "hybrid #1"]
+    note = "ranks of the source within each retriever's 50 candidates (– = not among them)"
+    print_table("Questions hybrid misses in its top 10", columns, rows, note, 3, wrap_first=True)
 
 
 def print_latency(latency: dict[str, Any]) -> None:
@@ -315,7 +351,7 @@ def print_latency(latency: dict[str, Any]) -> None:
         for name, r in latency.items()
     ]
     columns = ["corpus", "chunks", "BM25 build s", "dense build s", "BM25 load s", "dense load s"]
-    columns += ["index MiB", "RSS MiB (bench)", "fresh load s", "fresh RSS MiB", "of it index"]
+    columns += ["index MiB", "RSS MiB (bench)", "fresh load s", "fresh RSS MiB", "+index MiB"]
     note = (
         "build = read from SQLite + build + save; load = from the saved .npz files; fresh = a new "
         "process loading them. Synthetic: texts resampled from demo chunks, vectors random unit "
@@ -338,9 +374,10 @@ def print_dl19(dl19: dict[str, Any]) -> None:
     note = (
         f"{dl19['judged']} of {dl19['queries']} queries judged ({dl19['skipped_no_qrels']} without "
         "qrels skipped); recall: grade >= 2 counts as relevant; @10 with the app's 50 candidates "
-        "per retriever, @100 with 100; hybrid = RRF (k=60)"
+        "per retriever, @100 with 100"
     )
-    print_table(f"TREC DL19 ({dl19['passages']:,} passages)", ["mode", *keys], rows, note)
+    columns = ["mode", "nDCG@10", "recall@10", "recall@100"]
+    print_table(f"TREC DL19 ({dl19['passages']:,} passages)", columns, rows, note)
 
 
 def run_all(args: argparse.Namespace, embedder: Embedder, tmp: Path) -> dict[str, Any]:
