@@ -12,7 +12,7 @@ from assistant.config import Settings
 from assistant.knowledge.retrieval import Hit, Retriever
 from assistant.knowledge.store import ChunkRecord, KnowledgeStore
 from assistant.llm.prompt import Segments, build_segments, chat_frame
-from assistant.llm.runtime import LocalLLM
+from assistant.llm.runtime import LLMError, LocalLLM
 from cache.kv_tree import KVTree, segment_hash
 from cache.protocols import Embedder
 from cache.qa_bank import QABank
@@ -152,24 +152,33 @@ class Pipeline:
 
     def _prefill(self, segments: Segments, use_cache: bool, clock) -> int:
         """Restore the longest cached prefix, evaluate the rest segment by segment (saving each new
-        prefix node), then the question. Returns the number of prompt tokens reused."""
+        segment's KV as a tree node), then the question. Returns the prompt tokens reused."""
         hashes = [segment_hash(s) for s in segments.prefix]
-        restore = self.kv.longest_prefix(hashes) if use_cache else None
-        tokens = [t for seg in segments.prefix[: restore.depth] for t in seg] if restore else []
-        if restore and restore.blob is not None and restore.n_tokens == len(tokens):
-            self.llm.restore_prefix(restore.blob, tokens)
-            start = restore.depth
-        else:
+        start = self._restore(segments, hashes) if use_cache else 0
+        if not start:
             self.llm.reset()
-            start = 0
         clock.lap("kv_load")
         for depth in range(start, len(segments.prefix)):
+            first = self.llm.n_past
             self.llm.eval(segments.prefix[depth])
             if use_cache:
-                self.kv.store(hashes[: depth + 1], self.llm.n_past, self.llm.save_prefix())
+                blob = self.llm.save_range(first, self.llm.n_past)
+                self.kv.store(hashes[: depth + 1], self.llm.n_past, blob)
         self.llm.eval(segments.question)
         clock.lap("prefill")
-        return len(tokens) if start else 0
+        return sum(len(s) for s in segments.prefix[:start])
+
+    def _restore(self, segments: Segments, hashes: list[str]) -> int:
+        """Restore the longest cached run of prefix segments; return how many (0: none)."""
+        restore = self.kv.longest_prefix(hashes)
+        tokens = [t for seg in segments.prefix[: restore.depth] for t in seg]
+        if not restore.depth or restore.n_tokens != len(tokens):
+            return 0
+        try:
+            self.llm.restore_ranges(restore.blobs, tokens)
+        except LLMError:
+            return 0
+        return restore.depth
 
     def _done_from_bank(self, question: str, entry, clock) -> AnswerDone:
         ids = [int(i) for i in entry.sources if str(i).isdigit()]

@@ -79,13 +79,12 @@ def summarise(runs: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, floa
 
 
 def kv_bytes_per_token(ctx: Context) -> dict[str, float]:
-    rows = (
-        ctx.pipeline()
-        .kv.db.execute(
-            "SELECT b.size, n.n_tokens FROM kv_nodes n JOIN blobs b ON b.key = n.blob_key"
-        )
-        .fetchall()
+    # a node's blob holds its own segment: its tokens are its prefix length minus its parent's
+    sql = (
+        "SELECT b.size, n.n_tokens - coalesce(p.n_tokens, 0) FROM kv_nodes n "
+        "JOIN blobs b ON b.key = n.blob_key LEFT JOIN kv_nodes p ON p.id = n.parent_id"
     )
+    rows = ctx.pipeline().kv.db.execute(sql).fetchall()
     per_token = [size / tokens for size, tokens in rows if tokens > 0]
     return {
         "blobs": len(rows),

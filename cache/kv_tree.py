@@ -1,8 +1,9 @@
 """The chunk KV tree: one node per prompt segment, one path per retrieved chunk order.
 
-A node is (model, parent, hash of the segment's tokens); its blob holds the KV state of the whole
-prefix from the root to it. Since segments are tokenized on their own, a path is an exact token
-prefix, and the longest stored path of a new prompt can be restored instead of prefilled.
+A node is (model, parent, hash of the segment's tokens); its blob holds the KV of that segment's
+positions alone (valid on this path only: positions are absolute). Since segments are tokenized
+on their own, a path is an exact token prefix, and the longest run of stored nodes from the root
+can be restored instead of prefilled.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ def segment_hash(tokens: Sequence[int]) -> str:
 
 @dataclass(frozen=True)
 class Restore:
-    depth: int  # segments covered by the blob (0: nothing to restore)
+    depth: int  # segments restored (0: nothing)
     n_tokens: int
-    blob: bytes | None
+    blobs: list[bytes]  # one per segment, from the root
 
 
 class KVTree:
@@ -59,18 +60,20 @@ class KVTree:
         return nodes
 
     def longest_prefix(self, hashes: Sequence[str]) -> Restore:
-        """The deepest node on the path whose KV blob is present and intact."""
-        for depth, (node_id, blob_key, n_tokens) in reversed(list(enumerate(self.path(hashes), 1))):
-            if blob_key is None:
-                continue
-            blob = self.blobs.get(blob_key)  # verifies the checksum; None if dropped
-            if blob is not None:
-                self._touch(node_id)
-                return Restore(depth, n_tokens, blob)
-        return Restore(0, 0, None)
+        """The blobs of the nodes from the root, as far as each is present and intact."""
+        blobs: list[bytes] = []
+        n_tokens = 0
+        for node_id, blob_key, tokens in self.path(hashes):
+            blob = self.blobs.get(blob_key) if blob_key else None  # checksum verified
+            if blob is None:
+                break
+            self._touch(node_id)
+            blobs.append(blob)
+            n_tokens = tokens
+        return Restore(len(blobs), n_tokens, blobs)
 
     def store(self, hashes: Sequence[str], n_tokens: int, blob: bytes) -> bool:
-        """Record the path `hashes` and keep `blob` as the KV of its last node."""
+        """Record the path `hashes` and keep `blob` as the KV of its last segment."""
         node_id = self._ensure_path(hashes, n_tokens)
         key = f"{self.model}-{node_id}"
         if not self.blobs.put(KIND, key, blob):

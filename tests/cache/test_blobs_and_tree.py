@@ -39,18 +39,20 @@ def test_lfu_eviction_keeps_the_budget(blobs):
     assert blobs.used(KIND) <= 1000
 
 
-def test_tree_longest_prefix_skips_missing_blobs(blobs):
+def test_tree_restores_the_run_of_intact_segments_from_the_root(blobs):
     tree = KVTree(blobs.db, blobs, model="m1")
     h = [segment_hash([1, 2]), segment_hash([3]), segment_hash([4, 5])]
     tree.store(h[:1], 2, b"s1")
-    tree.store(h[:2], 3, b"s12")
-    tree.store(h[:3], 5, b"s123")
-    assert tree.longest_prefix(h).blob == b"s123"
+    tree.store(h[:2], 3, b"s2")
+    tree.store(h[:3], 5, b"s3")
+    assert tree.longest_prefix(h).blobs == [b"s1", b"s2", b"s3"]
     assert tree.longest_prefix([h[0], h[1], segment_hash([9])]).depth == 2
     blobs._path(tree.path(h)[2][1]).unlink()  # the deepest blob is gone
     restore = tree.longest_prefix(h)
-    assert (restore.depth, restore.n_tokens, restore.blob) == (2, 3, b"s12")
+    assert (restore.depth, restore.n_tokens, restore.blobs) == (2, 3, [b"s1", b"s2"])
     assert tree.path(h)[2][1] is None  # forgotten, to be rebuilt
+    blobs._path(tree.path(h)[1][1]).write_bytes(b"xx")  # a damaged middle segment ends the run
+    assert tree.longest_prefix(h).blobs == [b"s1"]
     other = KVTree(blobs.db, blobs, model="m2")
     assert other.longest_prefix(h).depth == 0  # another model never sees this KV
 
