@@ -9,7 +9,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 _INITIAL = """
-CREATE TABLE blobs (
+CREATE TABLE IF NOT EXISTS blobs (
     key TEXT PRIMARY KEY,
     kind TEXT NOT NULL,            -- 'kv' (KV tree nodes), 'doc_kv' (reranker)
     size INTEGER NOT NULL,
@@ -18,8 +18,8 @@ CREATE TABLE blobs (
     created REAL NOT NULL,
     last_used REAL NOT NULL
 );
-CREATE INDEX blobs_lfu ON blobs(kind, hits, last_used);
-CREATE TABLE kv_nodes (
+CREATE INDEX IF NOT EXISTS blobs_lfu ON blobs(kind, hits, last_used);
+CREATE TABLE IF NOT EXISTS kv_nodes (
     id INTEGER PRIMARY KEY,
     model TEXT NOT NULL,
     parent_id INTEGER REFERENCES kv_nodes(id) ON DELETE CASCADE,
@@ -30,8 +30,9 @@ CREATE TABLE kv_nodes (
     hits INTEGER NOT NULL DEFAULT 0,
     last_used REAL NOT NULL
 );
-CREATE UNIQUE INDEX kv_nodes_child ON kv_nodes(model, coalesce(parent_id, 0), segment_hash);
-CREATE TABLE qa_entries (
+CREATE UNIQUE INDEX IF NOT EXISTS kv_nodes_child
+    ON kv_nodes(model, coalesce(parent_id, 0), segment_hash);
+CREATE TABLE IF NOT EXISTS qa_entries (
     id INTEGER PRIMARY KEY AUTOINCREMENT,   -- ids never reused: (count, max id) names the set
     question TEXT NOT NULL,
     embedding BLOB NOT NULL,       -- float32, normalised
@@ -69,6 +70,7 @@ def open_cache_db(path: Path | None) -> Database:
         if name not in done:
             stamp = datetime.now(UTC).isoformat()
             conn.executescript(
-                f"BEGIN;\n{sql}\nINSERT INTO _migrations VALUES ('{name}', '{stamp}');\nCOMMIT;"
+                f"BEGIN IMMEDIATE;\n{sql}\n"
+                f"INSERT OR IGNORE INTO _migrations VALUES ('{name}', '{stamp}');\nCOMMIT;"
             )
     return db

@@ -16,7 +16,7 @@ class DatabaseError(RuntimeError):
 
 
 _INITIAL = """
-        CREATE TABLE documents (
+        CREATE TABLE IF NOT EXISTS documents (
             id INTEGER PRIMARY KEY,
             kind TEXT NOT NULL CHECK (kind IN ('email', 'note')),
             source_key TEXT NOT NULL UNIQUE,
@@ -31,9 +31,9 @@ _INITIAL = """
             replaced_chars INTEGER DEFAULT 0,
             imported_at TEXT NOT NULL
         );
-        CREATE INDEX documents_thread ON documents(thread_id);
-        CREATE INDEX documents_source_path ON documents(source_path);
-        CREATE TABLE chunks (
+        CREATE INDEX IF NOT EXISTS documents_thread ON documents(thread_id);
+        CREATE INDEX IF NOT EXISTS documents_source_path ON documents(source_path);
+        CREATE TABLE IF NOT EXISTS chunks (
             id INTEGER PRIMARY KEY,
             document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
             ordinal INTEGER NOT NULL,
@@ -42,23 +42,23 @@ _INITIAL = """
             content_hash TEXT NOT NULL,
             UNIQUE (document_id, ordinal)
         );
-        CREATE INDEX chunks_hash ON chunks(content_hash);
-        CREATE TABLE embeddings (
+        CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(content_hash);
+        CREATE TABLE IF NOT EXISTS embeddings (
             chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
             model TEXT NOT NULL,
             dim INTEGER NOT NULL,
             vector BLOB NOT NULL       -- float32, L2-normalised
         );
-        CREATE TABLE import_issues (
+        CREATE TABLE IF NOT EXISTS import_issues (
             id INTEGER PRIMARY KEY,
             run_started TEXT NOT NULL,
             path TEXT, location TEXT, reason TEXT, severity TEXT
         );
-        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
         -- bumped on every change of documents/chunks, and of embeddings: index files carry them
-        INSERT INTO meta VALUES ('chunks_version', '0'), ('vectors_version', '0');
+        INSERT OR IGNORE INTO meta VALUES ('chunks_version', '0'), ('vectors_version', '0');
         -- names this database in index file names, so a replaced database never meets old indexes
-        INSERT INTO meta VALUES ('db_id', lower(hex(randomblob(8))));
+        INSERT OR IGNORE INTO meta VALUES ('db_id', lower(hex(randomblob(8))));
 """
 
 # Named migrations, applied in order, each in one transaction with its record in _migrations.
@@ -110,9 +110,11 @@ def migrate(db: Database) -> list[str]:
         if name in done:
             continue
         stamp = datetime.now(UTC).isoformat()
-        # executescript commits first, so the transaction is spelled out in the script itself.
+        # executescript commits first, so the transaction is spelled out in the script itself;
+        # IMMEDIATE and IF NOT EXISTS make two processes opening a new database at once safe.
         db.conn.executescript(
-            f"BEGIN;\n{sql}\nINSERT INTO _migrations VALUES ('{name}', '{stamp}');\nCOMMIT;"
+            f"BEGIN IMMEDIATE;\n{sql}\n"
+            f"INSERT OR IGNORE INTO _migrations VALUES ('{name}', '{stamp}');\nCOMMIT;"
         )
         applied.append(name)
     return applied

@@ -43,9 +43,24 @@ class KnowledgeStore:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """One transaction (a savepoint when nested): all of it is stored, or none of it."""
-        with self.db.atomic():
+        """One transaction (a savepoint when nested): all of it is stored, or none of it.
+
+        BEGIN IMMEDIATE takes the write lock up front: a deferred transaction that reads, then
+        writes, fails at once with "database is locked" when another connection wrote in between,
+        where this one waits for the busy timeout like any other writer.
+        """
+        conn = self.db.conn
+        if conn.in_transaction:
+            with self.db.atomic():
+                yield
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
             yield
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
 
     def version(self, what: Literal["chunks", "vectors"] = "chunks") -> int:
         """A counter that changes whenever the chunks (or the vectors) change."""
