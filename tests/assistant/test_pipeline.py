@@ -120,3 +120,29 @@ def test_paraphrase_above_tau_is_served_from_the_qa_bank(tmp_path, llm):
     assert [s["message_id"] for s in done.sources] == [s["message_id"] for s in first.sources]
     below = list(pipe.answer("Who is giving the speech at the wedding?"))
     assert not below[-1].qa_hit and any(isinstance(e, p.TokenStreamed) for e in below)
+
+
+def test_continuation_logprobs_agree_with_greedy_choice(llm):
+    prompt = llm.tokenize("The capital of France is", first=True)
+    llm.reset()
+    llm.eval(prompt)
+    best = next(llm.greedy(1))  # the generator is not resumed: the state stays at the prompt
+    llm.reset()
+    llm.eval(prompt)
+    other = (best + 1) % 1000
+    lp_best = llm.continuation_logprobs([best])[0]
+    llm.reset()
+    llm.eval(prompt)
+    lp_other = llm.continuation_logprobs([other])[0]
+    assert lp_best <= 0 and lp_other < lp_best
+    llm.reset()
+    llm.eval(prompt)
+    two = llm.continuation_logprobs([best, best])
+    assert two[0] == pytest.approx(lp_best) and llm.n_past == len(prompt) + 2
+
+
+def test_loop_stop_is_for_repeats_not_numbers():
+    assert p.is_looping([7, 1, 2, 3, 1, 2, 3, 1, 2, 3])
+    assert not p.is_looping([4, 0, 0, 0])  # "4000": digits are single tokens
+    assert p.is_looping([5] * 8)
+    assert not p.is_looping(list(range(40)))
