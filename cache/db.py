@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -52,6 +53,21 @@ CREATE TABLE IF NOT EXISTS qa_entries (
 MIGRATIONS: list[tuple[str, str]] = [("0001_initial", _INITIAL)]
 
 
+def enable_wal(conn: sqlite3.Connection, tries: int = 100) -> None:
+    """Switch to WAL. Two connections opening a new file at once race here, and the loser gets
+    "database is locked" at once (the busy timeout does not cover a journal-mode change): retry
+    until one of them has switched it; the mode is stored in the file."""
+    for attempt in range(tries):
+        try:
+            if conn.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower() == "wal":
+                break
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == tries - 1:
+                raise
+        time.sleep(0.05)
+    conn.execute("PRAGMA synchronous = NORMAL")
+
+
 def open_cache_db(path: Path | None) -> Database:
     """The cache database at `path` (created 0600), or in memory for `None`."""
     if path is None:
@@ -60,8 +76,7 @@ def open_cache_db(path: Path | None) -> Database:
         if not path.exists():
             path.touch(mode=0o600)
         conn = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
+        enable_wal(conn)
     db = Database(conn)
     db.execute("PRAGMA foreign_keys = ON")
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)")

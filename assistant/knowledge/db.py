@@ -9,6 +9,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from assistant.home import touch_private
+from cache.db import enable_wal
 
 
 class DatabaseError(RuntimeError):
@@ -90,8 +91,7 @@ def _open_file(path: Path) -> Database:
         db = Database(
             sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
         )
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = NORMAL")
+        enable_wal(db.conn)
         db.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.DatabaseError as exc:
         raise DatabaseError(
