@@ -153,17 +153,11 @@ def _hit_dict(rank: int, hit) -> dict:
     r = hit.record
     return {
         "rank": rank,
-        "chunk_id": hit.chunk_id,
         "score": hit.score,
         "bm25_rank": hit.bm25_rank,
         "dense_rank": hit.dense_rank,
-        "kind": r.kind,
-        "message_id": r.message_id or None,
-        "note_path": r.note_path or None,
-        "title": r.title,
+        **r.ref(),
         "subject": r.title if r.kind == "email" else None,
-        "sender": r.sender or None,
-        "date": r.date or None,
         "text": r.text,
     }
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from assistant.config import Settings
 from assistant.knowledge.retrieval import Hit, Retriever
-from assistant.knowledge.store import ChunkRecord, KnowledgeStore
+from assistant.knowledge.store import KnowledgeStore
 from assistant.llm.prompt import Segments, build_segments, chat_frame
 from assistant.llm.runtime import LLMError, LocalLLM
 from cache.kv_tree import KVTree, segment_hash
@@ -57,18 +57,6 @@ class AnswerDone:
 
 
 Event = QAHitFound | ChunksRetrieved | ChunksOrdered | KVReused | TokenStreamed | AnswerDone
-
-
-def source_ref(r: ChunkRecord) -> dict:
-    return {
-        "chunk_id": r.chunk_id,
-        "kind": r.kind,
-        "message_id": r.message_id or None,
-        "note_path": r.note_path or None,
-        "title": r.title,
-        "sender": r.sender or None,
-        "date": r.date or None,
-    }
 
 
 class Pipeline:
@@ -139,7 +127,7 @@ class Pipeline:
                     yield TokenStreamed(text)
             clock.lap("decode")
         answer = "".join(pieces).strip()
-        sources = [source_ref(h.record) for h in hits]
+        sources = [h.record.ref() for h in hits]
         if use_cache:
             self.qa.add(
                 question,
@@ -182,7 +170,7 @@ class Pipeline:
 
     def _done_from_bank(self, question: str, entry, clock) -> AnswerDone:
         ids = [int(i) for i in entry.sources if str(i).isdigit()]
-        sources = [source_ref(r) for r in self.store.chunk_records(ids)]
+        sources = [r.ref() for r in self.store.chunk_records(ids)]
         clock.mark("ttft")
         return AnswerDone(question, entry.answer or "", sources, True, 0, 0, clock.done())
 

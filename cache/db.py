@@ -68,24 +68,40 @@ def enable_wal(conn: sqlite3.Connection, tries: int = 100) -> None:
     conn.execute("PRAGMA synchronous = NORMAL")
 
 
-def open_cache_db(path: Path | None) -> Database:
-    """The cache database at `path` (created 0600), or in memory for `None`."""
+def connect(path: Path | None) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are spelled out: BEGIN IMMEDIATE or
+    Database.atomic()), usable from worker threads; a file gets WAL and a 30 s busy timeout."""
     if path is None:
-        conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-    else:
-        if not path.exists():
-            path.touch(mode=0o600)
-        conn = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
-        enable_wal(conn)
-    db = Database(conn)
-    db.execute("PRAGMA foreign_keys = ON")
+        return sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+    conn = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
+    enable_wal(conn)
+    return conn
+
+
+def apply_migrations(db: Database, migrations: list[tuple[str, str]]) -> list[str]:
+    """Apply the named migrations not yet recorded in `_migrations`; return their names."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
     done = {row[0] for row in db.execute("SELECT name FROM _migrations").fetchall()}
-    for name, sql in MIGRATIONS:
-        if name not in done:
-            stamp = datetime.now(UTC).isoformat()
-            conn.executescript(
-                f"BEGIN IMMEDIATE;\n{sql}\n"
-                f"INSERT OR IGNORE INTO _migrations VALUES ('{name}', '{stamp}');\nCOMMIT;"
-            )
+    applied = []
+    for name, sql in migrations:
+        if name in done:
+            continue
+        stamp = datetime.now(UTC).isoformat()
+        # executescript commits first, so the transaction is spelled out in the script itself;
+        # IMMEDIATE and IF NOT EXISTS make two processes opening a new database at once safe.
+        db.conn.executescript(
+            f"BEGIN IMMEDIATE;\n{sql}\n"
+            f"INSERT OR IGNORE INTO _migrations VALUES ('{name}', '{stamp}');\nCOMMIT;"
+        )
+        applied.append(name)
+    return applied
+
+
+def open_cache_db(path: Path | None) -> Database:
+    """The cache database at `path` (created 0600), or in memory for `None`."""
+    if path is not None and not path.exists():
+        path.touch(mode=0o600)
+    db = Database(connect(path))
+    db.execute("PRAGMA foreign_keys = ON")
+    apply_migrations(db, MIGRATIONS)
     return db

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import sqlite3
-from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlite_utils import Database
 
 from assistant.home import touch_private
-from cache.db import enable_wal
+from cache.db import apply_migrations, connect
 
 
 class DatabaseError(RuntimeError):
@@ -70,28 +69,17 @@ MIGRATIONS: list[tuple[str, str]] = [
 
 def open_db(path: Path | None) -> Database:
     """A file database at `path`, or an in-memory one for `None` (tests)."""
-    db = _open_memory() if path is None else _open_file(path)
+    db = Database(connect(None)) if path is None else _open_file(path)
     db.execute("PRAGMA foreign_keys = ON")
     migrate(db)
     return db
-
-
-# isolation_level=None: statements autocommit unless inside Database.atomic(), which says BEGIN
-# itself; Python's implicit transactions would otherwise leave writes uncommitted.
-
-
-def _open_memory() -> Database:
-    return Database(sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None))
 
 
 def _open_file(path: Path) -> Database:
     if not path.exists():
         touch_private(path)
     try:
-        db = Database(
-            sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
-        )
-        enable_wal(db.conn)
+        db = Database(connect(path))
         db.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.DatabaseError as exc:
         raise DatabaseError(
@@ -102,19 +90,5 @@ def _open_file(path: Path) -> Database:
 
 
 def migrate(db: Database) -> list[str]:
-    """Apply the migrations not yet recorded in `_migrations`; return their names."""
-    db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
-    done = {row[0] for row in db.execute("SELECT name FROM _migrations").fetchall()}
-    applied = []
-    for name, sql in MIGRATIONS:
-        if name in done:
-            continue
-        stamp = datetime.now(UTC).isoformat()
-        # executescript commits first, so the transaction is spelled out in the script itself;
-        # IMMEDIATE and IF NOT EXISTS make two processes opening a new database at once safe.
-        db.conn.executescript(
-            f"BEGIN IMMEDIATE;\n{sql}\n"
-            f"INSERT OR IGNORE INTO _migrations VALUES ('{name}', '{stamp}');\nCOMMIT;"
-        )
-        applied.append(name)
-    return applied
+    """Apply the knowledge bank's migrations not yet applied; return their names."""
+    return apply_migrations(db, MIGRATIONS)

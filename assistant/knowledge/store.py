@@ -36,6 +36,18 @@ class ChunkRecord:
     token_count: int
     content_hash: str
 
+    def ref(self) -> dict:
+        """Where the chunk comes from, as answers and `search --json` report it."""
+        return {
+            "chunk_id": self.chunk_id,
+            "kind": self.kind,
+            "message_id": self.message_id or None,
+            "note_path": self.note_path or None,
+            "title": self.title,
+            "sender": self.sender or None,
+            "date": self.date or None,
+        }
+
 
 class KnowledgeStore:
     def __init__(self, db: Database) -> None:
