@@ -9,7 +9,7 @@ from typing import Literal
 
 from assistant.ingest.eml import eml_files, read_eml
 from assistant.ingest.maildir import count_maildir, is_maildir, read_maildir
-from assistant.ingest.mbox import count_mbox, looks_like_mbox, read_mbox
+from assistant.ingest.mbox import count_mbox, looks_like_mbox, read_mbox, starts_with_headers
 from assistant.ingest.notes import NOTE_SUFFIXES, note_files, read_notes
 from assistant.ingest.types import Attachment, Document, Issue
 
@@ -67,15 +67,24 @@ def detect_sources(path: Path) -> list[Source]:
 
 
 def _detect_file(path: Path) -> Source:
-    if looks_like_mbox(path):
+    if _is_mbox(path):
         return Source("mbox", path)
     if path.suffix.lower() == ".eml":
         return Source("eml", path)
     if path.suffix.lower() in NOTE_SUFFIXES:
         return Source("notes", path)
     raise SourceError(
-        path, "not an mbox (an mbox starts with a 'From ' line), .eml, .md or .txt file"
+        path,
+        "not an mbox (an mbox starts with a 'From ' line or mail headers), .eml, .md or .txt file",
     )
+
+
+def _is_mbox(path: Path) -> bool:
+    """A From_ line first; or mail headers first in a file not named as an .eml or a note (an mbox
+    that lost its first From_ line, or a message saved alone)."""
+    if looks_like_mbox(path):
+        return True
+    return path.suffix.lower() not in {".eml", *NOTE_SUFFIXES} and starts_with_headers(path)
 
 
 def _detect_folder(path: Path) -> list[Source]:
@@ -84,7 +93,7 @@ def _detect_folder(path: Path) -> list[Source]:
     sources = [Source("maildir", p) for p in maildirs]
     rest = [p for p in children if p not in maildirs]
     for child in rest:
-        if child.is_file() and looks_like_mbox(child):
+        if child.is_file() and _is_mbox(child):
             sources.append(Source("mbox", child))
         elif child.is_dir():
             sources.extend(_detect_folder(child))

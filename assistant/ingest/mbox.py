@@ -1,66 +1,99 @@
 """mbox files, streamed message by message with byte offsets.
 
 A 20 MB attachment costs only its own message, and a truncated file still yields every message
-before the cut."""
+before the cut. A file whose first From_ line was lost (it starts with the first message's
+headers) is still an mbox: that message is read from offset 0, with a warning."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from assistant.ingest.emails import read_message
 from assistant.ingest.types import Document, Issue
 
+# Headers a mail (or an mbox that lost its first From_ line) starts with.
+_FIRST_HEADER = re.compile(
+    rb"(?i)(return-path|received|delivered-to|envelope-to|x-original-to|x-mozilla-status|from|to"
+    rb"|cc|date|subject|message-id|mime-version|reply-to|sender):"
+)
+
+
+class _Piece(NamedTuple):
+    offset: int  # of its From_ line (0 for text before the first one)
+    raw: bytes
+    complete: bool  # ended before the next From_ line, not at the end of the file
+    separated: bool  # had a From_ line
+
 
 def looks_like_mbox(path: Path) -> bool:
+    """The file starts with a From_ line."""
+    return _first_line(path).startswith(b"From ")
+
+
+def starts_with_headers(path: Path) -> bool:
+    """The file starts with a mail header: one message saved alone, or an mbox whose first From_
+    line was lost."""
+    return bool(_FIRST_HEADER.match(_first_line(path)))
+
+
+def _first_line(path: Path) -> bytes:
     try:
         with path.open("rb") as fh:
-            return fh.read(5) == b"From "
+            return fh.readline(1000)
     except OSError:
-        return False
+        return b""
 
 
 def count_mbox(path: Path) -> int:
+    count, leading, previous_blank = 0, False, True
     with path.open("rb") as fh:
-        return sum(1 for _ in _separators(fh))
-
-
-def _separators(fh: BinaryIO) -> Iterator[int]:
-    previous_blank = True
-    for line in iter(fh.readline, b""):
-        if previous_blank and line.startswith(b"From "):
-            yield 1
-        previous_blank = line in (b"\n", b"\r\n")
+        for line in iter(fh.readline, b""):
+            if previous_blank and line.startswith(b"From "):
+                count += 1
+            elif not count and line.strip():
+                leading = True
+            previous_blank = line in (b"\n", b"\r\n")
+    return count + leading
 
 
 def read_mbox(path: Path) -> Iterator[Document | Issue]:
     folder = path.stem
     with path.open("rb") as fh:
-        for offset, raw, complete in _split(fh):
-            item = read_message(raw, str(path), f"offset {offset}", offset=offset, folder=folder)
-            if not complete and isinstance(item, Document):
-                item.warnings.append("the file ends inside this message (truncated?)")
+        for piece in _split(fh):
+            where = f"offset {piece.offset}"
+            item = read_message(piece.raw, str(path), where, offset=piece.offset, folder=folder)
+            if isinstance(item, Document):
+                if not piece.complete:
+                    item.warnings.append("the file ends inside this message (truncated?)")
+                if not piece.separated:
+                    item.warnings.append(
+                        "no 'From ' line before this message (the start of the file is lost?); "
+                        "read from offset 0"
+                    )
             yield item
 
 
-def _split(fh: BinaryIO) -> Iterator[tuple[int, bytes, bool]]:
-    """Yield (offset of its From_ line, message bytes, ended cleanly) per message."""
-    start: int | None = None
-    lines: list[bytes] = []
+def _split(fh: BinaryIO) -> Iterator[_Piece]:
+    """Yield each message: the text after each From_ line, and the text before the first one
+    unless it is blank."""
+    start, lines, separated = 0, [], False
     previous_blank = True
     offset = 0
     for line in iter(fh.readline, b""):
         if line.startswith(b"From ") and previous_blank:
-            if start is not None:
-                yield start, _unescape(lines), True
-            start, lines = offset, []
-        elif start is not None:
+            if separated or any(ln.strip() for ln in lines):
+                yield _Piece(start, _unescape(lines), True, separated)
+            start, lines, separated = offset, [], True
+        else:
             lines.append(line)
         previous_blank = line in (b"\n", b"\r\n")
         offset += len(line)
-    if start is not None:
-        yield start, _unescape(lines), bool(lines) and lines[-1].endswith(b"\n")
+    if separated or any(ln.strip() for ln in lines):
+        complete = bool(lines) and lines[-1].endswith(b"\n")
+        yield _Piece(start, _unescape(lines), complete, separated)
 
 
 def _unescape(lines: list[bytes]) -> bytes:

@@ -9,6 +9,7 @@ import pytest
 
 from assistant.importer import Importer
 from assistant.ingest import SourceError, detect_sources
+from assistant.ingest.mbox import count_mbox
 from tests.conftest import make_email, write_mbox
 
 
@@ -83,6 +84,22 @@ def test_binary_garbage_in_maildir_is_reported_and_skipped(tmp_path, store, fake
     assert _ids(store) == {"m0@example.nl", "m1@example.nl", "m2@example.nl"}
     assert len(report.errors) == 1
     assert "garbage" in report.errors[0].path and "not an email" in report.errors[0].reason
+
+
+def test_mbox_that_lost_its_first_from_line_keeps_every_message(tmp_path, store, fake_embedder):
+    box = write_mbox(tmp_path / "inbox", _messages(3))
+    data = box.read_bytes()
+    box.write_bytes(data[data.index(b"\n") + 1 :])  # it now starts with the first mail's headers
+    assert [s.kind for s in detect_sources(box)] == ["mbox"] and count_mbox(box) == 3
+    report = Importer(store, fake_embedder).run([box])
+    assert _ids(store) == {"m0@example.nl", "m1@example.nl", "m2@example.nl"}
+    assert [(w.where, "no 'From ' line" in w.reason) for w in report.warnings] == [
+        ("offset 0", True)
+    ]
+    (tmp_path / "list.md").write_text("Subject: groceries\n\nmilk, eggs")
+    (tmp_path / "one.eml").write_bytes(_messages(1, "e")[0].as_bytes())
+    kinds = sorted((s.kind, Path(s.path).name) for s in detect_sources(tmp_path))
+    assert kinds == [("eml", tmp_path.name), ("mbox", "inbox"), ("notes", tmp_path.name)]
 
 
 def test_twenty_megabyte_attachment(tmp_path, store, fake_embedder):
