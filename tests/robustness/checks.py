@@ -27,15 +27,14 @@ def integrity(path: Path) -> list[str]:
         return found + [repr(r) for r in conn.execute("PRAGMA foreign_key_check")]
 
 
-def blob_problems(cache_db: Path, kv_root: Path) -> list[str]:
+def blob_problems(cache: sqlite3.Connection, kv_root: Path) -> list[str]:
     """Every KV blob row whose file is missing or does not match its size and sha256, and every
     tree node that points at a blob with no row (empty: every blob verifies)."""
-    with closing(sqlite3.connect(cache_db)) as conn:
-        rows = conn.execute("SELECT key, size, sha256 FROM blobs").fetchall()
-        dangling = conn.execute(
-            "SELECT blob_key FROM kv_nodes WHERE blob_key IS NOT NULL "
-            "AND blob_key NOT IN (SELECT key FROM blobs)"
-        ).fetchall()
+    rows = cache.execute("SELECT key, size, sha256 FROM blobs").fetchall()
+    dangling = cache.execute(
+        "SELECT blob_key FROM kv_nodes WHERE blob_key IS NOT NULL "
+        "AND blob_key NOT IN (SELECT key FROM blobs)"
+    ).fetchall()
     problems = [f"node points at missing blob {k}" for (k,) in dangling]
     for key, size, digest in rows:
         path = kv_root / key[:2] / f"{key}.bin"

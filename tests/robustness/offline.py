@@ -1,13 +1,15 @@
 """A guard that refuses network sockets, for tests that prove a command never opens one.
 
-In-process: `NetworkGuard().install(monkeypatch.setattr)`. In a subprocess:
-`python -m tests.robustness.offline import --home H PATH` runs the CLI with the guard installed
-before anything else is imported, and exits 97 if anything tried the network (even if it caught
-the error and carried on).
+In-process: `NetworkGuard().install(monkeypatch.setattr)` records each attempt and raises
+NetworkBlocked. In a subprocess: `python -m tests.robustness.offline import --home H PATH` runs
+the CLI with a fatal guard installed before anything else is imported: the first attempt ends the
+process with exit status 97 at once, so a library that catches the error and carries on cannot
+hide it.
 """
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 from collections.abc import Callable
@@ -21,16 +23,20 @@ class NetworkBlocked(OSError):
 
 
 class NetworkGuard:
-    def __init__(self) -> None:
+    def __init__(self, fatal: bool = False) -> None:
         self.attempts: list[str] = []
+        self.fatal = fatal
 
     def refuse(self, what: str) -> NoReturn:
         self.attempts.append(what)
         sys.stderr.write(f"network attempt blocked: {what}\n")
+        if self.fatal:
+            sys.stderr.flush()
+            os._exit(ATTEMPTED)
         raise NetworkBlocked(f"a network socket was requested: {what}")
 
-    def install(self, setattr: Callable[[Any, str, Any], None]) -> NetworkGuard:
-        """Patch the socket module through `setattr` (monkeypatch.setattr, or the builtin)."""
+    def install(self, patch: Callable[[Any, str, Any], None]) -> NetworkGuard:
+        """Patch the socket module through `patch` (monkeypatch.setattr, or the builtin setattr)."""
         guard = self
 
         class GuardedSocket(socket.socket):
@@ -43,23 +49,14 @@ class NetworkGuard:
         def refusing(name: str) -> Callable[..., NoReturn]:
             return lambda *args, **kwargs: guard.refuse(f"socket.{name}{args[:2]!r}")
 
-        setattr(socket, "socket", GuardedSocket)
+        patch(socket, "socket", GuardedSocket)
         for name in ("create_connection", "getaddrinfo", "gethostbyname", "gethostbyname_ex"):
-            setattr(socket, name, refusing(name))
+            patch(socket, name, refusing(name))
         return self
 
 
-def main(argv: list[str]) -> int:
-    guard = NetworkGuard().install(setattr)
-    from assistant.cli import main as cli_main
-
-    try:
-        rc = cli_main(argv)
-    finally:
-        if guard.attempts:
-            sys.stderr.write(f"{len(guard.attempts)} network attempt(s): {guard.attempts}\n")
-    return ATTEMPTED if guard.attempts else rc
-
-
 if __name__ == "__main__":
+    NetworkGuard(fatal=True).install(setattr)
+    from assistant.cli import main
+
     sys.exit(main(sys.argv[1:]))

@@ -11,10 +11,12 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -142,7 +144,9 @@ def test_ask_killed_mid_answer_gives_the_uninterrupted_answer_on_rerun(tmp_path,
     done = list(ctx.pipeline().answer(QUESTION))[-1]  # the rerun, in-process: faster
     prefix = read_one(cache, "SELECT max(n_tokens) FROM kv_nodes WHERE depth = 3")
     assert done.kv_reused_tokens == prefix and done.answer == reference
-    assert integrity(cache) == [] and blob_problems(cache, home / "cache" / "kv") == []
+    assert integrity(cache) == []
+    with closing(sqlite3.connect(cache)) as conn:
+        assert blob_problems(conn, home / "cache" / "kv") == []
     assert read_one(cache, "SELECT count(*) FROM qa_entries WHERE question = ?", (QUESTION,)) == 1
     again = list(ctx.pipeline().answer(QUESTION))
     assert again[-1].qa_hit and again[-1].answer == reference

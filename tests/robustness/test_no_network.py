@@ -1,0 +1,64 @@
+"""No network socket is opened by import, search or ask: the real models run under a guard that
+refuses sockets and name lookups. (The CLI processes of test_kill.py run under the fatal variant
+of the same guard, without HF_HUB_OFFLINE.)"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from assistant.cli import main
+from tests.conftest import DATA, REPO, make_email, write_mbox
+from tests.robustness.offline import ATTEMPTED, NetworkBlocked, NetworkGuard
+
+
+@pytest.fixture
+def guard(monkeypatch) -> NetworkGuard:
+    return NetworkGuard().install(monkeypatch.setattr)
+
+
+def test_the_guard_refuses_network_sockets_and_lookups(guard):
+    with pytest.raises(NetworkBlocked):
+        socket.create_connection(("127.0.0.1", 9))
+    with pytest.raises(NetworkBlocked):
+        socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    with pytest.raises(NetworkBlocked):
+        socket.getaddrinfo("localhost", 80)
+    a, b = socket.socketpair()  # local IPC is no network
+    a.close()
+    b.close()
+    assert len(guard.attempts) == 3
+
+
+def test_the_fatal_guard_ends_a_process_that_catches_the_error():
+    code = (
+        "from tests.robustness.offline import NetworkGuard; import socket\n"
+        "NetworkGuard(fatal=True).install(setattr)\n"
+        "try:\n    socket.create_connection(('127.0.0.1', 9))\nexcept Exception:\n    pass\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == ATTEMPTED and "network attempt blocked" in done.stderr
+
+
+@pytest.mark.slow
+def test_import_search_and_ask_open_no_socket(tmp_path, monkeypatch, capsys, guard):
+    monkeypatch.setenv("ASSISTANT_LLM_N_THREADS", "1")  # two wait on each other on a busy machine
+    monkeypatch.setenv("ASSISTANT_ANSWER_MAX_TOKENS", "16")
+    monkeypatch.setenv("ASSISTANT_ANSWER_CONTEXT_CHUNKS", "2")
+    box = write_mbox(
+        tmp_path / "box.mbox",
+        [make_email(subject="Radio", body="Priya found the battery bug in the LoRa driver.")],
+    )
+    home = str(tmp_path / "home")
+    assert main(["import", "--home", home, str(box), str(DATA / "notes" / "work")]) == 0
+    capsys.readouterr()
+    assert main(["search", "--home", home, "--json", "-k", "2", "battery bug"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["title"] == "Radio"
+    assert main(["ask", "--home", home, "--json", "Who found the battery bug?"]) == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert events[-1]["event"] == "AnswerDone" and events[-1]["answer"]
+    assert guard.attempts == []
