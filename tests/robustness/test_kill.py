@@ -128,12 +128,8 @@ def test_ask_killed_mid_answer_gives_the_uninterrupted_answer_on_rerun(tmp_path,
     assert reference
 
     proc = cli(home, "ask", "--json", QUESTION, stdout=subprocess.PIPE)
-    streamed = 0
-    for line in proc.stdout:
-        event = json.loads(line)["event"]
-        assert event != "AnswerDone", "the answer ended before it could be killed"
-        streamed += event == "TokenStreamed"
-        if streamed == 2:
+    for line in proc.stdout:  # killed at its first token: the prompt's KV is stored by then
+        if json.loads(line)["event"] == "TokenStreamed":
             proc.send_signal(signal.SIGKILL)
             break
     assert proc.wait() == -signal.SIGKILL
