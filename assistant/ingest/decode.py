@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import codecs
+import re
 
 REPLACEMENT = "\ufffd"
 FALLBACK = "cp1252"
+_HEADER_END = re.compile(rb"\r?\n\r?\n")
 
 
 def decode_bytes(data: bytes, charset: str | None) -> tuple[str, int, str | None]:
@@ -40,3 +42,22 @@ def _alias(charset: str) -> str:
 def _replaced(text: str, data: bytes) -> int:
     # U+FFFD present as valid UTF-8 in the source is not a replacement.
     return max(0, text.count(REPLACEMENT) - data.count(b"\xef\xbf\xbd"))
+
+
+def utf8_headers(raw: bytes) -> bytes:
+    """`raw` with each header line in raw 8-bit bytes that are not UTF-8 read as Windows-1252 and
+    re-encoded as UTF-8. The parser keeps raw UTF-8 in headers but turns every other 8-bit byte
+    into U+FFFD; a mailer that wrote them unencoded almost always wrote Latin-1."""
+    end = _HEADER_END.search(raw)
+    cut = end.start() if end else len(raw)
+    if raw[:cut].isascii():
+        return raw
+    return b"\n".join(_as_utf8(line) for line in raw[:cut].split(b"\n")) + raw[cut:]
+
+
+def _as_utf8(line: bytes) -> bytes:
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return line.decode(FALLBACK, errors="replace").encode("utf-8")
+    return line

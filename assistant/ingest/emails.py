@@ -10,7 +10,7 @@ from email.message import EmailMessage, Message
 from email.parser import BytesParser
 from email.utils import getaddresses, parsedate_to_datetime
 
-from assistant.ingest.decode import decode_bytes
+from assistant.ingest.decode import decode_bytes, utf8_headers
 from assistant.ingest.quotes import split_reply
 from assistant.ingest.types import Attachment, Document, Issue, NotAnEmail
 
@@ -21,7 +21,7 @@ _ID = re.compile(r"<([^<>\s]+)>")
 def parse_email(
     raw: bytes, source_path: str, offset: int | None = None, folder: str = ""
 ) -> Document:
-    msg = BytesParser(policy=policy.default).parsebytes(raw)
+    msg = BytesParser(policy=policy.default).parsebytes(utf8_headers(raw))
     present = {key.lower() for key in msg}
     if not present.intersection(_KEY_HEADERS):
         raise NotAnEmail("no email headers (From, To, Subject, Date or Message-ID) found")

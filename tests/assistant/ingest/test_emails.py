@@ -68,6 +68,14 @@ def test_latin1_body_is_decoded():
     assert doc.replaced_chars == 0
 
 
+def test_raw_8bit_headers_are_read_as_latin1_unless_utf8():
+    latin1 = "From: André <andre@example.fr>\nSubject: Café crème\n".encode("cp1252")
+    utf8 = "To: Åsa Berg <asa@example.se>\nMessage-ID: <h8@x>\n\nbody\n".encode()
+    doc = parse_email(latin1 + utf8, "x")
+    assert (doc.title, doc.sender) == ("Café crème", "André <andre@example.fr>")
+    assert doc.recipients == "Åsa Berg <asa@example.se>"
+
+
 def test_unknown_charset_is_decoded_with_a_warning():
     raw = (
         b"From: a@example.nl\nSubject: odd\nMessage-ID: <odd.1@x>\n"
