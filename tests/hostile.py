@@ -133,8 +133,10 @@ def _garbage(rng: random.Random, size: int = 4096) -> bytes:
 def write_hostile_mailbox(
     root: Path, n_valid: int = 30, huge_mb: int = 20, seed: int = 0
 ) -> HostileMailbox:
-    """Write `root/hostile.mbox` and `root/Maildir`; `n_valid` plain valid mails in each, the
-    hostile ones shuffled in among them by `seed`."""
+    """Write `root/hostile.mbox` and `root/Maildir`; `n_valid` (at least 10: some reuse the ids
+    of mails 3, 7 and 9) plain valid mails in each, the hostile ones shuffled in by `seed`."""
+    if n_valid < 10:
+        raise ValueError("n_valid must be at least 10")
     rng = random.Random(seed)
     root.mkdir(parents=True, exist_ok=True)
     box = HostileMailbox(root / "hostile.mbox", root / "Maildir")

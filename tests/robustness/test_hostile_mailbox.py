@@ -7,7 +7,7 @@ import pytest
 
 from assistant.importer import Importer
 from tests.conftest import FakeEmbedder
-from tests.hostile import Expected, write_hostile_mailbox
+from tests.hostile import Expected, HostileMailbox, write_hostile_mailbox
 
 
 @pytest.fixture(scope="module")
@@ -64,12 +64,15 @@ def reported(issues, expected: Expected) -> bool:
     )
 
 
+def unreported(box: HostileMailbox, report) -> list[Expected]:
+    """The expected errors and warnings that `report` does not name with their file and place."""
+    missing = [e for e in box.errors if not reported(report.errors, e)]
+    return missing + [w for w in box.warnings if not reported(report.warnings, w)]
+
+
 def test_every_bad_item_is_reported_with_its_file_and_place(imported):
     box, store, first, _ = imported
-    assert len(first.errors) == len(box.errors)
-    missing = [e for e in box.errors if not reported(first.errors, e)]
-    missing += [w for w in box.warnings if not reported(first.warnings, w)]
-    assert missing == []
+    assert len(first.errors) == len(box.errors) and unreported(box, first) == []
     logged = store.db.execute(
         "SELECT path, location, reason FROM import_issues WHERE severity = 'error'"
     ).fetchall()
@@ -83,3 +86,11 @@ def test_reimport_adds_nothing_and_reports_the_same(imported):
     assert second.seen == first.seen
     assert sorted(map(str, second.errors)) == sorted(map(str, first.errors))
     assert store.stats()["documents"] == box.stored_count
+
+
+@pytest.mark.parametrize("seed", range(1, 6))
+def test_any_order_of_the_hostile_items_loses_nothing(tmp_path, store, seed):
+    box = write_hostile_mailbox(tmp_path, n_valid=10, huge_mb=1, seed=seed)
+    report = Importer(store, FakeEmbedder()).run(box.paths)
+    assert stored_bodies(store) == box.bodies
+    assert len(report.errors) == len(box.errors) and unreported(box, report) == []
