@@ -50,7 +50,52 @@ CREATE TABLE IF NOT EXISTS qa_entries (
 );
 """
 
-MIGRATIONS: list[tuple[str, str]] = [("0001_initial", _INITIAL)]
+_PRECOMPUTE = """
+CREATE TABLE IF NOT EXISTS jobs (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,            -- abstract | predict | populate | decode | rebuild_kv | refresh
+    key TEXT NOT NULL UNIQUE,      -- names the work: queued once, never redone once done
+    payload TEXT NOT NULL DEFAULT '{}',
+    priority INTEGER NOT NULL DEFAULT 50,   -- lower runs first
+    state TEXT NOT NULL DEFAULT 'queued',   -- queued | running | done | failed
+    attempts INTEGER NOT NULL DEFAULT 0,
+    error TEXT,
+    created REAL NOT NULL,
+    started REAL,
+    finished REAL,
+    cpu_s REAL
+);
+CREATE INDEX IF NOT EXISTS jobs_next ON jobs(state, priority, id);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    started REAL NOT NULL,
+    finished REAL,
+    jobs INTEGER NOT NULL DEFAULT 0,
+    cpu_s REAL NOT NULL DEFAULT 0,
+    stopped TEXT                   -- finished | deadline | cancelled | preempted | killed (NULL)
+);
+CREATE TABLE IF NOT EXISTS abstract_items (
+    id INTEGER PRIMARY KEY,
+    chunk_id INTEGER NOT NULL,
+    kind TEXT NOT NULL,            -- person | topic | date | event
+    text TEXT NOT NULL,
+    created REAL NOT NULL,
+    UNIQUE (kind, text)
+);
+CREATE TABLE IF NOT EXISTS history (
+    id INTEGER PRIMARY KEY,
+    question TEXT NOT NULL,
+    asked REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS cache_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- the largest chunk id the answer could have seen: a newer chunk in its top-k makes it stale
+ALTER TABLE qa_entries ADD COLUMN chunk_watermark INTEGER NOT NULL DEFAULT 0;
+"""
+
+MIGRATIONS: list[tuple[str, str]] = [
+    ("0001_initial", _INITIAL),
+    ("0002_precompute", _PRECOMPUTE),
+]
 
 
 def enable_wal(conn: sqlite3.Connection, tries: int = 100) -> None:
@@ -79,22 +124,45 @@ def connect(path: Path | None) -> sqlite3.Connection:
 
 
 def apply_migrations(db: Database, migrations: list[tuple[str, str]]) -> list[str]:
-    """Apply the named migrations not yet recorded in `_migrations`; return their names."""
+    """Apply the named migrations not yet recorded in `_migrations`; return their names.
+    Each runs in one IMMEDIATE transaction that re-checks the record first, so two processes
+    opening a database at once apply it once (an ALTER TABLE cannot say IF NOT EXISTS)."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
-    done = {row[0] for row in db.execute("SELECT name FROM _migrations").fetchall()}
     applied = []
     for name, sql in migrations:
-        if name in done:
+        if _applied(db, name):
             continue
-        stamp = datetime.now(UTC).isoformat()
-        # executescript commits first, so the transaction is spelled out in the script itself;
-        # IMMEDIATE and IF NOT EXISTS make two processes opening a new database at once safe.
-        db.conn.executescript(
-            f"BEGIN IMMEDIATE;\n{sql}\n"
-            f"INSERT OR IGNORE INTO _migrations VALUES ('{name}', '{stamp}');\nCOMMIT;"
-        )
-        applied.append(name)
+        conn = db.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if not _applied(db, name):
+                for statement in _statements(sql):
+                    conn.execute(statement)
+                stamp = datetime.now(UTC).isoformat()
+                conn.execute("INSERT INTO _migrations VALUES (?, ?)", [name, stamp])
+                applied.append(name)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
     return applied
+
+
+def _applied(db: Database, name: str) -> bool:
+    return db.execute("SELECT 1 FROM _migrations WHERE name = ?", [name]).fetchone() is not None
+
+
+def _statements(script: str) -> list[str]:
+    """Split a script into complete statements (sqlite3 decides where one ends)."""
+    out, current = [], ""
+    for line in script.splitlines(keepends=True):
+        current += line
+        if sqlite3.complete_statement(current):
+            out.append(current.strip())
+            current = ""
+    if current.strip() and not current.strip().startswith("--"):
+        out.append(current.strip())
+    return out
 
 
 def open_cache_db(path: Path | None) -> Database:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +25,7 @@ class QAEntry:
     stale: bool
     origin: str
     hits: int
+    chunk_watermark: int = 0  # the newest chunk id when it was answered
 
 
 @dataclass(frozen=True)
@@ -33,11 +34,13 @@ class QAHit:
     similarity: float
 
 
-_COLUMNS = "id, question, answer, sources, knowledge_version, stale, origin, hits"
+_COLUMNS = "id, question, answer, sources, knowledge_version, stale, origin, hits, chunk_watermark"
 
 
 def _entry(row: Sequence) -> QAEntry:
-    return QAEntry(row[0], row[1], row[2], json.loads(row[3]), row[4], bool(row[5]), row[6], row[7])
+    return QAEntry(
+        row[0], row[1], row[2], json.loads(row[3]), row[4], bool(row[5]), row[6], row[7], row[8]
+    )
 
 
 class QABank:
@@ -75,16 +78,26 @@ class QABank:
                 return QAHit(entry, float(sims[idx]))
         return None
 
-    def lookup(self, vector: np.ndarray) -> QAHit | None:
-        """An answered, fresh entry with similarity ≥ τ, counted as a hit; else None."""
+    def lookup(
+        self, vector: np.ndarray, accept: Callable[[QAEntry], bool] | None = None
+    ) -> QAHit | None:
+        """An answered, fresh entry with similarity ≥ τ, counted as a hit; else None.
+        `accept` may veto the entry (the mail changed under it): it is then marked stale."""
         hit = self.nearest(vector)
         if hit is None or hit.similarity < self.threshold:
+            return None
+        if accept is not None and not accept(hit.entry):
+            self.mark_stale([hit.entry.id])
             return None
         self.db.execute(
             "UPDATE qa_entries SET hits = hits + 1, last_used = ? WHERE id = ?",
             [time.time(), hit.entry.id],
         )
         return hit
+
+    def vector(self, entry_id: int) -> np.ndarray:
+        row = self.db.execute("SELECT embedding FROM qa_entries WHERE id = ?", [entry_id])
+        return np.frombuffer(row.fetchone()[0], dtype=np.float32)
 
     def get(self, entry_id: int) -> QAEntry | None:
         row = self.db.execute(f"SELECT {_COLUMNS} FROM qa_entries WHERE id = ?", [entry_id])
@@ -99,12 +112,14 @@ class QABank:
         sources: Sequence[str] = (),
         knowledge_version: int = 0,
         origin: str = "user",
+        watermark: int = 0,
     ) -> int:
         blob = np.asarray(vector, dtype=np.float32).tobytes()
         now = time.time()
         entry_id = self.db.execute(
             "INSERT INTO qa_entries (question, embedding, answer, sources, knowledge_version, "
-            "origin, size, created, answered_at, last_used) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            "origin, size, created, answered_at, last_used, chunk_watermark) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             [
                 question,
                 blob,
@@ -116,19 +131,29 @@ class QABank:
                 now,
                 now if answer is not None else None,
                 now,
+                watermark,
             ],
         ).lastrowid
         self.evict(keep=entry_id)
         return entry_id
 
-    def set_answer(self, entry_id: int, answer: str, sources: Sequence[str], version: int) -> None:
+    def set_answer(
+        self,
+        entry_id: int,
+        answer: str,
+        sources: Sequence[str],
+        version: int,
+        watermark: int = 0,
+    ) -> None:
         self.db.execute(
             "UPDATE qa_entries SET answer = ?, sources = ?, knowledge_version = ?, stale = 0, "
-            "answered_at = ?, size = length(question) + length(embedding) + ? WHERE id = ?",
+            "chunk_watermark = ?, answered_at = ?, "
+            "size = length(question) + length(embedding) + ? WHERE id = ?",
             [
                 answer,
                 json.dumps(list(sources)),
                 version,
+                watermark,
                 time.time(),
                 len(answer.encode()),
                 entry_id,

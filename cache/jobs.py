@@ -1,0 +1,126 @@
+"""The precompute job queue, persisted in the cache database.
+
+A job is named by a key, so planning the same work twice queues it once, and work already done is
+not queued again. A job is claimed (state 'running') before it runs and marked 'done' in the same
+transaction that nothing else depends on; a process killed mid-job leaves it 'running', and the
+next run puts it back in the queue (`recover`), so nothing finished is redone and nothing started
+is lost.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from sqlite_utils import Database
+
+QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
+
+
+@dataclass(frozen=True)
+class Job:
+    id: int
+    kind: str
+    key: str
+    payload: dict[str, Any]
+    priority: int
+    attempts: int
+
+
+class JobQueue:
+    def __init__(self, db: Database, max_attempts: int = 2) -> None:
+        self.db = db
+        self.max_attempts = max_attempts
+
+    def enqueue(self, kind: str, key: str, payload: dict | None = None, priority: int = 50) -> bool:
+        """Queue `key` unless it is queued, running or done already; True if it was queued.
+        A failed job is queued again (with its attempts kept)."""
+        cur = self.db.execute(
+            "INSERT INTO jobs (kind, key, payload, priority, state, created) VALUES (?,?,?,?,?,?) "
+            "ON CONFLICT(key) DO UPDATE SET state = 'queued', payload = excluded.payload "
+            "WHERE jobs.state = 'failed' AND jobs.attempts < ?",
+            [
+                kind,
+                key,
+                json.dumps(payload or {}),
+                priority,
+                QUEUED,
+                time.time(),
+                self.max_attempts,
+            ],
+        )
+        return cur.rowcount > 0
+
+    def requeue(self, key: str, payload: dict | None = None) -> None:
+        """Queue `key` again even if done (the work it did is out of date)."""
+        self.db.execute(
+            "UPDATE jobs SET state = 'queued', attempts = 0, payload = coalesce(?, payload) "
+            "WHERE key = ? AND state != 'running'",
+            [json.dumps(payload) if payload is not None else None, key],
+        )
+
+    def claim(self, kinds: tuple[str, ...] | None = None) -> Job | None:
+        """Take the next queued job (lowest priority number, then oldest) and mark it running."""
+        where = f"AND kind IN ({','.join('?' * len(kinds))})" if kinds else ""
+        with self.db.conn:
+            self.db.execute("BEGIN IMMEDIATE")
+            row = self.db.execute(
+                "SELECT id, kind, key, payload, priority, attempts FROM jobs "
+                f"WHERE state = 'queued' {where} ORDER BY priority, id LIMIT 1",
+                list(kinds or ()),
+            ).fetchone()
+            if row is None:
+                return None
+            self.db.execute(
+                "UPDATE jobs SET state = 'running', started = ?, attempts = attempts + 1 "
+                "WHERE id = ?",
+                [time.time(), row[0]],
+            )
+        return Job(row[0], row[1], row[2], json.loads(row[3]), row[4], row[5] + 1)
+
+    def finish(self, job: Job, cpu_s: float) -> None:
+        self.db.execute(
+            "UPDATE jobs SET state = 'done', finished = ?, cpu_s = ?, error = NULL WHERE id = ?",
+            [time.time(), cpu_s, job.id],
+        )
+
+    def fail(self, job: Job, error: str) -> None:
+        self.db.execute(
+            "UPDATE jobs SET state = 'failed', finished = ?, error = ? WHERE id = ?",
+            [time.time(), error[:500], job.id],
+        )
+
+    def release(self, job: Job) -> None:
+        """Put a job that was interrupted (not failed) back in the queue, uncounted."""
+        self.db.execute(
+            "UPDATE jobs SET state = 'queued', attempts = max(attempts - 1, 0) WHERE id = ?",
+            [job.id],
+        )
+
+    def recover(self) -> int:
+        """Jobs left 'running' by a killed process go back to the queue; returns how many."""
+        return self.db.execute("UPDATE jobs SET state = 'queued' WHERE state = 'running'").rowcount
+
+    def state_of(self, key: str) -> str | None:
+        row = self.db.execute("SELECT state FROM jobs WHERE key = ?", [key]).fetchone()
+        return row[0] if row else None
+
+    def pending(self) -> int:
+        return int(
+            self.db.execute(
+                "SELECT count(*) FROM jobs WHERE state IN ('queued','running')"
+            ).fetchone()[0]
+        )
+
+    def counts(self) -> dict[str, int]:
+        rows = self.db.execute("SELECT state, count(*) FROM jobs GROUP BY state").fetchall()
+        found = dict(rows)
+        return {state: int(found.get(state, 0)) for state in (QUEUED, RUNNING, DONE, FAILED)}
+
+    def counts_by_kind(self, state: str = DONE) -> dict[str, int]:
+        rows = self.db.execute(
+            "SELECT kind, count(*) FROM jobs WHERE state = ? GROUP BY kind", [state]
+        ).fetchall()
+        return dict(rows)
