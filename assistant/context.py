@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import assistant
+from assistant.activity import Activity
 from assistant.config import Settings, load_settings
 from assistant.home import Home, open_home
 from assistant.knowledge.db import open_db
@@ -26,6 +27,18 @@ class Context:
     _embedder: SentenceTransformerEmbedder | None = field(default=None, repr=False)
     _retriever: Retriever | None = field(default=None, repr=False)
     _pipeline: Pipeline | None = field(default=None, repr=False)
+    _presence: Activity | None = field(default=None, repr=False)
+
+    @property
+    def presence(self) -> Activity:
+        """The user's activity, shared with other processes on this home."""
+        if self._presence is None:
+            self._presence = Activity(self.home.root)
+        return self._presence
+
+    def activity(self) -> None:
+        """The user did something (the app calls this on every keypress)."""
+        self.presence.touch()
 
     @property
     def embedder(self) -> SentenceTransformerEmbedder:
@@ -59,6 +72,7 @@ def make_pipeline(ctx: Context) -> Pipeline:
     from cache.blobs import BlobStore
     from cache.db import open_cache_db
     from cache.kv_tree import KIND, KVTree
+    from cache.prediction import History
     from cache.qa_bank import QABank
 
     cache = ctx.settings.cache
@@ -75,6 +89,8 @@ def make_pipeline(ctx: Context) -> Pipeline:
         QABank(db, cache.qa_threshold, int(cache.qa_budget_mb * 2**20)),
         KVTree(db, blobs, llm.fingerprint),
         system,
+        activity=ctx.presence,
+        history=History(db),
     )
 
 

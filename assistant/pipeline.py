@@ -5,17 +5,29 @@ from __future__ import annotations
 
 import codecs
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
+from assistant.activity import Activity
 from assistant.config import Settings
 from assistant.knowledge.retrieval import Hit, Retriever
 from assistant.knowledge.store import KnowledgeStore
 from assistant.llm.prompt import Segments, build_segments, chat_frame
 from assistant.llm.runtime import LLMError, LocalLLM
 from cache.kv_tree import KVTree, segment_hash
+from cache.prediction import History
 from cache.protocols import Embedder
-from cache.qa_bank import QABank
+from cache.qa_bank import QABank, QAEntry
+
+# Tokens per llama eval call (~0.3 s here): a background job checks between pieces whether a user
+# is waiting, so it steps aside within a second. Logits do not depend on the piece size (checked
+# in tests), so cached and uncached runs still agree token for token.
+PIECE = 32
+
+
+class Preempted(Exception):
+    """A background job stepped aside for a user question; it goes back in the queue."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +82,8 @@ class Pipeline:
         qa_bank: QABank,
         kv_tree: KVTree,
         system_prompt: str,
+        activity: Activity | None = None,
+        history: History | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -80,81 +94,205 @@ class Pipeline:
         self.kv = kv_tree
         self.system_prompt = system_prompt
         self.frame = chat_frame(llm)
+        self.activity = activity
+        self.history = history
 
-    def answer(self, question: str, use_cache: bool = True) -> Iterator[Event]:
+    def answer(
+        self, question: str, use_cache: bool = True, *, qa: bool = True, kv: bool = True
+    ) -> Iterator[Event]:
+        """A user question. `use_cache=False` is the naive path; `qa`/`kv` switch one layer off.
+        While it runs, background precompute steps aside."""
+        with self.activity.busy() if self.activity else nullcontext():
+            if self.history is not None:
+                self.history.add(question)
+            yield from self._answer(question, qa and use_cache, kv and use_cache)
+
+    def _answer(self, question: str, qa: bool, kv: bool) -> Iterator[Event]:
         clock = _Clock()
         vector = self.embedder.embed_batch([question])[0]
         clock.lap("embed")
-        if use_cache:
-            hit = self.qa.lookup(vector)
+        if qa:
+            hit = self.qa.lookup(vector, accept=self.is_fresh)
             clock.lap("qa_lookup")
             if hit is not None:
                 yield QAHitFound(hit.entry.question, hit.similarity)
                 yield self._done_from_bank(question, hit.entry, clock)
                 return
-        hits = self.retriever.search(
-            question, k=self.settings.answer.context_chunks, query_vector=vector
-        )
+        hits = self.retrieve(question, vector)
         clock.lap("retrieve")
         yield ChunksRetrieved(hits)
         clock.lap("rerank")  # the fused order until the reranker lands
         yield ChunksOrdered([h.chunk_id for h in hits])
-        yield from self.generate(question, vector, hits, use_cache, clock)
+        yield from self.generate(question, vector, hits, kv=kv, qa=qa, clock=clock)
+
+    def retrieve(self, question: str, vector) -> list[Hit]:
+        return self.retriever.search(
+            question, k=self.settings.answer.context_chunks, query_vector=vector
+        )
+
+    def is_fresh(self, entry: QAEntry) -> bool:
+        """False when the mail changed under a stored answer: one of its sources is gone, or a
+        chunk newer than the answer now ranks in its question's top-k. Cheap when nothing new
+        was imported (one max(id) query)."""
+        ids = [int(i) for i in entry.sources if str(i).isdigit()]
+        newest = self.store.max_chunk_id()
+        if entry.chunk_watermark >= newest and len(self.store.chunk_records(ids)) == len(ids):
+            return True
+        if len(self.store.chunk_records(ids)) != len(ids):
+            return False
+        top = self.retrieve(entry.question, self.qa.vector(entry.id))
+        return all(h.chunk_id <= entry.chunk_watermark for h in top)
 
     def generate(
-        self, question: str, vector, hits: list[Hit], use_cache: bool = True, clock=None
+        self,
+        question: str,
+        vector,
+        hits: list[Hit],
+        use_cache: bool = True,
+        clock=None,
+        *,
+        kv: bool = True,
+        qa: bool = True,
+        background: bool = False,
+        origin: str = "user",
     ) -> Iterator[Event]:
-        """Prefill (reusing cached KV) and decode an answer from `hits`, in the order given."""
+        """Prefill (reusing cached KV) and decode an answer from `hits`, in the order given.
+        A `background` run raises Preempted when a user question arrives."""
         clock = clock or _Clock()
-        segments = build_segments(
-            self.llm, self.frame, self.system_prompt, [h.record.text for h in hits], question
-        )
+        kv, qa = kv and use_cache, qa and use_cache
+        check = self._checker(background)
+        segments = self._segments([h.record.text for h in hits], question)
         pieces: list[str] = []
         with self.llm.lock:
-            reused = self._prefill(segments, use_cache, clock)
+            reused = self._prefill(segments, kv, clock, check)
             yield KVReused(reused, segments.total)
-            decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-            tokens: list[int] = []
-            for token in self.llm.greedy(self.settings.answer.max_tokens):
-                if not tokens:
-                    clock.mark("ttft")
-                tokens.append(token)
-                if is_looping(tokens):
-                    break
-                text = decoder.decode(self.llm.detokenize([token]))
-                if text:
-                    pieces.append(text)
-                    yield TokenStreamed(text)
+            for text in self._decode(self.settings.answer.max_tokens, check, clock):
+                pieces.append(text)
+                yield TokenStreamed(text)
             clock.lap("decode")
         answer = "".join(pieces).strip()
         sources = [h.record.ref() for h in hits]
-        if use_cache:
-            self.qa.add(
-                question,
-                vector,
-                answer,
-                [str(s["chunk_id"]) for s in sources],
-                self.store.version("chunks"),
-            )
+        if qa:
+            chunk_ids = [str(s["chunk_id"]) for s in sources]
+            self.remember(question, vector, answer, chunk_ids, origin)
         yield AnswerDone(question, answer, sources, False, reused, segments.total, clock.done())
 
-    def _prefill(self, segments: Segments, use_cache: bool, clock) -> int:
+    def remember(
+        self, question: str, vector, answer: str | None, sources: list[str], origin: str = "user"
+    ) -> int:
+        """Store an answer (or a pending entry) in the QA bank. A pending or stale entry for the
+        same question is filled in rather than duplicated."""
+        version, watermark = self.store.version("chunks"), self.store.max_chunk_id()
+        near = self.qa.nearest(vector, answered_only=False)
+        if near and near.similarity >= 0.999 and (near.entry.answer is None or near.entry.stale):
+            if answer is not None:
+                self.qa.set_answer(near.entry.id, answer, sources, version, watermark)
+            return near.entry.id
+        return self.qa.add(question, vector, answer, sources, version, origin, watermark)
+
+    def _decode(self, max_tokens: int, check: Callable[[], None], clock=None) -> Iterator[str]:
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        tokens: list[int] = []
+        for token in self.llm.greedy(max_tokens):
+            if not tokens and clock is not None:
+                clock.mark("ttft")
+            tokens.append(token)
+            if is_looping(tokens):
+                break
+            text = decoder.decode(self.llm.detokenize([token]))
+            if text:
+                yield text
+            check()
+
+    def _segments(self, chunks: Sequence[str], question: str) -> Segments:
+        return build_segments(self.llm, self.frame, self.system_prompt, list(chunks), question)
+
+    def _checker(self, background: bool) -> Callable[[], None]:
+        def check() -> None:
+            if background and self.activity is not None and self.activity.user_waiting():
+                raise Preempted
+
+        return check
+
+    def _eval(self, tokens: Sequence[int], check: Callable[[], None]) -> None:
+        for start in range(0, len(tokens), PIECE):
+            check()
+            self.llm.eval(tokens[start : start + PIECE])
+
+    def _prefill(self, segments: Segments, kv: bool, clock, check) -> int:
         """Restore the longest cached prefix, evaluate the rest segment by segment (saving each new
         segment's KV as a tree node), then the question. Returns the prompt tokens reused."""
+        reused = self._prefill_prefix(segments, kv, check)
+        clock.lap("kv_load")
+        self._eval(segments.question, check)
+        clock.lap("prefill")
+        return reused
+
+    def _prefill_prefix(self, segments: Segments, kv: bool, check) -> int:
         hashes = [segment_hash(s) for s in segments.prefix]
-        start = self._restore(segments, hashes) if use_cache else 0
+        start = self._restore(segments, hashes) if kv else 0
         if not start:
             self.llm.reset()
-        clock.lap("kv_load")
         for depth in range(start, len(segments.prefix)):
             first = self.llm.n_past
-            self.llm.eval(segments.prefix[depth])
-            if use_cache:
+            self._eval(segments.prefix[depth], check)
+            if kv:
                 blob = self.llm.save_range(first, self.llm.n_past)
                 self.kv.store(hashes[: depth + 1], self.llm.n_past, blob)
-        self.llm.eval(segments.question)
-        clock.lap("prefill")
         return sum(len(s) for s in segments.prefix[:start])
+
+    # -- background work (the idle scheduler's jobs) -------------------------------------------
+
+    def prefill(self, chunks: Sequence[str], background: bool = True) -> tuple[int, int]:
+        """Strategy 1: put the KV of [system, chunks…] in the tree, no question, no decoding.
+        Returns (tokens reused, prefix tokens)."""
+        segments = self._segments(chunks, "")
+        with self.llm.lock:
+            reused = self._prefill_prefix(segments, True, self._checker(background))
+        return reused, sum(len(s) for s in segments.prefix)
+
+    def kv_cached(self, chunks: Sequence[str]) -> bool:
+        """The whole [system, chunks…] prefix is in the KV tree."""
+        segments = self._segments(chunks, "")
+        hashes = [segment_hash(s) for s in segments.prefix]
+        return self.kv.longest_prefix(hashes).depth == len(hashes)
+
+    def continue_after_chunk(
+        self, chunk: str, prompts: Sequence[str], max_tokens: int, background: bool = True
+    ) -> list[str]:
+        """For each prompt, the greedy continuation (to the end of its line) of
+        [system, chunk, prompt]. The [system, chunk] prefix is read from, or added to, the KV
+        tree: the node a later question retrieving this chunk first will reuse."""
+        check = self._checker(background)
+        segments = self._segments([chunk], "")
+        tokens = [t for seg in segments.prefix for t in seg]
+        out = []
+        with self.llm.lock:
+            self._prefill_prefix(segments, True, check)
+            base = self.llm.save_range(0, self.llm.n_past)
+            for prompt in prompts:
+                self.llm.restore_ranges([base], tokens)
+                out.append(self._continue_line(self.llm.tokenize(prompt), max_tokens, check))
+        return out
+
+    def complete(self, text: str, max_tokens: int, background: bool = True) -> str:
+        """A plain greedy completion of `text` (no chat frame), up to a blank line."""
+        check = self._checker(background)
+        with self.llm.lock:
+            self.llm.reset()
+            tokens = self.llm.tokenize(text, first=True)
+            self._eval(tokens, check)
+            return self._continue_line(None, max_tokens, check, stop="\n\n")
+
+    def _continue_line(self, tokens, max_tokens: int, check, stop: str = "\n") -> str:
+        if tokens:
+            self._eval(tokens, check)
+        text = ""
+        for piece in self._decode(max_tokens, check):
+            text += piece
+            if stop in text:
+                break
+        return text.split(stop, 1)[0]
 
     def _restore(self, segments: Segments, hashes: list[str]) -> int:
         """Restore the longest cached run of prefix segments; return how many (0: none)."""

@@ -79,6 +79,23 @@ class KnowledgeStore:
         key = f"{what}_version"
         return int(self.db.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()[0])
 
+    def max_chunk_id(self) -> int:
+        """The newest chunk's id: chunks added later have larger ids."""
+        return int(self.db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0])
+
+    def chunk_ids(self, after: int = 0, upto: int | None = None) -> list[int]:
+        """Ids of the chunks in (after, upto], ascending."""
+        rows = self.db.execute(
+            "SELECT id FROM chunks WHERE id > ? AND id <= ? ORDER BY id",
+            [after, upto if upto is not None else 2**62],
+        )
+        return [r[0] for r in rows.fetchall()]
+
+    def last_import(self) -> str:
+        """When a document was last added or changed (ISO time; '' when none)."""
+        row = self.db.execute("SELECT max(imported_at) FROM documents").fetchone()
+        return row[0] or ""
+
     def identity(self) -> str:
         return self.db.execute("SELECT value FROM meta WHERE key = 'db_id'").fetchone()[0]
 
