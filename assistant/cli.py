@@ -44,6 +44,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="one JSON object per event (JSON lines)")
 
     sub.add_parser("demo", parents=[home], help="import the bundled demo mailbox and notes")
+
+    p = sub.add_parser(
+        "precompute",
+        parents=[home],
+        help="predict questions and fill the caches now (stops for a question asked meanwhile)",
+    )
+    when = p.add_mutually_exclusive_group()
+    when.add_argument("--for", dest="duration", metavar="DURATION", help="e.g. 2h, 90m, 1h30m")
+    when.add_argument("--until", metavar="HH:MM", help="stop at this local time (e.g. 07:00)")
+    p.add_argument("--ac-only", action="store_true", help="do nothing on battery power")
+    p.add_argument("--status", action="store_true", help="show the queue and the last run only")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
     return parser
 
 

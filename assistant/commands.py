@@ -26,6 +26,15 @@ from assistant.llm import LLMError
 console = Console(stderr=True, soft_wrap=True)
 
 
+_PROGRESS_COLUMNS = (
+    TextColumn("{task.description}"),
+    BarColumn(),
+    MofNCompleteColumn(),
+    TextColumn("{task.fields[rate]:>8.1f}/s"),
+    TimeElapsedColumn(),
+)
+
+
 def user_errors() -> tuple[type[Exception], ...]:
     return (ConfigError, DatabaseError, ModelMissing, SourceError, FileNotFoundError, LLMError)
 
@@ -40,6 +49,7 @@ def run_command(args: Namespace) -> int:
         "stats": cmd_stats,
         "demo": cmd_demo,
         "ask": cmd_ask,
+        "precompute": cmd_precompute,
     }
     return handler[args.command](ctx, args)
 
@@ -77,14 +87,7 @@ def import_with_progress(ctx: Context, paths: list[Path]) -> ImportReport:
     importer = Importer(
         ctx.store, ctx.embedder, ctx.settings.chunking, ctx.settings.embedding.batch_size
     )
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]:>8.1f}/s"),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=console, transient=False) as progress:
+    with Progress(*_PROGRESS_COLUMNS, console=console, transient=False) as progress:
         tasks: dict[str, int] = {}
 
         def notify(event: ImportProgressed) -> None:
@@ -237,3 +240,37 @@ def _event_dict(event) -> dict:
     else:
         data.update(asdict(event))
     return data
+
+
+def cmd_precompute(ctx: Context, args: Namespace) -> int:
+    from assistant.idle import on_ac
+    from assistant.precompute import Precompute
+    from assistant.schedule import deadline_from
+
+    if args.ac_only and on_ac() is False:
+        console.print("On battery power: nothing done (--ac-only).")
+        return 0
+    runner = Precompute(ctx, settle_seconds=0)
+    if args.status:
+        dump_json(runner.status())
+        return 0
+    try:
+        deadline = deadline_from(args.duration, args.until)
+    except ValueError as exc:
+        console.print(f"error: {exc}")
+        return 2
+    with Progress(*_PROGRESS_COLUMNS, console=console) as progress:
+        task = progress.add_task("precomputing", total=None, rate=0.0)
+
+        def notify(event) -> None:
+            elapsed = progress.tasks[task].elapsed or 1e-9
+            progress.update(
+                task, completed=event.done, total=event.total, rate=event.done / elapsed
+            )
+
+        report = runner.run(deadline=deadline, notify=notify)
+    if args.json:
+        dump_json(asdict(report))
+    else:
+        console.print(f"[bold]Precompute:[/] {report.summary()}")
+    return 0

@@ -1,0 +1,5 @@
+"""Idle-time precompute: the job runner (runner.py) and what each kind of job does (handlers.py)."""
+
+from assistant.precompute.runner import Precompute, PrecomputeProgressed, PrecomputeReport
+
+__all__ = ["Precompute", "PrecomputeProgressed", "PrecomputeReport"]

@@ -1,0 +1,169 @@
+"""What each kind of precompute job does. Every handler is idempotent: a job killed half-way and
+run again leaves the same state as one run once (entries are filled in, not added twice)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
+
+from assistant.abstract import extract_items
+from assistant.config import PrecomputeSettings
+from assistant.context import bundled
+from assistant.knowledge.store import KnowledgeStore
+from assistant.pipeline import Pipeline
+from cache import policy
+from cache.jobs import Job, JobQueue
+from cache.prediction import (
+    History,
+    KnowledgeAbstract,
+    clean_question,
+    drop_known,
+    parse_questions,
+)
+
+PRIORITY = {
+    "refresh": 10,
+    "abstract": 20,
+    "predict_history": 25,
+    "predict_detail": 30,
+    "predict_general": 35,
+    "populate": 40,
+    "decode": 45,
+    "rebuild_kv": 50,
+}
+SEEDS = ("When", "Who", "What")  # question words that start detail questions (prompts/README.md)
+_BATCH = 256
+
+
+class Handlers:
+    def __init__(
+        self,
+        pipe: Pipeline,
+        store: KnowledgeStore,
+        abstract: KnowledgeAbstract,
+        history: History,
+        settings: PrecomputeSettings,
+    ) -> None:
+        self.pipe, self.store, self.abstract, self.history = pipe, store, abstract, history
+        self.settings = settings
+        self.queue = JobQueue(pipe.qa.db)
+        self.seeds = SEEDS
+        folder = bundled("prompts")
+        self.prompts = {
+            name: (folder / f"predict_{name}.txt").read_text(encoding="utf-8")
+            for name in ("detail", "history", "general")
+        }
+
+    def run(self, job: Job) -> None:
+        getattr(self, f"_{job.kind}")(job.payload)
+
+    # -- the knowledge abstract ----------------------------------------------------------------
+
+    def _abstract(self, payload: dict) -> None:
+        ids = self.store.chunk_ids(after=self.abstract.read_upto(), upto=payload["upto"])
+        for start in range(0, len(ids), _BATCH):
+            batch = ids[start : start + _BATCH]
+            records = self.store.chunk_records(batch)
+            self.abstract.merge(item for r in records for item in extract_items(r))
+            self.abstract.mark_read(batch[-1])
+        self.abstract.mark_read(payload["upto"])
+
+    # -- prediction ----------------------------------------------------------------------------
+
+    def _predict_detail(self, payload: dict) -> None:
+        records = self.store.chunk_records([payload["chunk"]])
+        if not records:
+            return  # the chunk was deleted since
+        prompts = [self.prompts["detail"].format(seed=s).rstrip("\n") for s in self.seeds]
+        outputs = self.pipe.continue_after_chunk(records[0].text, prompts, max_tokens=24)
+        questions = [clean_question(f"{s} {o}") for s, o in zip(self.seeds, outputs, strict=True)]
+        self._queue_questions([q for q in questions if q], "predicted:detail")
+
+    def _predict_history(self, payload: dict) -> None:
+        recent = self.history.recent(10)
+        if not recent:
+            return
+        topics = "; ".join(i.text for i in self.abstract.items("topic", 6))
+        prompt = self.prompts["history"].format(
+            history="\n".join(f"- {q}" for q in recent), topics=topics or "their mail"
+        )
+        text = self.pipe.complete(prompt.rstrip("\n"), max_tokens=24 * payload["n"])
+        self._queue_questions(parse_questions(text)[: payload["n"]], "predicted:history")
+
+    def _predict_general(self, payload: dict) -> None:
+        prompt = self.prompts["general"].format(abstract=self.abstract.render())
+        text = self.pipe.complete(prompt.rstrip("\n"), max_tokens=24 * payload["n"])
+        self._queue_questions(parse_questions(text)[: payload["n"]], "predicted:general")
+
+    def _queue_questions(self, questions: Sequence[str], origin: str) -> None:
+        qa = self.pipe.qa
+        for question, _ in drop_known(questions, self.pipe.embedder, qa, qa.threshold):
+            key = "populate:" + hashlib.sha1(question.lower().encode()).hexdigest()[:16]
+            payload = {"question": question, "origin": origin}
+            self.queue.enqueue("populate", key, payload, PRIORITY["populate"])
+
+    # -- filling and converting the cache layers -----------------------------------------------
+
+    def _populate(self, payload: dict) -> None:
+        question, qa = payload["question"], self.pipe.qa
+        vector = self.pipe.embedder.embed_batch([question])[0]
+        near = qa.nearest(vector, answered_only=False)
+        if near is not None and near.similarity >= qa.threshold:
+            return  # a question like it is stored already
+        hits = self.pipe.retrieve(question, vector)
+        strategy = policy.choose_strategy(qa.threshold, self.settings.decode_cutoff)
+        if strategy is policy.Strategy.PREFILL_DECODE:
+            origin = payload["origin"]
+            _drain(self.pipe.generate(question, vector, hits, background=True, origin=origin))
+            return
+        self.pipe.prefill([h.record.text for h in hits])
+        ids = [str(h.chunk_id) for h in hits]
+        self.pipe.remember(question, vector, None, ids, payload["origin"])
+
+    def _decode(self, payload: dict) -> None:
+        """KV → QA: answer a pending entry (its prefix is in the tree, so only decoding costs)."""
+        entry = self.pipe.qa.get(payload["entry"])
+        if entry is not None and entry.answer is None:
+            self._answer_again(entry.id, entry.question, entry.origin)
+
+    def _refresh(self, payload: dict) -> None:
+        entry = self.pipe.qa.get(payload["entry"])
+        if entry is not None and entry.stale:
+            self._answer_again(entry.id, entry.question, entry.origin)
+
+    def _answer_again(self, entry_id: int, question: str, origin: str) -> None:
+        vector = self.pipe.qa.vector(entry_id)
+        hits = self.pipe.retrieve(question, vector)
+        _drain(self.pipe.generate(question, vector, hits, background=True, origin=origin))
+
+    def _rebuild_kv(self, payload: dict) -> None:
+        """QA → KV: prefill the prompt prefix an answered entry was made from."""
+        texts = self._source_texts(payload["entry"])
+        if texts:
+            self.pipe.prefill(texts)
+
+    def _source_texts(self, entry_id: int) -> list[str]:
+        entry = self.pipe.qa.get(entry_id)
+        ids = [int(i) for i in entry.sources if str(i).isdigit()] if entry else []
+        records = self.store.chunk_records(ids)
+        return [r.text for r in records] if len(records) == len(ids) else []
+
+    def rebuild_candidates(self, limit: int = 50) -> list[policy.RebuildCandidate]:
+        """Answered, fresh entries (most used first) whose prompt prefix is not in the KV tree."""
+        rows = self.pipe.qa.db.execute(
+            "SELECT id, hits, last_used, sources FROM qa_entries WHERE answer IS NOT NULL "
+            "AND stale = 0 ORDER BY hits DESC, last_used DESC LIMIT ?",
+            [limit],
+        ).fetchall()
+        out = []
+        for entry_id, hits, last_used, sources in rows:
+            texts = self._source_texts(entry_id)
+            if texts and json.loads(sources) and not self.pipe.kv_cached(texts):
+                out.append(policy.RebuildCandidate(entry_id, hits, last_used))
+        return out
+
+
+def _drain(events: Iterator) -> None:
+    for _ in events:
+        pass

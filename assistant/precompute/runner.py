@@ -1,0 +1,266 @@
+"""Idle-time precompute (PerCache §4): plan jobs, run them through the pipeline, report progress.
+
+A run first plans — queues what the current state calls for — then drains the persisted queue
+until it is empty, the deadline passes, it is cancelled, or (for the idle scheduler) the user
+comes back. Planning, in order of priority:
+  refresh    stale QA entries (new mail ranks in their top-k) are answered again
+  abstract   new chunks are read into the knowledge abstract (once imports have settled)
+  predict    questions are written from the user's history, from single chunks (detail) and
+             from the abstract (general); at most `stride` questions per run
+  populate   each predicted question is prefilled (strategy 1) or prefilled and decoded
+             (strategy 2), as cache/policy.py decides from τ
+  decode     KV → QA: pending entries are decoded once τ is below the cutoff
+  rebuild    QA → KV: entries whose prefix was evicted are prefilled again while there is room
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from assistant.context import Context
+from assistant.pipeline import Pipeline, Preempted
+from assistant.precompute.handlers import PRIORITY, Handlers
+from cache import policy
+from cache.jobs import Job, JobQueue
+from cache.prediction import History, KnowledgeAbstract, get_meta, set_meta
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PrecomputeProgressed:
+    done: int
+    total: int
+    job: str
+
+
+@dataclass
+class PrecomputeReport:
+    jobs_done: int = 0
+    jobs_left: int = 0
+    failed: int = 0
+    cpu_seconds: float = 0.0
+    wall_seconds: float = 0.0
+    stopped: str = "finished"  # finished | deadline | cancelled | preempted
+    by_kind: dict[str, int] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        kinds = ", ".join(f"{n} {k}" for k, n in sorted(self.by_kind.items())) or "nothing to do"
+        return (
+            f"{self.jobs_done} jobs ({kinds}) in {self.wall_seconds:.0f}s, "
+            f"{self.cpu_seconds:.0f} CPU-s; {self.jobs_left} left; stopped: {self.stopped}"
+            + (f"; {self.failed} failed (see the log)" if self.failed else "")
+        )
+
+
+class Precompute:
+    def __init__(
+        self, ctx: Context, pipeline: Pipeline | None = None, settle_seconds: float | None = None
+    ) -> None:
+        self.ctx = ctx
+        self.settings = ctx.settings.precompute
+        self.pipe = pipeline or ctx.pipeline()
+        db = self.pipe.qa.db
+        self.db = db
+        self.queue = JobQueue(db)
+        self.abstract = KnowledgeAbstract(db)
+        self.history = History(db)
+        self.settle = self.settings.settle_seconds if settle_seconds is None else settle_seconds
+        self.handlers = Handlers(self.pipe, ctx.store, self.abstract, self.history, self.settings)
+        self._predicted = False  # predictions are planned once per run: `stride` per run
+
+    # -- planning ------------------------------------------------------------------------------
+
+    def plan(self) -> int:
+        """Queue the jobs the current state calls for; return how many were new."""
+        return (
+            self._plan_refresh()
+            + self._plan_abstract()
+            + self._plan_predictions()
+            + self._plan_conversions()
+        )
+
+    def _enqueue(self, kind: str, key: str, payload: dict | None = None) -> int:
+        return int(self.queue.enqueue(kind, key, payload, PRIORITY[kind]))
+
+    def _plan_refresh(self) -> int:
+        version = self.ctx.store.version("chunks")
+        if int(get_meta(self.db, "refresh_version", "0")) != version:
+            stale = [e.id for e in self.pipe.qa.entries("answer IS NOT NULL AND stale = 0")]
+            self.pipe.qa.mark_stale([i for i in stale if not self._fresh(i)])
+            set_meta(self.db, "refresh_version", str(version))
+        return sum(
+            self._enqueue("refresh", f"refresh:{e.id}:{version}", {"entry": e.id})
+            for e in self.pipe.qa.entries("stale = 1 AND answer IS NOT NULL")
+        )
+
+    def _fresh(self, entry_id: int) -> bool:
+        entry = self.pipe.qa.get(entry_id)
+        return entry is None or self.pipe.is_fresh(entry)
+
+    def _plan_abstract(self) -> int:
+        newest = self.ctx.store.max_chunk_id()
+        if newest <= self.abstract.read_upto() or not self._settled():
+            return 0
+        return self._enqueue("abstract", f"abstract:{newest}", {"upto": newest})
+
+    def _settled(self) -> bool:
+        last = self.ctx.store.last_import()
+        if not last:
+            return True
+        age = (datetime.now(UTC) - datetime.fromisoformat(last)).total_seconds()
+        return age >= self.settle
+
+    def _plan_predictions(self) -> int:
+        if self._predicted or self.queue.state_of(f"abstract:{self.ctx.store.max_chunk_id()}") in (
+            "queued",
+            "running",
+        ):
+            return 0  # predict from the abstract once it has read the new chunks
+        self._predicted = True
+        stride, last = self.settings.stride, self.history.last_id()
+        history_n = int(stride * self.settings.history_share) if last else 0
+        general_n = min(8, stride // 6) if self.abstract.count() else 0
+        queued = 0
+        if history_n:
+            queued += self._enqueue("predict_history", f"history:{last}", {"n": history_n})
+        if general_n:
+            key = f"general:{self.abstract.count()}"
+            queued += self._enqueue("predict_general", key, {"n": general_n})
+        detail_chunks = (stride - history_n - general_n) // len(self.handlers.seeds)
+        for chunk_id in self._unpredicted_chunks(detail_chunks):
+            queued += self._enqueue("predict_detail", f"detail:{chunk_id}", {"chunk": chunk_id})
+        return queued
+
+    def _unpredicted_chunks(self, n: int) -> list[int]:
+        """The newest chunks read into the abstract that no detail prediction has used yet."""
+        done = {
+            int(r[0].split(":")[1])
+            for r in self.db.execute("SELECT key FROM jobs WHERE kind = 'predict_detail'")
+        }
+        ids = self.ctx.store.chunk_ids(upto=self.abstract.read_upto())
+        return [i for i in reversed(ids) if i not in done][:n]
+
+    def _plan_conversions(self) -> int:
+        qa, cutoff = self.pipe.qa, self.settings.decode_cutoff
+        queued = 0
+        if policy.decode_pending(qa.threshold, cutoff):
+            for entry in qa.entries("answer IS NULL"):
+                queued += self._enqueue("decode", f"decode:{entry.id}", {"entry": entry.id})
+        room = policy.kv_room(self.pipe.kv.blobs.used("kv"), self._kv_budget())
+        evicted = self.pipe.kv.stats()["nodes"] - self.pipe.kv.stats()["nodes_with_kv"]
+        if room and evicted:
+            candidates = self.handlers.rebuild_candidates()
+            for entry_id in policy.pick_rebuilds(candidates, room, self._bytes_per_prompt()):
+                key = f"rebuild:{entry_id}:{evicted}"
+                queued += self._enqueue("rebuild_kv", key, {"entry": entry_id})
+        return queued
+
+    def _kv_budget(self) -> int:
+        return int(self.ctx.settings.cache.kv_budget_mb * 2**20)
+
+    def _bytes_per_prompt(self) -> int:
+        stats = self.pipe.kv.stats()
+        per_node = stats["bytes"] // max(1, stats["nodes_with_kv"]) or 5 * 2**20
+        return per_node * (self.ctx.settings.answer.context_chunks + 1)
+
+    # -- running -------------------------------------------------------------------------------
+
+    def run(
+        self,
+        deadline: float | None = None,
+        notify: Callable[[PrecomputeProgressed], None] | None = None,
+        cancelled: Callable[[], bool] = lambda: False,
+        stop_for_user: bool = False,
+    ) -> PrecomputeReport:
+        """Plan, then run jobs until done, `deadline` (epoch seconds), `cancelled()`, or — with
+        `stop_for_user` — a user question. Otherwise a user question only pauses the run."""
+        report, start, run_id = PrecomputeReport(), time.time(), self._open_run()
+        self._predicted = False
+        self.queue.recover()
+        self.plan()
+        while True:
+            stop = self._should_stop(deadline, cancelled, stop_for_user)
+            if stop:
+                report.stopped = stop
+                break
+            job = self.queue.claim()
+            if job is None and not self.plan():
+                break
+            if job is not None:
+                self._run_job(job, report)
+                if notify:
+                    done = report.jobs_done + report.failed
+                    notify(PrecomputeProgressed(done, done + self.queue.pending(), _label(job)))
+        report.jobs_left = self.queue.pending()
+        report.wall_seconds = time.time() - start
+        self._close_run(run_id, report)
+        return report
+
+    def _should_stop(self, deadline, cancelled, stop_for_user: bool) -> str | None:
+        if cancelled():
+            return "cancelled"
+        if deadline is not None and time.time() >= deadline:
+            return "deadline"
+        while self.ctx.presence.user_waiting():
+            if stop_for_user:
+                return "preempted"
+            time.sleep(0.2)
+        return None
+
+    def _run_job(self, job: Job, report: PrecomputeReport) -> None:
+        cpu = time.process_time()
+        try:
+            self.handlers.run(job)
+        except Preempted:
+            self.queue.release(job)
+            return
+        except Exception as exc:  # one bad job must not end the run; it is logged and counted
+            log.exception("precompute job %s failed", job.key)
+            self.queue.fail(job, f"{type(exc).__name__}: {exc}")
+            report.failed += 1
+            return
+        spent = time.process_time() - cpu
+        self.queue.finish(job, spent)
+        report.jobs_done += 1
+        report.cpu_seconds += spent
+        report.by_kind[job.kind] = report.by_kind.get(job.kind, 0) + 1
+
+    def _open_run(self) -> int:
+        return self.db.execute("INSERT INTO runs (started) VALUES (?)", [time.time()]).lastrowid
+
+    def _close_run(self, run_id: int, report: PrecomputeReport) -> None:
+        self.db.execute(
+            "UPDATE runs SET finished = ?, jobs = ?, cpu_s = ?, stopped = ? WHERE id = ?",
+            [time.time(), report.jobs_done, report.cpu_seconds, report.stopped, run_id],
+        )
+
+    # -- status --------------------------------------------------------------------------------
+
+    def status(self) -> dict:
+        counts = self.queue.counts()
+        row = self.db.execute(
+            "SELECT finished, jobs, cpu_s, stopped FROM runs WHERE finished IS NOT NULL "
+            "ORDER BY id DESC LIMIT 1"
+        ).fetchone()
+        last = None
+        if row:
+            when = datetime.fromtimestamp(row[0], UTC).isoformat(timespec="seconds")
+            last = {"finished": when, "jobs": row[1], "cpu_s": round(row[2], 1), "stopped": row[3]}
+        return {
+            "jobs_queued": counts["queued"] + counts["running"],
+            "jobs_done": counts["done"],
+            "jobs_failed": counts["failed"],
+            "predicted_pending": self.pipe.qa.stats()["pending"],
+            "abstract_items": self.abstract.count(),
+            "last_run": last,
+        }
+
+
+def _label(job: Job) -> str:
+    detail = job.payload.get("question") or job.payload.get("chunk") or job.payload.get("entry")
+    return f"{job.kind} {detail}" if detail is not None else job.kind
