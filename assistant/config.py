@@ -64,7 +64,7 @@ class AnswerSettings:
 
 @dataclass
 class PrecomputeSettings:
-    stride: int = 48  # questions predicted per run (knowledge- and history-based together)
+    stride: int = 120  # questions predicted per run (knowledge- and history-based together)
     history_share: float = 0.25  # of the stride, from the user's past questions (once there are)
     decode_cutoff: float = 0.9  # τ at/above: predicted questions are prefilled only (strategy 1)
     idle_minutes: float = 10.0  # the app precomputes after this long without a keypress

@@ -1,0 +1,212 @@
+"""Idle-time precompute with the real models on a small mailbox: the population policy and the
+conversions between layers, refresh of answers that new mail made stale, resuming after a kill,
+and a user question pre-empting a running job."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from assistant import pipeline as p
+from assistant.context import open_context
+from assistant.importer import Importer
+from assistant.precompute import Precompute
+from cache.kv_tree import KIND
+from tests.conftest import REPO, make_email, write_mbox
+
+pytestmark = pytest.mark.slow
+
+MAILS = [
+    ("Kitchen start", "Bram's crew begins demolition of the kitchen on Monday 2 March at 8:00."),
+    ("Battery bug", "Priya found that the LoRa radio driver drains the battery in sleep mode."),
+    ("Wedding", "Elin's wedding is in Uppsala on 8 August; Maya gives the speech."),
+    ("Tiles", "We chose Mosa tiles, 15 x 15 cm, colour Warm Grey, for the kitchen."),
+]
+QUESTIONS = ["When does the kitchen demolition start?", "Which tiles did we choose?"]
+
+
+def make_ctx(tmp_path, mails=MAILS, stride: int = 0):
+    ctx = open_context(tmp_path / "home")
+    ctx.settings.answer.context_chunks = 2
+    ctx.settings.answer.max_tokens = 24
+    ctx.settings.precompute.stride = stride
+    msgs = [make_email(subject=s, body=b, msgid=f"<m{i}@x>") for i, (s, b) in enumerate(mails)]
+    Importer(ctx.store, ctx.embedder).run([write_mbox(tmp_path / "box.mbox", msgs)])
+    return ctx
+
+
+def queue_questions(runner: Precompute, questions) -> None:
+    for q in questions:
+        runner.queue.enqueue("populate", f"populate:{q}", {"question": q, "origin": "test"}, 40)
+
+
+def chunk_texts(pipe, question):
+    vector = pipe.embedder.embed_batch([question])[0]
+    return [h.record.text for h in pipe.retrieve(question, vector)]
+
+
+def answer_text(events) -> str:
+    return "".join(e.text for e in events if isinstance(e, p.TokenStreamed))
+
+
+def test_strategy_1_leaves_pending_entries_then_kv_to_qa_when_tau_falls(tmp_path):
+    ctx = make_ctx(tmp_path)
+    pipe = ctx.pipeline()
+    assert pipe.qa.threshold >= ctx.settings.precompute.decode_cutoff
+    runner = Precompute(ctx, settle_seconds=0)
+    queue_questions(runner, QUESTIONS)
+    report = runner.run()
+    assert report.by_kind.get("populate") == 2
+    entries = pipe.qa.entries()
+    assert [e.answer for e in entries] == [None, None]  # strategy 1: prefilled, not decoded
+    assert all(pipe.kv_cached(chunk_texts(pipe, q)) for q in QUESTIONS)
+
+    pipe.qa.threshold = 0.85  # τ now below the cutoff: pending entries are decoded
+    report = Precompute(ctx, settle_seconds=0).run()
+    assert report.by_kind.get("decode") == 2
+    for entry in pipe.qa.entries():
+        vector = pipe.qa.vector(entry.id)
+        hits = pipe.retrieve(entry.question, vector)
+        naive = answer_text(pipe.generate(entry.question, vector, hits, use_cache=False))
+        assert entry.answer == naive.strip() and entry.answer
+
+
+def test_qa_to_kv_rebuilds_an_evicted_prefix_when_there_is_room(tmp_path):
+    ctx = make_ctx(tmp_path)
+    pipe = ctx.pipeline()
+    list(pipe.answer(QUESTIONS[0]))
+    texts = chunk_texts(pipe, QUESTIONS[0])
+    assert pipe.kv_cached(texts)
+    budget = pipe.kv.blobs.budgets[KIND]
+    pipe.kv.blobs.budgets[KIND] = 0
+    pipe.kv.blobs.evict(KIND)
+    pipe.kv.blobs.budgets[KIND] = budget
+    assert not pipe.kv_cached(texts)
+
+    report = Precompute(ctx, settle_seconds=0).run()
+    assert report.by_kind.get("rebuild_kv") == 1
+    assert pipe.kv_cached(texts)
+
+
+def test_new_mail_that_answers_an_old_question_makes_it_stale_and_it_is_refreshed(tmp_path):
+    ctx = make_ctx(tmp_path)
+    pipe = ctx.pipeline()
+    question = "When will the roofers repair the roof?"
+    list(pipe.answer(question))
+    (entry,) = pipe.qa.entries()
+    assert entry.answer is not None and not entry.stale
+
+    news = make_email(
+        subject="Roof repair",
+        body="The roofers repair the roof on Thursday 14 May, starting at 7:30.",
+        msgid="<roof@x>",
+    )
+    Importer(ctx.store, ctx.embedder).run([write_mbox(tmp_path / "new.mbox", [news])])
+    new_chunk = ctx.store.max_chunk_id()
+    vector = pipe.qa.vector(entry.id)
+    assert pipe.qa.lookup(vector, accept=pipe.is_fresh) is None  # not served any more
+    assert pipe.qa.get(entry.id).stale
+
+    report = Precompute(ctx, settle_seconds=0).run()
+    assert report.by_kind.get("refresh") == 1
+    refreshed = pipe.qa.get(entry.id)
+    assert not refreshed.stale and str(new_chunk) in refreshed.sources
+    hit = pipe.qa.lookup(vector, accept=pipe.is_fresh)
+    assert hit is not None and hit.entry.id == entry.id
+
+
+def test_a_killed_precompute_resumes_without_redoing_finished_jobs(tmp_path):
+    ctx = make_ctx(tmp_path)
+    runner = Precompute(ctx, pipeline=ctx.pipeline(), settle_seconds=0)
+    questions = [f"What happens with the {w}?" for w in ("kitchen", "tiles", "wedding", "radio")]
+    queue_questions(runner, questions)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "ASSISTANT_PRECOMPUTE_STRIDE": "0"}
+    cmd = [sys.executable, "-m", "assistant.cli", "precompute", "--home", str(ctx.home.root)]
+    db = ctx.home.cache_dir / "qa.db"
+    proc = subprocess.Popen(cmd, env=env, cwd=REPO, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 300
+        while _done(db) < 2 and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert _done(db) >= 2, "the first run never finished two jobs"
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait()
+    before = _jobs(db)
+    subprocess.run(cmd, env=env, cwd=REPO, check=True, capture_output=True, timeout=600)
+    after = _jobs(db)
+    for key, (state, attempts) in before.items():
+        if state == "done":
+            assert after[key] == ("done", attempts)  # not run again
+    assert all(state == "done" for state, _ in after.values())
+    rows = sqlite3.connect(db).execute("SELECT question FROM qa_entries").fetchall()
+    assert sorted(r[0] for r in rows) == sorted(questions)  # each once
+    assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def _done(db) -> int:
+    try:
+        con = sqlite3.connect(db, timeout=5)
+        return con.execute("SELECT count(*) FROM jobs WHERE state = 'done'").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def _jobs(db) -> dict[str, tuple[str, int]]:
+    rows = sqlite3.connect(db).execute("SELECT key, state, attempts FROM jobs").fetchall()
+    return {k: (s, a) for k, s, a in rows}
+
+
+def test_a_user_question_preempts_a_running_job(tmp_path):
+    ctx = make_ctx(tmp_path)
+    pipe = ctx.pipeline()
+    question = "Who found the battery bug?"
+    vector = pipe.embedder.embed_batch([question])[0]
+    reference = answer_text(pipe.generate(question, vector, pipe.retrieve(question, vector), False))
+
+    pipe.qa.threshold = 0.5  # below the cutoff: strategy 2, the background job decodes
+    runner = Precompute(ctx, pipeline=pipe, settle_seconds=0)
+    queue_questions(runner, ["Tell me everything about the kitchen, the tiles and the wedding?"])
+    released = []
+    release = runner.queue.release
+    runner.queue.release = lambda job: (released.append(job.key), release(job))
+    ctx.settings.answer.max_tokens = 2000  # a background decode far longer than the user's
+    worker = threading.Thread(target=runner.run)
+    worker.start()
+    db = ctx.home.cache_dir / "qa.db"
+    while not _running(db):
+        time.sleep(0.05)
+    time.sleep(3.0)  # the job is decoding now (its token budget was read when it began)
+    ctx.settings.answer.max_tokens = 24  # for the user, and for the job when it runs again
+    pipe.qa.threshold = 2.0  # the user's question runs the model, it cannot hit the bank
+    events = list(pipe.answer(question))
+    assert released, "the background job did not step aside"
+    assert answer_text(events) == reference
+    worker.join(timeout=600)
+    assert not worker.is_alive()
+    assert runner.queue.state_of(released[0]) == "done"
+
+
+def _running(db) -> bool:
+    con = sqlite3.connect(db, timeout=5)
+    return con.execute("SELECT count(*) FROM jobs WHERE state = 'running'").fetchone()[0] > 0
+
+
+def test_the_idle_scheduler_runs_a_pass_once_the_user_is_away(tmp_path):
+    from assistant.idle import IdleScheduler
+
+    ctx = make_ctx(tmp_path)
+    ctx.settings.precompute.idle_minutes = 0.0
+    ctx.settings.precompute.settle_seconds = 0.0
+    runner = Precompute(ctx, settle_seconds=0)
+    queue_questions(runner, QUESTIONS[:1])
+    report = IdleScheduler(ctx).tick()
+    assert report is not None and report.by_kind.get("populate") == 1
+    assert ctx.pipeline().qa.stats()["pending"] == 1
