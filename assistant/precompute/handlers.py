@@ -52,7 +52,7 @@ class Handlers:
         folder = bundled("prompts")
         self.prompts = {
             name: (folder / f"predict_{name}.txt").read_text(encoding="utf-8")
-            for name in ("detail", "history", "general")
+            for name in ("detail", "general")
         }
 
     def run(self, job: Job) -> None:
@@ -73,23 +73,39 @@ class Handlers:
 
     def _predict_detail(self, payload: dict) -> None:
         records = self.store.chunk_records([payload["chunk"]])
-        if not records:
-            return  # the chunk was deleted since
-        prompts = [self.prompts["detail"].format(seed=s).rstrip("\n") for s in self.seeds]
-        outputs = self.pipe.continue_after_chunk(records[0].text, prompts, max_tokens=24)
-        questions = [clean_question(f"{s} {o}") for s, o in zip(self.seeds, outputs, strict=True)]
-        self._queue_questions([q for q in questions if q], "predicted:detail")
+        if records:  # else the chunk was deleted since
+            questions = self._questions_from(records[0].text, self.seeds)
+            self._queue_questions(questions, "predicted:detail")
 
     def _predict_history(self, payload: dict) -> None:
+        """Questions in the user's style about what the user asks about: written after the chunks
+        that rank near their recent questions, opened with the question words they use.
+        (Asked to continue a list of their questions, SmolLM2-135M repeats one generic question.)
+        """
         recent = self.history.recent(10)
-        if not recent:
-            return
-        topics = "; ".join(i.text for i in self.abstract.items("topic", 6))
-        prompt = self.prompts["history"].format(
-            history="\n".join(f"- {q}" for q in recent), topics=topics or "their mail"
-        )
-        text = self.pipe.complete(prompt.rstrip("\n"), max_tokens=24 * payload["n"])
-        self._queue_questions(parse_questions(text)[: payload["n"]], "predicted:history")
+        seeds = openers(recent) or list(self.seeds)
+        questions: list[str] = []
+        for chunk in self._chunks_near(recent[::-1]):
+            if len(questions) >= payload["n"]:
+                break
+            questions += self._questions_from(chunk, seeds)
+        self._queue_questions(questions[: payload["n"]], "predicted:history")
+
+    def _chunks_near(self, questions: Sequence[str]) -> Iterator[str]:
+        seen: set[int] = set()
+        k = 2 * self.pipe.settings.answer.context_chunks
+        for question in questions:
+            vector = self.pipe.embedder.embed_batch([question])[0]
+            for hit in self.pipe.retriever.search(question, k=k, query_vector=vector):
+                if hit.chunk_id not in seen:
+                    seen.add(hit.chunk_id)
+                    yield hit.record.text
+
+    def _questions_from(self, chunk: str, seeds: Sequence[str]) -> list[str]:
+        prompts = [self.prompts["detail"].format(seed=s).rstrip("\n") for s in seeds]
+        outputs = self.pipe.continue_after_chunk(chunk, prompts, max_tokens=24)
+        cleaned = [clean_question(f"{s} {o}") for s, o in zip(seeds, outputs, strict=True)]
+        return [q for q in cleaned if q]
 
     def _predict_general(self, payload: dict) -> None:
         prompt = self.prompts["general"].format(abstract=self.abstract.render())
@@ -162,6 +178,13 @@ class Handlers:
             if texts and json.loads(sources) and not self.pipe.kv_cached(texts):
                 out.append(policy.RebuildCandidate(entry_id, hits, last_used))
         return out
+
+
+def openers(questions: Sequence[str], most: int = 3) -> list[str]:
+    """The words the user starts questions with, most used first ("When", "Who" …)."""
+    words = [q.split()[0].capitalize() for q in questions if q.split()]
+    counts = {w: words.count(w) for w in dict.fromkeys(words)}
+    return sorted(counts, key=lambda w: -counts[w])[:most]
 
 
 def _drain(events: Iterator) -> None:

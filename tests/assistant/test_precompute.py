@@ -210,3 +210,21 @@ def test_the_idle_scheduler_runs_a_pass_once_the_user_is_away(tmp_path):
     report = IdleScheduler(ctx).tick()
     assert report is not None and report.by_kind.get("populate") == 1
     assert ctx.pipeline().qa.stats()["pending"] == 1
+
+
+def test_history_based_prediction_writes_questions_in_the_users_style(tmp_path):
+    from assistant.precompute.handlers import openers
+
+    assert openers(["when is x?", "When is y?", "who is z?"]) == ["When", "Who"]
+    ctx = make_ctx(tmp_path, stride=8)
+    ctx.settings.precompute.history_share = 0.5
+    pipe = ctx.pipeline()
+    for question in ("When does the kitchen demolition start?", "When is Elin's wedding?"):
+        list(pipe.answer(question))
+    report = Precompute(ctx, settle_seconds=0).run()
+    assert report.by_kind.get("predict_history") == 1
+    predicted = [e for e in pipe.qa.entries() if e.origin == "predicted:history"]
+    assert predicted, "no usable question from the user's history"
+    assert all(e.question.startswith("When ") for e in predicted)
+    asked = {e.question for e in pipe.qa.entries() if e.origin == "user"}
+    assert not asked & {e.question for e in predicted}

@@ -1,4 +1,4 @@
-"""No network socket is opened by import, search or ask: the real models run under a guard that
+"""No network socket is opened by import, search, ask or precompute: the real models run under a guard that
 refuses sockets and name lookups. (The CLI processes of test_kill.py run under the fatal variant
 of the same guard, without HF_HUB_OFFLINE.)"""
 
@@ -45,7 +45,7 @@ def test_the_fatal_guard_ends_a_process_that_catches_the_error():
 
 
 @pytest.mark.slow
-def test_import_search_and_ask_open_no_socket(tmp_path, monkeypatch, capsys, guard):
+def test_import_search_ask_and_precompute_open_no_socket(tmp_path, monkeypatch, capsys, guard):
     monkeypatch.setenv("ASSISTANT_LLM_N_THREADS", "1")  # two wait on each other on a busy machine
     monkeypatch.setenv("ASSISTANT_ANSWER_MAX_TOKENS", "16")
     monkeypatch.setenv("ASSISTANT_ANSWER_CONTEXT_CHUNKS", "2")
@@ -61,4 +61,8 @@ def test_import_search_and_ask_open_no_socket(tmp_path, monkeypatch, capsys, gua
     assert main(["ask", "--home", home, "--json", "Who found the battery bug?"]) == 0
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert events[-1]["event"] == "AnswerDone" and events[-1]["answer"]
+    monkeypatch.setenv("ASSISTANT_PRECOMPUTE_STRIDE", "3")
+    assert main(["precompute", "--home", home, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["by_kind"].get("predict_detail") == 1 and report["failed"] == 0
     assert guard.attempts == []
