@@ -163,7 +163,9 @@ class Pipeline:
         check = self._checker(background)
         segments = self._segments([h.record.text for h in hits], question)
         pieces: list[str] = []
+        clock.lap("build")
         with self.llm.lock:
+            clock.lap("wait")  # for the model: a background job steps aside within a piece
             reused = self._prefill(segments, kv, clock, check)
             yield KVReused(reused, segments.total)
             for text in self._decode(self.settings.answer.max_tokens, check, clock):
@@ -352,6 +354,7 @@ class _Clock:
             "qa_lookup",
             "retrieve",
             "rerank",
+            "wait",
             "kv_load",
             "prefill",
             "decode",

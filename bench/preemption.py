@@ -1,0 +1,95 @@
+"""Pre-emption benchmark: how long a user question waits for the model while precompute runs.
+
+A precompute pass runs in a background thread on the demo corpus (decoding, the longest kind
+of job: τ is set below the decode cutoff). Meanwhile demo questions are asked one by one with the
+QA bank off, and each answer's `wait` timing — from wanting the model to holding it — is kept.
+The same questions asked with nothing running give the baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from _common import import_demo, load_qa, log, percentile, print_table, require_demo, write_results  # noqa: E402
+
+from assistant import pipeline as p  # noqa: E402
+from assistant.context import open_context  # noqa: E402
+from assistant.precompute import Precompute  # noqa: E402
+
+
+def ask_all(pipe, questions: list[str], gap_s: float) -> list[float]:
+    waits = []
+    for question in questions:
+        done = [e for e in pipe.answer(question, qa=False) if isinstance(e, p.AnswerDone)][0]
+        waits.append(done.timings["wait"])
+        time.sleep(gap_s)
+    return waits
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--questions", type=int, default=8)
+    parser.add_argument("--gap", type=float, default=3.0, help="seconds between questions")
+    parser.add_argument("--home", type=Path, help="an imported demo home to reuse (copied)")
+    args = parser.parse_args()
+    require_demo()
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp) / "home"
+        if args.home:
+            shutil.copytree(args.home, home, ignore=shutil.ignore_patterns("cache", "run"))
+        ctx = open_context(home)
+        if not args.home:
+            import_demo(ctx.store, ctx.embedder)
+        ctx.settings.answer.max_tokens = 48
+        pipe = ctx.pipeline()
+        qa = load_qa()
+        questions = [q.question for q in qa[:: max(1, len(qa) // args.questions)]][: args.questions]
+        idle = ask_all(pipe, questions, 0.0)
+        pipe.qa.threshold = 0.5  # strategy 2: background jobs decode
+        stop = threading.Event()
+        runner = Precompute(ctx, pipeline=pipe, settle_seconds=0)
+        worker = threading.Thread(target=runner.run, kwargs={"cancelled": stop.is_set})
+        worker.start()
+        time.sleep(20)  # let it get into prediction and population
+        log("asking while precompute runs")
+        pipe_questions = [f"{q} Please be brief." for q in questions]  # not answered before
+        busy = ask_all(pipe, pipe_questions, args.gap)
+        stop.set()
+        worker.join()
+        report(idle, busy, runner.queue.counts(), args)
+
+
+def report(idle: list[float], busy: list[float], counts: dict, args) -> None:
+    rows = [
+        (name, percentile(w, 50), percentile(w, 90), max(w))
+        for name, w in (("nothing running", idle), ("precompute running", busy))
+    ]
+    print_table(
+        "Seconds a user question waits for the model",
+        ["while", "wait p50 s", "wait p90 s", "wait max s"],
+        rows,
+        note=f"jobs done by the background run meanwhile: {counts['done']}",
+    )
+    write_results(
+        "preemption",
+        {
+            "idle_wait_s": idle,
+            "busy_wait_s": busy,
+            "jobs": counts,
+            "max_wait_s": max(busy),
+            "p50_wait_s": percentile(busy, 50),
+        },
+        vars(args) | {"home": str(args.home) if args.home else None},
+    )
+
+
+if __name__ == "__main__":
+    main()
