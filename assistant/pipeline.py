@@ -132,16 +132,19 @@ class Pipeline:
 
     def is_fresh(self, entry: QAEntry) -> bool:
         """False when the mail changed under a stored answer: one of its sources is gone, or a
-        chunk newer than the answer now ranks in its question's top-k. Cheap when nothing new
-        was imported (one max(id) query)."""
+        chunk newer than the answer now ranks in its question's top-k. Cheap when nothing was
+        imported since (one max(id) query); a confirmed entry is not checked again."""
         ids = [int(i) for i in entry.sources if str(i).isdigit()]
         newest = self.store.max_chunk_id()
-        if entry.chunk_watermark >= newest and len(self.store.chunk_records(ids)) == len(ids):
-            return True
         if len(self.store.chunk_records(ids)) != len(ids):
             return False
+        if entry.chunk_watermark >= newest:
+            return True
         top = self.retrieve(entry.question, self.qa.vector(entry.id))
-        return all(h.chunk_id <= entry.chunk_watermark for h in top)
+        if any(h.chunk_id > entry.chunk_watermark for h in top):
+            return False
+        self.qa.confirm(entry.id, newest)
+        return True
 
     def generate(
         self,
@@ -183,10 +186,11 @@ class Pipeline:
         self, question: str, vector, answer: str | None, sources: list[str], origin: str = "user"
     ) -> int:
         """Store an answer (or a pending entry) in the QA bank. A pending or stale entry for the
-        same question is filled in rather than duplicated."""
+        same question (similar at τ, as a hit would be) is filled in rather than duplicated."""
         version, watermark = self.store.version("chunks"), self.store.max_chunk_id()
         near = self.qa.nearest(vector, answered_only=False)
-        if near and near.similarity >= 0.999 and (near.entry.answer is None or near.entry.stale):
+        same = near is not None and near.similarity >= min(self.qa.threshold, 0.999)
+        if same and (near.entry.answer is None or near.entry.stale):
             if answer is not None:
                 self.qa.set_answer(near.entry.id, answer, sources, version, watermark)
             return near.entry.id

@@ -161,6 +161,12 @@ class QABank:
         )
         self.evict(keep=entry_id)
 
+    def confirm(self, entry_id: int, watermark: int) -> None:
+        """The answer still holds with every chunk up to `watermark`."""
+        self.db.execute(
+            "UPDATE qa_entries SET chunk_watermark = ? WHERE id = ?", [watermark, entry_id]
+        )
+
     def mark_stale(self, entry_ids: Sequence[int]) -> None:
         self.db.execute(
             f"UPDATE qa_entries SET stale = 1 WHERE id IN ({','.join('?' * len(entry_ids))})",
