@@ -26,6 +26,8 @@ bench:
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/retrieval.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/threshold.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/cache.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/prediction.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/preemption.py
 
 demo:
 	assistant demo
