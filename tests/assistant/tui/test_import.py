@@ -1,0 +1,64 @@
+"""The Import screen: the demo corpus from the empty state, a typed path, a bad path."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import ProgressBar, Static
+
+from assistant.tui.app import AssistantApp
+from assistant.tui.screens.chat import ChatScreen
+from assistant.tui.screens.import_ import ImportScreen
+from assistant.tui.widgets.welcome import Welcome
+from tests.assistant.tui.conftest import SIZE, make_services, wait_for
+from tests.conftest import make_email, write_mbox
+
+pytestmark = pytest.mark.asyncio
+
+
+def text(screen, selector: str) -> str:
+    return str(screen.query_one(selector, Static).content)
+
+
+async def test_demo_from_the_empty_state_imports_with_progress_to_100_percent(store, tmp_path):
+    services, _, _ = make_services(store, tmp_path)
+    app = AssistantApp(services)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.click("#demo")
+        await wait_for(pilot, lambda: isinstance(app.screen, ImportScreen))
+        screen = app.screen
+        seen: set[str] = set()
+
+        def finished() -> bool:
+            seen.add(text(screen, "#phase").split(":")[0])
+            return not screen.running
+
+        await wait_for(pilot, finished, timeout=60)
+        bar = screen.query_one("#bar", ProgressBar)
+        stats = store.stats()
+        assert bar.percentage == 1.0 and bar.total == stats["chunks"]
+        assert {"Reading demo.mbox", "Reading work", "Embedding chunks"} <= seen
+        assert text(screen, "#summary").startswith("Done: 237 added")
+        assert "0 errors" in text(screen, "#phase")
+        assert stats["emails"] == 207 and stats["embedded_chunks"] == stats["chunks"]
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChatScreen))
+        await pilot.pause()
+        assert not app.screen.query(Welcome)
+
+
+async def test_a_typed_path_is_imported_and_a_bad_one_named(store, tmp_path):
+    box = write_mbox(tmp_path / "mine.mbox", [make_email(subject="Hi", msgid="<h@x>")])
+    services, _, _ = make_services(store, tmp_path)
+    async with AssistantApp(services).run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+o")
+        screen = pilot.app.screen
+        assert isinstance(screen, ImportScreen)
+        await pilot.press(*str(tmp_path / "nothing.mbox"), "enter")
+        await wait_for(pilot, lambda: "Done" in text(screen, "#summary"))
+        summary = text(screen, "#summary")
+        assert "1 skipped with errors" in summary and "nothing.mbox" in summary
+        screen.query_one("#path").value = str(box)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "Done: 1 added" in text(screen, "#summary"))
+        assert store.stats()["emails"] == 1
