@@ -92,10 +92,16 @@ def services_for(ctx: Context) -> Services:
     data = bundled("data")
     return Services(
         knowledge=ctx.store,
-        pipeline=Lazy(ctx.pipeline),
+        pipeline=Lazy(lambda: _warm(ctx, ctx.pipeline())),
         importer=Lazy(
-            lambda: Importer(
-                ctx.store, ctx.embedder, ctx.settings.chunking, ctx.settings.embedding.batch_size
+            lambda: _warm(
+                ctx,
+                Importer(
+                    ctx.store,
+                    ctx.embedder,
+                    ctx.settings.chunking,
+                    ctx.settings.embedding.batch_size,
+                ),
             )
         ),
         precompute=_precompute(ctx),
@@ -103,6 +109,13 @@ def services_for(ctx: Context) -> Services:
         kv_budget_bytes=int(ctx.settings.cache.kv_budget_mb * 2**20),
         activity=getattr(ctx, "activity", lambda: None),
     )
+
+
+def _warm(ctx: Context, value: T) -> T:
+    """Load the embedding model now (it loads on first use): the wait then shows as "loading
+    the models…" rather than inside the first answer's TTFT or the first embedding batch."""
+    ctx.embedder.embed_batch(["warm-up"])
+    return value
 
 
 def _precompute(ctx: Context) -> Lazy[PrecomputeLike] | None:

@@ -56,7 +56,7 @@ class ChatScreen(Screen[None]):
         self.query_one("#conversation", VerticalScroll).anchor()
         self.query_one("#question", Input).focus()
 
-    def on_screen_resume(self) -> None:
+    async def on_screen_resume(self) -> None:
         """Offer the demo or an import while the knowledge bank is empty (checked again on
         every return to the chat, so an import from the Import screen clears it)."""
         stats = self.services.knowledge.stats()
@@ -65,8 +65,9 @@ class ChatScreen(Screen[None]):
         shown = self.query(Welcome)
         if empty and not shown:
             self.query_one("#conversation").mount(Welcome(id="welcome"))
-        elif not empty:
-            shown.remove()
+        elif shown and not empty:
+            await shown.remove()
+            self.query_one("#question", Input).focus()
 
     @on(Button.Pressed, "#demo")
     async def _demo(self) -> None:

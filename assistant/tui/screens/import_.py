@@ -38,7 +38,7 @@ class ImportScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="import-row"):
-            yield Input(placeholder="an mbox, Maildir, .eml folder or notes folder", id="path")
+            yield Input(placeholder="mbox, Maildir, .eml folder or notes folder", id="path")
             yield Button("Import", id="start", variant="primary")
             yield Button("Demo", id="demo")
             yield Button("Stop", id="stop", variant="error", disabled=True)
@@ -135,9 +135,9 @@ class ImportScreen(Screen[None]):
             f"embedded {report.embedded} chunks in {report.embed_seconds:.1f} s",
         ]
         issues = report.errors + report.warnings
-        lines += [str(issue) for issue in issues[:5]]
-        if len(issues) > 5:
-            lines.append(f"… and {len(issues) - 5} more in the log")
+        lines += [str(issue) for issue in issues[:3]]
+        if len(issues) > 3:
+            lines.append(f"… and {len(issues) - 3} more in the log")
         if report.cancelled:
             self.query_one("#phase", Static).update("Import stopped; what was stored is kept.")
         self.query_one("#summary", Static).update("\n".join(lines))

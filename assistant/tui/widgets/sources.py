@@ -20,7 +20,7 @@ def describe(index: int, source: SourceView) -> Text:
     text.append(f"{index}. {source.title}\n", style="bold")
     text.append(f"{who} · {source.date[:10]}\n", style="dim")
     passage = " ".join(source.passage.split())
-    text.append(passage[:220] + ("…" if len(passage) > 220 else ""))
+    text.append(passage[:140] + ("…" if len(passage) > 140 else ""))
     return text
 
 

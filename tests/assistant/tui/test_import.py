@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from textual.widgets import ProgressBar, Static
+from textual.widgets import Input, ProgressBar, Static
 
 from assistant.tui.app import AssistantApp
 from assistant.tui.screens.chat import ChatScreen
@@ -45,6 +45,7 @@ async def test_demo_from_the_empty_state_imports_with_progress_to_100_percent(st
         await wait_for(pilot, lambda: isinstance(app.screen, ChatScreen))
         await pilot.pause()
         assert not app.screen.query(Welcome)
+        assert app.focused is app.screen.query_one("#question", Input)
 
 
 async def test_a_typed_path_is_imported_and_a_bad_one_named(store, tmp_path):
