@@ -34,8 +34,9 @@ log = logging.getLogger(__name__)
 class ChatScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "stop", "Stop"),
-        Binding("tab", "app.focus_next", "Next pane"),
+        Binding("tab", "next_pane", "Next pane"),
     ]
+    PANES = ("#question", "#source-list", "#conversation")
 
     def __init__(self, services: Services, tally: Tally) -> None:
         super().__init__()
@@ -64,7 +65,8 @@ class ChatScreen(Screen[None]):
         empty = not stats["documents"]
         shown = self.query(Welcome)
         if empty and not shown:
-            self.query_one("#conversation").mount(Welcome(id="welcome"))
+            await self.query_one("#conversation").mount(Welcome(id="welcome"))
+            self.query_one("#demo", Button).focus()  # Enter loads the demo
         elif shown and not empty:
             await shown.remove()
             self.query_one("#question", Input).focus()
@@ -112,6 +114,15 @@ class ChatScreen(Screen[None]):
         if self.answering:
             self.workers.cancel_group(self, "answer")
             self._turn(self.turn).set_status("stopping…")
+
+    def action_next_pane(self) -> None:
+        """Question → Sources → conversation → question; elsewhere (the welcome's buttons) the
+        usual focus order."""
+        panes = [self.query_one(selector) for selector in self.PANES]
+        if self.focused not in panes:
+            self.focus_next()
+            return
+        panes[(panes.index(self.focused) + 1) % len(panes)].focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return self.answering if action == "stop" else True

@@ -39,6 +39,7 @@ class SourcesPanel(Vertical):
         listing = self.query_one(ListView)
         listing.clear()
         listing.extend(SourceItem(i, s) for i, s in enumerate(sources, 1))
+        listing.index = 0 if sources else None  # Enter opens the first without a move
         title = f"Sources ({len(sources)}) — Enter opens" if sources else "Sources"
         self.query_one(".panel-title", Static).update(title)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Input, ListView, Static
+from textual.widgets import ListView, Static
 
 from assistant.knowledge.db import open_db
 from assistant.knowledge.store import KnowledgeStore
@@ -30,6 +30,12 @@ def badge(turn: Turn) -> str:
     return str(turn.query_one(".badge", Static).content)
 
 
+def footer_keys(pilot) -> dict[str, str]:
+    """The keys the footer shows, with their descriptions."""
+    bindings = pilot.app.screen.active_bindings
+    return {key: b.binding.description for key, b in bindings.items() if b.binding.show}
+
+
 async def test_answer_streams_in_and_its_sources_are_listed(rig):
     rig.pipeline.delay = 0.1
     async with rig.app.run_test(size=SIZE) as pilot:
@@ -50,13 +56,14 @@ async def test_escape_stops_generation_mid_stream_and_stores_nothing(rig):
     async with rig.app.run_test(size=SIZE) as pilot:
         turn = await ask(pilot, "when does the kitchen work start")
         await wait_for(pilot, lambda: len(turn.text) > 0)
+        assert footer_keys(pilot)["escape"] == "Stop"
         await pilot.press("escape")
         await wait_for(pilot, lambda: not turn.running)
         assert turn.has_class("stopped") and "stopped after" in badge(turn)
         assert len(turn.text) < len(ANSWER)
         await wait_for(pilot, lambda: rig.pipeline.closed == 1)
         assert rig.pipeline.qa.stats()["entries"] == 0
-        assert not pilot.app.screen.answering
+        assert not pilot.app.screen.answering and "escape" not in footer_keys(pilot)
 
 
 async def test_a_repeated_question_is_a_qa_hit_with_its_sources(rig):
@@ -77,9 +84,9 @@ async def test_enter_on_a_source_opens_the_whole_message(rig):
         turn = await ask(pilot, "what about the tiles")
         await wait_for(pilot, lambda: not turn.running)
         listing = pilot.app.screen.query_one("#source-list", ListView)
-        listing.focus()
-        await pilot.press("down", "down")
-        assert listing.index == 1
+        await pilot.press("tab")
+        assert pilot.app.focused is listing and listing.index == 0
+        await pilot.press("down")
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, MessageScreen))
         text = str(pilot.app.screen.query_one("#message-text", Static).content)
@@ -87,6 +94,9 @@ async def test_enter_on_a_source_opens_the_whole_message(rig):
         assert "From: Bram de Vries <bram@example.nl>" in text
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, ChatScreen))
+        assert pilot.app.focused is listing
+        await pilot.press("tab", "tab")
+        assert pilot.app.focused is pilot.app.screen.query_one("#question")
 
 
 async def test_theme_toggles_between_dark_and_light(rig):
@@ -107,4 +117,4 @@ async def test_the_welcome_shows_only_while_the_bank_is_empty(rig, tmp_path):
     async with AssistantApp(services).run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert pilot.app.screen.query(Welcome)
-        assert isinstance(pilot.app.focused, Input)
+        assert pilot.app.focused is pilot.app.screen.query_one("#demo")

@@ -24,7 +24,7 @@ async def test_demo_from_the_empty_state_imports_with_progress_to_100_percent(st
     app = AssistantApp(services)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        await pilot.click("#demo")
+        await pilot.press("enter")  # the demo button has the focus
         await wait_for(pilot, lambda: isinstance(app.screen, ImportScreen))
         screen = app.screen
         seen: set[str] = set()
