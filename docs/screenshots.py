@@ -3,9 +3,10 @@
     assistant demo --home /tmp/demo-home          # once: import the demo corpus
     HF_HUB_OFFLINE=1 python3 docs/screenshots.py --home /tmp/demo-home
 
-It asks a question (generated, its KV saved), then a paraphrase of it (a QA-bank hit), saves the
-chat screen, opens the cache screen and saves that. Use a home whose cache is empty, so the first
-answer is generated rather than served from the bank.
+It asks two questions (generated; the second reuses the system prompt's KV), then a paraphrase of
+the first (a QA-bank hit), saves the chat screen, opens the cache screen and saves that. Use a
+home whose cache is empty (delete <home>/cache), so the first answers are generated rather than
+served from the bank.
 """
 
 from __future__ import annotations
@@ -20,7 +21,11 @@ from assistant.tui.screens.cache import CacheScreen
 from assistant.tui.screens.chat import ChatScreen
 
 DOCS = Path(__file__).resolve().parent
-QUESTIONS = ["When does the kitchen work start?", "when does the kitchen work start"]
+QUESTIONS = [
+    "When does the kitchen work start?",
+    "What did Priya notice in the RC2 soak test?",
+    "when does the kitchen work start",
+]
 
 
 async def wait_for(pilot, condition, timeout: float = 300.0) -> None:
