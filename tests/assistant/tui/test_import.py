@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from textual.widgets import Input, ProgressBar, Static
 
+from assistant.importer import Importer
 from assistant.tui.app import AssistantApp
 from assistant.tui.screens.chat import ChatScreen
 from assistant.tui.screens.import_ import ImportScreen
+from assistant.tui.services import Lazy
 from assistant.tui.widgets.welcome import Welcome
 from tests.assistant.tui.conftest import SIZE, make_services, wait_for
-from tests.conftest import make_email, write_mbox
+from tests.assistant.tui.test_chat import ask
+from tests.conftest import FakeEmbedder, make_email, write_mbox
 
 pytestmark = pytest.mark.asyncio
 
@@ -63,3 +68,38 @@ async def test_a_typed_path_is_imported_and_a_bad_one_named(store, tmp_path):
         await pilot.press("enter")
         await wait_for(pilot, lambda: "Done: 1 added" in text(screen, "#summary"))
         assert store.stats()["emails"] == 1
+
+
+class GatedEmbedder(FakeEmbedder):
+    """Embeds only once the test opens the gate: the import is held in its embedding phase."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+
+    def embed_batch(self, texts):
+        self.gate.wait(timeout=60)
+        return super().embed_batch(texts)
+
+
+async def test_the_import_runs_on_in_the_background_while_the_chat_answers(loaded_store, tmp_path):
+    services, _, _ = make_services(loaded_store, tmp_path)
+    embedder = GatedEmbedder()
+    services.importer = Lazy(lambda: Importer(loaded_store, embedder))
+    app = AssistantApp(services)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+o")
+        screen = app.screen
+        assert isinstance(screen, ImportScreen)
+        await pilot.click("#demo")
+        await wait_for(pilot, lambda: loaded_store.stats()["documents"] == 3 + 237, 60)
+        await pilot.press("escape")
+        turn = await ask(pilot, "what about the tiles")
+        await wait_for(pilot, lambda: not turn.running)
+        assert turn.text.strip() and screen.running
+        embedder.gate.set()
+        await pilot.press("ctrl+o")
+        assert app.screen is screen
+        await wait_for(pilot, lambda: not screen.running, timeout=60)
+        assert screen.query_one("#bar", ProgressBar).percentage == 1.0
+        assert text(screen, "#summary").startswith("Done: 237 added")
