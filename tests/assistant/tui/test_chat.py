@@ -37,7 +37,7 @@ def footer_keys(pilot) -> dict[str, str]:
 
 
 async def test_answer_streams_in_and_its_sources_are_listed(rig):
-    rig.pipeline.delay = 0.1
+    rig.pipeline.delay = 0.2
     async with rig.app.run_test(size=SIZE) as pilot:
         turn = await ask(pilot, "when does the kitchen work start")
         await wait_for(pilot, lambda: 0 < len(turn.text) < len(ANSWER))
@@ -52,7 +52,7 @@ async def test_answer_streams_in_and_its_sources_are_listed(rig):
 
 
 async def test_escape_stops_generation_mid_stream_and_stores_nothing(rig):
-    rig.pipeline.delay = 0.1
+    rig.pipeline.delay = 0.2
     async with rig.app.run_test(size=SIZE) as pilot:
         turn = await ask(pilot, "when does the kitchen work start")
         await wait_for(pilot, lambda: len(turn.text) > 0)

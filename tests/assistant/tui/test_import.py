@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import pytest
 from textual.widgets import Input, ProgressBar, Static
 
 from assistant.importer import Importer
 from assistant.tui.app import AssistantApp
+from assistant.tui.messages import ImportProgressed
 from assistant.tui.screens.chat import ChatScreen
 from assistant.tui.screens.import_ import ImportScreen
 from assistant.tui.services import Lazy
@@ -27,22 +29,25 @@ def text(screen, selector: str) -> str:
 async def test_demo_from_the_empty_state_imports_with_progress_to_100_percent(store, tmp_path):
     services, _, _ = make_services(store, tmp_path)
     app = AssistantApp(services)
-    async with app.run_test(size=SIZE) as pilot:
+    progress: list[ImportProgressed] = []
+
+    def hook(message) -> None:
+        if isinstance(message, ImportProgressed):
+            progress.append(message)
+
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await pilot.pause()
         await pilot.press("enter")  # the demo button has the focus
         await wait_for(pilot, lambda: isinstance(app.screen, ImportScreen))
         screen = app.screen
-        seen: set[str] = set()
-
-        def finished() -> bool:
-            seen.add(text(screen, "#phase").split(":")[0])
-            return not screen.running
-
-        await wait_for(pilot, finished, timeout=60)
+        await wait_for(pilot, lambda: not screen.running, timeout=60)
         bar = screen.query_one("#bar", ProgressBar)
         stats = store.stats()
         assert bar.percentage == 1.0 and bar.total == stats["chunks"]
-        assert {"Reading demo.mbox", "Reading work", "Embedding chunks"} <= seen
+        last = {(m.phase, Path(m.path).name): (m.done, m.total) for m in progress}
+        assert last[("read", "demo.mbox")] == (207, 207)
+        assert last[("embed", "")] == (stats["chunks"], stats["chunks"])
+        assert progress[-1].phase == "embed"
         assert text(screen, "#summary").startswith("Done: 237 added")
         assert "0 errors" in text(screen, "#phase")
         assert stats["emails"] == 207 and stats["embedded_chunks"] == stats["chunks"]
