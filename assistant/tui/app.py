@@ -3,18 +3,20 @@ when you leave them), a dark and a light theme. Everything it needs comes in as 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from textual import events
+from textual import events, on
 from textual.app import App
 from textual.binding import Binding
 from textual.screen import Screen
 
+from assistant.tui.messages import PrecomputeFinished, PrecomputeProgressed
 from assistant.tui.screens.cache import CacheScreen
 from assistant.tui.screens.chat import ChatScreen
 from assistant.tui.screens.import_ import ImportScreen
-from assistant.tui.services import Services, services_for
+from assistant.tui.services import SchedulerLike, Services, services_for
 from assistant.tui.tally import Tally
+from assistant.tui.throttle import Throttle
 
 if TYPE_CHECKING:
     from assistant.context import Context
@@ -37,11 +39,48 @@ class AssistantApp(App[None]):
         self.services = services
         self.tally = Tally()
         self.theme = theme
+        self.scheduler: SchedulerLike | None = None
+        self.idle_line = ""  # what the idle scheduler last reported
+        self._idle_throttle = Throttle(0.2)
 
     def on_mount(self) -> None:
         self.install_screen(ImportScreen(self.services), "import")
         self.install_screen(CacheScreen(self.services, self.tally), "cache")
         self.push_screen(ChatScreen(self.services, self.tally))
+        self.services.activity()  # opening the app is activity: the idle wait starts now
+        if self.services.idle is not None:
+            self.scheduler = self.services.idle(self._idle_progressed, self._idle_done)
+            self.scheduler.start()
+
+    def on_unmount(self) -> None:
+        if self.scheduler is not None:
+            self.scheduler.shutdown()
+
+    def _idle_progressed(self, event: Any) -> None:
+        """Called on the scheduler's thread: only posts a message."""
+        if self._idle_throttle.ready(always=event.done == event.total):
+            self.post_message(PrecomputeProgressed(event.done, event.total, event.job, idle=True))
+
+    def _idle_done(self, report: Any) -> None:
+        """Called on the scheduler's thread: only posts a message."""
+        self.post_message(PrecomputeFinished(report.summary(), idle=True))
+
+    @on(PrecomputeProgressed)
+    def _show_idle_progress(self, m: PrecomputeProgressed) -> None:
+        if m.idle:
+            self._show_idle(f"Idle precompute: {m.done}/{m.total} · {m.job}")
+
+    @on(PrecomputeFinished)
+    def _show_idle_finished(self, m: PrecomputeFinished) -> None:
+        if m.idle:
+            self._show_idle(f"Last idle precompute: {m.summary}")
+            self.notify(m.summary, title="Precomputed while you were away")
+
+    def _show_idle(self, line: str) -> None:
+        self.idle_line = line
+        cache = self.get_screen("cache")
+        if isinstance(cache, CacheScreen) and cache.is_current:
+            cache.show_idle(line)
 
     async def on_event(self, event: events.Event) -> None:
         """Every keypress is user activity: the idle scheduler waits for the user to be away."""

@@ -113,8 +113,10 @@ class PrecomputeProgressed(Message):
     done: int
     total: int
     job: str
+    idle: bool = False  # a run the idle scheduler started (not the "precompute now" key)
 
 
 @dataclass
 class PrecomputeFinished(Message):
     summary: str
+    idle: bool = False

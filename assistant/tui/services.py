@@ -45,6 +45,16 @@ class PrecomputeLike(Protocol):
     def status(self) -> dict: ...
 
 
+class SchedulerLike(Protocol):
+    def start(self) -> None: ...
+
+    def shutdown(self) -> None: ...
+
+
+# the idle scheduler, given what to call (from its thread) on progress and when a run is done
+IdleFactory = Callable[[Callable[[Any], None], Callable[[Any], None]], SchedulerLike]
+
+
 class KnowledgeLike(Protocol):
     def stats(self) -> dict: ...
 
@@ -78,36 +88,37 @@ class Services:
     knowledge: KnowledgeLike
     pipeline: Lazy[PipelineLike]
     importer: Lazy[ImporterLike]
-    precompute: Lazy[PrecomputeLike] | None  # None: this build has no precompute
+    precompute: Callable[[], PrecomputeLike] | None  # a fresh one per run; None: no precompute
     demo_paths: list[Path]
     kv_budget_bytes: int
     activity: Callable[[], None] = lambda: None  # marks the user active for the idle scheduler
+    idle: IdleFactory | None = None  # started with the app, shut down when it ends
     browse_root: Path = field(default_factory=Path.home)
 
 
 def services_for(ctx: Context) -> Services:
     from assistant.context import bundled
+    from assistant.idle import IdleScheduler, Precompute
     from assistant.importer import Importer
 
     data = bundled("data")
+    pipeline = Lazy(lambda: _warm(ctx, ctx.pipeline()))
+    settings = ctx.settings
     return Services(
         knowledge=ctx.store,
-        pipeline=Lazy(lambda: _warm(ctx, ctx.pipeline())),
+        pipeline=pipeline,
         importer=Lazy(
             lambda: _warm(
                 ctx,
-                Importer(
-                    ctx.store,
-                    ctx.embedder,
-                    ctx.settings.chunking,
-                    ctx.settings.embedding.batch_size,
-                ),
+                Importer(ctx.store, ctx.embedder, settings.chunking, settings.embedding.batch_size),
             )
         ),
-        precompute=_precompute(ctx),
+        # "precompute now" is asked for: no settling wait after an import (as the CLI's)
+        precompute=lambda: Precompute(ctx, pipeline.get(), settle_seconds=0),
         demo_paths=[data / "mail" / "demo.mbox", data / "notes"],
-        kv_budget_bytes=int(ctx.settings.cache.kv_budget_mb * 2**20),
-        activity=getattr(ctx, "activity", lambda: None),
+        kv_budget_bytes=int(settings.cache.kv_budget_mb * 2**20),
+        activity=ctx.activity,
+        idle=lambda notify, done: IdleScheduler(ctx, notify, done),
     )
 
 
@@ -116,11 +127,3 @@ def _warm(ctx: Context, value: T) -> T:
     the models…" rather than inside the first answer's TTFT or the first embedding batch."""
     ctx.embedder.embed_batch(["warm-up"])
     return value
-
-
-def _precompute(ctx: Context) -> Lazy[PrecomputeLike] | None:
-    try:
-        from assistant.idle import Precompute
-    except ImportError:
-        return None
-    return Lazy(lambda: Precompute(ctx))

@@ -4,6 +4,8 @@ done, this session's hit rates; `p` runs the precompute now, in a worker with a 
 from __future__ import annotations
 
 import logging
+from datetime import datetime
+from typing import TYPE_CHECKING, cast
 
 from rich.table import Table
 from textual import on, work
@@ -24,11 +26,18 @@ from assistant.tui.services import Services
 from assistant.tui.tally import Tally, plural
 from assistant.tui.throttle import Throttle
 
+if TYPE_CHECKING:
+    from assistant.tui.app import AssistantApp
+
 log = logging.getLogger(__name__)
 
 
 def size(n: float) -> str:
     return f"{n / 2**20:.1f} MB" if n >= 2**20 else f"{n / 2**10:.0f} KB"
+
+
+def local_time(iso: str) -> str:
+    return datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M")
 
 
 def cache_rows(m: CacheStatsRead, budget: int, tally: Tally) -> list[tuple[str, str]]:
@@ -55,7 +64,7 @@ def precompute_rows(pc: dict | None) -> list[tuple[str, str]]:
         return [("Precompute", "not available in this build")]
     last = pc["last_run"]
     ran = (
-        f"{last['finished'][:16].replace('T', ' ')} · {plural(last['jobs'], 'job', 'jobs')} · "
+        f"{local_time(last['finished'])} · {plural(last['jobs'], 'job', 'jobs')} · "
         f"{last['cpu_s']:.1f} s CPU · stopped: {last['stopped']}"
         if last
         else "never"
@@ -69,6 +78,7 @@ def precompute_rows(pc: dict | None) -> list[tuple[str, str]]:
             "Job queue",
             f"{pc['jobs_queued']} queued · {pc['jobs_done']} done · {pc['jobs_failed']} failed",
         ),
+        ("Abstract", f"{plural(pc['abstract_items'], 'item', 'items')} (people, topics, dates)"),
         ("Last precompute", ran),
     ]
 
@@ -102,12 +112,17 @@ class CacheScreen(Screen[None]):
         yield Static("Reading the caches…", id="cache-stats", markup=False)
         yield Static("KV tree size vs budget", classes="label")
         yield ProgressBar(id="kv-bar", show_eta=False)
+        yield Static("", id="idle-status", markup=False)
         yield Static("", id="precompute-status", markup=False)
         yield ProgressBar(id="precompute-bar", show_eta=False, classes="idle")
         yield Footer(show_command_palette=False)
 
     def on_screen_resume(self) -> None:
+        self.show_idle(cast("AssistantApp", self.app).idle_line)
         self.action_refresh()
+
+    def show_idle(self, line: str) -> None:
+        self.query_one("#idle-status", Static).update(line)
 
     def action_refresh(self) -> None:
         self.read_stats()
@@ -125,7 +140,7 @@ class CacheScreen(Screen[None]):
             if not self.services.pipeline.ready:
                 self.post_message(JobStatusChanged("stats", "Loading the models…"))
             pipeline = self.services.pipeline.get()
-            pc = self.services.precompute.get().status() if self.services.precompute else None
+            pc = self.services.precompute().status() if self.services.precompute else None
             self.post_message(CacheStatsRead(pipeline.qa.stats(), pipeline.kv.stats(), pc))
         except Exception as exc:  # the worker's boundary: report it, keep the app running
             log.exception("reading the cache stats failed")
@@ -152,8 +167,8 @@ class CacheScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="precompute")
     def precompute(self) -> None:
-        lazy = self.services.precompute
-        if lazy is None:  # the binding is off without one
+        make = self.services.precompute
+        if make is None:  # the binding is off without one
             return
         worker = get_current_worker()
         throttle = Throttle(0.2)
@@ -163,7 +178,7 @@ class CacheScreen(Screen[None]):
                 self.post_message(PrecomputeProgressed(e.done, e.total, e.job))
 
         try:
-            report = lazy.get().run(None, notify, lambda: worker.is_cancelled)
+            report = make().run(None, notify, lambda: worker.is_cancelled)
         except Exception as exc:  # the worker's boundary: report it, keep the app running
             log.exception("precompute failed")
             self.post_message(WorkFailed("precompute", str(exc) or type(exc).__name__))

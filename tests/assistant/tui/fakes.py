@@ -3,6 +3,7 @@ underneath (an in-memory QA bank and KV tree), so the cache screen's counts are 
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,5 +137,31 @@ class FakePrecompute:
             "jobs_done": self.done,
             "jobs_failed": 0,
             "predicted_pending": len(self.questions),
+            "abstract_items": 0,
             "last_run": self.last_run,
         }
+
+
+class FakeScheduler:
+    """The shape of assistant.idle.IdleScheduler; a test plays an idle run through its callbacks
+    (from a thread of its own, as the real scheduler calls them)."""
+
+    def __init__(self, notify, done) -> None:
+        self.notify, self.done = notify, done
+        self.started = self.stopped = False
+
+    def start(self) -> None:
+        self.started = True
+
+    def shutdown(self) -> None:
+        self.stopped = True
+
+    def play_run(self, jobs: int) -> threading.Thread:
+        def run() -> None:
+            for i in range(1, jobs + 1):
+                self.notify(Progress(i, jobs, f"predict chunk {i}"))
+            self.done(Report(jobs, "cancelled"))
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        return thread

@@ -68,3 +68,18 @@ def test_session_tally_reads_as_rates():
     )
     assert shown["KV tree"] == "4 nodes (3 with KV) · 3.0 MB of 6.0 MB budget (50.0%)"
     assert shown["QA bank"] == "2 entries: 2 answered, 0 pending, 0 stale · 2 KB"
+
+
+@pytest.mark.asyncio
+async def test_the_idle_scheduler_runs_with_the_app_and_reports_on_the_cache_screen(rig):
+    async with rig.app.run_test(size=SIZE) as pilot:
+        scheduler = rig.app.scheduler
+        assert scheduler.started and not scheduler.stopped
+        assert rig.activity  # opening the app counts as activity
+        await pilot.press("ctrl+b")
+        screen = pilot.app.screen
+        scheduler.play_run(jobs=3).join()
+        idle = screen.query_one("#idle-status", Static)
+        await wait_for(pilot, lambda: "Last idle precompute" in str(idle.content))
+        assert str(idle.content) == "Last idle precompute: 3 jobs, stopped: cancelled"
+    assert scheduler.stopped

@@ -62,4 +62,15 @@ async def test_real_answer_then_paraphrase_hits_the_qa_bank(fresh_cache_context)
         assert screen.stats.kv["nodes_with_kv"] == 4  # system prompt + 3 chunks
         assert shown["This session"].startswith("2 questions · QA hits 1 (50%)")
         assert "KB of" in shown["KV tree"] or "MB of" in shown["KV tree"]
-        assert str(screen.query_one("#cache-stats", Static).content) != "Reading the caches…"
+        assert shown["Last precompute"] == "never"
+        assert shown["Job queue"].endswith("0 done · 0 failed")
+
+        await pilot.press("p")  # precompute now, with the real runner; stopped after one job
+        status = screen.query_one("#precompute-status", Static)
+        await wait_for(pilot, lambda: str(status.content).startswith("Precompute: 1/"), 600)
+        await pilot.press("s")
+        await wait_for(pilot, lambda: "finished" in str(status.content), 600)
+        assert str(status.content).endswith("stopped: cancelled")
+        await wait_for(pilot, lambda: rows(screen)["Last precompute"] != "never", 60)
+        assert rows(screen)["Last precompute"].endswith("stopped: cancelled")
+        assert not rows(screen)["Job queue"].endswith("0 done · 0 failed")
