@@ -4,9 +4,9 @@
     HF_HUB_OFFLINE=1 python3 docs/screenshots.py --home /tmp/demo-home
 
 It asks two questions (generated; the second reuses the system prompt's KV), then a paraphrase of
-the first (a QA-bank hit), saves the chat screen, opens the cache screen and saves that. Use a
-home whose cache is empty (delete <home>/cache), so the first answers are generated rather than
-served from the bank.
+the first (a QA-bank hit), and saves the chat screen; then it opens the cache screen, presses `p`
+(precompute now), stops the run with `s` after --jobs jobs and saves that. Use a home whose cache
+is empty (delete <home>/cache), so the first answers are generated, not served from the bank.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 from pathlib import Path
+
+from textual.widgets import Static
 
 from assistant.context import open_context
 from assistant.tui.app import make_app
@@ -37,7 +39,7 @@ async def wait_for(pilot, condition, timeout: float = 300.0) -> None:
         await pilot.pause(0.1)
 
 
-async def shoot(home: Path, theme: str) -> None:
+async def shoot(home: Path, theme: str, jobs: int) -> None:
     ctx = open_context(home)
     if not ctx.store.stats()["documents"]:
         raise SystemExit(f"{home} is empty: run `assistant demo --home {home}` first")
@@ -54,7 +56,13 @@ async def shoot(home: Path, theme: str) -> None:
         cache = app.screen
         assert isinstance(cache, CacheScreen)
         await wait_for(pilot, lambda: cache.stats is not None)
-        await pilot.pause(0.2)
+        await pilot.press("p")
+        status = cache.query_one("#precompute-status", Static)
+        await wait_for(pilot, lambda: str(status.content).startswith(f"Precompute: {jobs}/"), 900)
+        await pilot.press("s")
+        await wait_for(pilot, lambda: not cache.running, 900)
+        await wait_for(pilot, lambda: cache.stats and cache.stats.precompute["last_run"])
+        await pilot.pause(0.5)
         app.save_screenshot("cache.svg", str(DOCS))
     print(f"wrote {DOCS / 'chat.svg'} and {DOCS / 'cache.svg'}")
 
@@ -65,8 +73,9 @@ def main() -> None:
     parser.add_argument(
         "--theme", default="textual-dark", choices=["textual-dark", "textual-light"]
     )
+    parser.add_argument("--jobs", type=int, default=3, help="precompute jobs before the stop")
     args = parser.parse_args()
-    asyncio.run(shoot(args.home, args.theme))
+    asyncio.run(shoot(args.home, args.theme, args.jobs))
 
 
 if __name__ == "__main__":

@@ -196,7 +196,7 @@ class CacheScreen(Screen[None]):
 
     @on(PrecomputeFinished)
     def _precompute_finished(self, m: PrecomputeFinished) -> None:
-        self._precompute_ended(f"Precompute finished: {m.summary}")
+        self._precompute_ended(f"Precompute ran {m.summary}")
 
     @on(JobStatusChanged)
     def _status(self, m: JobStatusChanged) -> None:

@@ -37,7 +37,7 @@ async def test_counts_after_a_question_and_precompute_now(rig):
         await pilot.press("p")
         await wait_for(pilot, lambda: not screen.running)
         status = str(screen.query_one("#precompute-status", Static).content)
-        assert status == "Precompute finished: 1 jobs, stopped: done"
+        assert status == "Precompute ran 1 jobs, stopped: done"
         bar = screen.query_one("#precompute-bar", ProgressBar)
         assert bar.percentage == 1.0 and not bar.has_class("idle")
         await wait_for(pilot, lambda: rows(screen)["QA bank"].startswith("2 entries"))
