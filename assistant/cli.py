@@ -19,6 +19,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         help="data folder (default: $ASSISTANT_HOME or the platform's user data dir)",
     )
+    parser.add_argument(
+        "--home", type=Path, dest="app_home", help="data folder for the app (as for commands)"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser(
@@ -61,13 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command is None:
-        print(
-            "The terminal app arrives with the TUI issue; try `assistant demo`, then "
-            '`assistant search "…"`.',
-            file=sys.stderr,
-        )
-        return 2
+    # `assistant --home X` (the app) and `assistant CMD --home X`; argparse keeps them apart
+    # because a subcommand's default would overwrite the main parser's value
+    args.home = getattr(args, "home", None) or args.app_home
     from assistant.commands import run_command, user_errors
 
     try:

@@ -44,6 +44,7 @@ def run_command(args: Namespace) -> int:
     ctx = open_context(args.home)
     _log_to_file(ctx)
     handler = {
+        None: cmd_app,
         "import": cmd_import,
         "search": cmd_search,
         "stats": cmd_stats,
@@ -61,6 +62,13 @@ def _log_to_file(ctx: Context) -> None:
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.getLogger("assistant").addHandler(handler)
     logging.getLogger("assistant").setLevel(logging.INFO)
+
+
+def cmd_app(ctx: Context, args: Namespace) -> int:
+    from assistant.tui.app import make_app
+
+    make_app(ctx).run()
+    return 0
 
 
 def cmd_import(ctx: Context, args: Namespace) -> int:

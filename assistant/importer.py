@@ -31,6 +31,7 @@ class ImportProgressed:
     done: int
     total: int
     path: str = ""
+    errors: int = 0  # messages skipped with an error so far
 
 
 @dataclass
@@ -134,7 +135,9 @@ class Importer:
                 self._store_item(source, item, report, seen_notes)
                 done += 1
                 if notify:
-                    notify(ImportProgressed("read", done, total, str(source.path)))
+                    notify(
+                        ImportProgressed("read", done, total, str(source.path), len(report.errors))
+                    )
         if any(s.kind == "notes" for s in sources) and path.is_dir():
             report.removed += self.store.remove_notes_missing(path, seen_notes)
 

@@ -249,6 +249,22 @@ class KnowledgeStore:
         by_id = {r[0]: ChunkRecord(*(v if v is not None else "" for v in r)) for r in rows}
         return [by_id[int(i)] for i in ids if int(i) in by_id]
 
+    def document_of_chunk(self, chunk_id: int) -> dict | None:
+        """The whole stored message or note a chunk comes from (headers, body, quoted tail,
+        attachments), or None when the chunk is gone."""
+        row = self.db.execute(
+            "SELECT d.kind, d.title, d.sender, d.recipients, d.cc, d.date, d.message_id, "
+            "d.source_path, d.folder, d.body, d.quoted, d.attachments "
+            "FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id = ?",
+            [int(chunk_id)],
+        ).fetchone()
+        if row is None:
+            return None
+        keys = "kind title sender recipients cc date message_id source_path folder body quoted"
+        doc = dict(zip(keys.split(), (v or "" for v in row[:-1]), strict=True))
+        doc["attachments"] = json.loads(row[-1] or "[]")
+        return doc
+
     def stats(self) -> dict[str, int | dict[str, int]]:
         q = self.db.execute
         kinds = dict(q("SELECT kind, count(*) FROM documents GROUP BY kind").fetchall())

@@ -1,0 +1,1 @@
+"""The Textual app that bare `assistant` opens (imported only by the CLI)."""

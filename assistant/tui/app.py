@@ -1,0 +1,121 @@
+"""The Textual app: chat by default, Import and Cache screens kept installed (their workers run on
+when you leave them), a dark and a light theme. Everything it needs comes in as `Services`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from textual import events, on
+from textual.app import App
+from textual.binding import Binding
+from textual.screen import Screen
+
+from assistant.tui.messages import PrecomputeFinished, PrecomputeProgressed
+from assistant.tui.screens.cache import CacheScreen
+from assistant.tui.screens.chat import ChatScreen
+from assistant.tui.screens.import_ import ImportScreen
+from assistant.tui.services import SchedulerLike, Services, services_for
+from assistant.tui.tally import Tally
+from assistant.tui.throttle import Throttle
+
+if TYPE_CHECKING:
+    from assistant.context import Context
+
+THEMES = ("textual-dark", "textual-light")
+
+
+class AssistantApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "mail-assistant"
+    BINDINGS = [
+        Binding("ctrl+o", "open_import", "Import", priority=True),
+        Binding("ctrl+b", "open_cache", "Cache", priority=True),
+        Binding("ctrl+t", "toggle_theme", "Theme", priority=True),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
+
+    def __init__(self, services: Services, theme: str = THEMES[0]) -> None:
+        super().__init__()
+        self.services = services
+        self.tally = Tally()
+        self.theme = theme
+        self.scheduler: SchedulerLike | None = None
+        self.idle_line = ""  # what the idle scheduler last reported
+        self._idle_throttle = Throttle(0.2)
+
+    def on_mount(self) -> None:
+        self.install_screen(ImportScreen(self.services), "import")
+        self.install_screen(CacheScreen(self.services, self.tally), "cache")
+        self.push_screen(ChatScreen(self.services, self.tally))
+        self.services.activity()  # opening the app is activity: the idle wait starts now
+        if self.services.idle is not None:
+            self.scheduler = self.services.idle(self._idle_progressed, self._idle_done)
+            self.scheduler.start()
+
+    def on_unmount(self) -> None:
+        if self.scheduler is not None:
+            self.scheduler.shutdown()
+
+    def _idle_progressed(self, event: Any) -> None:
+        """Called on the scheduler's thread: only posts a message."""
+        if self._idle_throttle.ready(always=event.done == event.total):
+            self.post_message(PrecomputeProgressed(event.done, event.total, event.job, idle=True))
+
+    def _idle_done(self, report: Any) -> None:
+        """Called on the scheduler's thread: only posts a message."""
+        self.post_message(PrecomputeFinished(report.summary(), idle=True))
+
+    @on(PrecomputeProgressed)
+    def _show_idle_progress(self, m: PrecomputeProgressed) -> None:
+        if m.idle:
+            self._show_idle(f"Idle precompute: {m.done}/{m.total} · {m.job}")
+
+    @on(PrecomputeFinished)
+    def _show_idle_finished(self, m: PrecomputeFinished) -> None:
+        if m.idle:
+            self._show_idle(f"Last idle precompute: {m.summary}")
+            self.notify(m.summary, title="Precomputed while you were away")
+
+    def _show_idle(self, line: str) -> None:
+        self.idle_line = line
+        cache = self.get_screen("cache")
+        if isinstance(cache, CacheScreen) and cache.is_current:
+            cache.show_idle(line)
+
+    async def on_event(self, event: events.Event) -> None:
+        """Every keypress is user activity: the idle scheduler waits for the user to be away."""
+        if isinstance(event, events.Key):
+            self.services.activity()
+        await super().on_event(event)
+
+    async def _show(self, name: str) -> Screen:
+        """Bring an installed screen up, in place of the other installed one if that is up."""
+        screen = self.get_screen(name)
+        if self.screen is not screen:
+            if isinstance(self.screen, (ImportScreen, CacheScreen)):
+                await self.pop_screen()
+            await self.push_screen(screen)
+        return screen
+
+    async def action_open_import(self) -> None:
+        await self._show("import")
+
+    async def action_open_cache(self) -> None:
+        await self._show("cache")
+
+    async def action_import_demo(self) -> None:
+        screen = await self._show("import")
+        if isinstance(screen, ImportScreen):
+            screen.start(self.services.demo_paths)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The key for the screen that is up is left out of the footer."""
+        own = {"open_import": ImportScreen, "open_cache": CacheScreen}.get(action)
+        return own is None or not isinstance(self.screen, own)
+
+    def action_toggle_theme(self) -> None:
+        self.theme = THEMES[1] if self.theme == THEMES[0] else THEMES[0]
+
+
+def make_app(ctx: Context, theme: str = THEMES[0]) -> AssistantApp:
+    return AssistantApp(services_for(ctx), theme)

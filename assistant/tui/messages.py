@@ -1,0 +1,122 @@
+"""What workers report back to the UI thread, as dataclass messages named as past events.
+
+Workers only ever post these; widgets are changed by the handlers, on the UI thread."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from textual.message import Message
+
+if TYPE_CHECKING:
+    from assistant.importer import ImportReport
+
+
+@dataclass(frozen=True)
+class SourceView:
+    """One source of an answer, as the Sources panel shows it."""
+
+    chunk_id: int
+    kind: str
+    title: str
+    sender: str
+    date: str
+    passage: str
+
+    @classmethod
+    def of(cls, record: Any) -> SourceView:
+        """From a ChunkRecord; a chunk's first line repeats its title, the passage is the rest."""
+        passage = record.text.split("\n", 1)[-1].strip()
+        return cls(record.chunk_id, record.kind, record.title, record.sender, record.date, passage)
+
+
+@dataclass
+class AnswerStatusChanged(Message):
+    turn: int
+    status: str
+
+
+@dataclass
+class SourcesFound(Message):
+    turn: int
+    sources: list[SourceView]
+
+
+@dataclass
+class AnswerStreamed(Message):
+    turn: int
+    text: str
+
+
+@dataclass
+class AnswerFinished(Message):
+    turn: int
+    answer: str
+    qa_hit: bool
+    kv_reused_tokens: int
+    prompt_tokens: int
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class AnswerStopped(Message):
+    turn: int
+    seconds: float
+
+
+@dataclass
+class AnswerFailed(Message):
+    turn: int
+    error: str
+
+
+@dataclass
+class JobStatusChanged(Message):
+    """A background job says what it is doing (e.g. "loading the embedding model…")."""
+
+    job: str
+    status: str
+
+
+@dataclass
+class ImportProgressed(Message):
+    phase: str  # "read" | "embed"
+    done: int
+    total: int
+    path: str
+    errors: int
+
+
+@dataclass
+class ImportFinished(Message):
+    report: ImportReport
+
+
+@dataclass
+class WorkFailed(Message):
+    """A background job (import, precompute, stats) stopped with an error."""
+
+    job: str
+    error: str
+
+
+@dataclass
+class CacheStatsRead(Message):
+    qa: dict[str, int]
+    kv: dict[str, int]
+    precompute: dict | None
+
+
+@dataclass
+class PrecomputeProgressed(Message):
+    done: int
+    total: int
+    job: str
+    idle: bool = False  # a run the idle scheduler started (not the "precompute now" key)
+
+
+@dataclass
+class PrecomputeFinished(Message):
+    summary: str
+    idle: bool = False

@@ -1,0 +1,175 @@
+"""The chat: questions at the bottom, answers streaming in above, their sources beside them."""
+
+from __future__ import annotations
+
+import logging
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Header, Input, ListView
+from textual.worker import get_current_worker
+
+from assistant.tui.messages import (
+    AnswerFailed,
+    AnswerFinished,
+    AnswerStatusChanged,
+    AnswerStopped,
+    AnswerStreamed,
+    SourcesFound,
+)
+from assistant.tui.relay import relay_answer
+from assistant.tui.screens.message import MessageScreen
+from assistant.tui.services import Services
+from assistant.tui.tally import Tally
+from assistant.tui.widgets.sources import SourceItem, SourcesPanel
+from assistant.tui.widgets.turn import Turn
+from assistant.tui.widgets.welcome import Welcome
+
+log = logging.getLogger(__name__)
+
+
+class ChatScreen(Screen[None]):
+    BINDINGS = [
+        Binding("escape", "stop", "Stop"),
+        Binding("tab", "next_pane", "Next pane"),
+    ]
+    PANES = ("#question", "#source-list", "#conversation")
+
+    def __init__(self, services: Services, tally: Tally) -> None:
+        super().__init__()
+        self.services = services
+        self.tally = tally
+        self.turn = 0
+        self.answering = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="chat-body"):
+            yield VerticalScroll(id="conversation")
+            yield SourcesPanel(id="sources")
+        yield Input(placeholder="Ask about your mail and notes; Enter sends", id="question")
+        yield Footer(show_command_palette=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#conversation", VerticalScroll).anchor()
+        self.query_one("#question", Input).focus()
+
+    async def on_screen_resume(self) -> None:
+        """Offer the demo or an import while the knowledge bank is empty (checked again on
+        every return to the chat, so an import from the Import screen clears it)."""
+        stats = self.services.knowledge.stats()
+        self.app.sub_title = f"{stats['emails']} mails · {stats['notes']} notes"
+        empty = not stats["documents"]
+        shown = self.query(Welcome)
+        if empty and not shown:
+            await self.query_one("#conversation").mount(Welcome(id="welcome"))
+            self.query_one("#demo", Button).focus()  # Enter loads the demo
+        elif shown and not empty:
+            await shown.remove()
+            self.query_one("#question", Input).focus()
+
+    @on(Button.Pressed, "#demo")
+    async def _demo(self) -> None:
+        await self.app.run_action("import_demo")
+
+    @on(Button.Pressed, "#import")
+    async def _import(self) -> None:
+        await self.app.run_action("open_import")
+
+    @on(Input.Submitted, "#question")
+    def _ask(self, event: Input.Submitted) -> None:
+        question = event.value.strip()
+        if not question:
+            return
+        event.input.clear()
+        self.turn += 1
+        self.query_one("#conversation").mount(Turn(self.turn, question), before=None)
+        self.answering = True
+        self.refresh_bindings()
+        self.answer(self.turn, question)
+
+    @work(thread=True, exclusive=True, group="answer")
+    def answer(self, turn: int, question: str) -> None:
+        worker = get_current_worker()
+        try:
+            if not self.services.pipeline.ready:
+                self.post_message(AnswerStatusChanged(turn, "loading the models…"))
+            pipeline = self.services.pipeline.get()
+            relay_answer(
+                pipeline,
+                self.services.knowledge,
+                turn,
+                question,
+                self.post_message,
+                lambda: worker.is_cancelled,
+            )
+        except Exception as exc:  # the worker's boundary: show it, keep the app running
+            log.exception("answering %r failed", question)
+            self.post_message(AnswerFailed(turn, str(exc) or type(exc).__name__))
+
+    def action_stop(self) -> None:
+        if self.answering:
+            self.workers.cancel_group(self, "answer")
+            self._turn(self.turn).set_status("stopping…")
+
+    def action_next_pane(self) -> None:
+        """Question → Sources → conversation → question; elsewhere (the welcome's buttons) the
+        usual focus order."""
+        panes = [self.query_one(selector) for selector in self.PANES]
+        if self.focused not in panes:
+            self.focus_next()
+            return
+        panes[(panes.index(self.focused) + 1) % len(panes)].focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.answering if action == "stop" else True
+
+    def _turn(self, n: int) -> Turn:
+        return self.query_one(f"#turn-{n}", Turn)
+
+    @on(AnswerStatusChanged)
+    def _status(self, m: AnswerStatusChanged) -> None:
+        self._turn(m.turn).set_status(m.status)
+
+    @on(AnswerStreamed)
+    def _streamed(self, m: AnswerStreamed) -> None:
+        self._turn(m.turn).append(m.text)
+
+    @on(SourcesFound)
+    def _sources(self, m: SourcesFound) -> None:
+        if m.turn == self.turn:
+            self.query_one(SourcesPanel).show(m.sources)
+
+    @on(AnswerFinished)
+    def _finished(self, m: AnswerFinished) -> None:
+        self.tally.record(m)
+        self._turn(m.turn).finish(m)
+        self._ended(m.turn)
+
+    @on(AnswerStopped)
+    def _stopped(self, m: AnswerStopped) -> None:
+        self._turn(m.turn).stop(m.seconds)
+        self._ended(m.turn)
+
+    @on(AnswerFailed)
+    def _failed(self, m: AnswerFailed) -> None:
+        self._turn(m.turn).fail(m.error)
+        self._ended(m.turn)
+
+    def _ended(self, turn: int) -> None:
+        if turn == self.turn:
+            self.answering = False
+            self.refresh_bindings()
+
+    @on(ListView.Selected, "#source-list")
+    def _open_source(self, event: ListView.Selected) -> None:
+        if not isinstance(event.item, SourceItem):
+            return
+        doc = self.services.knowledge.document_of_chunk(event.item.source.chunk_id)
+        if doc is None:
+            self.notify("That message is no longer in the knowledge bank.", severity="warning")
+            return
+        self.app.push_screen(MessageScreen(doc))

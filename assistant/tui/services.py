@@ -1,0 +1,129 @@
+"""What the app needs from the rest of the program, behind one seam: `services_for(ctx)` wires the
+real pipeline, importer and precompute; pilot tests pass fakes of the same shape."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from assistant.context import Context
+    from assistant.importer import ImportReport
+    from assistant.knowledge.store import ChunkRecord
+
+T = TypeVar("T")
+
+
+class Stats(Protocol):
+    def stats(self) -> dict[str, int]: ...
+
+
+class PipelineLike(Protocol):
+    qa: Stats
+    kv: Stats
+
+    def answer(self, question: str, use_cache: bool = True) -> Iterator[Any]: ...
+
+
+class ImporterLike(Protocol):
+    def run(
+        self, paths: list[Path], notify: Callable[[Any], None], cancelled: Callable[[], bool]
+    ) -> ImportReport: ...
+
+
+class PrecomputeLike(Protocol):
+    def run(
+        self,
+        deadline: float | None = None,
+        notify: Callable[[Any], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> Any: ...
+
+    def status(self) -> dict: ...
+
+
+class SchedulerLike(Protocol):
+    def start(self) -> None: ...
+
+    def shutdown(self) -> None: ...
+
+
+# the idle scheduler, given what to call (from its thread) on progress and when a run is done
+IdleFactory = Callable[[Callable[[Any], None], Callable[[Any], None]], SchedulerLike]
+
+
+class KnowledgeLike(Protocol):
+    def stats(self) -> dict: ...
+
+    def chunk_records(self, ids: list[int]) -> list[ChunkRecord]: ...
+
+    def document_of_chunk(self, chunk_id: int) -> dict | None: ...
+
+
+class Lazy(Generic[T]):
+    """A value built on first use, once, from any thread: loading a model takes seconds, so the
+    app opens at once and the first worker that needs it pays (and says "loading model…")."""
+
+    def __init__(self, factory: Callable[[], T]) -> None:
+        self._factory = factory
+        self._value: T | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def ready(self) -> bool:
+        return self._value is not None
+
+    def get(self) -> T:
+        with self._lock:
+            if self._value is None:
+                self._value = self._factory()
+            return self._value
+
+
+@dataclass
+class Services:
+    knowledge: KnowledgeLike
+    pipeline: Lazy[PipelineLike]
+    importer: Lazy[ImporterLike]
+    precompute: Callable[[], PrecomputeLike] | None  # a fresh one per run; None: no precompute
+    demo_paths: list[Path]
+    kv_budget_bytes: int
+    activity: Callable[[], None] = lambda: None  # marks the user active for the idle scheduler
+    idle: IdleFactory | None = None  # started with the app, shut down when it ends
+    browse_root: Path = field(default_factory=Path.home)
+
+
+def services_for(ctx: Context) -> Services:
+    from assistant.context import bundled
+    from assistant.idle import IdleScheduler, Precompute
+    from assistant.importer import Importer
+
+    data = bundled("data")
+    pipeline = Lazy(lambda: _warm(ctx, ctx.pipeline()))
+    settings = ctx.settings
+    return Services(
+        knowledge=ctx.store,
+        pipeline=pipeline,
+        importer=Lazy(
+            lambda: _warm(
+                ctx,
+                Importer(ctx.store, ctx.embedder, settings.chunking, settings.embedding.batch_size),
+            )
+        ),
+        # "precompute now" is asked for: no settling wait after an import (as the CLI's)
+        precompute=lambda: Precompute(ctx, pipeline.get(), settle_seconds=0),
+        demo_paths=[data / "mail" / "demo.mbox", data / "notes"],
+        kv_budget_bytes=int(settings.cache.kv_budget_mb * 2**20),
+        activity=ctx.activity,
+        idle=lambda notify, done: IdleScheduler(ctx, notify, done),
+    )
+
+
+def _warm(ctx: Context, value: T) -> T:
+    """Load the embedding model now (it loads on first use): the wait then shows as "loading
+    the models…" rather than inside the first answer's TTFT or the first embedding batch."""
+    ctx.embedder.embed_batch(["warm-up"])
+    return value

@@ -1,0 +1,58 @@
+"""One question and its answer in the conversation, with the badge line under the answer."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Static
+
+from assistant.tui.messages import AnswerFinished
+
+
+def badge(done: AnswerFinished) -> str:
+    """QA-bank hit / KV tokens reused of total / TTFT / total time, on one line."""
+    t = done.timings
+    cache = "QA-bank hit" if done.qa_hit else "QA-bank miss"
+    kv = f"KV {done.kv_reused_tokens}/{done.prompt_tokens} reused"
+    return f"{cache} · {kv} · TTFT {t.get('ttft', 0.0):.2f} s · total {t.get('total', 0.0):.2f} s"
+
+
+class Turn(Vertical):
+    """Answer text arrives piece by piece; the badge line shows the status until it is done."""
+
+    def __init__(self, turn: int, question: str) -> None:
+        super().__init__(id=f"turn-{turn}", classes="turn")
+        self.turn = turn
+        self.question = question
+        self.text = ""
+        self.running = True
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"› {self.question}", classes="question", markup=False)
+        yield Static("", classes="answer", markup=False)
+        yield Static("", classes="badge", markup=False)
+
+    def append(self, text: str) -> None:
+        self.text += text
+        self.query_one(".answer", Static).update(self.text.lstrip())
+
+    def set_status(self, status: str) -> None:
+        if self.running:
+            self.query_one(".badge", Static).update(status)
+
+    def finish(self, done: AnswerFinished) -> None:
+        if done.qa_hit or not self.text.strip():
+            self.text = done.answer
+            self.query_one(".answer", Static).update(done.answer or "(no answer)")
+        self._end(badge(done))
+
+    def stop(self, seconds: float) -> None:
+        self._end(f"stopped after {seconds:.1f} s — not stored in the cache", "stopped")
+
+    def fail(self, error: str) -> None:
+        self._end(f"error: {error}", "failed")
+
+    def _end(self, line: str, state: str = "done") -> None:
+        self.running = False
+        self.add_class(state)
+        self.query_one(".badge", Static).update(line)

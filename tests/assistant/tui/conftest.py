@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+
+from assistant.importer import Importer
+from assistant.tui.app import AssistantApp
+from assistant.tui.services import Lazy, Services
+from tests.assistant.tui.fakes import FakePipeline, FakePrecompute, FakeScheduler
+from tests.conftest import DATA, FakeEmbedder, make_email, write_mbox
+
+SIZE = (80, 24)
+
+
+@pytest.fixture
+def loaded_store(store, tmp_path):
+    box = write_mbox(
+        tmp_path / "box.mbox",
+        [
+            make_email(
+                subject="Kitchen planning", body="Demolition starts Monday 2 March.", msgid="<k1@x>"
+            ),
+            make_email(
+                subject="Tiles", body="The tiles arrive on 9 March, grey 30x60.", msgid="<k2@x>"
+            ),
+            make_email(
+                subject="Electrician", body="Wiring is checked on 11 March.", msgid="<k3@x>"
+            ),
+        ],
+    )
+    Importer(store, FakeEmbedder()).run([box])
+    return store
+
+
+def make_services(store, tmp_path, delay: float = 0.01, questions=("what about the tiles",)):
+    pipeline = FakePipeline(store, tmp_path / "kv", delay)
+    activity: list[int] = []
+    precompute = FakePrecompute(pipeline, list(questions))
+    services = Services(
+        knowledge=store,
+        pipeline=Lazy(lambda: pipeline),
+        importer=Lazy(lambda: Importer(store, FakeEmbedder())),
+        precompute=lambda: precompute,
+        demo_paths=[DATA / "mail" / "demo.mbox", DATA / "notes"],
+        kv_budget_bytes=2**20,
+        activity=lambda: activity.append(1),
+        idle=FakeScheduler,
+        browse_root=tmp_path,
+    )
+    return services, pipeline, activity
+
+
+@dataclass
+class Rig:
+    app: AssistantApp
+    pipeline: FakePipeline
+    activity: list[int]
+
+
+@pytest.fixture
+def rig(loaded_store, tmp_path) -> Rig:
+    services, pipeline, activity = make_services(loaded_store, tmp_path)
+    return Rig(AssistantApp(services), pipeline, activity)
+
+
+async def wait_for(pilot, condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Let the app run until `condition()` holds (workers post from threads)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not condition():
+        if loop.time() > end:
+            raise AssertionError(f"timed out waiting for {condition}")
+        await pilot.pause(0.02)

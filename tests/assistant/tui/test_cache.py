@@ -1,0 +1,85 @@
+"""The Cache & scheduler screen: counts after a question, and "precompute now" with progress."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import ProgressBar, Static
+
+from assistant.tui.messages import CacheStatsRead
+from assistant.tui.screens.cache import CacheScreen, cache_rows
+from assistant.tui.tally import Tally
+from tests.assistant.tui.conftest import SIZE, wait_for
+from tests.assistant.tui.test_chat import ask
+
+
+def rows(screen: CacheScreen) -> dict[str, str]:
+    assert screen.stats is not None
+    return dict(cache_rows(screen.stats, screen.services.kv_budget_bytes, screen.tally))
+
+
+@pytest.mark.asyncio
+async def test_counts_after_a_question_and_precompute_now(rig):
+    async with rig.app.run_test(size=SIZE) as pilot:
+        turn = await ask(pilot, "when does the kitchen work start")
+        await wait_for(pilot, lambda: not turn.running)
+        await pilot.press("ctrl+b")
+        screen = pilot.app.screen
+        assert isinstance(screen, CacheScreen)
+        await wait_for(pilot, lambda: screen.stats is not None)
+        shown = rows(screen)
+        assert shown["QA bank"].startswith("1 entry: 1 answered, 0 pending")
+        assert shown["KV tree"].startswith("3 nodes (3 with KV) · 3 KB of 1.0 MB")
+        assert shown["Predicted"].startswith("1 question waiting")
+        assert shown["Last precompute"] == "never"
+        assert shown["This session"].startswith("1 question · QA hits 0 (0%)")
+        assert screen.query_one("#kv-bar", ProgressBar).progress == 3000
+
+        await pilot.press("p")
+        await wait_for(pilot, lambda: not screen.running)
+        status = str(screen.query_one("#precompute-status", Static).content)
+        assert status == "Precompute ran 1 jobs, stopped: done"
+        bar = screen.query_one("#precompute-bar", ProgressBar)
+        assert bar.percentage == 1.0 and not bar.has_class("idle")
+        await wait_for(pilot, lambda: rows(screen)["QA bank"].startswith("2 entries"))
+        shown = rows(screen)
+        assert shown["Last precompute"].endswith("1 job · 1.5 s CPU · stopped: done")
+        assert shown["Job queue"] == "0 queued · 1 done · 0 failed"
+
+
+@pytest.mark.asyncio
+async def test_precompute_key_is_off_without_a_precompute(rig):
+    rig.app.services.precompute = None
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+b")
+        screen = pilot.app.screen
+        await wait_for(pilot, lambda: screen.stats is not None)
+        await pilot.press("p")
+        assert not screen.running
+        assert rows(screen)["Precompute"] == "not available in this build"
+
+
+def test_session_tally_reads_as_rates():
+    qa = {"entries": 2, "answered": 2, "pending": 0, "stale": 0, "hits": 1, "bytes": 2048}
+    kv = {"nodes": 4, "nodes_with_kv": 3, "bytes": 3 * 2**20}
+    tally = Tally(questions=4, qa_hits=1, kv_hits=2, reused_tokens=300, prompt_tokens=1200)
+    shown = dict(cache_rows(CacheStatsRead(qa, kv, None), 6 * 2**20, tally))
+    assert shown["This session"] == (
+        "4 questions · QA hits 1 (25%) · KV reused in 2 of 3 generated (25% of prompt tokens)"
+    )
+    assert shown["KV tree"] == "4 nodes (3 with KV) · 3.0 MB of 6.0 MB budget (50.0%)"
+    assert shown["QA bank"] == "2 entries: 2 answered, 0 pending, 0 stale · 2 KB"
+
+
+@pytest.mark.asyncio
+async def test_the_idle_scheduler_runs_with_the_app_and_reports_on_the_cache_screen(rig):
+    async with rig.app.run_test(size=SIZE) as pilot:
+        scheduler = rig.app.scheduler
+        assert scheduler.started and not scheduler.stopped
+        assert rig.activity  # opening the app counts as activity
+        await pilot.press("ctrl+b")
+        screen = pilot.app.screen
+        scheduler.play_run(jobs=3).join()
+        idle = screen.query_one("#idle-status", Static)
+        await wait_for(pilot, lambda: "Last idle precompute" in str(idle.content))
+        assert str(idle.content) == "Last idle precompute: 3 jobs, stopped: cancelled"
+    assert scheduler.stopped

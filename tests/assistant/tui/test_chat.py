@@ -1,0 +1,120 @@
+"""The chat screen with a fake pipeline: streaming, sources, cancel, QA hits, the full message."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import ListView, Static
+
+from assistant.knowledge.db import open_db
+from assistant.knowledge.store import KnowledgeStore
+from assistant.tui.app import AssistantApp
+from assistant.tui.screens.chat import ChatScreen
+from assistant.tui.screens.message import MessageScreen
+from assistant.tui.widgets.sources import SourceItem
+from assistant.tui.widgets.turn import Turn
+from assistant.tui.widgets.welcome import Welcome
+from tests.assistant.tui.conftest import SIZE, make_services, wait_for
+from tests.assistant.tui.fakes import ANSWER
+
+pytestmark = pytest.mark.asyncio
+
+
+async def ask(pilot, question: str) -> Turn:
+    await pilot.press(*question, "enter")
+    screen = pilot.app.screen
+    assert isinstance(screen, ChatScreen)
+    return screen.query_one(f"#turn-{screen.turn}", Turn)
+
+
+def badge(turn: Turn) -> str:
+    return str(turn.query_one(".badge", Static).content)
+
+
+def footer_keys(pilot) -> dict[str, str]:
+    """The keys the footer shows, with their descriptions."""
+    bindings = pilot.app.screen.active_bindings
+    return {key: b.binding.description for key, b in bindings.items() if b.binding.show}
+
+
+async def test_answer_streams_in_and_its_sources_are_listed(rig):
+    rig.pipeline.delay = 0.2
+    async with rig.app.run_test(size=SIZE) as pilot:
+        turn = await ask(pilot, "when does the kitchen work start")
+        await wait_for(pilot, lambda: 0 < len(turn.text) < len(ANSWER))
+        partial = turn.text
+        await wait_for(pilot, lambda: not turn.running)
+        assert ANSWER.startswith(partial.strip()) and turn.text.strip() == ANSWER
+        assert "QA-bank miss · KV 0/320 reused · TTFT" in badge(turn)
+        items = list(pilot.app.screen.query(SourceItem))
+        assert [i.source.title for i in items] == ["Kitchen planning", "Tiles", "Electrician"]
+        assert items[0].source.passage == "Demolition starts Monday 2 March."
+        assert len(rig.activity) >= len("when does the kitchen work start") + 1
+
+
+async def test_escape_stops_generation_mid_stream_and_stores_nothing(rig):
+    rig.pipeline.delay = 0.2
+    async with rig.app.run_test(size=SIZE) as pilot:
+        turn = await ask(pilot, "when does the kitchen work start")
+        await wait_for(pilot, lambda: len(turn.text) > 0)
+        assert footer_keys(pilot)["escape"] == "Stop"
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not turn.running)
+        assert turn.has_class("stopped") and "stopped after" in badge(turn)
+        assert len(turn.text) < len(ANSWER)
+        await wait_for(pilot, lambda: rig.pipeline.closed == 1)
+        assert rig.pipeline.qa.stats()["entries"] == 0
+        assert not pilot.app.screen.answering and "escape" not in footer_keys(pilot)
+
+
+async def test_a_repeated_question_is_a_qa_hit_with_its_sources(rig):
+    async with rig.app.run_test(size=SIZE) as pilot:
+        first = await ask(pilot, "when does the kitchen work start")
+        await wait_for(pilot, lambda: not first.running)
+        second = await ask(pilot, "When does the kitchen work start")
+        await wait_for(pilot, lambda: not second.running)
+        assert badge(second).startswith("QA-bank hit · KV 0/0")
+        assert second.text == ANSWER
+        titles = [i.source.title for i in pilot.app.screen.query(SourceItem)]
+        assert titles == ["Kitchen planning", "Tiles", "Electrician"]
+        assert pilot.app.tally.qa_hits == 1 and pilot.app.tally.questions == 2
+
+
+async def test_enter_on_a_source_opens_the_whole_message(rig):
+    async with rig.app.run_test(size=SIZE) as pilot:
+        turn = await ask(pilot, "what about the tiles")
+        await wait_for(pilot, lambda: not turn.running)
+        listing = pilot.app.screen.query_one("#source-list", ListView)
+        await pilot.press("tab")
+        assert pilot.app.focused is listing and listing.index == 0
+        await pilot.press("down")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, MessageScreen))
+        text = str(pilot.app.screen.query_one("#message-text", Static).content)
+        assert "Subject: Tiles" in text and "The tiles arrive on 9 March" in text
+        assert "From: Bram de Vries <bram@example.nl>" in text
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ChatScreen))
+        assert pilot.app.focused is listing
+        await pilot.press("tab", "tab")
+        assert pilot.app.focused is pilot.app.screen.query_one("#question")
+
+
+async def test_theme_toggles_between_dark_and_light(rig):
+    async with rig.app.run_test(size=SIZE) as pilot:
+        assert pilot.app.theme == "textual-dark"
+        await pilot.press("ctrl+t")
+        assert pilot.app.theme == "textual-light"
+        await pilot.press("ctrl+t")
+        assert pilot.app.theme == "textual-dark"
+
+
+async def test_the_welcome_shows_only_while_the_bank_is_empty(rig, tmp_path):
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert not pilot.app.screen.query(Welcome)
+        assert pilot.app.sub_title == "3 mails · 0 notes"
+    services, _, _ = make_services(KnowledgeStore(open_db(None)), tmp_path)
+    async with AssistantApp(services).run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert pilot.app.screen.query(Welcome)
+        assert pilot.app.focused is pilot.app.screen.query_one("#demo")

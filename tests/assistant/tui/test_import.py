@@ -1,0 +1,110 @@
+"""The Import screen: the demo corpus from the empty state, a typed path, a bad path."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input, ProgressBar, Static
+
+from assistant.importer import Importer
+from assistant.tui.app import AssistantApp
+from assistant.tui.messages import ImportProgressed
+from assistant.tui.screens.chat import ChatScreen
+from assistant.tui.screens.import_ import ImportScreen
+from assistant.tui.services import Lazy
+from assistant.tui.widgets.welcome import Welcome
+from tests.assistant.tui.conftest import SIZE, make_services, wait_for
+from tests.assistant.tui.test_chat import ask
+from tests.conftest import FakeEmbedder, make_email, write_mbox
+
+pytestmark = pytest.mark.asyncio
+
+
+def text(screen, selector: str) -> str:
+    return str(screen.query_one(selector, Static).content)
+
+
+async def test_demo_from_the_empty_state_imports_with_progress_to_100_percent(store, tmp_path):
+    services, _, _ = make_services(store, tmp_path)
+    app = AssistantApp(services)
+    progress: list[ImportProgressed] = []
+
+    def hook(message) -> None:
+        if isinstance(message, ImportProgressed):
+            progress.append(message)
+
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await pilot.pause()
+        await pilot.press("enter")  # the demo button has the focus
+        await wait_for(pilot, lambda: isinstance(app.screen, ImportScreen))
+        screen = app.screen
+        await wait_for(pilot, lambda: not screen.running, timeout=60)
+        bar = screen.query_one("#bar", ProgressBar)
+        stats = store.stats()
+        assert bar.percentage == 1.0 and bar.total == stats["chunks"]
+        last = {(m.phase, Path(m.path).name): (m.done, m.total) for m in progress}
+        assert last[("read", "demo.mbox")] == (207, 207)
+        assert last[("embed", "")] == (stats["chunks"], stats["chunks"])
+        assert progress[-1].phase == "embed"
+        assert text(screen, "#summary").startswith("Done: 237 added")
+        assert "0 errors" in text(screen, "#phase")
+        assert stats["emails"] == 207 and stats["embedded_chunks"] == stats["chunks"]
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChatScreen))
+        await pilot.pause()
+        assert not app.screen.query(Welcome)
+        assert app.focused is app.screen.query_one("#question", Input)
+
+
+async def test_a_typed_path_is_imported_and_a_bad_one_named(store, tmp_path):
+    box = write_mbox(tmp_path / "mine.mbox", [make_email(subject="Hi", msgid="<h@x>")])
+    services, _, _ = make_services(store, tmp_path)
+    async with AssistantApp(services).run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+o")
+        screen = pilot.app.screen
+        assert isinstance(screen, ImportScreen)
+        await pilot.press(*str(tmp_path / "nothing.mbox"), "enter")
+        await wait_for(pilot, lambda: "Done" in text(screen, "#summary"))
+        summary = text(screen, "#summary")
+        assert "1 skipped with errors" in summary and "nothing.mbox" in summary
+        screen.query_one("#path").value = str(box)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "Done: 1 added" in text(screen, "#summary"))
+        assert store.stats()["emails"] == 1
+
+
+class GatedEmbedder(FakeEmbedder):
+    """Embeds only once the test opens the gate: the import is held in its embedding phase."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+
+    def embed_batch(self, texts):
+        self.gate.wait(timeout=60)
+        return super().embed_batch(texts)
+
+
+async def test_the_import_runs_on_in_the_background_while_the_chat_answers(loaded_store, tmp_path):
+    services, _, _ = make_services(loaded_store, tmp_path)
+    embedder = GatedEmbedder()
+    services.importer = Lazy(lambda: Importer(loaded_store, embedder))
+    app = AssistantApp(services)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+o")
+        screen = app.screen
+        assert isinstance(screen, ImportScreen)
+        await pilot.click("#demo")
+        await wait_for(pilot, lambda: loaded_store.stats()["documents"] == 3 + 237, 60)
+        await pilot.press("escape")
+        turn = await ask(pilot, "what about the tiles")
+        await wait_for(pilot, lambda: not turn.running)
+        assert turn.text.strip() and screen.running
+        embedder.gate.set()
+        await pilot.press("ctrl+o")
+        assert app.screen is screen
+        await wait_for(pilot, lambda: not screen.running, timeout=60)
+        assert screen.query_one("#bar", ProgressBar).percentage == 1.0
+        assert text(screen, "#summary").startswith("Done: 237 added")
