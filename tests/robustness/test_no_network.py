@@ -1,6 +1,6 @@
-"""No network socket is opened by import, search, ask or precompute: the real models run under a guard that
-refuses sockets and name lookups. (The CLI processes of test_kill.py run under the fatal variant
-of the same guard, without HF_HUB_OFFLINE.)"""
+"""No network socket is opened by import, search, ask or precompute: the real models run under a
+guard that refuses sockets and name lookups. (The CLI processes of test_kill.py run under the fatal
+variant of the same guard, without HF_HUB_OFFLINE.)"""
 
 from __future__ import annotations
 
