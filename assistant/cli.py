@@ -34,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query")
     p.add_argument("-k", "--top", type=int, default=None, help="how many results (default 10)")
     p.add_argument("--mode", choices=["hybrid", "bm25", "dense"], default="hybrid")
+    add_rerank(p)
     p.add_argument("--json", action="store_true", help="print results as JSON")
 
     p = sub.add_parser("stats", parents=[home], help="what the knowledge bank holds")
@@ -44,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-cache", action="store_true", help="the naive path: no QA bank, no KV reuse"
     )
+    add_rerank(p)
     p.add_argument("--json", action="store_true", help="one JSON object per event (JSON lines)")
 
     sub.add_parser("demo", parents=[home], help="import the bundled demo mailbox and notes")
@@ -60,6 +62,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--status", action="store_true", help="show the queue and the last run only")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     return parser
+
+
+def add_rerank(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--rerank",
+        choices=["off", "full", "pruned"],
+        default=None,
+        help="query-likelihood reranking of the fused candidates (default: config `rerank`)",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -42,6 +42,8 @@ def user_errors() -> tuple[type[Exception], ...]:
 def run_command(args: Namespace) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     ctx = open_context(args.home)
+    if getattr(args, "rerank", None):
+        ctx.settings.rerank = args.rerank
     _log_to_file(ctx)
     handler = {
         None: cmd_app,
@@ -140,7 +142,13 @@ def _report_dict(report: ImportReport) -> dict:
 
 
 def cmd_search(ctx: Context, args: Namespace) -> int:
-    hits = ctx.retriever.search(args.query, k=args.top, mode=args.mode)
+    k = args.top or ctx.settings.retrieval.top_k
+    if ctx.settings.rerank == "off":
+        hits = ctx.retriever.search(args.query, k=k, mode=args.mode)
+    else:
+        reranker = ctx.reranker
+        wide = ctx.retriever.search(args.query, k=max(k, reranker.candidates), mode=args.mode)
+        hits = reranker.rerank(args.query, wide, k)
     if args.json:
         dump_json([_hit_dict(rank, hit) for rank, hit in enumerate(hits, 1)])
         return 0

@@ -73,6 +73,25 @@ class PrecomputeSettings:
 
 
 @dataclass
+class RerankerSettings:
+    # "gemma-3-270m", "smollm2-135m" or a GGUF path (bench/rerank_quality.py picks the default)
+    model: str = "gemma-3-270m"
+    candidates: int = 20  # fused candidates the reranker orders
+    prompt: str = "upr"  # a name in assistant.rerank.prompt.PROMPTS
+    fused_weight: float = 0.0  # w in (1 − w)·z(QL) + w·z(fused)
+    max_passage_tokens: int = 256
+    n_threads: int = 0  # 0: all cores
+    doc_kv_budget_mb: float = 512.0
+    threshold: float = 0.1  # pruned: coefficient of variation above which scores are clustered
+    exact_order: bool = False  # pruned: only drop hopeless candidates, never accept early
+    resident_layers: int = 0  # pruned: layers kept loaded between questions (the rest stream)
+
+
+RERANK_MODES = ("off", "full", "pruned")
+SWITCHES = ("rerank",)  # top-level keys that are values, not [sections]
+
+
+@dataclass
 class Settings:
     embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
     chunking: ChunkingSettings = field(default_factory=ChunkingSettings)
@@ -81,6 +100,8 @@ class Settings:
     cache: CacheSettings = field(default_factory=CacheSettings)
     answer: AnswerSettings = field(default_factory=AnswerSettings)
     precompute: PrecomputeSettings = field(default_factory=PrecomputeSettings)
+    reranker: RerankerSettings = field(default_factory=RerankerSettings)
+    rerank: str = "off"  # the switch: off | full | pruned (config key `rerank`, ASSISTANT_RERANK)
 
 
 def load_settings(
@@ -89,7 +110,13 @@ def load_settings(
     settings = Settings()
     if config_file is not None and config_file.exists():
         _apply(settings, _read_toml(config_file), source=str(config_file))
-    _apply(settings, _env_overrides(settings, os.environ if env is None else env), source="env")
+    env = os.environ if env is None else env
+    _apply(settings, _env_overrides(settings, env), source="env")
+    settings.rerank = env.get("ASSISTANT_RERANK", settings.rerank)
+    if settings.rerank not in RERANK_MODES:
+        raise ConfigError(
+            f"rerank: expected one of {', '.join(RERANK_MODES)}, got {settings.rerank!r}"
+        )
     if settings.retrieval.fusion not in ("zscore", "rrf"):
         raise ConfigError(
             f"retrieval.fusion: expected 'zscore' or 'rrf', got {settings.retrieval.fusion!r}"
@@ -107,6 +134,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
 def _env_overrides(settings: Settings, env: Mapping[str, str]) -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {}
     for section in dataclasses.fields(settings):
+        if section.name in SWITCHES:
+            continue
         for key in dataclasses.fields(getattr(settings, section.name)):
             name = f"ASSISTANT_{section.name}_{key.name}".upper()
             if name in env:
@@ -116,6 +145,9 @@ def _env_overrides(settings: Settings, env: Mapping[str, str]) -> dict[str, dict
 
 def _apply(settings: Settings, values: Mapping[str, Any], source: str) -> None:
     for section_name, section_values in values.items():
+        if section_name in SWITCHES:
+            settings.rerank = str(section_values)
+            continue
         section = getattr(settings, section_name, None)
         if section is None or not isinstance(section_values, Mapping):
             raise ConfigError(f"{source}: unknown section [{section_name}]")

@@ -17,6 +17,8 @@ from assistant.knowledge.store import KnowledgeStore
 
 if TYPE_CHECKING:
     from assistant.pipeline import Pipeline
+    from assistant.rerank.reranker import Reranker
+    from cache.blobs import BlobStore
 
 
 @dataclass
@@ -28,6 +30,7 @@ class Context:
     _retriever: Retriever | None = field(default=None, repr=False)
     _pipeline: Pipeline | None = field(default=None, repr=False)
     _presence: Activity | None = field(default=None, repr=False)
+    _reranker: Reranker | None = field(default=None, repr=False)
 
     @property
     def presence(self) -> Activity:
@@ -59,6 +62,29 @@ class Context:
             )
         return self._retriever
 
+    @property
+    def reranker(self) -> Reranker:
+        if self._reranker is None:
+            from assistant.rerank.loader import make_reranker
+            from cache.db import open_cache_db
+
+            blobs = cache_blobs(self, open_cache_db(self.home.cache_dir / "qa.db"))
+            self._reranker = make_reranker(self.settings, self.home.models_dir, blobs)
+        return self._reranker
+
+
+def cache_blobs(ctx: Context, db) -> BlobStore:
+    """The KV blob store: KV-tree nodes and the reranker's document KV, each with its budget."""
+    from assistant.rerank.doc_kv import KIND as DOC_KV
+    from cache.blobs import BlobStore
+    from cache.kv_tree import KIND
+
+    budgets = {
+        KIND: int(ctx.settings.cache.kv_budget_mb * 2**20),
+        DOC_KV: int(ctx.settings.reranker.doc_kv_budget_mb * 2**20),
+    }
+    return BlobStore(db, ctx.home.cache_dir / "kv", budgets)
+
 
 def open_context(home: Path | str | None = None) -> Context:
     h = open_home(home)
@@ -69,15 +95,14 @@ def open_context(home: Path | str | None = None) -> Context:
 def make_pipeline(ctx: Context) -> Pipeline:
     from assistant.llm import make_llm
     from assistant.pipeline import Pipeline
-    from cache.blobs import BlobStore
     from cache.db import open_cache_db
-    from cache.kv_tree import KIND, KVTree
+    from cache.kv_tree import KVTree
     from cache.prediction import History
     from cache.qa_bank import QABank
 
     cache = ctx.settings.cache
     db = open_cache_db(ctx.home.cache_dir / "qa.db")
-    blobs = BlobStore(db, ctx.home.cache_dir / "kv", {KIND: int(cache.kv_budget_mb * 2**20)})
+    blobs = cache_blobs(ctx, db)
     llm = make_llm(ctx.settings.llm)
     system = (bundled("prompts") / "answer.txt").read_text(encoding="utf-8")
     return Pipeline(

@@ -41,6 +41,11 @@ class Home:
         return self.root / "cache"
 
     @property
+    def models_dir(self) -> Path:
+        """Model files the app derives once: the joined reranker GGUF, torch weights."""
+        return self.root / "models"
+
+    @property
     def log_dir(self) -> Path:
         return self.root / "logs"
 

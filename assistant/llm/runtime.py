@@ -60,6 +60,20 @@ def make_llm(settings: LLMSettings) -> LocalLLM:
     return LocalLLM(path, n_ctx=settings.n_ctx, n_threads=settings.n_threads)
 
 
+class Vocab:
+    """The tokenizer of a GGUF alone (no weights loaded): tokenizes as LocalLLM does."""
+
+    def __init__(self, model_path: Path) -> None:
+        if not model_path.is_file():
+            raise LLMError(f"{model_path}: model file not found")
+        from llama_cpp import Llama
+
+        self._llm = Llama(str(model_path), vocab_only=True, verbose=False)
+
+    def tokenize(self, text: str, first: bool = False) -> list[int]:
+        return self._llm.tokenize(text.encode("utf-8"), add_bos=first, special=True)
+
+
 class LocalLLM:
     def __init__(self, model_path: Path, n_ctx: int = 4096, n_threads: int = 0) -> None:
         if not model_path.is_file():
@@ -81,7 +95,7 @@ class LocalLLM:
             raise LLMError(f"{model_path}: not a loadable GGUF model ({exc})") from exc
         self.path = model_path
         self.name = model_path.name
-        self.fingerprint = _fingerprint(model_path, n_ctx)
+        self.fingerprint = model_fingerprint(model_path, n_ctx)
         self.lock = threading.RLock()  # one user of the model at a time
         self.chat_template = self._llm.metadata.get("tokenizer.chat_template")
 
@@ -185,6 +199,37 @@ class LocalLLM:
             yield token
             self.eval([token])
 
+    def eval_logprobs(self, tokens: Sequence[int], first_scored: int = 1) -> np.ndarray:
+        """Evaluate `tokens` and return log p(tokens[i] | state, tokens[:i]) for i from
+        `first_scored` (≥ 1) on. One forward pass per batch (`continuation_logprobs` needs one
+        per token), and logits only at the positions scored: with a 262k vocabulary the LM head
+        would otherwise cost more than the layers."""
+        if not 1 <= first_scored < len(tokens) + 1:
+            raise ValueError(f"first_scored {first_scored} outside 1..{len(tokens)}")
+        if self.n_past + len(tokens) > self.n_ctx:
+            raise LLMError(
+                f"prompt of {self.n_past + len(tokens)} tokens exceeds n_ctx {self.n_ctx}"
+            )
+        llm = self._llm
+        llm._ctx.kv_cache_seq_rm(-1, llm.n_tokens, -1)
+        rows: list[np.ndarray] = []
+        for i in range(0, len(tokens), llm.n_batch):
+            batch = list(tokens[i : i + llm.n_batch])
+            llm._batch.set_batch(batch=batch, n_past=llm.n_tokens, logits_all=False)
+            wanted = [j for j in range(len(batch)) if first_scored - 1 <= i + j < len(tokens) - 1]
+            for j in range(len(batch)):
+                llm._batch.batch.logits[j] = j in wanted
+            llm._ctx.decode(llm._batch)
+            if wanted:
+                shape = (len(wanted), llm.n_vocab())
+                rows.append(np.ctypeslib.as_array(llm._ctx.get_logits(), shape=shape).copy())
+            llm.input_ids[llm.n_tokens : llm.n_tokens + len(batch)] = batch
+            llm.n_tokens += len(batch)
+        logits = np.concatenate(rows).astype(np.float64)
+        top = logits.max(axis=1, keepdims=True)
+        log_z = top[:, 0] + np.log(np.exp(logits - top).sum(axis=1))
+        return logits[np.arange(len(logits)), np.asarray(tokens[first_scored:])] - log_z
+
     def continuation_logprobs(self, tokens: Sequence[int]) -> np.ndarray:
         """log p(tokens[i] | state, tokens[:i]) for each i, from the current state (which must
         hold at least one token); leaves the state extended by `tokens`."""
@@ -197,7 +242,7 @@ class LocalLLM:
         return out
 
 
-def _fingerprint(path: Path, n_ctx: int) -> str:
+def model_fingerprint(path: Path, n_ctx: int = 0) -> str:
     """Names the model in cache keys: KV computed by one model is never used by another."""
     stat = path.stat()
     key = f"{path.name}|{stat.st_size}|{n_ctx}|{_head_hash(path)}"

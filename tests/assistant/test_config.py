@@ -42,3 +42,20 @@ def test_home_is_private(tmp_path):
 def test_home_from_env(tmp_path, monkeypatch):
     monkeypatch.setenv("ASSISTANT_HOME", str(tmp_path / "envhome"))
     assert open_home().root == tmp_path / "envhome"
+
+
+def test_rerank_switch_from_file_then_env(tmp_path):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('rerank = "full"\n[reranker]\ncandidates = 30\nmodel = "smollm2-135m"\n')
+    settings = load_settings(cfg, env={})
+    assert settings.rerank == "full"
+    assert settings.reranker.candidates == 30 and settings.reranker.model == "smollm2-135m"
+    env = {"ASSISTANT_RERANK": "pruned", "ASSISTANT_RERANKER_THRESHOLD": "0.25"}
+    settings = load_settings(cfg, env=env)
+    assert settings.rerank == "pruned" and settings.reranker.threshold == 0.25
+    assert load_settings(None, env={}).rerank == "off"
+
+
+def test_a_bad_rerank_switch_is_a_clear_error(tmp_path):
+    with pytest.raises(ConfigError, match="rerank: expected one of off, full, pruned"):
+        load_settings(None, env={"ASSISTANT_RERANK": "fast"})

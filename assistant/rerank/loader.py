@@ -1,0 +1,68 @@
+"""Builds the reranker from settings: which GGUF, where its torch weights and document KV live.
+Nothing loads until the reranker first runs (the factories are called lazily)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from assistant.config import Settings
+from assistant.rerank.reranker import Reranker
+from cache.blobs import BlobStore
+
+log = logging.getLogger(__name__)
+N_CTX = 2048  # a passage prefix (≤ max_passage_tokens + a few) plus instruction and question
+
+
+def make_reranker(settings: Settings, models_dir: Path, blobs: BlobStore) -> Reranker:
+    """`blobs` must have a budget for the doc_kv kind (context.py gives it one)."""
+    s = settings.reranker
+
+    def full():
+        from assistant.llm.runtime import LocalLLM
+        from assistant.rerank.doc_kv import DocKV
+        from assistant.rerank.models import resolve_model
+        from assistant.rerank.prompt import get_prompt
+        from assistant.rerank.scorer import QLScorer
+
+        llm = LocalLLM(resolve_model(s.model, models_dir), n_ctx=N_CTX, n_threads=s.n_threads)
+        doc_kv = DocKV(blobs, llm.fingerprint)
+        return QLScorer(llm, get_prompt(s.prompt), doc_kv, s.max_passage_tokens)
+
+    def pruned():
+        return make_torch_ql(settings, models_dir, blobs)
+
+    return Reranker(settings.rerank, s, full=full, pruned=pruned)
+
+
+def make_torch_ql(settings: Settings, models_dir: Path, blobs: BlobStore | None):
+    import torch
+
+    from assistant.llm.runtime import Vocab, model_fingerprint
+    from assistant.rerank.models import resolve_model
+    from assistant.rerank.prompt import QLTokens, get_prompt
+    from assistant.rerank.pruned import TorchQL
+    from assistant.rerank.torch_kv import TorchDocKV
+
+    s = settings.reranker
+    gguf = resolve_model(s.model, models_dir)
+    weights = torch_weights(gguf, models_dir)
+    if s.n_threads:
+        torch.set_num_threads(s.n_threads)
+    tokens = QLTokens(Vocab(gguf).tokenize, get_prompt(s.prompt), s.max_passage_tokens)
+    doc_kv = None
+    if blobs is not None:
+        doc_kv = TorchDocKV(blobs, model_fingerprint(gguf), weights.arch.n_layers)
+    return TorchQL(weights, tokens, resident_layers=s.resident_layers, doc_kv=doc_kv)
+
+
+def torch_weights(gguf: Path, models_dir: Path):
+    """The dequantized weights of `gguf` (exported once into models_dir, then read from there)."""
+    from assistant.llm.runtime import model_fingerprint
+    from assistant.rerank.weights import WeightFile, export_weights
+
+    path = models_dir / f"{gguf.stem}-{model_fingerprint(gguf)}.safetensors"
+    if not path.exists():
+        log.info("exporting %s to %s for pruned reranking (once)", gguf, path)
+        export_weights(gguf, path)
+    return WeightFile(path)

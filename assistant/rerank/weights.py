@@ -1,0 +1,193 @@
+"""The torch reranker's weights: dequantized once from the GGUF into a safetensors file in the
+home dir, then read a layer at a time.
+
+Tensors are read with pread into fresh buffers rather than through a memory map: pages of a map
+stay resident (and count in RSS) after use, while a pread copy is freed with the layer, so the
+sliding window really holds two layers. The token embedding (also the tied LM head, the largest
+tensor) is kept in float16 and read in row blocks: an LRU of rows for the input embedding, a
+streamed pass for the LM head.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from assistant.rerank.arch import Arch, read_arch
+
+DTYPES = {"F32": np.float32, "F16": np.float16}
+EMBED = "token_embd.weight"
+HEAD = "output.weight"  # absent when the LM head is tied to the embedding
+HALF = (EMBED, HEAD)  # the vocabulary-sized tensors, kept in float16
+
+
+def export_weights(gguf_path: Path, out: Path) -> Path:
+    """Dequantize every tensor of `gguf_path` into `out` (safetensors; float16 embedding,
+    float32 otherwise) with the architecture in its metadata. Written to a temp file first."""
+    import gguf  # only for the one-time export
+    from safetensors.numpy import save_file
+
+    reader = gguf.GGUFReader(gguf_path)
+    meta = {k: f.contents() for k, f in reader.fields.items() if not k.startswith("tokenizer.")}
+    arch = read_arch(meta)
+    tensors = {}
+    for t in reader.tensors:
+        data = gguf.quants.dequantize(t.data, t.tensor_type)
+        tensors[t.name] = data.astype(np.float16 if t.name in HALF else np.float32)
+    tmp = out.with_suffix(".tmp")
+    out.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    save_file(tensors, str(tmp), metadata={"arch": json.dumps(arch.__dict__)})
+    tmp.replace(out)
+    return out
+
+
+class WeightFile:
+    """Random access to the tensors of one safetensors file, without mapping it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        with path.open("rb") as fh:
+            (size,) = struct.unpack("<Q", fh.read(8))
+            header = json.loads(fh.read(size))
+        self.base = 8 + size
+        meta = header.pop("__metadata__", {})
+        self.arch = Arch(**json.loads(meta["arch"]))
+        self.entries = header
+        self._fd = os.open(path, os.O_RDONLY)
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        return tuple(self.entries[name]["shape"])
+
+    def read(self, name: str, rows: slice | None = None) -> np.ndarray:
+        """The tensor (or a block of its rows) as a new array."""
+        entry = self.entries[name]
+        dtype = np.dtype(DTYPES[entry["dtype"]])
+        shape = list(entry["shape"])
+        start = self.base + entry["data_offsets"][0]
+        if rows is not None:
+            row_bytes = int(np.prod(shape[1:])) * dtype.itemsize
+            start += rows.start * row_bytes
+            shape[0] = min(rows.stop, shape[0]) - rows.start
+        count = int(np.prod(shape)) * dtype.itemsize
+        return np.frombuffer(os.pread(self._fd, count, start), dtype=dtype).reshape(shape)
+
+    def layer(self, index: int) -> dict[str, torch.Tensor]:
+        prefix = f"blk.{index}."
+        return {
+            name[len(prefix) :]: torch.from_numpy(self.read(name).copy())
+            for name in self.entries
+            if name.startswith(prefix)
+        }
+
+    def layer_bytes(self, index: int) -> int:
+        prefix = f"blk.{index}."
+        return sum(
+            e["data_offsets"][1] - e["data_offsets"][0]
+            for n, e in self.entries.items()
+            if n.startswith(prefix)
+        )
+
+    def small(self, name: str) -> torch.Tensor:
+        return torch.from_numpy(self.read(name).copy())
+
+
+class LayerWindow:
+    """Layer weights for a forward that walks the layers in order: the first `resident` layers
+    stay loaded (the preload buffer); the others live in a window of the current layer and the
+    next, which a background thread reads while the current one computes."""
+
+    def __init__(self, weights: WeightFile, resident: int = 0) -> None:
+        self.weights = weights
+        self.n_layers = weights.arch.n_layers
+        self.resident = {i: weights.layer(i) for i in range(min(resident, self.n_layers))}
+        self._window: dict[int, Future] = {}
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="layer-prefetch")
+        self._lock = threading.Lock()
+        self.max_streamed = 0  # the most streamed layers held at once
+
+    def get(self, index: int) -> dict[str, torch.Tensor]:
+        if index in self.resident:
+            self._prefetch(index + 1)
+            return self.resident[index]
+        with self._lock:
+            for old in [i for i in self._window if i < index]:
+                del self._window[old]
+            future = self._window.get(index) or self._submit(index)
+        self._prefetch(index + 1)
+        return future.result()
+
+    def _prefetch(self, index: int) -> None:
+        if index < self.n_layers and index not in self.resident:
+            with self._lock:
+                if index not in self._window:
+                    self._submit(index)
+
+    def _submit(self, index: int) -> Future:
+        self._window[index] = self._pool.submit(self.weights.layer, index)
+        self.max_streamed = max(self.max_streamed, len(self._window))
+        return self._window[index]
+
+    def held(self) -> list[int]:
+        with self._lock:
+            return sorted(self._window)
+
+    def release(self) -> None:
+        """Drop the streamed layers (the resident ones stay) once a forward is done."""
+        with self._lock:
+            self._window.clear()
+
+    def close(self) -> None:
+        self.release()
+        self._pool.shutdown(wait=True)
+
+
+class EmbeddingRows:
+    """Rows of the embedding (or LM head) read on demand and kept in an LRU of `capacity`."""
+
+    def __init__(self, weights: WeightFile, capacity: int = 8192, name: str = EMBED) -> None:
+        self.weights = weights
+        self.capacity = capacity
+        self.name = name
+        self._rows: OrderedDict[int, torch.Tensor] = OrderedDict()
+        self.hits = self.misses = 0
+
+    def __call__(self, tokens: list[int]) -> torch.Tensor:
+        return torch.stack([self._row(t) for t in tokens])
+
+    def _row(self, token: int) -> torch.Tensor:
+        row = self._rows.get(token)
+        if row is not None:
+            self._rows.move_to_end(token)
+            self.hits += 1
+            return row
+        self.misses += 1
+        row = self.weights.read(self.name, slice(token, token + 1))[0]
+        row = torch.from_numpy(row.astype(np.float32))
+        self._rows[token] = row
+        if len(self._rows) > self.capacity:
+            self._rows.popitem(last=False)
+        return row
+
+
+def head_name(weights: WeightFile) -> str:
+    return HEAD if HEAD in weights.entries else EMBED
+
+
+def head_blocks(weights: WeightFile, block: int = 16384) -> Iterator[torch.Tensor]:
+    """The LM head in float32 row blocks, read one block at a time (never all resident)."""
+    name = head_name(weights)
+    for start in range(0, weights.shape(name)[0], block):
+        rows = weights.read(name, slice(start, start + block))
+        yield torch.from_numpy(rows.astype(np.float32))

@@ -1,0 +1,268 @@
+"""Reranking quality on TREC DL19: nDCG@10 and precision@k of the fused (hybrid) order, of
+query-likelihood (QL) reranking per model and prompt, QL interpolated with the fused score, and
+pruned QL (torch, layer-wise) at a low and a high dispersion threshold.
+
+    python bench/rerank_quality.py [--candidates 20] [--models gemma-3-270m smollm2-135m]
+                                   [--prompts upr short] [--queries N] [--pruned-queries N]
+
+Token log-probs are kept per (model, prompt, query, passage) in /tmp/bench-cache, so a stopped
+run resumes. Tuned knobs (interpolation weight, passage-length term) are fitted on the first
+half of the judged queries and reported on the second half only.
+Writes bench/results/rerank_quality.json.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+# ruff: noqa: E402
+import argparse
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from _common import (
+    CACHE_DIR,
+    BulkDoc,
+    bulk_insert,
+    default_eval_dir,
+    load_dl19,
+    log,
+    mean,
+    ndcg_at_k,
+    print_table,
+    put_vectors,
+    write_results,
+)
+from retrieval import dl19_vectors
+
+from assistant.config import EmbeddingSettings, RetrievalSettings
+from assistant.knowledge.db import open_db
+from assistant.knowledge.embeddings import make_embedder
+from assistant.knowledge.retrieval import Retriever, zscore
+from assistant.knowledge.store import KnowledgeStore
+from assistant.llm.runtime import LocalLLM
+from assistant.rerank.doc_kv import DocKV
+from assistant.rerank.models import resolve_model
+from assistant.rerank.prompt import PROMPTS
+from assistant.rerank.scorer import QLScorer
+from cache.blobs import BlobStore
+from cache.db import open_cache_db
+
+MODELS_DIR = CACHE_DIR / "models"
+WEIGHTS = [round(w, 2) for w in np.linspace(0.0, 1.0, 21)]
+LENGTH_TERMS = [round(g, 2) for g in np.linspace(-1.0, 1.0, 21)]
+
+
+@dataclass(frozen=True)
+class Query:
+    qid: str
+    text: str
+    pids: list[str]
+    fused: np.ndarray  # the retriever's fused scores, best first
+    passages: list[str]
+    grades: dict[str, int]
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--eval-dir", type=Path, default=default_eval_dir())
+    p.add_argument("--candidates", type=int, nargs="+", default=[20])
+    p.add_argument("--models", nargs="+", default=["gemma-3-270m", "smollm2-135m"])
+    p.add_argument("--prompts", nargs="+", default=["upr", "short"])
+    p.add_argument("--queries", type=int, default=0, help="first N judged queries (0: all)")
+    p.add_argument("--threads", type=int, default=1, help="llama.cpp threads (shared CPU: 1)")
+    p.add_argument("--pruned-queries", type=int, default=0, help="queries for pruned QL")
+    p.add_argument("--collect-only", action="store_true", help="score, write no results")
+    return p.parse_args()
+
+
+def load_queries(eval_dir: Path, depth: int, limit: int) -> list[Query]:
+    data = load_dl19(eval_dir)
+    embedder = make_embedder(EmbeddingSettings())
+    store = KnowledgeStore(open_db(None))
+    ids = bulk_insert(store, [BulkDoc(f"dl19:{pid}", "", [text]) for pid, text in data.passages])
+    put_vectors(store, embedder.name, ids, dl19_vectors(embedder, data)[0])
+    pid_of = dict(zip(ids.tolist(), (pid for pid, _ in data.passages), strict=True))
+    text_of = dict(data.passages)
+    retriever = Retriever(store, embedder, None, RetrievalSettings(candidates=max(depth, 50)))
+    judged = [(qid, text) for qid, text in data.queries if qid in data.qrels]
+    out = []
+    for qid, text in judged[: limit or None]:
+        ranked = retriever.rank(text, "hybrid")[0]
+        pids = [pid_of[i] for i in ranked.ids[:depth].tolist()]
+        passages = [text_of[p] for p in pids]
+        out.append(Query(qid, text, pids, ranked.scores[:depth], passages, data.qrels[qid]))
+    return out
+
+
+# -- collecting token log-probs (resumable) ---------------------------------------------------
+
+
+def collect(model: str, prompts: Sequence[str], queries: list[Query], threads: int) -> dict:
+    """(prompt, qid, pid) → question-token log-probs; the passage KV is computed once per
+    candidate and restored for each further prompt (the reranker's doc-KV path)."""
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    path = CACHE_DIR / f"rerank-ql-{model}.jsonl"
+    done = _read_cache(path)
+    todo = [
+        (q, i)
+        for q in queries
+        for i in range(len(q.pids))
+        if any((pr, q.qid, q.pids[i]) not in done for pr in prompts)
+    ]
+    if todo:
+        log(f"{model}: scoring {len(todo)} candidates × {len(prompts)} prompts")
+        _score_into(path, done, model, prompts, todo, threads)
+    return done
+
+
+def _read_cache(path: Path) -> dict:
+    done: dict = {}
+    if path.exists():
+        for line in path.read_text().split("\n"):
+            if line.strip():
+                row = json.loads(line)
+                done[(row["prompt"], row["qid"], row["pid"])] = np.array(row["lp"])
+    return done
+
+
+def _score_into(path, done, model, prompts, todo, threads) -> None:
+    llm = LocalLLM(resolve_model(model, MODELS_DIR), n_ctx=1024, n_threads=threads)
+    blobs_dir = CACHE_DIR / f"doc-kv-{model}"
+    blobs = BlobStore(open_cache_db(None), blobs_dir, {"doc_kv": 2 << 30})
+    scorer = QLScorer(llm, PROMPTS[prompts[0]], DocKV(blobs, llm.fingerprint))
+    with path.open("a") as fh:
+        for n, (q, i) in enumerate(todo, 1):
+            for name in prompts:
+                lp = scorer.query_logprobs(q.passages[i], q.text, PROMPTS[name].instruction)
+                done[(name, q.qid, q.pids[i])] = lp
+                row = {"prompt": name, "qid": q.qid, "pid": q.pids[i], "lp": lp.tolist()}
+                fh.write(json.dumps(row) + "\n")
+            fh.flush()
+            blobs.delete(scorer.doc_kv.key(scorer.tokens.prefix(q.passages[i])))  # keep /tmp small
+            if n % 20 == 0:
+                log(f"{model}: {n}/{len(todo)}")
+
+
+# -- metrics ----------------------------------------------------------------------------------
+
+
+def precision_at(ranked: Sequence[str], grades: dict[str, int], k: int) -> float:
+    return sum(grades.get(p, 0) >= 2 for p in ranked[:k]) / k
+
+
+def metrics(order: Sequence[str], grades: dict[str, int]) -> dict[str, float]:
+    return {
+        "ndcg@10": ndcg_at_k(order, grades, 10),
+        "p@1": precision_at(order, grades, 1),
+        "p@3": precision_at(order, grades, 3),
+        "p@5": precision_at(order, grades, 5),
+    }
+
+
+Scores = Callable[[Query], np.ndarray]
+
+
+def evaluate(queries: list[Query], scores: Scores) -> dict[str, float]:
+    runs = []
+    for q in queries:
+        s = scores(q)
+        order = [q.pids[i] for i in sorted(range(len(s)), key=lambda i: (-s[i], i))]
+        runs.append(metrics(order, q.grades))
+    return {k: mean(r[k] for r in runs) for k in runs[0]}
+
+
+def ql(lp: dict, prompt: str, reduce: str = "mean") -> Scores:
+    fn = np.mean if reduce == "mean" else np.sum
+    return lambda q: np.array([fn(lp[(prompt, q.qid, p)]) for p in q.pids])
+
+
+def interpolated(base: Scores, weight: float) -> Scores:
+    """(1 − w)·z(QL) + w·z(fused), z over the query's candidates."""
+    return lambda q: (1 - weight) * zscore(base(q)) + weight * zscore(q.fused.astype(float))
+
+
+def length_term(base: Scores, gamma: float) -> Scores:
+    """QL + γ·log(passage words): a passage-length prior (γ < 0 penalises long passages)."""
+    return lambda q: base(q) + gamma * np.log([len(p.split()) + 1 for p in q.passages])
+
+
+def tune(dev: list[Query], make: Callable[[float], Scores], grid: Sequence[float]) -> float:
+    """The grid value with the best mean nDCG@10 on `dev` (ties: the first)."""
+    best = max(grid, key=lambda v: (evaluate(dev, make(v))["ndcg@10"], -grid.index(v)))
+    return float(best)
+
+
+def fused(q: Query) -> np.ndarray:
+    return q.fused.astype(float)
+
+
+def quality_rows(queries: list[Query], lp_by_model: dict, prompts: Sequence[str]) -> dict:
+    half = len(queries) // 2
+    dev, test = queries[:half], queries[half:]
+    rows: dict[str, Any] = {"no rerank (hybrid z-score)": _both(queries, test, fused)}
+    for model, lp in lp_by_model.items():
+        for prompt in prompts:
+            base = ql(lp, prompt)
+            rows[f"QL {model} {prompt}"] = _both(queries, test, base)
+            rows[f"QL {model} {prompt} (sum)"] = _both(queries, test, ql(lp, prompt, "sum"))
+            w = tune(dev, lambda v, b=base: interpolated(b, v), WEIGHTS)
+            rows[f"QL {model} {prompt} + fused (w={w})"] = _both(
+                queries, test, interpolated(base, w), tuned=w
+            )
+            g = tune(dev, lambda v, b=base: length_term(b, v), LENGTH_TERMS)
+            rows[f"QL {model} {prompt} + length (γ={g})"] = _both(
+                queries, test, length_term(base, g), tuned=g
+            )
+    return {"dev_queries": len(dev), "test_queries": len(test), "rows": rows}
+
+
+def _both(queries: list[Query], test: list[Query], scores: Scores, tuned=None) -> dict:
+    return {"all": evaluate(queries, scores), "test": evaluate(test, scores), "tuned": tuned}
+
+
+def print_quality(title: str, result: dict) -> None:
+    keys = ("ndcg@10", "p@1", "p@3", "p@5")
+    rows = [
+        (
+            name,
+            *(r["all"][k] if r["tuned"] is None else math.nan for k in keys),
+            *(r["test"][k] for k in keys),
+        )
+        for name, r in result["rows"].items()
+    ]
+    columns = ["ranking", *(f"{k} all" for k in keys), *(f"{k} test" for k in keys)]
+    note = (
+        f"test = the last {result['test_queries']} judged queries; w (interpolation weight) and "
+        f"γ (length term) tuned on the first {result['dev_queries']}, so their 'all' is blank. "
+        "p@k: grade ≥ 2 relevant. mean and sum of the question's log-probs rank alike (one "
+        "question, the same tokens for every candidate)"
+    )
+    print_table(title, columns, rows, note)
+
+
+def main() -> None:
+    args = parse_args()
+    results: dict[str, Any] = {}
+    for depth in args.candidates:
+        queries = load_queries(args.eval_dir, depth, args.queries)
+        lp = {m: collect(m, args.prompts, queries, args.threads) for m in args.models}
+        if args.collect_only:
+            continue
+        result = quality_rows(queries, lp, args.prompts)
+        result["queries"] = len(queries)
+        results[f"top{depth}"] = result
+        print_quality(f"DL19 reranking, hybrid top-{depth} ({len(queries)} queries)", result)
+    if not args.collect_only:
+        print(f"wrote {write_results('rerank_quality', results, vars(args))}")
+
+
+if __name__ == "__main__":
+    main()
