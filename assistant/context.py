@@ -103,6 +103,10 @@ def make_pipeline(ctx: Context) -> Pipeline:
     cache = ctx.settings.cache
     db = open_cache_db(ctx.home.cache_dir / "qa.db")
     blobs = cache_blobs(ctx, db)
+    if ctx._reranker is None:
+        from assistant.rerank.loader import make_reranker
+
+        ctx._reranker = make_reranker(ctx.settings, ctx.home.models_dir, blobs)
     llm = make_llm(ctx.settings.llm)
     system = (bundled("prompts") / "answer.txt").read_text(encoding="utf-8")
     return Pipeline(
@@ -116,6 +120,7 @@ def make_pipeline(ctx: Context) -> Pipeline:
         system,
         activity=ctx.presence,
         history=History(db),
+        reranker=ctx._reranker,
     )
 
 

@@ -15,6 +15,7 @@ from assistant.knowledge.retrieval import Hit, Retriever
 from assistant.knowledge.store import KnowledgeStore
 from assistant.llm.prompt import Segments, build_segments, chat_frame
 from assistant.llm.runtime import LLMError, LocalLLM
+from assistant.rerank.reranker import Reranker
 from cache.kv_tree import KVTree, segment_hash
 from cache.prediction import History
 from cache.protocols import Embedder
@@ -84,6 +85,7 @@ class Pipeline:
         system_prompt: str,
         activity: Activity | None = None,
         history: History | None = None,
+        reranker: Reranker | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -93,6 +95,7 @@ class Pipeline:
         self.qa = qa_bank
         self.kv = kv_tree
         self.system_prompt = system_prompt
+        self.reranker = reranker
         self.frame = chat_frame(llm)
         self.activity = activity
         self.history = history
@@ -118,17 +121,29 @@ class Pipeline:
                 yield QAHitFound(hit.entry.question, hit.similarity)
                 yield self._done_from_bank(question, hit.entry, clock)
                 return
-        hits = self.retrieve(question, vector)
+        hits = self.candidates(question, vector)
         clock.lap("retrieve")
         yield ChunksRetrieved(hits)
-        clock.lap("rerank")  # the fused order until the reranker lands
+        hits = self.rerank(question, hits)
+        clock.lap("rerank")
         yield ChunksOrdered([h.chunk_id for h in hits])
         yield from self.generate(question, vector, hits, kv=kv, qa=qa, clock=clock)
 
     def retrieve(self, question: str, vector) -> list[Hit]:
-        return self.retriever.search(
-            question, k=self.settings.answer.context_chunks, query_vector=vector
-        )
+        """The chunks a prompt for `question` gets, in prompt order (reranked when it is on):
+        background jobs fill the caches with the same prefixes the user's question will use."""
+        return self.rerank(question, self.candidates(question, vector))
+
+    def candidates(self, question: str, vector) -> list[Hit]:
+        """The fused hits: the prompt's chunks, or the reranker's wider candidate set."""
+        k = self.settings.answer.context_chunks
+        if self.reranker is not None and self.reranker.active:
+            k = max(k, self.reranker.candidates)
+        return self.retriever.search(question, k=k, query_vector=vector)
+
+    def rerank(self, question: str, hits: list[Hit]) -> list[Hit]:
+        k = self.settings.answer.context_chunks
+        return self.reranker.rerank(question, hits, k) if self.reranker is not None else hits[:k]
 
     def is_fresh(self, entry: QAEntry) -> bool:
         """False when the mail changed under a stored answer: one of its sources is gone, or a
