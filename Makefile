@@ -28,6 +28,8 @@ bench:
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/cache.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/prediction.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/preemption.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/rerank_quality.py --pruned-queries 12
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/rerank_speed.py
 
 demo:
 	assistant demo

@@ -50,12 +50,14 @@ from assistant.knowledge.store import KnowledgeStore
 from assistant.llm.runtime import LocalLLM
 from assistant.rerank.doc_kv import DocKV
 from assistant.rerank.models import resolve_model
+from assistant.rerank.policy import replay
 from assistant.rerank.prompt import PROMPTS
 from assistant.rerank.scorer import QLScorer
 from cache.blobs import BlobStore
 from cache.db import open_cache_db
 
 MODELS_DIR = CACHE_DIR / "models"
+PRUNE_THRESHOLDS = (0.05, 0.2)  # low: prunes early and often; high: only clear spreads
 WEIGHTS = [round(w, 2) for w in np.linspace(0.0, 1.0, 21)]
 LENGTH_TERMS = [round(g, 2) for g in np.linspace(-1.0, 1.0, 21)]
 
@@ -149,6 +151,65 @@ def _score_into(path, done, model, prompts, todo, threads) -> None:
             blobs.delete(scorer.doc_kv.key(scorer.tokens.prefix(q.passages[i])))  # keep /tmp small
             if n % 20 == 0:
                 log(f"{model}: {n}/{len(todo)}")
+
+
+# -- pruned QL: provisional scores recorded once, the policy replayed per threshold -----------
+
+
+def collect_traces(model: str, queries: list[Query]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """qid → (provisional scores per check layer, final scores) of the unpruned torch forward;
+    candidates are independent in the batch, so a pruned run's order is a replay of these."""
+    path = CACHE_DIR / f"rerank-trace-{model}.jsonl"
+    done = {}
+    if path.exists():
+        rows = [json.loads(line) for line in path.read_text().split("\n") if line.strip()]
+        done = {r["qid"]: (np.array(r["trace"], float), np.array(r["final"], float)) for r in rows}
+    todo = [q for q in queries if q.qid not in done]
+    if todo:
+        from assistant.config import Settings
+        from assistant.rerank.loader import make_torch_ql
+
+        settings = Settings()
+        settings.reranker.model, settings.reranker.n_threads = model, 1
+        engine = make_torch_ql(settings, MODELS_DIR, None)
+        with path.open("a") as fh:
+            for n, q in enumerate(todo, 1):
+                log(f"{model} torch traces: {n}/{len(todo)}")
+                run = engine.rank(q.text, q.passages, 10)
+                final = [run.scores[i] for i in range(len(q.pids))]
+                trace = [[None if np.isnan(v) else v for v in row] for row in run.trace[:-1]]
+                fh.write(json.dumps({"qid": q.qid, "trace": trace, "final": final}) + "\n")
+                done[q.qid] = (np.array(trace, float), np.array(final, float))
+    return done
+
+
+def pruned_rows(queries: list[Query], traces: dict, model: str) -> dict[str, Any]:
+    subset = [q for q in queries if q.qid in traces]
+    rows: dict[str, Any] = {"no rerank (hybrid z-score)": evaluate(subset, fused)}
+
+    def final(q: Query) -> np.ndarray:
+        return traces[q.qid][1]
+
+    rows[f"QL {model} torch, unpruned"] = evaluate(subset, final)
+    for threshold in PRUNE_THRESHOLDS:
+        for k in (5, 10):
+            rows[f"pruned QL, threshold {threshold}, k={k}"] = evaluate(
+                subset, replayed(traces, threshold, k)
+            )
+    return {"queries": len(subset), "rows": rows}
+
+
+def replayed(traces: dict, threshold: float, k: int) -> Scores:
+    """Scores that sort like the pruned run's order."""
+
+    def scores(q: Query) -> np.ndarray:
+        trace, final = traces[q.qid]
+        order = replay(trace, final, k, threshold)
+        out = np.empty(len(order))
+        out[order] = -np.arange(len(order), dtype=float)
+        return out
+
+    return scores
 
 
 # -- metrics ----------------------------------------------------------------------------------
@@ -248,6 +309,17 @@ def print_quality(title: str, result: dict) -> None:
     print_table(title, columns, rows, note)
 
 
+def print_pruned(result: dict, depth: int) -> None:
+    keys = ("ndcg@10", "p@1", "p@3", "p@5")
+    rows = [(name, *(r[k] for k in keys)) for name, r in result["rows"].items()]
+    note = (
+        "pruned orders replay the policy on provisional scores recorded at the check layers of "
+        "the unpruned torch forward (exact: candidates are independent in the batch)"
+    )
+    title = f"Pruned QL, hybrid top-{depth} (first {result['queries']} judged queries)"
+    print_table(title, ["ranking", *keys], rows, note)
+
+
 def main() -> None:
     args = parse_args()
     results: dict[str, Any] = {}
@@ -260,6 +332,11 @@ def main() -> None:
         result["queries"] = len(queries)
         results[f"top{depth}"] = result
         print_quality(f"DL19 reranking, hybrid top-{depth} ({len(queries)} queries)", result)
+        if args.pruned_queries:
+            model = args.models[0]
+            traces = collect_traces(model, queries[: args.pruned_queries])
+            result["pruned"] = pruned_rows(queries, traces, model)
+            print_pruned(result["pruned"], depth)
     if not args.collect_only:
         print(f"wrote {write_results('rerank_quality', results, vars(args))}")
 

@@ -78,6 +78,14 @@ class RssSampler:
         return self.samples
 
 
+def peak_rss_mib() -> float:
+    """VmHWM: this process's peak RSS (ru_maxrss would carry the parent's peak across exec)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def settings_for(args: argparse.Namespace) -> Settings:
     s = Settings()
     s.reranker.model, s.reranker.n_threads = args.model, 1
@@ -106,7 +114,7 @@ def worker(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "load_seconds": loaded - load_start,
         "runs": runs,
-        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mib": peak_rss_mib(),
         "rss_timeline": sampler.stop(),
     }
 
