@@ -5,7 +5,7 @@ RSS is its own; a sampler thread records RSS over time for the plot.
 
     python bench/rerank_speed.py [--model gemma-3-270m] [--queries 2] [--candidates 20]
 
-Writes bench/results/rerank_speed.json and bench/results/rerank_memory.png.
+Writes bench/results/rerank_speed.json and rerank_memory.png (another model: _MODEL suffixes).
 """
 
 from __future__ import annotations
@@ -36,13 +36,14 @@ from cache.blobs import BlobStore
 from cache.db import open_cache_db
 
 MODELS_DIR = Path("/tmp/bench-cache/models")
+DEFAULT_MODEL = Settings().reranker.model
 CONFIGS = ("full", "full + doc KV", "torch full", "pruned", "pruned + doc KV", "WRX cold start")
 GRID = [0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0]
 
 
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--model", default="gemma-3-270m")
+    p.add_argument("--model", default=DEFAULT_MODEL)
     p.add_argument("--queries", type=int, default=2)
     p.add_argument("--candidates", type=int, default=20)
     p.add_argument("--k", type=int, default=5)
@@ -260,10 +261,11 @@ def main() -> None:
     wrx = {"costs": costs.__dict__, "target_s": target, "budget_bytes": budget}
     wrx |= {"resident_layers": resident, "predicted_s": predicted_latency(costs, resident)}
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    plot(results, RESULTS_DIR / "rerank_memory.png")
+    suffix = "" if args.model == DEFAULT_MODEL else f"_{args.model}"
+    plot(results, RESULTS_DIR / f"rerank_memory{suffix}.png")
     print_speed(table, threshold, wrx, args)
     out = {"threshold": threshold, "configs": table, "wrx": wrx, "raw": results}
-    print(f"wrote {write_results('rerank_speed', out, vars(args))}")
+    print(f"wrote {write_results('rerank_speed' + suffix, out, vars(args))}")
 
 
 def print_speed(table: dict, threshold: float, wrx: dict, args: argparse.Namespace) -> None:

@@ -55,8 +55,10 @@ class Pruner:
 
     @property
     def finished(self) -> bool:
-        """Nothing left to compute (the exact mode still needs the last layer)."""
-        return self.settled and not self.exact_order
+        """Nothing left to compute: settled, and every running candidate has a score to be
+        ordered by (the exact mode always needs the last layer)."""
+        scored = all(i in self.scores for i in self.active)
+        return self.settled and scored and not self.exact_order
 
     def step(self, scores: Sequence[float]) -> None:
         """Provisional scores of `active`, in its order."""

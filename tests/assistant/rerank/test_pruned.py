@@ -73,6 +73,12 @@ def test_infinite_threshold_returns_exactly_the_full_ranking(weights):
     assert run.candidate_layers == len(PASSAGES) * weights.arch.n_layers
 
 
+def test_asking_for_as_many_as_there_are_is_the_full_ranking(weights):
+    eng = engine(weights)
+    reference = full_order(plain_scores(weights, eng)[:4])
+    assert eng.rank(QUERY, PASSAGES[:4], k=10, threshold=0.0).order == reference
+
+
 def test_a_zero_threshold_prunes_and_still_returns_every_candidate(weights):
     eng = engine(weights)
     run = eng.rank(QUERY, PASSAGES, k=3, threshold=0.0, checks=range(1, weights.arch.n_layers))
