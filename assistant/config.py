@@ -80,7 +80,7 @@ class RerankerSettings:
     prompt: str = "upr"  # a name in assistant.rerank.prompt.PROMPTS
     fused_weight: float = 0.0  # w in (1 − w)·z(QL) + w·z(fused)
     max_passage_tokens: int = 256
-    n_threads: int = 0  # 0: all cores
+    n_threads: int = 0  # 0: llama.cpp's default (llm/runtime.py), torch's own
     doc_kv_budget_mb: float = 512.0
     threshold: float = 0.1  # pruned: coefficient of variation above which scores are clustered
     exact_order: bool = False  # pruned: only drop hopeless candidates, never accept early
