@@ -82,7 +82,7 @@ class RerankerSettings:
     max_passage_tokens: int = 256
     n_threads: int = 0  # 0: llama.cpp's default (llm/runtime.py), torch's own
     doc_kv_budget_mb: float = 512.0
-    threshold: float = 0.1  # pruned: coefficient of variation above which scores are clustered
+    threshold: float = 0.05  # pruned: score dispersion (CV) above which candidates are cut
     exact_order: bool = False  # pruned: only drop hopeless candidates, never accept early
     resident_layers: int = 0  # pruned: layers kept loaded between questions (the rest stream)
 

@@ -49,15 +49,18 @@ from assistant.knowledge.retrieval import Retriever, zscore
 from assistant.knowledge.store import KnowledgeStore
 from assistant.llm.runtime import LocalLLM
 from assistant.rerank.doc_kv import DocKV
+from assistant.rerank.loader import torch_weights
 from assistant.rerank.models import resolve_model
-from assistant.rerank.policy import replay
+from assistant.rerank.policy import Pruner, calibrate, replay
 from assistant.rerank.prompt import PROMPTS
+from assistant.rerank.pruned import default_checks
 from assistant.rerank.scorer import QLScorer
 from cache.blobs import BlobStore
 from cache.db import open_cache_db
 
 MODELS_DIR = CACHE_DIR / "models"
 PRUNE_THRESHOLDS = (0.05, 0.2)  # low: prunes early and often; high: only clear spreads
+CALIBRATION_GRID = (0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0)  # + a row calibrated on it
 WEIGHTS = [round(w, 2) for w in np.linspace(0.0, 1.0, 21)]
 LENGTH_TERMS = [round(g, 2) for g in np.linspace(-1.0, 1.0, 21)]
 
@@ -190,13 +193,30 @@ def pruned_rows(queries: list[Query], traces: dict, model: str) -> dict[str, Any
     def final(q: Query) -> np.ndarray:
         return traces[q.qid][1]
 
-    rows[f"QL {model} torch, unpruned"] = evaluate(subset, final)
-    for threshold in PRUNE_THRESHOLDS:
+    rows[f"QL {model} torch, unpruned"] = evaluate(subset, final) | {"layers": 1.0}
+    n_layers = torch_weights(resolve_model(model, MODELS_DIR), MODELS_DIR).arch.n_layers
+    calibrated = calibrate([traces[q.qid] for q in subset], 5, 0.98, CALIBRATION_GRID)
+    for threshold in (*PRUNE_THRESHOLDS, calibrated):
         for k in (5, 10):
+            layers = [layer_share(*traces[q.qid], k, threshold, n_layers) for q in subset]
             rows[f"pruned QL, threshold {threshold}, k={k}"] = evaluate(
                 subset, replayed(traces, threshold, k)
-            )
-    return {"queries": len(subset), "rows": rows}
+            ) | {"layers": float(np.mean(layers))}
+    return {"queries": len(subset), "calibrated_threshold": calibrated, "rows": rows}
+
+
+def layer_share(trace, final, k: int, threshold: float, n_layers: int) -> float:
+    """The share of candidate-layer evaluations a pruned run computes (1.0: none saved)."""
+    pruner, done = Pruner(len(final), k, threshold), {}
+    for layer, row in zip(default_checks(n_layers), trace, strict=False):
+        before = set(pruner.active)
+        pruner.step(row[pruner.active])
+        done |= dict.fromkeys(before - set(pruner.active), layer + 1)
+        if pruner.finished:
+            done |= dict.fromkeys(pruner.active, layer + 1)
+            break
+    total = sum(done.get(i, n_layers) for i in range(len(final)))
+    return total / (len(final) * n_layers)
 
 
 def replayed(traces: dict, threshold: float, k: int) -> Scores:
@@ -310,13 +330,18 @@ def print_quality(title: str, result: dict) -> None:
 
 
 def print_pruned(result: dict, depth: int) -> None:
-    keys = ("ndcg@10", "p@1", "p@3", "p@5")
-    rows = [(name, *(r[k] for k in keys)) for name, r in result["rows"].items()]
+    keys = ("ndcg@10", "p@1", "p@3", "p@5", "layers")
+    rows = [(name, *(r.get(k) for k in keys)) for name, r in result["rows"].items()]
     note = (
-        "pruned orders replay the policy on provisional scores recorded at the check layers of "
+        "layers: share of candidate-layer evaluations computed. Pruned orders replay the "
+        "policy on provisional scores recorded at the check layers of "
         "the unpruned torch forward (exact: candidates are independent in the batch)"
     )
     title = f"Pruned QL, hybrid top-{depth} (first {result['queries']} judged queries)"
+    note += (
+        f"; threshold {result['calibrated_threshold']}: the lowest on the grid whose top-5 "
+        "agrees with the unpruned top-5 at ≥ 0.98 on these same queries (in-sample)"
+    )
     print_table(title, ["ranking", *keys], rows, note)
 
 

@@ -110,10 +110,7 @@ class TorchQL:
         return run
 
     def default_checks(self) -> list[int]:
-        """Half, two thirds and five sixths of the depth: earlier scores are mostly noise, and
-        each check costs an LM-head pass (262k rows for gemma)."""
-        n = self.arch.n_layers
-        return sorted({n // 2, 2 * n // 3, 5 * n // 6} - {n - 1})
+        return default_checks(self.arch.n_layers)
 
     @staticmethod
     def _record(run: PrunedRun, layer: int, scores: dict[int, float], n: int) -> None:
@@ -200,6 +197,13 @@ class TorchQL:
             [(k[row, :, :n], v[row, :, :n]) for k, v in per_layer]
             for row, n in enumerate(plen.tolist())
         ]
+
+
+def default_checks(n_layers: int) -> list[int]:
+    """Half, two thirds and five sixths of the depth: earlier scores are mostly noise, and each
+    check costs an LM-head pass (262k rows for gemma)."""
+    n = n_layers
+    return sorted({n // 2, 2 * n // 3, 5 * n // 6} - {n - 1})
 
 
 def _pad_kv(items: list[KV]) -> KV:
