@@ -66,12 +66,18 @@ class Vocab:
     def __init__(self, model_path: Path) -> None:
         if not model_path.is_file():
             raise LLMError(f"{model_path}: model file not found")
-        from llama_cpp import Llama
+        import llama_cpp
+        from llama_cpp._internals import LlamaModel
 
-        self._llm = Llama(str(model_path), vocab_only=True, verbose=False)
+        params = llama_cpp.llama_model_default_params()
+        params.vocab_only = True  # and no context: Llama() would make one (and log about it)
+        try:
+            self._model = LlamaModel(path_model=str(model_path), params=params, verbose=False)
+        except (ValueError, RuntimeError) as exc:
+            raise LLMError(f"{model_path}: not a loadable GGUF model ({exc})") from exc
 
     def tokenize(self, text: str, first: bool = False) -> list[int]:
-        return self._llm.tokenize(text.encode("utf-8"), add_bos=first, special=True)
+        return self._model.tokenize(text.encode("utf-8"), add_bos=first, special=True)
 
 
 class LocalLLM:

@@ -71,3 +71,12 @@ def test_a_cached_kv_that_does_not_load_is_recomputed(scorer):
     doc_kv.blobs.put(KIND, doc_kv.key(prefix), b"not a llama.cpp state" * 10)  # valid checksum
     np.testing.assert_allclose(scorer.scores(QUERY, PASSAGES), plain, atol=1e-5)
     assert len(doc_kv.blobs.get(doc_kv.key(prefix))) > 1000  # replaced by a real state
+
+
+def test_the_vocab_alone_tokenizes_as_the_model_does(llm):
+    from assistant.llm.runtime import Vocab
+
+    vocab = Vocab(default_llm_model())
+    for text in ("Passage: ", "Ünïcode — naïve café\n", PASSAGES[0]):
+        for first in (True, False):
+            assert vocab.tokenize(text, first) == llm.tokenize(text, first)
