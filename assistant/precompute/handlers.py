@@ -44,9 +44,11 @@ class Handlers:
         abstract: KnowledgeAbstract,
         history: History,
         settings: PrecomputeSettings,
+        kv: bool = True,
     ) -> None:
         self.pipe, self.store, self.abstract, self.history = pipe, store, abstract, history
         self.settings = settings
+        self.kv = kv  # False: the QA bank only (every prediction decoded, no KV stored)
         self.queue = JobQueue(pipe.qa.db)
         self.seeds = SEEDS
         folder = bundled("prompts")
@@ -76,7 +78,7 @@ class Handlers:
         if not records:
             return  # the chunk was deleted since
         prompts = [self.prompts["detail"].format(seed=s).rstrip("\n") for s in self.seeds]
-        outputs = self.pipe.continue_after_chunk(records[0].text, prompts, max_tokens=24)
+        outputs = self.pipe.continue_after_chunk(records[0].text, prompts, 24, kv=self.kv)
         questions = [clean_question(f"{s} {o}") for s, o in zip(self.seeds, outputs, strict=True)]
         self._queue_questions([q for q in questions if q], "predicted:detail")
 
@@ -113,9 +115,8 @@ class Handlers:
             return  # a question like it is stored already
         hits = self.pipe.retrieve(question, vector)
         strategy = policy.choose_strategy(qa.threshold, self.settings.decode_cutoff)
-        if strategy is policy.Strategy.PREFILL_DECODE:
-            origin = payload["origin"]
-            _drain(self.pipe.generate(question, vector, hits, background=True, origin=origin))
+        if strategy is policy.Strategy.PREFILL_DECODE or not self.kv:
+            self._generate(question, vector, hits, payload["origin"])
             return
         self.pipe.prefill([h.record.text for h in hits])
         ids = [str(h.chunk_id) for h in hits]
@@ -134,8 +135,13 @@ class Handlers:
 
     def _answer_again(self, entry_id: int, question: str, origin: str) -> None:
         vector = self.pipe.qa.vector(entry_id)
-        hits = self.pipe.retrieve(question, vector)
-        _drain(self.pipe.generate(question, vector, hits, background=True, origin=origin))
+        self._generate(question, vector, self.pipe.retrieve(question, vector), origin)
+
+    def _generate(self, question: str, vector, hits, origin: str) -> None:
+        """Prefill and decode an answer into the QA bank (KV saved too, unless `kv` is off)."""
+        _drain(
+            self.pipe.generate(question, vector, hits, background=True, origin=origin, kv=self.kv)
+        )
 
     def _rebuild_kv(self, payload: dict) -> None:
         """QA → KV: prefill the prompt prefix an answered entry was made from."""
