@@ -279,17 +279,23 @@ class Pipeline:
         return self.kv.longest_prefix(hashes).depth == len(hashes)
 
     def continue_after_chunk(
-        self, chunk: str, prompts: Sequence[str], max_tokens: int, background: bool = True
+        self,
+        chunk: str,
+        prompts: Sequence[str],
+        max_tokens: int,
+        background: bool = True,
+        kv: bool = True,
     ) -> list[str]:
         """For each prompt, the greedy continuation (to the end of its line) of
         [system, chunk, prompt]. The [system, chunk] prefix is read from, or added to, the KV
-        tree: the node a later question retrieving this chunk first will reuse."""
+        tree (unless `kv` is off): the node a later question retrieving this chunk first will
+        reuse."""
         check = self._checker(background)
         segments = self._segments([chunk], "")
         tokens = [t for seg in segments.prefix for t in seg]
         out = []
         with self.llm.lock:
-            self._prefill_prefix(segments, True, check)
+            self._prefill_prefix(segments, kv, check)
             base = self.llm.save_range(0, self.llm.n_past)
             for prompt in prompts:
                 self.llm.restore_ranges([base], tokens)

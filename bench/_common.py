@@ -132,7 +132,10 @@ def print_table(
 # -- results JSON -----------------------------------------------------------------------------
 
 
-def write_results(name: str, data: dict[str, Any], args: dict[str, Any]) -> Path:
+def write_results(
+    name: str, data: dict[str, Any], args: dict[str, Any], path: Path | None = None
+) -> Path:
+    """bench/results/NAME.json (or `path`): the data with the run's commit, machine and args."""
     payload = {
         "bench": name,
         "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -141,8 +144,8 @@ def write_results(name: str, data: dict[str, Any], args: dict[str, Any]) -> Path
         "args": args,
         **data,
     }
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    path = RESULTS_DIR / f"{name}.json"
+    path = path or RESULTS_DIR / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(_clean(payload), indent=2, ensure_ascii=False) + "\n")
     return path
 

@@ -44,9 +44,11 @@ class Handlers:
         abstract: KnowledgeAbstract,
         history: History,
         settings: PrecomputeSettings,
+        kv: bool = True,
     ) -> None:
         self.pipe, self.store, self.abstract, self.history = pipe, store, abstract, history
         self.settings = settings
+        self.kv = kv  # False: the QA bank only (every prediction decoded, no KV stored)
         self.queue = JobQueue(pipe.qa.db)
         self.seeds = SEEDS
         folder = bundled("prompts")
@@ -103,7 +105,7 @@ class Handlers:
 
     def _questions_from(self, chunk: str, seeds: Sequence[str]) -> list[str]:
         prompts = [self.prompts["detail"].format(seed=s).rstrip("\n") for s in seeds]
-        outputs = self.pipe.continue_after_chunk(chunk, prompts, max_tokens=24)
+        outputs = self.pipe.continue_after_chunk(chunk, prompts, 24, kv=self.kv)
         cleaned = [clean_question(f"{s} {o}") for s, o in zip(seeds, outputs, strict=True)]
         return [q for q in cleaned if q]
 
@@ -129,9 +131,8 @@ class Handlers:
             return  # a question like it is stored already
         hits = self.pipe.retrieve(question, vector)
         strategy = policy.choose_strategy(qa.threshold, self.settings.decode_cutoff)
-        if strategy is policy.Strategy.PREFILL_DECODE:
-            origin = payload["origin"]
-            _drain(self.pipe.generate(question, vector, hits, background=True, origin=origin))
+        if strategy is policy.Strategy.PREFILL_DECODE or not self.kv:
+            self._generate(question, vector, hits, payload["origin"])
             return
         self.pipe.prefill([h.record.text for h in hits])
         ids = [str(h.chunk_id) for h in hits]
@@ -150,8 +151,13 @@ class Handlers:
 
     def _answer_again(self, entry_id: int, question: str, origin: str) -> None:
         vector = self.pipe.qa.vector(entry_id)
-        hits = self.pipe.retrieve(question, vector)
-        _drain(self.pipe.generate(question, vector, hits, background=True, origin=origin))
+        self._generate(question, vector, self.pipe.retrieve(question, vector), origin)
+
+    def _generate(self, question: str, vector, hits, origin: str) -> None:
+        """Prefill and decode an answer into the QA bank (KV saved too, unless `kv` is off)."""
+        _drain(
+            self.pipe.generate(question, vector, hits, background=True, origin=origin, kv=self.kv)
+        )
 
     def _rebuild_kv(self, payload: dict) -> None:
         """QA → KV: prefill the prompt prefix an answered entry was made from."""

@@ -59,8 +59,15 @@ class PrecomputeReport:
 
 class Precompute:
     def __init__(
-        self, ctx: Context, pipeline: Pipeline | None = None, settle_seconds: float | None = None
+        self,
+        ctx: Context,
+        pipeline: Pipeline | None = None,
+        settle_seconds: float | None = None,
+        *,
+        kv: bool = True,
     ) -> None:
+        """`kv=False` fills the QA bank only: every predicted question is decoded and no KV is
+        stored, whatever τ (the sleep-time-compute baseline of bench/e2e.py)."""
         self.ctx = ctx
         self.settings = ctx.settings.precompute
         self.pipe = pipeline or ctx.pipeline()
@@ -70,7 +77,9 @@ class Precompute:
         self.abstract = KnowledgeAbstract(db)
         self.history = History(db)
         self.settle = self.settings.settle_seconds if settle_seconds is None else settle_seconds
-        self.handlers = Handlers(self.pipe, ctx.store, self.abstract, self.history, self.settings)
+        self.handlers = Handlers(
+            self.pipe, ctx.store, self.abstract, self.history, self.settings, kv=kv
+        )
         self._predicted = False  # predictions are planned once per run: `stride` per run
 
     # -- planning ------------------------------------------------------------------------------
@@ -153,7 +162,7 @@ class Precompute:
                 queued += self._enqueue("decode", f"decode:{entry.id}", {"entry": entry.id})
         room = policy.kv_room(self.pipe.kv.blobs.used("kv"), self._kv_budget())
         evicted = self.pipe.kv.stats()["nodes"] - self.pipe.kv.stats()["nodes_with_kv"]
-        if room and evicted:
+        if room and evicted and self.handlers.kv:
             candidates = self.handlers.rebuild_candidates()
             for entry_id in policy.pick_rebuilds(candidates, room, self._bytes_per_prompt()):
                 key = f"rebuild:{entry_id}:{evicted}"

@@ -1,0 +1,90 @@
+"""The cache designs bench/e2e.py compares: which layers answer, what precompute fills.
+
+Each design runs on its own copy of the same imported home, with its own cache folder. A design
+that needs a part the code base does not have yet is skipped with the reason, never faked.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Design:
+    name: str
+    label: str
+    qa: bool = False  # answers may come from the QA bank
+    kv: bool = False  # prompt prefixes are restored from / saved to the KV tree
+    precompute: str | None = None  # None | "policy" (PerCache: τ picks the strategy) | "qa_only"
+    tau: float | None = None  # the QA-bank τ, when not the configured one
+    rerank: str | None = None  # the reranker switch ("pruned"), when the design needs one
+
+
+DESIGNS = (
+    Design("naive", "no cache: retrieve, prefill, decode every time"),
+    Design("ragcache", "KV tree, reactive only (RAGCache)", kv=True),
+    Design("meancache", "QA bank, reactive only (MeanCache)", qa=True),
+    Design(
+        "sleeptime",
+        "predicted questions answered into the QA bank; no KV (sleep-time compute)",
+        qa=True,
+        precompute="qa_only",
+    ),
+    Design("ragcache+meancache", "both layers, reactive only", qa=True, kv=True),
+    Design(
+        "full",
+        "PerCache: both layers + precompute, strategy from the configured τ",
+        qa=True,
+        kv=True,
+        precompute="policy",
+    ),
+    Design(
+        "full-s2",
+        "PerCache at τ 0.85 (< decode cutoff): predictions decoded (strategy 2)",
+        qa=True,
+        kv=True,
+        precompute="policy",
+        tau=0.85,
+    ),
+    Design(
+        "full+pruned",
+        "full, with the pruned reranker (issue 7)",
+        qa=True,
+        kv=True,
+        precompute="policy",
+        rerank="pruned",
+    ),
+)
+SINGLE_LAYER = ("ragcache", "meancache", "sleeptime")
+
+
+def skip_reason(design: Design, settings: object) -> str | None:
+    """Why `design` cannot run on this code base (None: it can)."""
+    if design.rerank is None:
+        return None
+    if importlib.util.find_spec("assistant.rerank") is None or not hasattr(settings, "rerank"):
+        return "the pruned reranker (issue 7, assistant/rerank) is not on main yet"
+    return None
+
+
+def select(names: str | None, designs: Sequence[Design] = DESIGNS) -> list[Design]:
+    """The designs named in a comma-separated list (all when None), in the canonical order."""
+    if not names:
+        return list(designs)
+    wanted = {n.strip() for n in names.split(",") if n.strip()}
+    unknown = wanted - {d.name for d in designs}
+    if unknown:
+        known = ", ".join(d.name for d in designs)
+        raise ValueError(f"unknown design(s) {', '.join(sorted(unknown))}; known: {known}")
+    return [d for d in designs if d.name in wanted]
+
+
+def rotated(items: Sequence, turn: int) -> list:
+    """`items` started at position `turn` (mod its length): the run order for one question, so
+    no design always runs first (right after another design's heavy work) on a noisy machine."""
+    if not items:
+        return []
+    k = turn % len(items)
+    return [*items[k:], *items[:k]]

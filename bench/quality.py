@@ -1,0 +1,47 @@
+"""Answer quality against a reference answer: ROUGE-L F1 and "the expected strings are there".
+
+ROUGE-L is the longest common subsequence of the two token lists (Lin, 2004), as F1 of its
+precision and recall. It is written here (a dozen lines) rather than taken from `rouge-score`,
+which is not installed and would bring nltk and absl-py with it; tokens follow that package's
+default tokenizer: lower case, runs of ASCII letters and digits, no stemming.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text.lower())
+
+
+def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
+    """Length of the longest common subsequence (one row of the DP table at a time)."""
+    row = [0] * (len(b) + 1)
+    for x in a:
+        diagonal = 0
+        for j, y in enumerate(b, 1):
+            diagonal, row[j] = row[j], diagonal + 1 if x == y else max(row[j], row[j - 1])
+    return row[-1]
+
+
+def rouge_l(candidate: str, reference: str) -> float:
+    """ROUGE-L F1 in [0, 1]; 0 when either side has no tokens."""
+    cand, ref = tokens(candidate), tokens(reference)
+    common = lcs_length(cand, ref)
+    if not common:
+        return 0.0
+    precision, recall = common / len(cand), common / len(ref)
+    return 2 * precision * recall / (precision + recall)
+
+
+def has_expected(answer: str, expected: Sequence[str]) -> bool | None:
+    """Every expected string occurs in the answer (case- and space-insensitive);
+    None when nothing is expected."""
+    if not expected:
+        return None
+    text = " ".join(answer.lower().split())
+    return all(" ".join(e.lower().split()) in text for e in expected)

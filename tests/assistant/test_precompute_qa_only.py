@@ -1,0 +1,47 @@
+"""Precompute(kv=False), the sleep-time-compute baseline of bench/e2e.py: with the real models,
+every predicted question is answered into the QA bank and nothing is stored in the KV tree, even
+at a τ where the population policy alone would only prefill."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant import pipeline as p
+from assistant.context import open_context
+from assistant.importer import Importer
+from assistant.precompute import Precompute
+from tests.conftest import make_email, write_mbox
+
+pytestmark = pytest.mark.slow
+
+MAILS = [
+    ("Kitchen start", "Bram's crew begins demolition of the kitchen on Monday 2 March at 8:00."),
+    ("Tiles", "We chose Mosa tiles, 15 x 15 cm, colour Warm Grey, for the kitchen."),
+]
+
+
+def test_qa_only_precompute_answers_predictions_and_stores_no_kv(tmp_path):
+    ctx = open_context(tmp_path / "home")
+    ctx.settings.answer.context_chunks = 2
+    ctx.settings.answer.max_tokens = 16
+    ctx.settings.precompute.stride = 3  # one chunk's detail questions
+    msgs = [make_email(subject=s, body=b, msgid=f"<m{i}@x>") for i, (s, b) in enumerate(MAILS)]
+    Importer(ctx.store, ctx.embedder).run([write_mbox(tmp_path / "box.mbox", msgs)])
+    pipe = ctx.pipeline()
+    assert pipe.qa.threshold >= ctx.settings.precompute.decode_cutoff  # policy: prefill only
+
+    runner = Precompute(ctx, settle_seconds=0, kv=False)
+    question = "Which tiles did we choose?"
+    runner.queue.enqueue("populate", "populate:tiles", {"question": question, "origin": "test"})
+    report = runner.run()
+
+    assert report.by_kind.get("predict_detail") == 1 and report.by_kind.get("populate", 0) >= 1
+    assert report.failed == 0
+    entries = pipe.qa.entries()
+    assert entries and all(e.answer is not None for e in entries)  # decoded, none pending
+    assert pipe.kv.stats()["nodes"] == 0  # neither detail prediction nor populate saved KV
+    (entry,) = [e for e in entries if e.question == question]
+    vector = pipe.qa.vector(entry.id)
+    events = pipe.generate(question, vector, pipe.retrieve(question, vector), use_cache=False)
+    naive = "".join(e.text for e in events if isinstance(e, p.TokenStreamed))
+    assert entry.answer == naive.strip()
