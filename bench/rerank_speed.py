@@ -264,8 +264,21 @@ def main() -> None:
     suffix = "" if args.model == DEFAULT_MODEL else f"_{args.model}"
     plot(results, RESULTS_DIR / f"rerank_memory{suffix}.png")
     print_speed(table, threshold, wrx, args)
-    out = {"threshold": threshold, "configs": table, "wrx": wrx, "raw": results}
+    out = {"threshold": threshold, "configs": table, "wrx": wrx, "raw": slim(results)}
     print(f"wrote {write_results('rerank_speed' + suffix, out, vars(args))}")
+
+
+def slim(results: dict[str, dict]) -> dict[str, dict]:
+    """For the JSON: orders and times per query, RSS every 0.5 s (the plot has every sample)."""
+    keep = ("order", "seconds", "candidate_layers")
+    return {
+        name: {
+            **{k: v for k, v in res.items() if k not in ("runs", "rss_timeline")},
+            "runs": [{k: r[k] for k in keep if k in r} for r in res["runs"]],
+            "rss_timeline": res["rss_timeline"][::10],
+        }
+        for name, res in results.items()
+    }
 
 
 def print_speed(table: dict, threshold: float, wrx: dict, args: argparse.Namespace) -> None:
