@@ -30,6 +30,7 @@ bench:
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/preemption.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/rerank_quality.py --pruned-queries 12
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/rerank_speed.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/e2e.py
 
 demo:
 	assistant demo
