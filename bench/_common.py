@@ -308,6 +308,22 @@ def require_demo(qa: bool = True) -> None:
         raise SystemExit(f"demo corpus incomplete, missing: {', '.join(map(str, missing))}")
 
 
+def demo_context(tmp: Path, reuse: Path | None):
+    """A Context on a demo home under `tmp`: a copy of `reuse` (its caches and run markers left
+    out, so every run starts cold), else the demo corpus imported afresh."""
+    import shutil
+
+    from assistant.context import open_context
+
+    home = tmp / "home"
+    if reuse:
+        shutil.copytree(reuse, home, ignore=shutil.ignore_patterns("cache", "run"))
+    ctx = open_context(home)
+    if not reuse:
+        import_demo(ctx.store, ctx.embedder)
+    return ctx
+
+
 def import_demo(store: KnowledgeStore, embedder: Embedder) -> ImportReport:
     importer = Importer(store, embedder, ChunkingSettings(), embed_batch=64)
     return importer.run([DEMO_MBOX, DEMO_NOTES])

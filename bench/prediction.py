@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -23,9 +22,9 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from _common import import_demo, load_qa, log, print_table, require_demo, write_results  # noqa: E402
+from _common import demo_context, load_qa, log, print_table, require_demo, write_results  # noqa: E402
 
-from assistant.context import Context, open_context  # noqa: E402
+from assistant.context import Context  # noqa: E402
 from assistant.precompute import Precompute  # noqa: E402
 from cache.kv_tree import segment_hash  # noqa: E402
 
@@ -100,12 +99,7 @@ def main() -> None:
     args = parser.parse_args()
     require_demo()
     with tempfile.TemporaryDirectory() as tmp:
-        home = Path(tmp) / "home"
-        if args.home:
-            shutil.copytree(args.home, home, ignore=shutil.ignore_patterns("cache", "run"))
-        ctx = open_context(home)
-        if not args.home:
-            import_demo(ctx.store, ctx.embedder)
+        ctx = demo_context(Path(tmp), args.home)
         if args.stride is not None:
             ctx.settings.precompute.stride = args.stride
         tau = ctx.settings.cache.qa_threshold

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import tempfile
 import threading
 import time
@@ -18,10 +17,9 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from _common import import_demo, load_qa, log, percentile, print_table, require_demo, write_results  # noqa: E402
+from _common import demo_context, load_qa, log, percentile, print_table, require_demo, write_results  # noqa: E402
 
 from assistant import pipeline as p  # noqa: E402
-from assistant.context import open_context  # noqa: E402
 from assistant.precompute import Precompute  # noqa: E402
 
 
@@ -42,12 +40,7 @@ def main() -> None:
     args = parser.parse_args()
     require_demo()
     with tempfile.TemporaryDirectory() as tmp:
-        home = Path(tmp) / "home"
-        if args.home:
-            shutil.copytree(args.home, home, ignore=shutil.ignore_patterns("cache", "run"))
-        ctx = open_context(home)
-        if not args.home:
-            import_demo(ctx.store, ctx.embedder)
+        ctx = demo_context(Path(tmp), args.home)
         ctx.settings.answer.max_tokens = 48
         pipe = ctx.pipeline()
         qa = load_qa()

@@ -19,16 +19,11 @@ from assistant.context import open_context
 from assistant.importer import Importer
 from assistant.precompute import Precompute
 from cache.kv_tree import KIND
+from tests.assistant.test_pipeline import MAILS
 from tests.conftest import REPO, make_email, write_mbox
 
 pytestmark = pytest.mark.slow
 
-MAILS = [
-    ("Kitchen start", "Bram's crew begins demolition of the kitchen on Monday 2 March at 8:00."),
-    ("Battery bug", "Priya found that the LoRa radio driver drains the battery in sleep mode."),
-    ("Wedding", "Elin's wedding is in Uppsala on 8 August; Maya gives the speech."),
-    ("Tiles", "We chose Mosa tiles, 15 x 15 cm, colour Warm Grey, for the kitchen."),
-]
 QUESTIONS = ["When does the kitchen demolition start?", "Which tiles did we choose?"]
 
 
