@@ -32,7 +32,7 @@ from _common import (  # noqa: E402
     QA_FILES,
     REPO,
     RESULTS_DIR,
-    import_demo,
+    demo_context,
     log,
     print_table,
     require_demo,
@@ -81,19 +81,15 @@ def questions_for(args: argparse.Namespace) -> list[Question]:
 
 
 def prepare_base(root: Path, args: argparse.Namespace) -> Context:
-    """The imported home every design copies: `--home` copied, else a fresh import."""
-    base = root / "base"
-    if args.home:
-        shutil.copytree(args.home, base, ignore=shutil.ignore_patterns("cache", "run"))
-        return open_context(base)
-    ctx = open_context(base)
-    log(f"importing {args.mailbox or 'the demo corpus'} once for all designs")
-    if args.mailbox:
-        report = Importer(ctx.store, ctx.embedder).run([args.mailbox])
-        if report.errors:
-            raise SystemExit(f"{args.mailbox}: import failed: {report.errors[:3]}")
-    else:
-        import_demo(ctx.store, ctx.embedder)
+    """The imported home every design copies: `--home` copied, else a fresh import of the demo
+    corpus or of `--mailbox`."""
+    if args.mailbox is None:
+        return demo_context(root, args.home)
+    ctx = open_context(root / "home")
+    log(f"importing {args.mailbox} once for all designs")
+    report = Importer(ctx.store, ctx.embedder).run([args.mailbox])
+    if report.errors:
+        raise SystemExit(f"{args.mailbox}: import failed: {report.errors[:3]}")
     return ctx
 
 
@@ -297,6 +293,8 @@ def parse_args() -> argparse.Namespace:
     args = parser.parse_args()
     if args.mailbox and not args.questions:
         parser.error("--mailbox needs --questions (the demo QA set is about the demo corpus)")
+    if args.mailbox and args.home:
+        parser.error("--mailbox imports into a fresh home: leave out --home")
     if not (args.mailbox or args.home or args.questions):
         require_demo()
     return args
