@@ -4,7 +4,7 @@ Designs (bench/e2e_designs.py): naive; ragcache (KV tree, reactive); meancache (
 reactive); sleeptime (precompute answers predicted questions into the QA bank, no KV);
 ragcache+meancache; full (PerCache: both layers + precompute, the strategy picked from τ);
 full-s2 (the same at τ 0.85, below the decode cutoff, so predictions are decoded); full+pruned
-(skipped with the reason until the pruned reranker is in the code base).
+(full with the pruned reranker; skipped, with the reason, where assistant/rerank is missing).
 
 Each design gets its own copy of one imported home (knowledge db and index; an empty cache).
 The designs that precompute get the same wall-clock budget first; its CPU-seconds are reported.
