@@ -149,7 +149,7 @@ class Pipeline:
         """False when the mail changed under a stored answer: one of its sources is gone, or a
         chunk newer than the answer now ranks in its question's top-k. Cheap when nothing was
         imported since (one max(id) query); a confirmed entry is not checked again."""
-        ids = [int(i) for i in entry.sources if str(i).isdigit()]
+        ids = entry.chunk_ids
         newest = self.store.max_chunk_id()
         if len(self.store.chunk_records(ids)) != len(ids):
             return False
@@ -334,8 +334,7 @@ class Pipeline:
         return restore.depth
 
     def _done_from_bank(self, question: str, entry, clock) -> AnswerDone:
-        ids = [int(i) for i in entry.sources if str(i).isdigit()]
-        sources = [r.ref() for r in self.store.chunk_records(ids)]
+        sources = [r.ref() for r in self.store.chunk_records(entry.chunk_ids)]
         clock.mark("ttft")
         return AnswerDone(question, entry.answer or "", sources, True, 0, 0, clock.done())
 

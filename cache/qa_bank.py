@@ -27,6 +27,11 @@ class QAEntry:
     hits: int
     chunk_watermark: int = 0  # the newest chunk id when it was answered
 
+    @property
+    def chunk_ids(self) -> list[int]:
+        """The knowledge-bank chunks the answer was made from, in prompt order."""
+        return [int(i) for i in self.sources if str(i).isdigit()]
+
 
 @dataclass(frozen=True)
 class QAHit:

@@ -50,8 +50,7 @@ def default_llm_model() -> Path:
 def default_threads() -> int:
     """Half the logical cores (llama.cpp's own default is the physical cores): ggml's threads
     spin while they wait for each other, so one thread per hyper-thread, or a machine busy with
-    other work, makes prefill several times slower (measured here: 175 tokens took 59 s on both
-    of 2 busy cores, 3.7 s on one)."""
+    other work, makes prefill much slower."""
     return max(1, (os.cpu_count() or 2) // 2)
 
 

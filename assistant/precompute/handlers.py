@@ -4,7 +4,6 @@ run again leaves the same state as one run once (entries are filled in, not adde
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator, Sequence
 
 from assistant.abstract import extract_items
@@ -167,21 +166,21 @@ class Handlers:
 
     def _source_texts(self, entry_id: int) -> list[str]:
         entry = self.pipe.qa.get(entry_id)
-        ids = [int(i) for i in entry.sources if str(i).isdigit()] if entry else []
+        ids = entry.chunk_ids if entry else []
         records = self.store.chunk_records(ids)
         return [r.text for r in records] if len(records) == len(ids) else []
 
     def rebuild_candidates(self, limit: int = 50) -> list[policy.RebuildCandidate]:
         """Answered, fresh entries (most used first) whose prompt prefix is not in the KV tree."""
         rows = self.pipe.qa.db.execute(
-            "SELECT id, hits, last_used, sources FROM qa_entries WHERE answer IS NOT NULL "
+            "SELECT id, hits, last_used FROM qa_entries WHERE answer IS NOT NULL "
             "AND stale = 0 ORDER BY hits DESC, last_used DESC LIMIT ?",
             [limit],
         ).fetchall()
         out = []
-        for entry_id, hits, last_used, sources in rows:
+        for entry_id, hits, last_used in rows:
             texts = self._source_texts(entry_id)
-            if texts and json.loads(sources) and not self.pipe.kv_cached(texts):
+            if texts and not self.pipe.kv_cached(texts):
                 out.append(policy.RebuildCandidate(entry_id, hits, last_used))
         return out
 

@@ -99,17 +99,13 @@ class Precompute:
     def _plan_refresh(self) -> int:
         version = self.ctx.store.version("chunks")
         if int(get_meta(self.db, "refresh_version", "0")) != version:
-            stale = [e.id for e in self.pipe.qa.entries("answer IS NOT NULL AND stale = 0")]
-            self.pipe.qa.mark_stale([i for i in stale if not self._fresh(i)])
+            answered = self.pipe.qa.entries("answer IS NOT NULL AND stale = 0")
+            self.pipe.qa.mark_stale([e.id for e in answered if not self.pipe.is_fresh(e)])
             set_meta(self.db, "refresh_version", str(version))
         return sum(
             self._enqueue("refresh", f"refresh:{e.id}:{version}", {"entry": e.id})
             for e in self.pipe.qa.entries("stale = 1 AND answer IS NOT NULL")
         )
-
-    def _fresh(self, entry_id: int) -> bool:
-        entry = self.pipe.qa.get(entry_id)
-        return entry is None or self.pipe.is_fresh(entry)
 
     def _plan_abstract(self) -> int:
         newest = self.ctx.store.max_chunk_id()
@@ -160,11 +156,12 @@ class Precompute:
         if policy.decode_pending(qa.threshold, cutoff):
             for entry in qa.entries("answer IS NULL"):
                 queued += self._enqueue("decode", f"decode:{entry.id}", {"entry": entry.id})
-        room = policy.kv_room(self.pipe.kv.blobs.used("kv"), self._kv_budget())
-        evicted = self.pipe.kv.stats()["nodes"] - self.pipe.kv.stats()["nodes_with_kv"]
+        stats = self.pipe.kv.stats()
+        room = policy.kv_room(stats["bytes"], self._kv_budget())
+        evicted = stats["nodes"] - stats["nodes_with_kv"]
         if room and evicted and self.handlers.kv:
             candidates = self.handlers.rebuild_candidates()
-            for entry_id in policy.pick_rebuilds(candidates, room, self._bytes_per_prompt()):
+            for entry_id in policy.pick_rebuilds(candidates, room, self._bytes_per_prompt(stats)):
                 key = f"rebuild:{entry_id}:{evicted}"
                 queued += self._enqueue("rebuild_kv", key, {"entry": entry_id})
         return queued
@@ -172,8 +169,7 @@ class Precompute:
     def _kv_budget(self) -> int:
         return int(self.ctx.settings.cache.kv_budget_mb * 2**20)
 
-    def _bytes_per_prompt(self) -> int:
-        stats = self.pipe.kv.stats()
+    def _bytes_per_prompt(self, stats: dict[str, int]) -> int:
         per_node = stats["bytes"] // max(1, stats["nodes_with_kv"]) or 5 * 2**20
         return per_node * (self.ctx.settings.answer.context_chunks + 1)
 
