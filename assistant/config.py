@@ -70,6 +70,9 @@ class PrecomputeSettings:
     idle_minutes: float = 10.0  # the app precomputes after this long without a keypress
     settle_seconds: float = 120.0  # after an import, wait this long for more before abstracting
     ac_only: bool = False  # only on mains power, where /sys/class/power_supply tells
+    # a [system, chunk] KV node for every chunk (newest first, while the KV budget has room), so
+    # any question's first retrieved chunk is restored, not prefilled
+    chunk_nodes: bool = True
 
 
 @dataclass

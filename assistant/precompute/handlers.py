@@ -27,6 +27,7 @@ PRIORITY = {
     "predict_history": 25,
     "predict_detail": 30,
     "predict_general": 35,
+    "chunk_kv": 38,
     "populate": 40,
     "decode": 45,
     "rebuild_kv": 50,
@@ -136,6 +137,13 @@ class Handlers:
         self.pipe.prefill([h.record.text for h in hits])
         ids = [str(h.chunk_id) for h in hits]
         self.pipe.remember(question, vector, None, ids, payload["origin"])
+
+    def _chunk_kv(self, payload: dict) -> None:
+        """Breadth: the [system, chunk] node, which every question retrieving this chunk first
+        restores instead of prefilling (its first chunk is a third of its prompt)."""
+        records = self.store.chunk_records([payload["chunk"]])
+        if records and not self.pipe.kv_cached([records[0].text]):
+            self.pipe.prefill([records[0].text])
 
     def _decode(self, payload: dict) -> None:
         """KV → QA: answer a pending entry (its prefix is in the tree, so only decoding costs)."""

@@ -7,6 +7,8 @@ comes back. Planning, in order of priority:
   abstract   new chunks are read into the knowledge abstract (once imports have settled)
   predict    questions are written from the user's history, from single chunks (detail) and
              from the abstract (general); at most `stride` questions per run
+  chunk_kv   every chunk gets its [system, chunk] node, newest first, while the KV budget has
+             room: whatever the question, its first retrieved chunk is then restored
   populate   each predicted question is prefilled (strategy 1) or prefilled and decoded
              (strategy 2), as cache/policy.py decides from τ
   decode     KV → QA: pending entries are decoded once τ is below the cutoff
@@ -90,6 +92,7 @@ class Precompute:
             self._plan_refresh()
             + self._plan_abstract()
             + self._plan_predictions()
+            + self._plan_chunk_nodes()
             + self._plan_conversions()
         )
 
@@ -149,6 +152,28 @@ class Precompute:
         }
         ids = self.ctx.store.chunk_ids(upto=self.abstract.read_upto())
         return [i for i in reversed(ids) if i not in done][:n]
+
+    def _plan_chunk_nodes(self, batch: int = 64) -> int:
+        """Up to `batch` chunks (newest first) whose [system, chunk] node has no KV, as many as
+        the KV budget has room for. The key carries the evicted-node count, so a node evicted
+        later is queued again once the budget has room."""
+        if not (self.handlers.kv and self.settings.chunk_nodes):
+            return 0
+        stats = self.pipe.kv.stats()
+        per_node = stats["bytes"] // max(1, stats["nodes_with_kv"]) or 5 * 2**20
+        fits = min(batch, policy.kv_room(stats["bytes"], self._kv_budget()) // per_node)
+        evicted = stats["nodes"] - stats["nodes_with_kv"]
+        queued = 0
+        for chunk_id in reversed(self.ctx.store.chunk_ids()):
+            if queued >= fits:
+                break
+            key = f"chunk_kv:{chunk_id}:{evicted}"
+            if self.queue.state_of(key) is not None:
+                continue
+            records = self.ctx.store.chunk_records([chunk_id])
+            if records and not self.pipe.kv_cached([records[0].text]):
+                queued += self._enqueue("chunk_kv", key, {"chunk": chunk_id})
+        return queued
 
     def _plan_conversions(self) -> int:
         qa, cutoff = self.pipe.qa, self.settings.decode_cutoff

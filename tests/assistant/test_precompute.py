@@ -90,6 +90,29 @@ def test_qa_to_kv_rebuilds_an_evicted_prefix_when_there_is_room(tmp_path):
     assert pipe.kv_cached(texts)
 
 
+def test_chunk_nodes_let_an_unpredicted_question_restore_its_first_chunk(tmp_path):
+    ctx = make_ctx(tmp_path)
+    pipe = ctx.pipeline()
+    texts = [r.text for r in ctx.store.chunk_records(ctx.store.chunk_ids())]
+    ctx.settings.cache.kv_budget_mb = 0  # no room: no chunk node is queued
+    assert Precompute(ctx, settle_seconds=0).run().by_kind.get("chunk_kv") is None
+    ctx.settings.cache.kv_budget_mb = 2048
+
+    report = Precompute(ctx, settle_seconds=0).run()
+    assert report.by_kind.get("chunk_kv") == len(texts)
+    assert all(pipe.kv_cached([t]) for t in texts)
+    assert Precompute(ctx, settle_seconds=0).run().by_kind.get("chunk_kv") is None  # all done
+
+    question = "Who is bringing the skip for the rubble?"  # never predicted, never asked
+    segments = pipe._segments(chunk_texts(pipe, question), question)
+    events = list(pipe.answer(question))
+    (reused,) = [e for e in events if isinstance(e, p.KVReused)]
+    assert reused.reused_tokens == len(segments.prefix[0]) + len(segments.prefix[1])
+    vector = pipe.embedder.embed_batch([question])[0]
+    naive = pipe.generate(question, vector, pipe.retrieve(question, vector), use_cache=False)
+    assert answer_text(events) == answer_text(naive)
+
+
 def test_new_mail_that_answers_an_old_question_makes_it_stale_and_it_is_refreshed(tmp_path):
     ctx = make_ctx(tmp_path)
     pipe = ctx.pipeline()
@@ -167,6 +190,7 @@ def test_a_user_question_preempts_a_running_job(tmp_path):
     reference = answer_text(pipe.generate(question, vector, pipe.retrieve(question, vector), False))
 
     pipe.qa.threshold = 0.5  # below the cutoff: strategy 2, the background job decodes
+    ctx.settings.precompute.chunk_nodes = False  # the one job is the decoding one
     runner = Precompute(ctx, pipeline=pipe, settle_seconds=0)
     queue_questions(runner, ["Tell me everything about the kitchen, the tiles and the wedding?"])
     released = []
