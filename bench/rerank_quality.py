@@ -85,6 +85,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--threads", type=int, default=1, help="llama.cpp threads (shared CPU: 1)")
     p.add_argument("--pruned-queries", type=int, default=0, help="queries for pruned QL")
     p.add_argument("--collect-only", action="store_true", help="score, write no results")
+    p.add_argument("--pruned-model", default="smollm2-135m", help="the model pruned QL runs on")
+    p.add_argument("--out", default="rerank_quality", help="bench/results/OUT.json")
     return p.parse_args()
 
 
@@ -159,14 +161,15 @@ def _score_into(path, done, model, prompts, todo, threads) -> None:
 # -- pruned QL: provisional scores recorded once, the policy replayed per threshold -----------
 
 
-def collect_traces(model: str, queries: list[Query]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """qid → (provisional scores per check layer, final scores) of the unpruned torch forward;
-    candidates are independent in the batch, so a pruned run's order is a replay of these."""
-    path = CACHE_DIR / f"rerank-trace-{model}.jsonl"
+def collect_traces(model: str, queries: list[Query], depth: int) -> dict[str, Trace]:
+    """qid → provisional scores at every layer but the last, and the final scores, of the
+    unpruned torch forward. Candidates are independent in the batch, so a pruned run's order is
+    a replay of these (at the check layers), and they show where the ranking forms."""
+    path = CACHE_DIR / f"rerank-trace-{model}-top{depth}-layers.jsonl"
     done = {}
     if path.exists():
         rows = [json.loads(line) for line in path.read_text().split("\n") if line.strip()]
-        done = {r["qid"]: (np.array(r["trace"], float), np.array(r["final"], float)) for r in rows}
+        done = {r["qid"]: _trace(r) for r in rows}
     todo = [q for q in queries if q.qid not in done]
     if todo:
         from assistant.config import Settings
@@ -175,15 +178,49 @@ def collect_traces(model: str, queries: list[Query]) -> dict[str, tuple[np.ndarr
         settings = Settings()
         settings.reranker.model, settings.reranker.n_threads = model, 1
         engine = make_torch_ql(settings, MODELS_DIR, None)
+        every = list(range(engine.arch.n_layers - 1))
         with path.open("a") as fh:
             for n, q in enumerate(todo, 1):
                 log(f"{model} torch traces: {n}/{len(todo)}")
-                run = engine.rank(q.text, q.passages, 10)
+                run = engine.rank(q.text, q.passages, 10, checks=every)
                 final = [run.scores[i] for i in range(len(q.pids))]
                 trace = [[None if np.isnan(v) else v for v in row] for row in run.trace[:-1]]
-                fh.write(json.dumps({"qid": q.qid, "trace": trace, "final": final}) + "\n")
-                done[q.qid] = (np.array(trace, float), np.array(final, float))
+                row = {"qid": q.qid, "layers": run.check_layers[:-1], "trace": trace}
+                fh.write(json.dumps(row | {"final": final}) + "\n")
+                done[q.qid] = _trace(row | {"final": final})
     return done
+
+
+@dataclass(frozen=True)
+class Trace:
+    layers: list[int]  # the layer after which each row was scored
+    rows: np.ndarray  # [layers, candidates] provisional scores
+    final: np.ndarray
+
+    def at(self, layers: Sequence[int]) -> np.ndarray:
+        """The rows recorded after `layers` (the pruner's check layers)."""
+        return self.rows[[self.layers.index(layer) for layer in layers]]
+
+
+def _trace(row: dict) -> Trace:
+    return Trace(row["layers"], np.array(row["trace"], float), np.array(row["final"], float))
+
+
+def layer_agreement(subset: list[Query], traces: dict[str, Trace], k: int = 5) -> dict:
+    """Per layer: how far the provisional (final norm + LM head) scores already rank like the
+    final ones: mean Spearman ρ, and the share of the final top-k inside the provisional 2k."""
+    from scipy.stats import spearmanr
+
+    out = {}
+    for index, layer in enumerate(traces[subset[0].qid].layers):
+        rho, recall = [], []
+        for q in subset:
+            t = traces[q.qid]
+            rho.append(spearmanr(t.rows[index], t.final)[0])
+            top = set(np.argsort(-t.final)[:k].tolist())
+            recall.append(len(top & set(np.argsort(-t.rows[index])[: 2 * k].tolist())) / k)
+        out[layer + 1] = {"spearman": mean(rho), f"top{k}_in_top{2 * k}": mean(recall)}
+    return out
 
 
 def pruned_rows(queries: list[Query], traces: dict, model: str) -> dict[str, Any]:
@@ -191,18 +228,25 @@ def pruned_rows(queries: list[Query], traces: dict, model: str) -> dict[str, Any
     rows: dict[str, Any] = {"no rerank (hybrid z-score)": evaluate(subset, fused)}
 
     def final(q: Query) -> np.ndarray:
-        return traces[q.qid][1]
+        return traces[q.qid].final
 
     rows[f"QL {model} torch, unpruned"] = evaluate(subset, final) | {"layers": 1.0}
     n_layers = torch_weights(resolve_model(model, MODELS_DIR), MODELS_DIR).arch.n_layers
-    calibrated = calibrate([traces[q.qid] for q in subset], 5, 0.98, CALIBRATION_GRID)
+    checks = default_checks(n_layers)
+    replays = {q.qid: (traces[q.qid].at(checks), traces[q.qid].final) for q in subset}
+    calibrated = calibrate(list(replays.values()), 5, 0.98, CALIBRATION_GRID)
     for threshold in (*PRUNE_THRESHOLDS, calibrated):
         for k in (5, 10):
-            layers = [layer_share(*traces[q.qid], k, threshold, n_layers) for q in subset]
+            layers = [layer_share(*replays[q.qid], k, threshold, n_layers) for q in subset]
             rows[f"pruned QL, threshold {threshold}, k={k}"] = evaluate(
-                subset, replayed(traces, threshold, k)
+                subset, replayed(replays, threshold, k)
             ) | {"layers": float(np.mean(layers))}
-    return {"queries": len(subset), "calibrated_threshold": calibrated, "rows": rows}
+    return {
+        "queries": len(subset),
+        "calibrated_threshold": calibrated,
+        "rows": rows,
+        "layer_agreement": layer_agreement(subset, traces),
+    }
 
 
 def layer_share(trace, final, k: int, threshold: float, n_layers: int) -> float:
@@ -343,6 +387,15 @@ def print_pruned(result: dict, depth: int) -> None:
         "agrees with the unpruned top-5 at ≥ 0.98 on these same queries (in-sample)"
     )
     print_table(title, ["ranking", *keys], rows, note)
+    agreement = [
+        (layer, a["spearman"], a["top5_in_top10"]) for layer, a in result["layer_agreement"].items()
+    ]
+    print_table(
+        f"Where the ranking forms (hybrid top-{depth}): provisional vs final scores per layer",
+        ["after layer", "Spearman ρ", "final top-5 in provisional top-10"],
+        agreement,
+        "provisional: final norm + LM head on that layer's hidden states (the pruner's score)",
+    )
 
 
 def main() -> None:
@@ -358,12 +411,12 @@ def main() -> None:
         results[f"top{depth}"] = result
         print_quality(f"DL19 reranking, hybrid top-{depth} ({len(queries)} queries)", result)
         if args.pruned_queries:
-            model = args.models[0]
-            traces = collect_traces(model, queries[: args.pruned_queries])
+            model = args.pruned_model
+            traces = collect_traces(model, queries[: args.pruned_queries], depth)
             result["pruned"] = pruned_rows(queries, traces, model)
             print_pruned(result["pruned"], depth)
     if not args.collect_only:
-        print(f"wrote {write_results('rerank_quality', results, vars(args))}")
+        print(f"wrote {write_results(args.out, results, vars(args))}")
 
 
 if __name__ == "__main__":
