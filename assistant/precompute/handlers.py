@@ -10,7 +10,7 @@ from assistant.abstract import extract_items
 from assistant.config import PrecomputeSettings
 from assistant.context import bundled
 from assistant.knowledge.store import KnowledgeStore
-from assistant.pipeline import Pipeline
+from assistant.pipeline import Pipeline, Preempted
 from cache import policy
 from cache.jobs import Job, JobQueue
 from cache.prediction import (
@@ -27,6 +27,7 @@ PRIORITY = {
     "predict_history": 25,
     "predict_detail": 30,
     "predict_general": 35,
+    "doc_kv": 37,
     "chunk_kv": 38,
     "populate": 40,
     "decode": 45,
@@ -144,6 +145,19 @@ class Handlers:
         records = self.store.chunk_records([payload["chunk"]])
         if records and not self.pipe.kv_cached([records[0].text]):
             self.pipe.prefill([records[0].text])
+
+    def _doc_kv(self, payload: dict) -> None:
+        """The reranker's document KV of a chunk (issue 7): a reranked question then evaluates
+        only its own tokens for this candidate. Steps aside for the user between passages."""
+        reranker = self.pipe.reranker
+        records = self.store.chunk_records([payload["chunk"]])
+        if reranker is None or not reranker.active or not records:
+            return
+        activity = self.pipe.activity
+        waiting = activity.user_waiting if activity is not None else lambda: False
+        reranker.precompute([records[0].text], waiting)
+        if waiting():
+            raise Preempted
 
     def _decode(self, payload: dict) -> None:
         """KV → QA: answer a pending entry (its prefix is in the tree, so only decoding costs)."""

@@ -7,6 +7,8 @@ comes back. Planning, in order of priority:
   abstract   new chunks are read into the knowledge abstract (once imports have settled)
   predict    questions are written from the user's history, from single chunks (detail) and
              from the abstract (general); at most `stride` questions per run
+  doc_kv     with reranking on, the reranker's document KV of each chunk, newest first, within
+             its budget (what is not precomputed is filled when a question first reranks it)
   chunk_kv   every chunk gets its [system, chunk] node, newest first, while the KV budget has
              room: whatever the question, its first retrieved chunk is then restored
   populate   each predicted question is prefilled (strategy 1) or prefilled and decoded
@@ -26,6 +28,7 @@ from datetime import UTC, datetime
 from assistant.context import Context
 from assistant.pipeline import Pipeline, Preempted
 from assistant.precompute.handlers import PRIORITY, Handlers
+from assistant.rerank.doc_kv import KIND as DOC_KV
 from cache import policy
 from cache.jobs import Job, JobQueue
 from cache.prediction import History, KnowledgeAbstract, get_meta, set_meta
@@ -92,6 +95,7 @@ class Precompute:
             self._plan_refresh()
             + self._plan_abstract()
             + self._plan_predictions()
+            + self._plan_doc_kv()
             + self._plan_chunk_nodes()
             + self._plan_conversions()
         )
@@ -152,6 +156,25 @@ class Precompute:
         }
         ids = self.ctx.store.chunk_ids(upto=self.abstract.read_upto())
         return [i for i in reversed(ids) if i not in done][:n]
+
+    def _plan_doc_kv(self, batch: int = 64) -> int:
+        """Up to `batch` chunks (newest first) without a doc_kv job for the reranker's mode,
+        as many as its document-KV budget has room for."""
+        reranker = self.pipe.reranker
+        if reranker is None or not reranker.active:
+            return 0
+        blobs = self.pipe.kv.blobs
+        used, count = blobs.used(DOC_KV), blobs.count(DOC_KV)
+        per_doc = used // count if count else 4 * 2**20
+        fits = min(batch, policy.kv_room(used, blobs.budgets.get(DOC_KV, 0)) // per_doc)
+        queued = 0
+        for chunk_id in reversed(self.ctx.store.chunk_ids()):
+            if queued >= fits:
+                break
+            key = f"doc_kv:{reranker.mode}:{chunk_id}"
+            if self.queue.state_of(key) is None:
+                queued += self._enqueue("doc_kv", key, {"chunk": chunk_id})
+        return queued
 
     def _plan_chunk_nodes(self, batch: int = 64) -> int:
         """Up to `batch` chunks (newest first) whose [system, chunk] node has no KV, as many as

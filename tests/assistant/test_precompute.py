@@ -113,6 +113,29 @@ def test_chunk_nodes_let_an_unpredicted_question_restore_its_first_chunk(tmp_pat
     assert answer_text(events) == answer_text(naive)
 
 
+def test_with_reranking_on_precompute_fills_the_rerankers_document_kv(tmp_path):
+    from assistant.rerank.doc_kv import KIND as DOC_KV
+
+    ctx = make_ctx(tmp_path)
+    ctx.settings.rerank, ctx.settings.precompute.chunk_nodes = "full", False
+    ctx.settings.reranker.candidates, ctx.settings.reranker.n_threads = 4, 1
+    pipe = ctx.pipeline()
+    texts = [r.text for r in ctx.store.chunk_records(ctx.store.chunk_ids())]
+
+    report = Precompute(ctx, pipeline=pipe, settle_seconds=0).run()
+    assert report.by_kind.get("doc_kv") == len(texts)
+    scorer = pipe.reranker._model("full")
+    assert all(scorer.doc_kv.has(scorer.tokens.prefix(t)) for t in texts)
+    stored = pipe.kv.blobs.count(DOC_KV)
+    question = "Which tiles did we choose?"
+    vector = pipe.embedder.embed_batch([question])[0]
+    ordered = pipe.retrieve(question, vector)  # reranked from the stored document KV
+    assert pipe.kv.blobs.count(DOC_KV) == stored
+    fresh = scorer.scores(question, [h.record.text for h in ordered], use_doc_kv=False)
+    assert list(fresh) == sorted(fresh, reverse=True)  # the same order as computed afresh
+    assert Precompute(ctx, pipeline=pipe, settle_seconds=0).run().by_kind.get("doc_kv") is None
+
+
 def test_new_mail_that_answers_an_old_question_makes_it_stale_and_it_is_refreshed(tmp_path):
     ctx = make_ctx(tmp_path)
     pipe = ctx.pipeline()
