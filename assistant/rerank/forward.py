@@ -34,15 +34,21 @@ def rotary(x: torch.Tensor, pos: torch.Tensor, base: float, neox: bool) -> torch
     return torch.stack([a * cos - b * sin, a * sin + b * cos], dim=-1).flatten(-2)
 
 
+def _linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """x @ weightᵀ in x's precision: weights are stored in float16 (half the window's memory)
+    and widened one matrix at a time."""
+    return F.linear(x, weight.to(x.dtype))
+
+
 def _heads(x: torch.Tensor, n: int, dim: int) -> torch.Tensor:
     return x.view(x.shape[0], x.shape[1], n, dim).transpose(1, 2)
 
 
 def _qkv(w: Weights, arch: Arch, layer: int, h: torch.Tensor, pos: torch.Tensor):
     x = rms_norm(h, w["attn_norm.weight"], arch.eps)
-    q = _heads(F.linear(x, w["attn_q.weight"]), arch.n_head, arch.head_dim)
-    k = _heads(F.linear(x, w["attn_k.weight"]), arch.n_head_kv, arch.head_dim)
-    v = _heads(F.linear(x, w["attn_v.weight"]), arch.n_head_kv, arch.head_dim)
+    q = _heads(_linear(x, w["attn_q.weight"]), arch.n_head, arch.head_dim)
+    k = _heads(_linear(x, w["attn_k.weight"]), arch.n_head_kv, arch.head_dim)
+    v = _heads(_linear(x, w["attn_v.weight"]), arch.n_head_kv, arch.head_dim)
     if arch.qk_norm:
         q = rms_norm(q, w["attn_q_norm.weight"], arch.eps)
         k = rms_norm(k, w["attn_k_norm.weight"], arch.eps)
@@ -59,14 +65,14 @@ def _attend(arch: Arch, q, k, v, mask: torch.Tensor) -> torch.Tensor:
 
 def _finish(w: Weights, arch: Arch, h: torch.Tensor, attn: torch.Tensor) -> torch.Tensor:
     """Output projection, residual, feed-forward, residual (gemma: with sandwich norms)."""
-    out = F.linear(attn, w["attn_output.weight"])
+    out = _linear(attn, w["attn_output.weight"])
     if arch.sandwich_norm:
         out = rms_norm(out, w["post_attention_norm.weight"], arch.eps)
     h = h + out
     x = rms_norm(h, w["ffn_norm.weight"], arch.eps)
-    gate = F.linear(x, w["ffn_gate.weight"])
+    gate = _linear(x, w["ffn_gate.weight"])
     act = F.gelu(gate, approximate="tanh") if arch.gelu else F.silu(gate)
-    out = F.linear(act * F.linear(x, w["ffn_up.weight"]), w["ffn_down.weight"])
+    out = _linear(act * _linear(x, w["ffn_up.weight"]), w["ffn_down.weight"])
     if arch.sandwich_norm:
         out = rms_norm(out, w["post_ffw_norm.weight"], arch.eps)
     return h + out

@@ -11,6 +11,8 @@ from assistant.rerank.reranker import Reranker
 from cache.blobs import BlobStore
 
 log = logging.getLogger(__name__)
+EXPORT_FORMAT = "f16"  # float16 matrices (weights.py); bumped when the export changes
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # mallopt(3) parameters
 N_CTX = 2048  # a passage prefix (≤ max_passage_tokens + a few) plus instruction and question
 
 
@@ -49,6 +51,7 @@ def make_torch_ql(settings: Settings, models_dir: Path, blobs: BlobStore | None)
     weights = torch_weights(gguf, models_dir)
     if s.n_threads:
         torch.set_num_threads(s.n_threads)
+    return_freed_memory()
     tokens = QLTokens(Vocab(gguf).tokenize, get_prompt(s.prompt), s.max_passage_tokens)
     doc_kv = None
     if blobs is not None:
@@ -61,8 +64,28 @@ def torch_weights(gguf: Path, models_dir: Path):
     from assistant.llm.runtime import model_fingerprint
     from assistant.rerank.weights import WeightFile, export_weights
 
-    path = models_dir / f"{gguf.stem}-{model_fingerprint(gguf)}.safetensors"
+    stem = f"{gguf.stem}-{model_fingerprint(gguf)}"
+    path = models_dir / f"{stem}-{EXPORT_FORMAT}.safetensors"
     if not path.exists():
         log.info("exporting %s to %s for pruned reranking (once)", gguf, path)
         export_weights(gguf, path)
+        (models_dir / f"{stem}.safetensors").unlink(missing_ok=True)  # the float32 format
     return WeightFile(path)
+
+
+def return_freed_memory(threshold: int = 256 << 10) -> None:
+    """glibc only: serve allocations above `threshold` from their own mappings, returned to the
+    system when freed. By default glibc raises that threshold after large frees, so the layer
+    window's and the activations' freed buffers stay in the heap and the process's RSS grows
+    well past what the pruned forward holds at any one time (SmolLM2, 20 candidates: 102 MiB
+    above the process before loading without this, 68 MiB with it)."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name)
+        libc.mallopt(M_MMAP_THRESHOLD, threshold)
+        libc.mallopt(M_TRIM_THRESHOLD, threshold)
+    except (OSError, AttributeError, TypeError):
+        pass  # not glibc: its allocator's own policy stands

@@ -55,8 +55,9 @@ class TorchQL:
         weights: WeightFile,
         tokens: QLTokens,
         resident_layers: int = 0,
-        chunk_size: int = 8,
-        embed_rows: int = 8192,
+        chunk_size: int = 2,
+        embed_rows: int = 1024,
+        head_block: int = 2048,
         doc_kv: TorchDocKV | None = None,
     ) -> None:
         self.weights = weights
@@ -64,6 +65,7 @@ class TorchQL:
         self.tokens = tokens
         self.window = LayerWindow(weights, resident_layers)
         self.chunk_size = chunk_size
+        self.head_block = head_block
         self.embed = EmbeddingRows(weights, embed_rows)
         self.head_rows = EmbeddingRows(weights, embed_rows, head_name(weights))
         self.output_norm = weights.small("output_norm.weight")
@@ -165,7 +167,7 @@ class TorchQL:
         rows = torch.cat([c.suffix[:, -n_q - 1 : -1] for c in chunks])  # [N, n_q, d]
         x = rms_norm(rows, self.output_norm, self.arch.eps).reshape(-1, self.arch.d_model)
         lse = torch.full((x.shape[0],), -math.inf)
-        for block in head_blocks(self.weights):
+        for block in head_blocks(self.weights, self.head_block):
             lse = torch.logaddexp(lse, torch.logsumexp(torch.nn.functional.linear(x, block), dim=1))
         target = (x.view(-1, n_q, x.shape[1]) * self.head_rows(targets.tolist())).sum(-1)
         scores = (target - lse.view(-1, n_q)).mean(1).tolist()

@@ -3,9 +3,10 @@ home dir, then read a layer at a time.
 
 Tensors are read with pread into fresh buffers rather than through a memory map: pages of a map
 stay resident (and count in RSS) after use, while a pread copy is freed with the layer, so the
-sliding window really holds two layers. The token embedding (also the tied LM head, the largest
-tensor) is kept in float16 and read in row blocks: an LRU of rows for the input embedding, a
-streamed pass for the LM head.
+sliding window really holds two layers. Matrices are kept in float16 (half the bytes per
+layer in the window; forward.py widens one at a time), norms in float32. The token embedding
+(also the tied LM head, the largest tensor) is read in row blocks: an LRU of rows for the input
+embedding, a streamed pass for the LM head.
 """
 
 from __future__ import annotations
@@ -27,12 +28,11 @@ from assistant.rerank.arch import Arch, read_arch
 DTYPES = {"F32": np.float32, "F16": np.float16}
 EMBED = "token_embd.weight"
 HEAD = "output.weight"  # absent when the LM head is tied to the embedding
-HALF = (EMBED, HEAD)  # the vocabulary-sized tensors, kept in float16
 
 
 def export_weights(gguf_path: Path, out: Path) -> Path:
-    """Dequantize every tensor of `gguf_path` into `out` (safetensors; float16 embedding,
-    float32 otherwise) with the architecture in its metadata. Written to a temp file first."""
+    """Dequantize every tensor of `gguf_path` into `out` (safetensors; float16 matrices, float32
+    vectors) with the architecture in its metadata. Written to a temp file first."""
     import gguf  # only for the one-time export
     from safetensors.numpy import save_file
 
@@ -42,7 +42,7 @@ def export_weights(gguf_path: Path, out: Path) -> Path:
     tensors = {}
     for t in reader.tensors:
         data = gguf.quants.dequantize(t.data, t.tensor_type)
-        tensors[t.name] = data.astype(np.float16 if t.name in HALF else np.float32)
+        tensors[t.name] = data.astype(np.float16 if data.ndim > 1 else np.float32)
     tmp = out.with_suffix(".tmp")
     out.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     save_file(tensors, str(tmp), metadata={"arch": json.dumps(arch.__dict__)})
