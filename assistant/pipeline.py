@@ -129,10 +129,12 @@ class Pipeline:
         yield ChunksOrdered([h.chunk_id for h in hits])
         yield from self.generate(question, vector, hits, kv=kv, qa=qa, clock=clock)
 
-    def retrieve(self, question: str, vector) -> list[Hit]:
+    def retrieve(self, question: str, vector, background: bool = False) -> list[Hit]:
         """The chunks a prompt for `question` gets, in prompt order (reranked when it is on):
-        background jobs fill the caches with the same prefixes the user's question will use."""
-        return self.rerank(question, self.candidates(question, vector))
+        background jobs fill the caches with the same prefixes the user's question will use.
+        A `background` rerank raises Preempted when a user question arrives."""
+        hits = self.candidates(question, vector)
+        return self.rerank(question, hits, self._checker(background))
 
     def candidates(self, question: str, vector) -> list[Hit]:
         """The fused hits: the prompt's chunks, or the reranker's wider candidate set."""
@@ -141,9 +143,11 @@ class Pipeline:
             k = max(k, self.reranker.candidates)
         return self.retriever.search(question, k=k, query_vector=vector)
 
-    def rerank(self, question: str, hits: list[Hit]) -> list[Hit]:
+    def rerank(self, question: str, hits: list[Hit], check=None) -> list[Hit]:
         k = self.settings.answer.context_chunks
-        return self.reranker.rerank(question, hits, k) if self.reranker is not None else hits[:k]
+        if self.reranker is None:
+            return hits[:k]
+        return self.reranker.rerank(question, hits, k, check)
 
     def is_fresh(self, entry: QAEntry) -> bool:
         """False when the mail changed under a stored answer: one of its sources is gone, or a

@@ -130,7 +130,7 @@ class Handlers:
         near = qa.nearest(vector, answered_only=False)
         if near is not None and near.similarity >= qa.threshold:
             return  # a question like it is stored already
-        hits = self.pipe.retrieve(question, vector)
+        hits = self.pipe.retrieve(question, vector, background=True)
         strategy = policy.choose_strategy(qa.threshold, self.settings.decode_cutoff)
         if strategy is policy.Strategy.PREFILL_DECODE or not self.kv:
             self._generate(question, vector, hits, payload["origin"])
@@ -172,7 +172,8 @@ class Handlers:
 
     def _answer_again(self, entry_id: int, question: str, origin: str) -> None:
         vector = self.pipe.qa.vector(entry_id)
-        self._generate(question, vector, self.pipe.retrieve(question, vector), origin)
+        hits = self.pipe.retrieve(question, vector, background=True)
+        self._generate(question, vector, hits, origin)
 
     def _generate(self, question: str, vector, hits, origin: str) -> None:
         """Prefill and decode an answer into the QA bank (KV saved too, unless `kv` is off)."""

@@ -6,7 +6,7 @@ the weights stream through a two-layer window read ahead by a background thread.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -82,6 +82,7 @@ class TorchQL:
         threshold: float = math.inf,
         exact_order: bool = False,
         checks: Sequence[int] | None = None,
+        check: Callable[[], None] | None = None,
     ) -> PrunedRun:
         """Rank `passages` for `query`; with threshold inf nothing is pruned (the full order)."""
         suffix, n_question = self.tokens.suffix(query)
@@ -90,24 +91,28 @@ class TorchQL:
         pruner = Pruner(len(passages), k, threshold, exact_order)
         run = PrunedRun([], {})
         check_at = set(self.default_checks() if checks is None else checks)
-        with torch.inference_mode():
-            for layer in range(self.arch.n_layers):
-                weights = self.window.get(layer)
-                chunks = [self._advance(c, weights, layer) for c in chunks]
-                run.candidate_layers += sum(len(c.ids) for c in chunks)
-                last = layer == self.arch.n_layers - 1
-                if last or (layer in check_at and not pruner.settled):
-                    scores = self._provisional(chunks, targets, n_question)
-                    self._record(run, layer, scores, len(passages))
-                    if last:
-                        pruner.scores.update(scores)
+        try:
+            with torch.inference_mode():
+                for layer in range(self.arch.n_layers):
+                    if check is not None:
+                        check()  # may raise (a background rerank stepping aside)
+                    weights = self.window.get(layer)
+                    chunks = [self._advance(c, weights, layer) for c in chunks]
+                    run.candidate_layers += sum(len(c.ids) for c in chunks)
+                    last = layer == self.arch.n_layers - 1
+                    if last or (layer in check_at and not pruner.settled):
+                        scores = self._provisional(chunks, targets, n_question)
+                        self._record(run, layer, scores, len(passages))
+                        if last:
+                            pruner.scores.update(scores)
+                            break
+                        pruner.step([scores[i] for i in pruner.active])
+                        keep = set(pruner.active)
+                        chunks = [c for c in (c.keep(keep) for c in chunks) if c is not None]
+                    if pruner.finished:
                         break
-                    pruner.step([scores[i] for i in pruner.active])
-                    keep = set(pruner.active)
-                    chunks = [c for c in (c.keep(keep) for c in chunks) if c is not None]
-                if pruner.finished:
-                    break
-        self.window.release()
+        finally:
+            self.window.release()  # also when a check raised
         run.order, run.scores = pruner.order(), dict(pruner.scores)
         return run
 

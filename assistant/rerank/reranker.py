@@ -17,14 +17,15 @@ from assistant.knowledge.retrieval import Hit, zscore
 
 
 class FullScorer(Protocol):
-    def scores(self, query: str, passages: Sequence[str]) -> np.ndarray: ...
+    def scores(self, query: str, passages: Sequence[str], use_doc_kv: bool = True,
+               check: Callable[[], None] | None = None) -> np.ndarray: ...  # fmt: skip
 
     def precompute(self, passages: Sequence[str], should_stop: Callable[[], bool]) -> int: ...
 
 
 class PrunedRanker(Protocol):
     def rank(self, query: str, passages: Sequence[str], k: int, threshold: float,
-             exact_order: bool): ...  # fmt: skip
+             exact_order: bool, check: Callable[[], None] | None = None): ...  # fmt: skip
 
 
 class Reranker:
@@ -57,16 +58,21 @@ class Reranker:
             self._models[mode] = factory()
         return self._models[mode]
 
-    def rerank(self, question: str, hits: list[Hit], k: int) -> list[Hit]:
-        """The best `k` of `hits` for `question`, best first (the fused order when off)."""
+    def rerank(
+        self, question: str, hits: list[Hit], k: int, check: Callable[[], None] | None = None
+    ) -> list[Hit]:
+        """The best `k` of `hits` for `question`, best first (the fused order when off).
+        `check` is called between candidates (full) or layers (pruned); a background job's
+        raises to step aside for the user."""
         if self.mode == "off" or len(hits) < 2:
             return hits[:k]
         texts = [h.record.text for h in hits]
         if self.mode == "pruned":
             s = self.settings
-            run = self._model("pruned").rank(question, texts, k, s.threshold, s.exact_order)
+            model = self._model("pruned")
+            run = model.rank(question, texts, k, s.threshold, s.exact_order, check=check)
             return [hits[i] for i in run.order[:k]]
-        scores = self._model("full").scores(question, texts)
+        scores = self._model("full").scores(question, texts, check=check)
         return [hits[i] for i in self.order(scores, [h.score for h in hits])[:k]]
 
     def order(self, ql: np.ndarray, fused: Sequence[float]) -> list[int]:

@@ -39,10 +39,20 @@ class QLScorer:
                 self.llm.eval(prefix)
             return self.llm.eval_logprobs(suffix, len(suffix) - n_question)
 
-    def scores(self, query: str, passages: Sequence[str], use_doc_kv: bool = True) -> np.ndarray:
-        return np.array(
-            [self.query_logprobs(p, query, use_doc_kv=use_doc_kv).mean() for p in passages]
-        )
+    def scores(
+        self,
+        query: str,
+        passages: Sequence[str],
+        use_doc_kv: bool = True,
+        check: Callable[[], None] | None = None,
+    ) -> np.ndarray:
+        """Mean question log-prob per passage; `check()` runs before each (it may raise)."""
+        out = []
+        for passage in passages:
+            if check is not None:
+                check()
+            out.append(self.query_logprobs(passage, query, use_doc_kv=use_doc_kv).mean())
+        return np.array(out)
 
     def precompute(
         self, passages: Sequence[str], should_stop: Callable[[], bool] = lambda: False

@@ -124,6 +124,21 @@ def _spy(get, loads, window):
     return spy
 
 
+def test_a_check_that_raises_stops_the_forward_and_frees_the_window(weights):
+    eng = engine(weights)
+    layers = []
+
+    def check():
+        layers.append(len(layers))
+        if len(layers) == 2:
+            raise InterruptedError
+
+    with pytest.raises(InterruptedError):
+        eng.rank(QUERY, PASSAGES, 3, check=check)
+    assert len(layers) == 2 and eng.window.held() == []
+    assert eng.rank(QUERY, PASSAGES, 3).order == full_order(plain_scores(weights, eng))
+
+
 def test_resident_layers_stay_loaded_and_only_the_rest_stream(weights):
     eng = TorchQL(weights, QLTokens(tiny_tokenize, PROMPT, 64), resident_layers=2)
     run = eng.rank(QUERY, PASSAGES, k=3)

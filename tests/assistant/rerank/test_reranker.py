@@ -16,7 +16,7 @@ class FakeScorer:
     def __init__(self) -> None:
         self.calls = 0
 
-    def scores(self, query: str, passages: Sequence[str]) -> np.ndarray:
+    def scores(self, query: str, passages: Sequence[str], check=None) -> np.ndarray:
         self.calls += 1
         words = set(query.split())
         return np.array([float(len(words & set(p.split()))) for p in passages])
@@ -68,7 +68,7 @@ def test_pruned_takes_the_pruned_order_with_the_configured_policy():
     seen = {}
 
     class FakePruned:
-        def rank(self, query, passages, k, threshold, exact_order):
+        def rank(self, query, passages, k, threshold, exact_order, check=None):
             seen.update(k=k, threshold=threshold, exact=exact_order)
             return SimpleNamespace(order=[4, 0, 1, 2, 3])
 

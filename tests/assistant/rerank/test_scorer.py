@@ -3,6 +3,8 @@ and a corrupt or unloadable cached document KV is recomputed."""
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -51,6 +53,24 @@ def test_precompute_fills_only_what_is_missing(scorer):
     assert scorer.precompute(PASSAGES[:2]) == 2
     assert scorer.precompute(PASSAGES) == 1
     assert scorer.precompute(PASSAGES, should_stop=lambda: True) == 0
+
+
+def test_a_check_that_raises_stops_scoring_between_passages(scorer):
+    calls = []
+
+    def check():
+        calls.append(1)
+        if len(calls) == 2:
+            raise InterruptedError  # a user question: the background rerank steps aside
+
+    with pytest.raises(InterruptedError):
+        scorer.scores(QUERY, PASSAGES, check=check)
+    assert len(calls) == 2
+    free = []  # the model is free for the user's question (tried from another thread)
+    other = threading.Thread(target=lambda: free.append(scorer.llm.lock.acquire(timeout=1)))
+    other.start()
+    other.join()
+    assert free == [True]
 
 
 def test_a_corrupt_cached_document_kv_is_recomputed(scorer):
