@@ -5,12 +5,12 @@ until it is empty, the deadline passes, it is cancelled, or (for the idle schedu
 comes back. Planning, in order of priority:
   refresh    stale QA entries (new mail ranks in their top-k) are answered again
   abstract   new chunks are read into the knowledge abstract (once imports have settled)
+  chunk_kv   every chunk gets its [system, chunk] node, newest first, while the KV budget has
+             room: whatever the question, its first retrieved chunk is then restored
   predict    questions are written from the user's history, from single chunks (detail) and
              from the abstract (general); at most `stride` questions per run
   doc_kv     with reranking on, the reranker's document KV of each chunk, newest first, within
              its budget (what is not precomputed is filled when a question first reranks it)
-  chunk_kv   every chunk gets its [system, chunk] node, newest first, while the KV budget has
-             room: whatever the question, its first retrieved chunk is then restored
   populate   each predicted question is prefilled (strategy 1) or prefilled and decoded
              (strategy 2), as cache/policy.py decides from τ
   decode     KV → QA: pending entries are decoded once τ is below the cutoff
@@ -176,7 +176,7 @@ class Precompute:
                 queued += self._enqueue("doc_kv", key, {"chunk": chunk_id})
         return queued
 
-    def _plan_chunk_nodes(self, batch: int = 64) -> int:
+    def _plan_chunk_nodes(self, batch: int = 512) -> int:
         """Up to `batch` chunks (newest first) whose [system, chunk] node has no KV, as many as
         the KV budget has room for. The key carries the evicted-node count, so a node evicted
         later is queued again once the budget has room."""
