@@ -67,7 +67,14 @@ def test_a_check_that_raises_stops_scoring_between_passages(scorer):
         scorer.scores(QUERY, PASSAGES, check=check)
     assert len(calls) == 2
     free = []  # the model is free for the user's question (tried from another thread)
-    other = threading.Thread(target=lambda: free.append(scorer.llm.lock.acquire(timeout=1)))
+
+    def try_lock():
+        got = scorer.llm.lock.acquire(timeout=1)
+        free.append(got)
+        if got:
+            scorer.llm.lock.release()
+
+    other = threading.Thread(target=try_lock)
     other.start()
     other.join()
     assert free == [True]
