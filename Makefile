@@ -28,9 +28,11 @@ bench:
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/cache.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/prediction.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/preemption.py
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/rerank_quality.py --pruned-queries 12
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/rerank_speed.py
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/e2e.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/rerank_quality.py --pruned-queries 43
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/rerank_quality.py --candidates 50 --models smollm2-135m \
+		--prompts upr --pruned-queries 25 --out rerank_quality_top50
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/rerank_speed.py --queries 3
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/e2e.py --precompute-minutes 25
 
 demo:
 	assistant demo
