@@ -64,11 +64,17 @@ class Context:
 
     @property
     def reranker(self) -> Reranker:
+        if self._reranker is not None:
+            return self._reranker
+        from cache.db import open_cache_db
+
+        return self.reranker_on(cache_blobs(self, open_cache_db(self.home.cache_dir / "qa.db")))
+
+    def reranker_on(self, blobs: BlobStore) -> Reranker:
+        """The reranker, made (once) with its document KV in `blobs` (the pipeline's store)."""
         if self._reranker is None:
             from assistant.rerank.loader import make_reranker
-            from cache.db import open_cache_db
 
-            blobs = cache_blobs(self, open_cache_db(self.home.cache_dir / "qa.db"))
             self._reranker = make_reranker(self.settings, self.home.models_dir, blobs)
         return self._reranker
 
@@ -103,10 +109,6 @@ def make_pipeline(ctx: Context) -> Pipeline:
     cache = ctx.settings.cache
     db = open_cache_db(ctx.home.cache_dir / "qa.db")
     blobs = cache_blobs(ctx, db)
-    if ctx._reranker is None:
-        from assistant.rerank.loader import make_reranker
-
-        ctx._reranker = make_reranker(ctx.settings, ctx.home.models_dir, blobs)
     llm = make_llm(ctx.settings.llm)
     system = (bundled("prompts") / "answer.txt").read_text(encoding="utf-8")
     return Pipeline(
@@ -120,7 +122,7 @@ def make_pipeline(ctx: Context) -> Pipeline:
         system,
         activity=ctx.presence,
         history=History(db),
-        reranker=ctx._reranker,
+        reranker=ctx.reranker_on(blobs),
     )
 
 

@@ -143,7 +143,9 @@ class Pipeline:
             k = max(k, self.reranker.candidates)
         return self.retriever.search(question, k=k, query_vector=vector)
 
-    def rerank(self, question: str, hits: list[Hit], check=None) -> list[Hit]:
+    def rerank(
+        self, question: str, hits: list[Hit], check: Callable[[], None] | None = None
+    ) -> list[Hit]:
         k = self.settings.answer.context_chunks
         if self.reranker is None:
             return hits[:k]
@@ -232,9 +234,13 @@ class Pipeline:
     def _segments(self, chunks: Sequence[str], question: str) -> Segments:
         return build_segments(self.llm, self.frame, self.system_prompt, list(chunks), question)
 
+    def user_waiting(self) -> bool:
+        """A user question is waiting for the model (background work steps aside)."""
+        return self.activity is not None and self.activity.user_waiting()
+
     def _checker(self, background: bool) -> Callable[[], None]:
         def check() -> None:
-            if background and self.activity is not None and self.activity.user_waiting():
+            if background and self.user_waiting():
                 raise Preempted
 
         return check

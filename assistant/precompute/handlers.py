@@ -155,10 +155,8 @@ class Handlers:
         records = self.store.chunk_records([payload["chunk"]])
         if reranker is None or not reranker.active or not records:
             return
-        activity = self.pipe.activity
-        waiting = activity.user_waiting if activity is not None else lambda: False
-        reranker.precompute([records[0].text], waiting)
-        if waiting():
+        reranker.precompute([records[0].text], self.pipe.user_waiting)
+        if self.pipe.user_waiting():
             raise Preempted
 
     def _decode(self, payload: dict) -> None:

@@ -167,14 +167,7 @@ class Precompute:
         used, count = blobs.used(DOC_KV), blobs.count(DOC_KV)
         per_doc = used // count if count else 4 * 2**20
         fits = min(batch, policy.kv_room(used, blobs.budgets.get(DOC_KV, 0)) // per_doc)
-        queued = 0
-        for chunk_id in reversed(self.ctx.store.chunk_ids()):
-            if queued >= fits:
-                break
-            key = f"doc_kv:{reranker.mode}:{chunk_id}"
-            if self.queue.state_of(key) is None:
-                queued += self._enqueue("doc_kv", key, {"chunk": chunk_id})
-        return queued
+        return self._queue_newest_chunks("doc_kv", fits, f"doc_kv:{reranker.mode}:{{}}")
 
     def _plan_chunk_nodes(self, batch: int = 512) -> int:
         """Up to `batch` chunks (newest first) whose [system, chunk] node has no KV, as many as
@@ -183,19 +176,28 @@ class Precompute:
         if not (self.handlers.kv and self.settings.chunk_nodes):
             return 0
         stats = self.pipe.kv.stats()
-        per_node = stats["bytes"] // max(1, stats["nodes_with_kv"]) or 5 * 2**20
-        fits = min(batch, policy.kv_room(stats["bytes"], self._kv_budget()) // per_node)
+        room = policy.kv_room(stats["bytes"], self._kv_budget())
+        fits = min(batch, room // self._bytes_per_node(stats))
         evicted = stats["nodes"] - stats["nodes_with_kv"]
+
+        def uncached(chunk_id: int) -> bool:
+            records = self.ctx.store.chunk_records([chunk_id])
+            return bool(records) and not self.pipe.kv_cached([records[0].text])
+
+        return self._queue_newest_chunks("chunk_kv", fits, f"chunk_kv:{{}}:{evicted}", uncached)
+
+    def _queue_newest_chunks(
+        self, kind: str, most: int, key: str, wanted: Callable[[int], bool] = lambda _: True
+    ) -> int:
+        """Queue a `kind` job for up to `most` chunks, newest first, that have no job under
+        `key` (formatted with the chunk id) yet and are `wanted`; return how many."""
         queued = 0
         for chunk_id in reversed(self.ctx.store.chunk_ids()):
-            if queued >= fits:
+            if queued >= most:
                 break
-            key = f"chunk_kv:{chunk_id}:{evicted}"
-            if self.queue.state_of(key) is not None:
-                continue
-            records = self.ctx.store.chunk_records([chunk_id])
-            if records and not self.pipe.kv_cached([records[0].text]):
-                queued += self._enqueue("chunk_kv", key, {"chunk": chunk_id})
+            name = key.format(chunk_id)
+            if self.queue.state_of(name) is None and wanted(chunk_id):
+                queued += self._enqueue(kind, name, {"chunk": chunk_id})
         return queued
 
     def _plan_conversions(self) -> int:
@@ -218,8 +220,12 @@ class Precompute:
         return int(self.ctx.settings.cache.kv_budget_mb * 2**20)
 
     def _bytes_per_prompt(self, stats: dict[str, int]) -> int:
-        per_node = stats["bytes"] // max(1, stats["nodes_with_kv"]) or 5 * 2**20
-        return per_node * (self.ctx.settings.answer.context_chunks + 1)
+        return self._bytes_per_node(stats) * (self.ctx.settings.answer.context_chunks + 1)
+
+    @staticmethod
+    def _bytes_per_node(stats: dict[str, int]) -> int:
+        """The mean KV blob of a tree node (5 MiB until there is one to measure)."""
+        return stats["bytes"] // max(1, stats["nodes_with_kv"]) or 5 * 2**20
 
     # -- running -------------------------------------------------------------------------------
 
