@@ -77,8 +77,7 @@ def return_freed_memory(threshold: int = 256 << 10) -> None:
     """glibc only: serve allocations above `threshold` from their own mappings, returned to the
     system when freed. By default glibc raises that threshold after large frees, so the layer
     window's and the activations' freed buffers stay in the heap and the process's RSS grows
-    well past what the pruned forward holds at any one time (SmolLM2, 20 candidates: 102 MiB
-    above the process before loading without this, 68 MiB with it)."""
+    well past what the pruned forward holds at any one time."""
     import ctypes
     import ctypes.util
 
