@@ -24,8 +24,9 @@ from cache.prediction import (
 PRIORITY = {
     "refresh": 10,
     "abstract": 20,
-    # before the predictions: a node per chunk raised the e2e KV chunk hit rate from 0.086 to
-    # 0.259 at 45% coverage, more than any prediction did (bench/results/e2e_chunk_nodes.json)
+    # before the predictions: with a node for 45% of the chunks the e2e KV chunk hit rate was
+    # 0.259 (bench/results/e2e_chunk_nodes.json); predictions alone had reached 0.086 (an
+    # earlier run of bench/e2e.py, not side by side)
     "chunk_kv": 22,
     "predict_history": 25,
     "predict_detail": 30,
