@@ -1,5 +1,8 @@
 """Blobs on disk with a checksum each, per-kind byte budgets and LFU eviction.
 
+A kind's owner may set its own eviction order (`evict_order[kind]`): the KV tree does, so that
+a prefix's parent outlives its children.
+
 A blob whose file is missing, truncated or altered is detected on read, dropped and reported as
 absent: the caller recomputes it. Nothing corrupt is ever returned.
 """
@@ -24,6 +27,8 @@ class BlobStore:
         self.root = root
         self.budgets = dict(budgets)
         self.on_evict: list[Callable[[str], None]] = []  # told each evicted or dropped key
+        # kind -> (key, size) of its blobs, first to evict first; default: LFU, then LRU
+        self.evict_order: dict[str, Callable[[], list[tuple[str, int]]]] = {}
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.bin"
@@ -81,15 +86,15 @@ class BlobStore:
         return self.db.execute("SELECT count(*) FROM blobs WHERE kind = ?", [kind]).fetchone()[0]
 
     def evict(self, kind: str, keep: str | None = None) -> int:
-        """Drop least-frequently-used blobs (ties: least recently used) until under budget."""
+        """Drop blobs in the kind's eviction order (by default least frequently used, ties least
+        recently used) until under budget."""
         budget = self.budgets.get(kind, 0)
         used = self.used(kind)
         if used <= budget:
             return 0
         dropped = 0
-        rows = self.db.execute(
-            "SELECT key, size FROM blobs WHERE kind = ? ORDER BY hits, last_used", [kind]
-        ).fetchall()
+        order = self.evict_order.get(kind)
+        rows = order() if order else self._lfu(kind)
         for key, size in rows:
             if used <= budget:
                 break
@@ -99,3 +104,8 @@ class BlobStore:
             used -= size
             dropped += 1
         return dropped
+
+    def _lfu(self, kind: str) -> list[tuple[str, int]]:
+        return self.db.execute(
+            "SELECT key, size FROM blobs WHERE kind = ? ORDER BY hits, last_used", [kind]
+        ).fetchall()

@@ -92,9 +92,15 @@ CREATE TABLE IF NOT EXISTS cache_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL
 ALTER TABLE qa_entries ADD COLUMN chunk_watermark INTEGER NOT NULL DEFAULT 0;
 """
 
+_KV_PARENT = """
+-- the KV tree's eviction order asks, per blob, whether its node has a child with KV
+CREATE INDEX IF NOT EXISTS kv_nodes_parent ON kv_nodes(parent_id) WHERE blob_key IS NOT NULL;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
     ("0002_precompute", _PRECOMPUTE),
+    ("0003_kv_parent", _KV_PARENT),
 ]
 
 

@@ -4,6 +4,12 @@ A node is (model, parent, hash of the segment's tokens); its blob holds the KV o
 positions alone (valid on this path only: positions are absolute). Since segments are tokenized
 on their own, a path is an exact token prefix, and the longest run of stored nodes from the root
 can be restored instead of prefilled.
+
+Eviction (over the blob budget) keeps prefixes whole: a node whose child still has KV goes last,
+since without it the child cannot be restored. Among the rest the least frequently used go
+first and, at equal use, the deepest: a [system, chunk] node serves every question whose first
+chunk it is, a deeper node only one chunk order. Plain LFU with LRU ties evicted a precomputed
+chunk node (no hits yet, older) before the leaves of the paths a user's questions had just added.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ class KVTree:
         self.blobs = blobs
         self.model = model
         blobs.on_evict.append(self._forget_blob)
+        blobs.evict_order[KIND] = self._eviction_order
 
     def _child(self, parent: int | None, seg: str) -> tuple[int, str | None, int] | None:
         row = self.db.execute(
@@ -76,9 +83,11 @@ class KVTree:
         """Record the path `hashes` and keep `blob` as the KV of its last segment."""
         node_id = self._ensure_path(hashes, n_tokens)
         key = f"{self.model}-{node_id}"
-        if not self.blobs.put(KIND, key, blob):
-            return False
+        # named first, so the eviction this put may cause sees that the parent has a child
         self.db.execute("UPDATE kv_nodes SET blob_key = ? WHERE id = ?", [key, node_id])
+        if not self.blobs.put(KIND, key, blob):
+            self.db.execute("UPDATE kv_nodes SET blob_key = NULL WHERE id = ?", [node_id])
+            return False
         return True
 
     def has_blob(self, hashes: Sequence[str]) -> bool:
@@ -106,6 +115,17 @@ class KVTree:
             "UPDATE kv_nodes SET hits = hits + 1, last_used = ? WHERE id = ?",
             [time.time(), node_id],
         )
+
+    def _eviction_order(self) -> list[tuple[str, int]]:
+        """Every KV blob (all models), first to evict first: leaves before parents, then fewest
+        hits, then deepest, then least recently used."""
+        return self.db.execute(
+            "SELECT b.key, b.size FROM blobs b LEFT JOIN kv_nodes n ON n.blob_key = b.key "
+            "WHERE b.kind = ? ORDER BY "
+            "EXISTS (SELECT 1 FROM kv_nodes c WHERE c.parent_id = n.id "
+            "AND c.blob_key IS NOT NULL), b.hits, coalesce(n.depth, 0) DESC, b.last_used",
+            [KIND],
+        ).fetchall()
 
     def _forget_blob(self, key: str) -> None:
         self.db.execute("UPDATE kv_nodes SET blob_key = NULL WHERE blob_key = ?", [key])

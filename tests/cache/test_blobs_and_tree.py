@@ -60,3 +60,62 @@ def test_tree_restores_the_run_of_intact_segments_from_the_root(blobs):
 def test_segment_hash_is_of_tokens():
     assert segment_hash([1, 2, 3]) == segment_hash((1, 2, 3))
     assert segment_hash([1, 2, 3]) != segment_hash([1, 2, 4])
+
+
+def _with_kv(tree: KVTree) -> set[tuple[str, ...]]:
+    """The paths (as segment-hash tuples) whose last node has KV."""
+    rows = tree.db.execute("SELECT id, parent_id, segment_hash, blob_key FROM kv_nodes").fetchall()
+    by_id = {r[0]: r for r in rows}
+
+    def path(node_id):
+        node = by_id[node_id]
+        return (*path(node[1]), node[2]) if node[1] else (node[2],)
+
+    return {path(r[0]) for r in rows if r[3] is not None}
+
+
+def test_eviction_keeps_chunk_nodes_and_parents_over_the_leaves_of_user_paths(blobs):
+    """At the budget, a question's new path evicts the deepest unused leaves, not the
+    precomputed [system, chunk] nodes (plain LFU took those first: unused and older)."""
+    tree = KVTree(blobs.db, blobs, model="m")
+    seg = {name: segment_hash([ord(c) for c in name]) for name in "sabcdefghij"}
+    s = seg["s"]
+    for chunk in "ab":  # precompute: a node per chunk
+        tree.store([s], 1, b"." * 100)
+        tree.store([s, seg[chunk]], 2, b"." * 100)
+    for path in ("cde", "fgh"):  # two questions' chunk orders: 300 bytes each
+        for depth in range(1, 4):
+            tree.store([s, *(seg[c] for c in path[:depth])], depth + 1, b"." * 100)
+    assert blobs.used(KIND) == 900
+    tree.longest_prefix([s, seg["c"], seg["d"], seg["e"]])  # the first question asked again
+    for depth in range(1, 4):  # a third question: two blobs must go
+        tree.store([s, *(seg[c] for c in "ijb"[:depth])], depth + 1, b"." * 100)
+    kept = _with_kv(tree)
+    assert blobs.used(KIND) <= 1000
+    assert (s, seg["a"]) in kept and (s, seg["b"]) in kept  # the chunk nodes survive
+    assert (s, seg["c"], seg["d"], seg["e"]) in kept  # used again: kept
+    assert (s, seg["f"], seg["g"], seg["h"]) not in kept  # an unused leaf of a deep path went
+    assert (s, seg["i"], seg["j"], seg["b"]) in kept  # the one just stored
+    assert all(p[:-1] in kept for p in kept if len(p) > 1)  # no node outlives its parent
+
+
+def test_eviction_never_strands_a_node_without_its_parent(blobs):
+    """Random stores and restores over a small budget: every node with KV keeps its parent's
+    KV, so each stored blob stays restorable."""
+    import random
+
+    rng = random.Random(7)
+    tree = KVTree(blobs.db, blobs, model="m")
+    chunks = [segment_hash([i]) for i in range(12)]
+    for _ in range(200):
+        path = [chunks[0], *rng.sample(chunks[1:], rng.randint(1, 3))]
+        if rng.random() < 0.4:
+            tree.longest_prefix(path)
+            continue
+        for depth in range(1, len(path) + 1):
+            if not tree.has_blob(path[:depth]):
+                tree.store(path[:depth], depth, b"." * rng.randint(60, 140))
+        kept = _with_kv(tree)
+        assert blobs.used(KIND) <= 1000
+        assert all(p[:-1] in kept for p in kept if len(p) > 1)
+        assert tree.longest_prefix(path).depth >= 1  # what was just stored is restorable
