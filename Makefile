@@ -32,7 +32,8 @@ bench:
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/rerank_quality.py --candidates 50 --models smollm2-135m \
 		--prompts upr --pruned-queries 25 --out rerank_quality_top50
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/rerank_speed.py --queries 3
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/e2e.py --precompute-minutes 25
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/e2e.py --precompute-minutes 25 \
+		--designs naive,ragcache,meancache,sleeptime,ragcache+meancache,full,full+pruned
 
 demo:
 	assistant demo
