@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,6 +109,7 @@ class FakePrecompute:
     def __init__(self, pipeline: FakePipeline, questions: list[str], delay: float = 0.01):
         self.pipeline, self.questions, self.delay = pipeline, list(questions), delay
         self.done = 0
+        self.before_job: Callable[[int], None] = lambda jobs: None  # a test may hold a job here
         self.last_run: dict | None = None
 
     def run(self, deadline=None, notify=None, cancelled=None) -> Report:
@@ -116,6 +118,7 @@ class FakePrecompute:
             if cancelled and cancelled():
                 stopped = "cancelled"
                 break
+            self.before_job(jobs)
             for _ in self.pipeline.answer(question):
                 time.sleep(self.delay)
             self.questions.remove(question)

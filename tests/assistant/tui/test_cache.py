@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from textual.widgets import ProgressBar, Static
 
+from assistant.tui.app import AssistantApp
 from assistant.tui.messages import CacheStatsRead
 from assistant.tui.screens.cache import CacheScreen, cache_rows
 from assistant.tui.tally import Tally
-from tests.assistant.tui.conftest import SIZE, wait_for
+from tests.assistant.tui.conftest import SIZE, make_services, wait_for
 from tests.assistant.tui.test_chat import ask
 
 
@@ -44,6 +47,37 @@ async def test_counts_after_a_question_and_precompute_now(rig):
         shown = rows(screen)
         assert shown["Last precompute"].endswith("1 job · 1.5 s CPU · stopped: done")
         assert shown["Job queue"] == "0 queued · 1 done · 0 failed"
+
+
+@pytest.mark.asyncio
+async def test_stop_key_ends_the_run_after_its_current_job(loaded_store, tmp_path):
+    questions = [f"question {i}" for i in range(5)]
+    services, _, _ = make_services(loaded_store, tmp_path, questions=questions)
+    precompute = services.precompute()
+    second_job, release = threading.Event(), threading.Event()
+
+    def hold_the_second_job(jobs_done: int) -> None:
+        if jobs_done == 1:
+            second_job.set()
+            assert release.wait(10)
+
+    precompute.before_job = hold_the_second_job
+    app = AssistantApp(services)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+b")
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.stats is not None)
+        status = screen.query_one("#precompute-status", Static)
+        await pilot.press("p")
+        await wait_for(pilot, second_job.is_set)
+        await wait_for(pilot, lambda: str(status.content).startswith("Precompute: 1/5"))
+        await pilot.press("s")
+        assert str(status.content) == "Precompute: stopping after this job…"
+        release.set()  # the held job ends; the run checks for the stop before the next
+        await wait_for(pilot, lambda: not screen.running)
+        assert str(status.content) == "Precompute ran 2 jobs, stopped: cancelled"
+        assert precompute.questions == questions[2:]
+        await wait_for(pilot, lambda: rows(screen)["Last precompute"].endswith("cancelled"))
 
 
 @pytest.mark.asyncio

@@ -4,6 +4,7 @@ and the cache screen's counts afterwards."""
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 from textual.widgets import Static
@@ -65,11 +66,12 @@ async def test_real_answer_then_paraphrase_hits_the_qa_bank(fresh_cache_context)
         assert shown["Last precompute"] == "never"
         assert shown["Job queue"].endswith("0 done · 0 failed")
 
-        await pilot.press("p")  # precompute now, with the real runner; stopped after one job
+        await pilot.press("p")  # precompute now, with the real runner; stopped after a job
         status = screen.query_one("#precompute-status", Static)
-        await wait_for(pilot, lambda: str(status.content).startswith("Precompute: 1/"), 600)
+        # any job's report: one poll of the screen can outlast a short job's "1/" line
+        await wait_for(pilot, lambda: bool(re.match(r"Precompute: \d+/", str(status.content))), 180)
         await pilot.press("s")
-        await wait_for(pilot, lambda: str(status.content).startswith("Precompute ran"), 600)
+        await wait_for(pilot, lambda: str(status.content).startswith("Precompute ran"), 180)
         assert str(status.content).endswith("stopped: cancelled")
         await wait_for(pilot, lambda: rows(screen)["Last precompute"] != "never", 60)
         assert rows(screen)["Last precompute"].endswith("stopped: cancelled")
