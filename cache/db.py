@@ -97,10 +97,17 @@ _KV_PARENT = """
 CREATE INDEX IF NOT EXISTS kv_nodes_parent ON kv_nodes(parent_id) WHERE blob_key IS NOT NULL;
 """
 
+_KV_BLOB_KEY = """
+-- eviction finds the node of each KV blob (and forgets an evicted one) by its key: without this
+-- index each lookup scanned kv_nodes, so ordering the tree's n blobs cost n x n row visits
+CREATE INDEX IF NOT EXISTS kv_nodes_blob ON kv_nodes(blob_key) WHERE blob_key IS NOT NULL;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
     ("0002_precompute", _PRECOMPUTE),
     ("0003_kv_parent", _KV_PARENT),
+    ("0004_kv_blob_key", _KV_BLOB_KEY),
 ]
 
 

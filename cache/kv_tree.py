@@ -38,6 +38,16 @@ class Restore:
     blobs: list[bytes]  # one per segment, from the root
 
 
+# both find a blob's node through the partial indexes on kv_nodes (cache/db.py)
+EVICTION_ORDER = (
+    "SELECT b.key, b.size FROM blobs b LEFT JOIN kv_nodes n ON n.blob_key = b.key "
+    "WHERE b.kind = ? ORDER BY "
+    "EXISTS (SELECT 1 FROM kv_nodes c WHERE c.parent_id = n.id "
+    "AND c.blob_key IS NOT NULL), b.hits, coalesce(n.depth, 0) DESC, b.last_used"
+)
+FORGET_BLOB = "UPDATE kv_nodes SET blob_key = NULL WHERE blob_key = ?"
+
+
 class KVTree:
     def __init__(self, db: Database, blobs: BlobStore, model: str) -> None:
         self.db = db
@@ -119,16 +129,10 @@ class KVTree:
     def _eviction_order(self) -> list[tuple[str, int]]:
         """Every KV blob (all models), first to evict first: leaves before parents, then fewest
         hits, then deepest, then least recently used."""
-        return self.db.execute(
-            "SELECT b.key, b.size FROM blobs b LEFT JOIN kv_nodes n ON n.blob_key = b.key "
-            "WHERE b.kind = ? ORDER BY "
-            "EXISTS (SELECT 1 FROM kv_nodes c WHERE c.parent_id = n.id "
-            "AND c.blob_key IS NOT NULL), b.hits, coalesce(n.depth, 0) DESC, b.last_used",
-            [KIND],
-        ).fetchall()
+        return self.db.execute(EVICTION_ORDER, [KIND]).fetchall()
 
     def _forget_blob(self, key: str) -> None:
-        self.db.execute("UPDATE kv_nodes SET blob_key = NULL WHERE blob_key = ?", [key])
+        self.db.execute(FORGET_BLOB, [key])
 
     def stats(self) -> dict[str, int]:
         nodes = self.db.execute(

@@ -4,7 +4,7 @@ import pytest
 
 from cache.blobs import BlobStore
 from cache.db import open_cache_db
-from cache.kv_tree import KIND, KVTree, segment_hash
+from cache.kv_tree import EVICTION_ORDER, FORGET_BLOB, KIND, KVTree, segment_hash
 
 
 @pytest.fixture
@@ -119,3 +119,12 @@ def test_eviction_never_strands_a_node_without_its_parent(blobs):
         assert blobs.used(KIND) <= 1000
         assert all(p[:-1] in kept for p in kept if len(p) > 1)
         assert tree.longest_prefix(path).depth >= 1  # what was just stored is restorable
+
+
+@pytest.mark.parametrize("sql", [EVICTION_ORDER, FORGET_BLOB])
+def test_eviction_finds_a_blobs_node_by_index_not_by_scanning_the_tree(blobs, sql):
+    """Each eviction orders every KV blob by its node: a scan of kv_nodes per blob made that
+    quadratic in the tree's size."""
+    plan = [row[3] for row in blobs.db.execute(f"EXPLAIN QUERY PLAN {sql}", ["kv"]).fetchall()]
+    assert not any(step.startswith("SCAN") for step in plan), plan
+    assert any("USING INDEX kv_nodes_blob" in step for step in plan), plan
