@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from assistant.activity import Activity
 from assistant.config import Settings
+from assistant.evidence import Evidence
 from assistant.knowledge.retrieval import Hit, Retriever
 from assistant.knowledge.store import KnowledgeStore
 from assistant.llm.prompt import Segments, build_segments, chat_frame
@@ -67,6 +68,11 @@ class AnswerDone:
     kv_reused_tokens: int
     prompt_tokens: int
     timings: dict[str, float] = field(default_factory=dict)
+    # the sentences of the sources that answer the question (shown under the answer)
+    evidence: list[Evidence] = field(default_factory=list)
+    # every name, number and date of the answer appears in the sources or the question
+    supported: bool = True
+    unsupported: list[str] = field(default_factory=list)  # the terms that do not
 
 
 Event = QAHitFound | ChunksRetrieved | ChunksOrdered | KVReused | TokenStreamed | AnswerDone
