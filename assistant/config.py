@@ -60,6 +60,16 @@ class CacheSettings:
 class AnswerSettings:
     context_chunks: int = 3  # retrieved chunks placed in the prompt
     max_tokens: int = 160
+    # sentences of the prompt's chunks that best match the question, repeated right before it
+    # (and shown under the answer); 0: no evidence segment
+    evidence_sentences: int = 2
+    chunk_order: str = "best-first"  # "best-first" | "best-last" (nearest the question)
+    repeat_guard: str = "ban"  # "ban" | "stop" | "off": see assistant/llm/decoding.py
+    repeat_ngram: int = 4  # the n of the repeat guard
+    # "greedy", or "cad": context-aware decoding, contrasting the logits with those of the
+    # question alone (see LocalLLM.contrastive), weighted by cad_alpha
+    decoding: str = "greedy"
+    cad_alpha: float = 0.5
 
 
 @dataclass
@@ -122,11 +132,25 @@ def load_settings(
         raise ConfigError(
             f"rerank: expected one of {', '.join(RERANK_MODES)}, got {settings.rerank!r}"
         )
+    _check_answer(settings.answer)
     if settings.retrieval.fusion not in ("zscore", "rrf"):
         raise ConfigError(
             f"retrieval.fusion: expected 'zscore' or 'rrf', got {settings.retrieval.fusion!r}"
         )
     return settings
+
+
+def _check_answer(answer: AnswerSettings) -> None:
+    choices = {
+        "chunk_order": ("best-first", "best-last"),
+        "repeat_guard": ("ban", "stop", "off"),
+        "decoding": ("greedy", "cad"),
+    }
+    for key, allowed in choices.items():
+        if getattr(answer, key) not in allowed:
+            raise ConfigError(
+                f"answer.{key}: expected one of {', '.join(allowed)}, got {getattr(answer, key)!r}"
+            )
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -7,13 +7,14 @@ import codecs
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from assistant.activity import Activity
 from assistant.config import Settings
-from assistant.evidence import Evidence
+from assistant.evidence import Evidence, select_evidence, unsupported_terms
 from assistant.knowledge.retrieval import Hit, Retriever
-from assistant.knowledge.store import KnowledgeStore
+from assistant.knowledge.store import ChunkRecord, KnowledgeStore
+from assistant.llm.decoding import RepeatGuard
 from assistant.llm.prompt import Segments, build_segments, chat_frame
 from assistant.llm.runtime import LLMError, LocalLLM
 from assistant.rerank.reranker import Reranker
@@ -191,14 +192,18 @@ class Pipeline:
         clock = clock or _Clock()
         kv, qa = kv and use_cache, qa and use_cache
         check = self._checker(background)
-        segments = self._segments([h.record.text for h in hits], question)
+        texts = [h.record.text for h in hits]
+        evidence = self.evidence(question, vector, [h.record for h in hits])
+        segments = self._segments(texts, question, [e.sentence for e in evidence])
         pieces: list[str] = []
         clock.lap("build")
         with self.llm.lock:
             clock.lap("wait")  # for the model: a background job steps aside within a piece
             reused = self._prefill(segments, kv, clock, check)
             yield KVReused(reused, segments.total)
-            for text in self._decode(self.settings.answer.max_tokens, check, clock):
+            plain = self._segments([], question)  # the question alone, for "cad" decoding
+            tokens = self._answer_tokens(plain.system + plain.question)
+            for text in self._decode(self.settings.answer.max_tokens, check, clock, tokens):
                 pieces.append(text)
                 yield TokenStreamed(text)
             clock.lap("decode")
@@ -207,7 +212,16 @@ class Pipeline:
         if qa:
             chunk_ids = [str(s["chunk_id"]) for s in sources]
             self.remember(question, vector, answer, chunk_ids, origin)
-        yield AnswerDone(question, answer, sources, False, reused, segments.total, clock.done())
+        unsupported = unsupported_terms(answer, texts, question)
+        done = AnswerDone(question, answer, sources, False, reused, segments.total, clock.done())
+        yield replace(done, evidence=evidence, supported=not unsupported, unsupported=unsupported)
+
+    def evidence(self, question: str, vector, records: Sequence[ChunkRecord]) -> list[Evidence]:
+        """The sentences of `records` that best match the question (none when switched off)."""
+        limit = self.settings.answer.evidence_sentences
+        if limit <= 0 or not records:
+            return []
+        return select_evidence(question, vector, list(records), self.embedder, limit=limit)
 
     def remember(
         self, question: str, vector, answer: str | None, sources: list[str], origin: str = "user"
@@ -223,22 +237,54 @@ class Pipeline:
             return near.entry.id
         return self.qa.add(question, vector, answer, sources, version, origin, watermark)
 
-    def _decode(self, max_tokens: int, check: Callable[[], None], clock=None) -> Iterator[str]:
+    def _answer_tokens(self, plain: list[int]) -> Callable[[int, Callable], Iterator[int]]:
+        """The answer's decoder: greedy, or context-aware against the `plain` prompt."""
+        answer = self.settings.answer
+        if answer.decoding == "cad":
+            return lambda n, ban: self.llm.contrastive(n, plain, answer.cad_alpha, ban)
+        return self.llm.greedy
+
+    def _decode(
+        self, max_tokens: int, check: Callable[[], None], clock=None, tokens_of=None
+    ) -> Iterator[str]:
+        """Greedy tokens as text, under the repeat guard: in "stop" mode the last n-1 tokens are
+        held back until they are known not to begin a repeat (then they are dropped)."""
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        guard = self._guard()
         tokens: list[int] = []
-        for token in self.llm.greedy(max_tokens):
+        shown = 0
+        for token in (tokens_of or self.llm.greedy)(max_tokens, guard.banned):
             if not tokens and clock is not None:
                 clock.mark("ttft")
             tokens.append(token)
-            if is_looping(tokens):
-                break
+            if is_looping(tokens) or guard.repeated(tokens):
+                return
+            while shown < len(tokens) - guard.holds_back:
+                text = decoder.decode(self.llm.detokenize([tokens[shown]]))
+                shown += 1
+                if text:
+                    yield text
+            check()
+        for token in tokens[shown:]:
             text = decoder.decode(self.llm.detokenize([token]))
             if text:
                 yield text
-            check()
 
-    def _segments(self, chunks: Sequence[str], question: str) -> Segments:
-        return build_segments(self.llm, self.frame, self.system_prompt, list(chunks), question)
+    def _guard(self) -> RepeatGuard:
+        answer = self.settings.answer
+        return RepeatGuard(answer.repeat_guard, answer.repeat_ngram, self.llm.is_word)
+
+    def _segments(
+        self, chunks: Sequence[str], question: str, evidence: Sequence[str] = ()
+    ) -> Segments:
+        """The prompt's segments, chunks in the configured order: every path (answers,
+        precompute's prefills, the KV checks) orders them here, so their KV paths match."""
+        ordered = list(chunks)
+        if self.settings.answer.chunk_order == "best-last":
+            ordered.reverse()
+        return build_segments(
+            self.llm, self.frame, self.system_prompt, ordered, question, evidence
+        )
 
     def user_waiting(self) -> bool:
         """A user question is waiting for the model (background work steps aside)."""
@@ -261,6 +307,7 @@ class Pipeline:
         segment's KV as a tree node), then the question. Returns the prompt tokens reused."""
         reused = self._prefill_prefix(segments, kv, check)
         clock.lap("kv_load")
+        self._eval(segments.evidence, check)
         self._eval(segments.question, check)
         clock.lap("prefill")
         return reused
@@ -350,9 +397,15 @@ class Pipeline:
         return restore.depth
 
     def _done_from_bank(self, question: str, entry, clock) -> AnswerDone:
-        sources = [r.ref() for r in self.store.chunk_records(entry.chunk_ids)]
+        """The stored answer, with its evidence and support checked against its sources now."""
+        records = self.store.chunk_records(entry.chunk_ids)
+        vector = self.qa.vector(entry.id)
+        evidence = self.evidence(entry.question, vector, records)
+        answer = entry.answer or ""
+        unsupported = unsupported_terms(answer, [r.text for r in records], entry.question)
         clock.mark("ttft")
-        return AnswerDone(question, entry.answer or "", sources, True, 0, 0, clock.done())
+        done = AnswerDone(question, answer, [r.ref() for r in records], True, 0, 0, clock.done())
+        return replace(done, evidence=evidence, supported=not unsupported, unsupported=unsupported)
 
 
 def is_looping(tokens: list[int], longest: int = 16) -> bool:

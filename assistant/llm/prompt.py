@@ -7,7 +7,8 @@ without a template (a base model) gets a plain "Question:/Answer:" frame.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from assistant.llm.runtime import LocalLLM
 
@@ -26,6 +27,9 @@ class Segments:
     system: list[int]
     chunks: list[list[int]]
     question: list[int]
+    # the evidence lines, between the last chunk and the question: computed per question, so
+    # never cached; the chunk segments before it stay reusable
+    evidence: list[int] = field(default_factory=list)
 
     @property
     def prefix(self) -> list[list[int]]:
@@ -33,7 +37,7 @@ class Segments:
 
     @property
     def total(self) -> int:
-        return sum(len(s) for s in self.prefix) + len(self.question)
+        return sum(len(s) for s in self.prefix) + len(self.evidence) + len(self.question)
 
 
 def chat_frame(llm: LocalLLM) -> Frame:
@@ -50,9 +54,28 @@ def chat_frame(llm: LocalLLM) -> Frame:
     return Frame(head, middle, tail)
 
 
-def build_segments(llm: LocalLLM, frame: Frame, system: str, chunks: list[str], question: str):
+EVIDENCE_HEAD = "The lines that best match the question:\n"
+
+
+def build_segments(
+    llm: LocalLLM,
+    frame: Frame,
+    system: str,
+    chunks: list[str],
+    question: str,
+    evidence: Sequence[str] = (),
+) -> Segments:
+    lines = evidence_text(evidence)
     return Segments(
         system=llm.tokenize(frame.head + system, first=True),
         chunks=[llm.tokenize(f"{c.strip()}\n\n") for c in chunks],
         question=llm.tokenize(f"{frame.middle}{question.strip()}{frame.tail}"),
+        evidence=llm.tokenize(lines) if lines else [],
     )
+
+
+def evidence_text(evidence: Sequence[str]) -> str:
+    """The evidence segment's text ("" without evidence): a heading, then a line each."""
+    if not evidence:
+        return ""
+    return EVIDENCE_HEAD + "".join(f"- {' '.join(s.split())}\n" for s in evidence)

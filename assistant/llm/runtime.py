@@ -21,7 +21,7 @@ import hashlib
 import importlib.util
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -103,6 +103,7 @@ class LocalLLM:
         self.fingerprint = model_fingerprint(model_path, n_ctx)
         self.lock = threading.RLock()  # one user of the model at a time
         self.chat_template = self._llm.metadata.get("tokenizer.chat_template")
+        self._words: dict[int, bool] = {}
 
     # -- tokens -------------------------------------------------------------------------------
 
@@ -120,6 +121,14 @@ class LocalLLM:
 
     def detokenize(self, tokens: Sequence[int]) -> bytes:
         return self._llm.detokenize(list(tokens))
+
+    def is_word(self, token: int) -> bool:
+        """The token holds a letter (not only digits, spaces or punctuation)."""
+        known = self._words.get(token)
+        if known is None:
+            text = self.detokenize([token]).decode("utf-8", "replace")
+            known = self._words[token] = any(c.isalpha() for c in text)
+        return known
 
     def is_end(self, token: int) -> bool:
         from llama_cpp import llama_cpp as C
@@ -193,16 +202,80 @@ class LocalLLM:
         ptr = self._llm._ctx.get_logits_ith(-1)
         return np.ctypeslib.as_array(ptr, shape=(self._llm.n_vocab(),)).copy()
 
-    def greedy(self, max_tokens: int) -> Iterator[int]:
-        """Temperature-0 decoding from the current state, one token at a time."""
+    def greedy(
+        self, max_tokens: int, banned: Callable[[list[int]], set[int]] | None = None
+    ) -> Iterator[int]:
+        """Temperature-0 decoding from the current state, one token at a time; `banned(tokens so
+        far)` names tokens that may not come next."""
+        tokens: list[int] = []
         for _ in range(max_tokens):
             if self.n_past >= self.n_ctx:
                 return
-            token = int(np.argmax(self.logits()))
+            logits = self.logits()
+            for ban in banned(tokens) if banned else ():
+                logits[ban] = -np.inf
+            token = int(np.argmax(logits))
+            tokens.append(token)
             if self.is_end(token):
                 return
             yield token
             self.eval([token])
+
+    def contrastive(
+        self,
+        max_tokens: int,
+        plain: Sequence[int],
+        alpha: float,
+        banned: Callable[[list[int]], set[int]] | None = None,
+    ) -> Iterator[int]:
+        """Context-aware decoding (Shi et al. 2023): greedy over (1 + α)·logits(state) −
+        α·logits(plain), where `plain` is the prompt without its context, kept in the scratch
+        sequence (1) and extended by each chosen token alongside the prompt (one batch of two a
+        step). It favours what the context says over what the model would say without it."""
+        from llama_cpp import llama_cpp as C
+        from llama_cpp._internals import LlamaBatch
+
+        llm, memory = self._llm, C.llama_get_memory(self._llm._ctx.ctx)
+        batch = LlamaBatch(n_tokens=max(len(plain), 2), embd=0, n_seq_max=2, verbose=False)
+        try:
+            with_context = self.logits()
+            without = self._decode_rows(batch, [(t, 1, i) for i, t in enumerate(plain)])[-1]
+            tokens: list[int] = []
+            for _ in range(max_tokens):
+                if self.n_past + len(plain) + len(tokens) >= self.n_ctx:
+                    return
+                mixed = (1 + alpha) * with_context - alpha * without
+                for ban in banned(tokens) if banned else ():
+                    mixed[ban] = -np.inf
+                token = int(np.argmax(mixed))
+                if self.is_end(token):
+                    return
+                tokens.append(token)
+                yield token
+                rows = [(token, 0, self.n_past), (token, 1, len(plain) + len(tokens) - 1)]
+                with_context, without = self._decode_rows(batch, rows)
+                llm.input_ids[llm.n_tokens] = token
+                llm.n_tokens += 1
+        finally:
+            C.llama_memory_seq_rm(memory, 1, -1, -1)
+            batch.close()
+
+    def _decode_rows(self, batch, rows: Sequence[tuple[int, int, int]]) -> list[np.ndarray]:
+        """Decode (token, sequence, position) rows in one batch; the logits of the last row of
+        each sequence, in order of appearance."""
+        llm, b = self._llm, batch.batch
+        last = {seq: i for i, (_, seq, _) in enumerate(rows)}
+        b.n_tokens = len(rows)
+        for i, (token, seq, pos) in enumerate(rows):
+            b.token[i], b.pos[i], b.n_seq_id[i] = token, pos, 1
+            b.seq_id[i][0] = seq
+            b.logits[i] = i in last.values()
+        llm._ctx.decode(batch)
+        n_vocab = llm.n_vocab()
+        return [
+            np.ctypeslib.as_array(llm._ctx.get_logits_ith(i), shape=(n_vocab,)).copy()
+            for i in sorted(last.values())
+        ]
 
     def eval_logprobs(self, tokens: Sequence[int], first_scored: int = 1) -> np.ndarray:
         """Evaluate `tokens` and return log p(tokens[i] | state, tokens[:i]) for i from

@@ -9,6 +9,7 @@ from assistant.config import Settings
 from assistant.importer import Importer
 from assistant.knowledge.retrieval import Retriever
 from assistant.llm import make_llm
+from assistant.llm.prompt import evidence_text
 from assistant.pipeline import Pipeline
 from cache.blobs import BlobStore
 from cache.db import open_cache_db
@@ -70,10 +71,12 @@ def test_full_prefix_hit_gives_identical_tokens(tmp_path, llm, fake_embedder):
     again, again_done = run(pipe.answer(question))
     assert naive.strip() and naive == first == again
     assert first_done.kv_reused_tokens == 0
-    prefix = again_done.prompt_tokens - len(
-        pipe.llm.tokenize(f"{pipe.frame.middle}{question}{pipe.frame.tail}")
+    assert again_done.evidence and again_done.evidence == naive_done.evidence
+    evidence = evidence_text([e.sentence for e in again_done.evidence])
+    fresh = pipe.llm.tokenize(evidence) + pipe.llm.tokenize(
+        f"{pipe.frame.middle}{question}{pipe.frame.tail}"
     )
-    assert again_done.kv_reused_tokens == prefix > 0
+    assert again_done.kv_reused_tokens == again_done.prompt_tokens - len(fresh) > 0
 
 
 def test_partial_prefix_hit_gives_identical_tokens(tmp_path, llm, fake_embedder):

@@ -1,0 +1,58 @@
+"""Rules that stop a tiny model's loops without stopping it from copying the context.
+
+A repetition penalty over the whole window penalises the names and numbers the answer must copy
+from the prompt; these rules look at the answer's own tokens only. An n-gram of the answer that
+occurs a second time is a loop ("She said that the test was a failure. She said that the test
+was a failure."); n-grams of digits and punctuation alone are exempt, so "1,000,000" or
+"100000" are copied whole.
+
+Modes (values, not flags):
+- "ban": the token that would repeat an n-gram is never chosen (no-repeat n-gram decoding);
+- "stop": the answer ends where a repeated n-gram would begin (nothing of it is shown);
+- "off": only the exact-period loop check of the pipeline.
+Both are deterministic, so cached and uncached runs still agree token for token.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+REPEAT_MODES = ("ban", "stop", "off")
+
+
+class RepeatGuard:
+    def __init__(self, mode: str, n: int, is_word: Callable[[int], bool]) -> None:
+        if mode not in REPEAT_MODES:
+            raise ValueError(f"repeat guard: expected one of {REPEAT_MODES}, got {mode!r}")
+        self.mode, self.n, self.is_word = mode, n, is_word
+
+    @property
+    def holds_back(self) -> int:
+        """Tokens kept from the screen until they are known not to start a repeat."""
+        return self.n - 1 if self.mode == "stop" else 0
+
+    def banned(self, tokens: Sequence[int]) -> set[int]:
+        """The next tokens that would complete an n-gram the answer already holds ("ban")."""
+        if self.mode != "ban" or len(tokens) < self.n - 1:
+            return set()
+        key = list(tokens[len(tokens) - self.n + 1 :])
+        return {
+            tokens[i + self.n - 1]
+            for i in range(len(tokens) - self.n + 1)
+            if list(tokens[i : i + self.n - 1]) == key
+            and self._counts([*key, tokens[i + self.n - 1]])
+        }
+
+    def repeated(self, tokens: Sequence[int]) -> bool:
+        """The last n tokens occurred earlier in the answer ("stop")."""
+        if self.mode != "stop" or len(tokens) < self.n + 1:
+            return False
+        tail = list(tokens[-self.n :])
+        if not self._counts(tail):
+            return False
+        return any(
+            list(tokens[i : i + self.n]) == tail for i in range(len(tokens) - self.n)
+        )
+
+    def _counts(self, gram: Sequence[int]) -> bool:
+        return any(self.is_word(t) for t in gram)
