@@ -66,6 +66,7 @@ class AnswerSettings:
     chunk_order: str = "best-first"  # "best-first" | "best-last" (nearest the question)
     repeat_guard: str = "ban"  # "ban" | "stop" | "off": see assistant/llm/decoding.py
     repeat_ngram: int = 4  # the n of the repeat guard
+    max_sentences: int = 2  # the answer ends after this many sentences or lines; 0: no limit
     # "greedy", or "cad": context-aware decoding, contrasting the logits with those of the
     # question alone (see LocalLLM.contrastive), weighted by cad_alpha
     decoding: str = "greedy"

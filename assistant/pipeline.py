@@ -14,7 +14,7 @@ from assistant.config import Settings
 from assistant.evidence import Evidence, select_evidence, unsupported_terms
 from assistant.knowledge.retrieval import Hit, Retriever
 from assistant.knowledge.store import ChunkRecord, KnowledgeStore
-from assistant.llm.decoding import RepeatGuard
+from assistant.llm.decoding import RepeatGuard, sentences_ended
 from assistant.llm.prompt import Segments, build_segments, chat_frame
 from assistant.llm.runtime import LLMError, LocalLLM
 from assistant.rerank.reranker import Reranker
@@ -203,9 +203,12 @@ class Pipeline:
             yield KVReused(reused, segments.total)
             plain = self._segments([], question)  # the question alone, for "cad" decoding
             tokens = self._answer_tokens(plain.system + plain.question)
+            limit = self.settings.answer.max_sentences
             for text in self._decode(self.settings.answer.max_tokens, check, clock, tokens):
                 pieces.append(text)
                 yield TokenStreamed(text)
+                if limit and sentences_ended("".join(pieces)) >= limit:
+                    break
             clock.lap("decode")
         answer = "".join(pieces).strip()
         sources = [h.record.ref() for h in hits]

@@ -15,6 +15,7 @@ Both are deterministic, so cached and uncached runs still agree token for token.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 REPEAT_MODES = ("ban", "stop", "off")
@@ -56,3 +57,23 @@ class RepeatGuard:
 
     def _counts(self, gram: Sequence[int]) -> bool:
         return any(self.is_word(t) for t in gram)
+
+
+# a sentence ends at . ! ? (not after a known abbreviation or a lone letter: "e.g.", "J.")
+# followed by white space, or at a line break after some text
+_ABBREVIATIONS = ("e.g", "i.e", "etc", "approx", "vs", "mr", "mrs", "ms", "dr", "no", "nr", "incl")
+_END = re.compile(r"(?<=[.!?])[\"'”)\]]?\s|\n")
+
+
+def sentences_ended(text: str) -> int:
+    """How many sentences (or lines) of `text` are complete."""
+    count = 0
+    for match in _END.finditer(text.lstrip()):
+        before = text.lstrip()[: match.start()].rstrip("\"'”)]")
+        if not before.strip() or before.endswith("\n"):
+            continue
+        word = re.split(r"[\s(]", before[:-1])[-1].lower() if before[-1] in ".!?" else ""
+        if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
+            continue
+        count += 1
+    return count
