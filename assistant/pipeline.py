@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from assistant.activity import Activity
 from assistant.config import Settings
 from assistant.evidence import Evidence, select_evidence, unsupported_terms
+from assistant.knowledge.distinct import SPARE, distinct_hits
 from assistant.knowledge.retrieval import Hit, Retriever
 from assistant.knowledge.store import ChunkRecord, KnowledgeStore
 from assistant.llm.decoding import RepeatGuard, sentences_ended
@@ -144,15 +145,20 @@ class Pipeline:
         return self.rerank(question, hits, self._checker(background))
 
     def candidates(self, question: str, vector) -> list[Hit]:
-        """The fused hits: the prompt's chunks, or the reranker's wider candidate set."""
+        """The fused hits, near-duplicates merged (assistant/knowledge/distinct.py): the prompt's
+        chunks, or the reranker's wider candidate set. SPARE more are fetched, so the slot a
+        merged duplicate frees goes to the next distinct chunk."""
         k = self.settings.answer.context_chunks
         if self.reranker is not None and self.reranker.active:
             k = max(k, self.reranker.candidates)
-        return self.retriever.search(question, k=k, query_vector=vector)
+        hits = self.retriever.search(question, k=k + SPARE, query_vector=vector)
+        return distinct_hits(hits, k, self.retriever)
 
     def rerank(
         self, question: str, hits: list[Hit], check: Callable[[], None] | None = None
     ) -> list[Hit]:
+        """The prompt's chunks in prompt order: the reranker orders `candidates`' distinct hits,
+        so near-duplicates never take two slots here either."""
         k = self.settings.answer.context_chunks
         if self.reranker is None:
             return hits[:k]

@@ -16,6 +16,7 @@ import logging
 import os
 import re
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -97,6 +98,15 @@ class DenseIndex:
             return np.zeros(0, dtype=np.float32)
         return self.matrix @ query_vector.astype(np.float32)
 
+    def vectors(self, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """The vectors of those of `chunk_ids` that have one (ids are in ascending order)."""
+        if not len(self.ids) or not len(chunk_ids):
+            return {}
+        wanted = np.asarray(chunk_ids, dtype=np.int64)
+        pos = np.clip(np.searchsorted(self.ids, wanted), 0, len(self.ids) - 1)
+        found = self.ids[pos] == wanted
+        return {int(c): self.matrix[p] for c, p in zip(wanted[found], pos[found], strict=True)}
+
     def save(self, path: Path) -> None:
         tmp = path.with_suffix(".tmp.npz")
         np.savez(tmp, ids=self.ids, matrix=self.matrix)
@@ -172,6 +182,10 @@ class Retriever:
         if self.settings.fusion == "rrf":
             return rrf([bm25, dense], self.settings.rrf_k), bm25, dense
         return top_n(*zscore_fusion(bm25_all, dense_all), n), bm25, dense
+
+    def vectors(self, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """The dense vectors of `chunk_ids` (a chunk not embedded yet has none)."""
+        return self.dense_index().vectors(chunk_ids)
 
     def bm25_index(self) -> BM25Index:
         version = self.store.version("chunks")
