@@ -67,6 +67,9 @@ class AnswerSettings:
     repeat_guard: str = "ban"  # "ban" | "stop" | "off": see assistant/llm/decoding.py
     repeat_ngram: int = 4  # the n of the repeat guard
     max_sentences: int = 2  # the answer ends after this many sentences or lines; 0: no limit
+    # "merge": near-duplicate chunks take one prompt slot (assistant/knowledge/distinct.py);
+    # "keep": every fused hit takes its own
+    duplicates: str = "merge"
     # "greedy", or "cad": context-aware decoding, contrasting the logits with those of the
     # question alone (see LocalLLM.contrastive), weighted by cad_alpha
     decoding: str = "greedy"
@@ -146,6 +149,7 @@ def _check_answer(answer: AnswerSettings) -> None:
         "chunk_order": ("best-first", "best-last"),
         "repeat_guard": ("ban", "stop", "off"),
         "decoding": ("greedy", "cad"),
+        "duplicates": ("merge", "keep"),
     }
     for key, allowed in choices.items():
         if getattr(answer, key) not in allowed:

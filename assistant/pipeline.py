@@ -151,6 +151,8 @@ class Pipeline:
         k = self.settings.answer.context_chunks
         if self.reranker is not None and self.reranker.active:
             k = max(k, self.reranker.candidates)
+        if self.settings.answer.duplicates == "keep":
+            return self.retriever.search(question, k=k, query_vector=vector)
         hits = self.retriever.search(question, k=k + SPARE, query_vector=vector)
         return distinct_hits(hits, k, self.retriever)
 
