@@ -15,6 +15,7 @@ from the repository root (re)writes, byte-for-byte deterministically:
     data/mail/Maildir/         the same messages as a Maildir++ tree:
                                  cur/ new/ tmp/          Inbox
                                  .Sent/{cur,new,tmp}     what Maya sent
+                                 .Lists.Team/...         list copies (LIST_COPIES)
 
 and finally runs a self-check (counts, threading, charsets, QA references
 in data/qa/mail_qa.jsonl) that raises if anything is off.
@@ -38,6 +39,7 @@ from email import message_from_bytes, policy
 from email.header import Header
 from email.headerregistry import Address
 from email.message import EmailMessage
+from email.utils import format_datetime
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -194,6 +196,9 @@ class M:
     headers: dict = field(default_factory=dict)
     long: bool = False  # deliberately long (800+ words)
     forward: bool = False  # forward the parent instead of replying
+    # Outlook style: the signature without a "-- " line, then the whole parent below a
+    # From/Sent/To/Subject block, no "> " markers (so an importer keeps it as the reply's text)
+    outlook: bool = False
     flagged: bool = False  # Maildir "F" flag (inbox only)
     from_name: str | None = None  # override display name (e.g. GitHub)
 
@@ -895,6 +900,16 @@ thread(
 
         Hendrik
         """),
+    # forwarded from the phone: no signature, so the forwarded mail stays in the text
+    M("maya", ["daan"], "2026-05-26 11:05", reply_to=1, forward=True, sig=False, body="""
+        Daan,
+
+        Forwarding Hendrik's mail below because I want your eyes on it before we reply with a plan. His sensors in bays 3 and 4 read about 4 points too wet against the weighing gutter, and it has been growing since March.
+
+        Two questions: did any 2.x firmware update since January touch the dielectric calibration table or the temperature correction? And can you pull the firmware version per sensor for all 140 units at Groenveld? Please keep this internal for now; Lotte is the only one talking to Hendrik.
+
+        Maya
+        """),
 )
 
 thread(
@@ -1399,7 +1414,8 @@ thread(
 
 thread(
     "v3-go-no-go", "Release readiness Rootline v3.0.0: GO for Tuesday 23 June",
-    M("maya", ["tomas", "lotte", "daan", "priya", "noor"], "2026-06-19 15:30", body="""
+    M("maya", ["tomas", "lotte", "daan", "priya", "noor"], "2026-06-19 15:30",
+      cc=["Fernwood Team <team@fernwoodlabs.nl>"], body="""
         Hi all,
 
         Outcome of today's readiness check: GO. Rootline v3.0.0 will be released on Tuesday 23 June.
@@ -2242,18 +2258,18 @@ thread(
 
 section("home")
 
-thread(
-    "kitchen-quote", "Offerte keukenrenovatie Heemraadssingel 214-C",
-    M("bram", ["maya"], "2026-03-09 16:40", att=[PDF(
-        "Offerte_2026-014_Lindqvist.pdf", "Offerte 2026-014 - Keukenrenovatie Heemraadssingel 214-C",
-        ["De Vries Renovatie & Onderhoud - 9 maart 2026 - klant: M. Lindqvist",
-         "Sloop en afvoer oude keuken en oude tegels: EUR 1.150",
-         "Keukenkasten (corpussen) L-opstelling + hoge kast, leveren en plaatsen: EUR 4.600",
-         "Loodgieterswerk (spoelbak blijft onder het raam), gasleiding afdoppen: EUR 1.450",
-         "Elektra: groep inductie, groep oven, 8 dubbele wcd, LED-circuit: EUR 1.780",
-         "Arbeid: fronten, werkblad-onderbouw, tegelwerk achterwand, plafond afzuigkap: EUR 3.900",
-         "Stucwerk en schilderwerk: EUR 1.370", "Totaal incl. 21% btw: EUR 14.250",
-         "Geldig tot 30 april 2026"])], body="""
+KITCHEN_QUOTE_PDF = PDF(
+    "Offerte_2026-014_Lindqvist.pdf", "Offerte 2026-014 - Keukenrenovatie Heemraadssingel 214-C",
+    ["De Vries Renovatie & Onderhoud - 9 maart 2026 - klant: M. Lindqvist",
+     "Sloop en afvoer oude keuken en oude tegels: EUR 1.150",
+     "Keukenkasten (corpussen) L-opstelling + hoge kast, leveren en plaatsen: EUR 4.600",
+     "Loodgieterswerk (spoelbak blijft onder het raam), gasleiding afdoppen: EUR 1.450",
+     "Elektra: groep inductie, groep oven, 8 dubbele wcd, LED-circuit: EUR 1.780",
+     "Arbeid: fronten, werkblad-onderbouw, tegelwerk achterwand, plafond afzuigkap: EUR 3.900",
+     "Stucwerk en schilderwerk: EUR 1.370", "Totaal incl. 21% btw: EUR 14.250",
+     "Geldig tot 30 april 2026"])
+
+KITCHEN_QUOTE = """
         Hi Maya,
 
         As promised after my visit last Thursday, here is the quote for your kitchen. I wrote the mail in English; the PDF is in Dutch, but the numbers are the same.
@@ -2275,7 +2291,11 @@ thread(
 
         Met vriendelijke groet,
         Bram
-        """),
+        """
+
+thread(
+    "kitchen-quote", "Offerte keukenrenovatie Heemraadssingel 214-C",
+    M("bram", ["maya"], "2026-03-09 16:40", att=[KITCHEN_QUOTE_PDF], body=KITCHEN_QUOTE),
     M("maya", ["bram"], "2026-03-10 08:55", body="""
         Hi Bram,
 
@@ -2329,6 +2349,20 @@ thread(
         Groet,
         Bram
         """),
+    M("bram", ["maya"], "2026-04-03 08:40", reply_to=5, outlook=True, body="""
+        Hi Maya,
+
+        One more thing I forgot in my mail below: Gert has to shut off the water at the main tap in the basement at 07:45 on Monday 15 June, before the rest of the team arrives. Could you leave the key of your storage room with the caretaker on Friday 12 June?
+
+        Groet,
+        Bram
+        """),
+)
+
+# Outlook's "Resend this message": a new Message-ID and Date, the same subject, body and PDF
+single(
+    "kitchen-quote-resend", "Offerte keukenrenovatie Heemraadssingel 214-C",
+    M("bram", ["maya"], "2026-03-10 07:50", att=[KITCHEN_QUOTE_PDF], body=KITCHEN_QUOTE),
 )
 
 thread(
@@ -2492,6 +2526,14 @@ thread(
         """),
     M("bram", ["maya"], "2026-06-22 12:15", charset="windows-1252", cte="quoted-printable",
       body=BRAM_DELAY_1252),
+    M("maya", ["kees"], "2026-06-19 20:10", reply_to=1, forward=True, sig=False, body="""
+        Dear Kees,
+
+        Forwarding Bram's mail below for the VvE board: his plumber found an old lead water pipe in my kitchen wall, and it runs up to the shared riser. If the riser or the other apartments' connections are lead as well, the board may want a plumber to check all 16 apartments. I'm happy to pass on Gert's number.
+
+        Kind regards,
+        Maya
+        """),
 )
 
 thread(
@@ -2814,6 +2856,14 @@ thread(
         The adjustment of your voorlopige aanslag 2026 for the lower bonus: I'll request it in May. That's about half an extra hour, so EUR 47.50 on top of the fixed EUR 495.
 
         My invoice (2026-118) will follow by separate mail.
+
+        Kind regards,
+        Sanne
+        """),
+    M("sanne", ["maya"], "2026-04-23 11:35", reply_to=7, outlook=True, body="""
+        Dear Maya,
+
+        A small addition to my mail below: for the adjustment of your voorlopige aanslag 2026 in May, the Belastingdienst asks you to confirm my request yourself. You will get a message in your MijnOverheid inbox and have 14 days to approve it with DigiD.
 
         Kind regards,
         Sanne
@@ -3851,7 +3901,7 @@ section("work")
 TEAM_LIST = {"List-ID": "Fernwood Team <team.fernwoodlabs.nl>"}
 
 thread(
-    "kickoff-2026", "Kick-off 2026: what this year is about",
+    "kickoff-2026", "[Fernwood Team] Kick-off 2026: what this year is about",  # the list's tag
     M("tomas", ["Fernwood Team <team@fernwoodlabs.nl>"], "2026-01-05 08:30", headers=TEAM_LIST, body="""
         Good morning everyone, and happy new year!
 
@@ -4102,6 +4152,46 @@ single(
 # (end of message definitions)
 
 
+# --------------------------------------------------------------------------
+# List copies: one message delivered twice
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class ListCopy:
+    """A message Maya also got through a mailing list that was in Cc: the same
+    Message-ID, Date and body, plus the list's subject tag, headers and footer.
+    Her client files it in `folder`; an importer sees a second message whose
+    subject (so whose content hash) differs from the first."""
+
+    msgid: str
+    tag: str
+    headers: dict
+    footer: str
+    folder: str  # Maildir++ folder
+    received: str
+
+
+def team_list_copy(msgid: str) -> ListCopy:
+    """Maya's own mail to the team list, as the list sent it back to her."""
+    return ListCopy(
+        msgid, "[Fernwood Team] ",
+        {**TEAM_LIST, "List-Post": "<mailto:team@fernwoodlabs.nl>", "Precedence": "list",
+         "Sender": "Fernwood Team <team+owners@fernwoodlabs.nl>"},
+        "You received this message because you are subscribed to the Fernwood Team\n"
+        "list (team@fernwoodlabs.nl). To leave it, write to\n"
+        "team+unsubscribe@fernwoodlabs.nl.",
+        ".Lists.Team",
+        "from lists.fernwoodlabs.nl (lists.fernwoodlabs.nl [185.21.40.7])\n"
+        "\tby mx.lindqvist.me (Postfix) with ESMTPS; {date}")
+
+
+LIST_COPIES = [
+    team_list_copy("<v3-go-no-go.1@lindqvist.me>"),
+    team_list_copy("<offsite-notes.1@lindqvist.me>"),
+]
+
+
 # ==========================================================================
 # Rendering
 # ==========================================================================
@@ -4155,6 +4245,26 @@ def signature_for(th: Thread, spec: M, sender_key: str) -> str | None:
     return P[sender_key].sig
 
 
+def set_subject(msg: EmailMessage, subject: str) -> None:
+    if subject.isascii() and len(subject) > 78 - len("Subject: "):
+        # fold long ASCII subjects at whitespace ourselves (the policy would
+        # otherwise move the whole value onto a continuation line)
+        lines = textwrap.wrap("Subject: " + subject, 78, break_long_words=False,
+                              break_on_hyphens=False)
+        msg.set_raw("Subject", "\n ".join(lines)[len("Subject: "):])
+    else:
+        msg["Subject"] = subject
+
+
+def outlook_header(p: Built) -> str:
+    """The block Outlook writes above a quoted message (no underscore rule above it)."""
+    to = "; ".join(str(address(x)) for x in p.spec.to)
+    subject = " ".join(str(message_from_bytes(p.raw, policy=policy.default)["Subject"]).split())
+    return (f"From: {p.sender.name} <{p.sender.addr}>\n"
+            f"Sent: {p.dt:%A}, {p.dt.day} {p.dt:%B %Y} {p.dt:%H:%M}\n"
+            f"To: {to}\nSubject: {subject}")
+
+
 def render(th: Thread, idx: int, spec: M, parent: Built | None) -> Built:
     sender = P[spec.frm]
     dt = parse_local(spec.date, sender.zone)
@@ -4184,14 +4294,8 @@ def render(th: Thread, idx: int, spec: M, parent: Built | None) -> Built:
         m = re.match(r"((?:Re|RE|SV|Fwd): )?(.*)", subject)
         enc = Header(m.group(2), legacy).encode(maxlinelen=76, linesep="\n")
         msg.set_raw("Subject", (m.group(1) or "") + enc)
-    elif subject.isascii() and len(subject) > 78 - len("Subject: "):
-        # fold long ASCII subjects at whitespace ourselves (the policy would
-        # otherwise move the whole value onto a continuation line)
-        lines = textwrap.wrap("Subject: " + subject, 78, break_long_words=False,
-                              break_on_hyphens=False)
-        msg.set_raw("Subject", "\n ".join(lines)[len("Subject: "):])
     else:
-        msg["Subject"] = subject
+        set_subject(msg, subject)
     msg["Date"] = dt
     msg["Message-ID"] = msgid
     if parent is not None:
@@ -4207,7 +4311,7 @@ def render(th: Thread, idx: int, spec: M, parent: Built | None) -> Built:
         sig = signature_for(th, spec, spec.frm)
         text = body
         if sig:
-            text += "\n\n-- \n" + sig
+            text += ("\n\n" if spec.outlook else "\n\n-- \n") + sig
         attrib = quoted = None
         if parent is not None and spec.forward:
             p = parent
@@ -4217,6 +4321,8 @@ def render(th: Thread, idx: int, spec: M, parent: Built | None) -> Built:
                      f"Date: {p.dt:%a}, {p.dt.day} {p.dt:%b %Y} at {p.dt:%H:%M}\n"
                      f"Subject: {p.thread.subject}\n"
                      f"To: {fwd_to}\n\n{p.body}")
+        elif parent is not None and spec.outlook:
+            text += "\n\n" + outlook_header(parent) + "\n\n" + parent.body
         elif parent is not None and spec.quote:
             attrib = attribution(sender.lang, parent.dt, parent.sender)
             quoted = parent.source
@@ -4274,6 +4380,34 @@ def build_all() -> list[Built]:
     return out
 
 
+@dataclass
+class Copy:
+    of: Built
+    raw: bytes
+    dt: datetime  # when the list delivered it (the mbox From line)
+    folder: str
+
+
+def render_copy(b: Built, c: ListCopy) -> Copy:
+    msg = message_from_bytes(b.raw, policy=POLICY)
+    if msg.get_content_type() != "text/plain":
+        raise ValueError(f"{b.msgid}: list copies of text/plain mails only")
+    subject = c.tag + " ".join(str(msg["Subject"]).split())
+    del msg["Subject"]
+    set_subject(msg, subject)
+    for k, v in c.headers.items():
+        msg[k] = v
+    msg.set_content(msg.get_content().rstrip("\n") + "\n\n-- \n" + c.footer + "\n")
+    dt = b.dt + timedelta(minutes=2)
+    received = f"Received: {c.received.format(date=format_datetime(dt))}\n"
+    return Copy(b, received.encode("ascii") + msg.as_bytes(policy=POLICY), dt, c.folder)
+
+
+def build_copies(msgs: list[Built]) -> list[Copy]:
+    by_id = {b.msgid: b for b in msgs}
+    return [render_copy(by_id[c.msgid], c) for c in LIST_COPIES]
+
+
 # ==========================================================================
 # Writing mbox + Maildir
 # ==========================================================================
@@ -4281,22 +4415,25 @@ def build_all() -> list[Built]:
 _FROM_RE = re.compile(rb"(?m)^(>*From )")
 
 
-def mbox_from_line(b: Built) -> bytes:
-    u = b.dt.astimezone(timezone.utc)
-    return (f"From {b.sender.addr} {u:%a %b} {u.day:2d} {u:%H:%M:%S} {u.year}\n"
+def mbox_from_line(sender: str, dt: datetime) -> bytes:
+    u = dt.astimezone(timezone.utc)
+    return (f"From {sender} {u:%a %b} {u.day:2d} {u:%H:%M:%S} {u.year}\n"
             ).encode("ascii")
 
 
-def write_outputs(msgs: list[Built]) -> dict:
+def write_outputs(msgs: list[Built], copies: list[Copy]) -> dict:
     if MAIL_DIR.exists():
         shutil.rmtree(MAIL_DIR)
     MAIL_DIR.mkdir(parents=True)
 
     # mbox (mboxrd quoting: any line matching ^>*From  gets one more '>')
+    entries = [(b.dt, b.sender.addr, b.raw) for b in msgs]
+    entries += [(c.dt, c.of.sender.addr, c.raw) for c in copies]
+    entries.sort(key=lambda e: e[0].astimezone(timezone.utc))  # stable: a copy after its original
     with open(MBOX_PATH, "wb") as f:
-        for b in msgs:
-            raw = b.raw if b.raw.endswith(b"\n") else b.raw + b"\n"
-            f.write(mbox_from_line(b))
+        for dt, sender, raw in entries:
+            raw = raw if raw.endswith(b"\n") else raw + b"\n"
+            f.write(mbox_from_line(sender, dt))
             f.write(_FROM_RE.sub(rb">\1", raw))
             f.write(b"\n")
 
@@ -4330,6 +4467,15 @@ def write_outputs(msgs: list[Built]) -> dict:
             path = root / "cur" / f"{base}:2,{''.join(sorted(flags))}"
         path.write_bytes(b.raw)
         names[b.msgid] = path
+    for n, c in enumerate(copies, len(msgs) + 1):
+        root = MAILDIR_PATH / c.folder
+        for sub in ("cur", "new", "tmp"):
+            (root / sub).mkdir(parents=True, exist_ok=True)
+        (root / "tmp" / ".gitkeep").write_bytes(b"")
+        (root / "new" / ".gitkeep").write_bytes(b"")
+        (root / "maildirfolder").write_bytes(b"")
+        base = f"{int(c.dt.timestamp())}.M{n}P100Q{n}.demo"
+        (root / "cur" / f"{base}:2,S").write_bytes(c.raw)
     for root in folders.values():
         for sub in ("cur", "new"):
             if not any((root / sub).iterdir()):
@@ -4380,7 +4526,20 @@ def word_count(b: Built) -> int:
     return len(re.findall(r"\w+", text))
 
 
-def self_check(msgs: list[Built], names: dict) -> dict:
+def check_copies(copies: list[Copy], parsed: dict) -> list[str]:
+    """A list copy keeps the original's Message-ID, Date and authored text; its subject differs."""
+    problems = []
+    for c in copies:
+        m, orig = message_from_bytes(c.raw, policy=policy.default), parsed[c.of.msgid]
+        text, orig_text = (x.get_content().split("\n-- \n")[0] for x in (m, orig))
+        same = [m["Message-ID"] == orig["Message-ID"], m["Date"] == orig["Date"],
+                text == orig_text, m["Subject"] != orig["Subject"], m["List-ID"] is not None]
+        if not all(same):
+            problems.append(f"list copy of {c.of.msgid}: {same}")
+    return problems
+
+
+def self_check(msgs: list[Built], names: dict, copies: list[Copy]) -> dict:
     problems: list[str] = []
 
     def need(cond, what):
@@ -4523,6 +4682,8 @@ def self_check(msgs: list[Built], names: dict) -> dict:
     need(len({by_id[q['source']].thread.slug for q in qa
               if q.get('source') in by_id}) >= 20, "QA covers too few threads")
 
+    problems += check_copies(copies, parsed)
+
     size = sum(p.stat().st_size for p in MAIL_DIR.rglob("*") if p.is_file())
     need(size < 3 * 1024 * 1024, f"data/mail is {size} bytes")
 
@@ -4530,6 +4691,7 @@ def self_check(msgs: list[Built], names: dict) -> dict:
         raise AssertionError("self-check failed:\n  " + "\n  ".join(problems))
     return {
         "emails": len(msgs),
+        "list_copies": len(copies),
         "inbox": sum(b.folder == "inbox" for b in msgs),
         "sent": sum(b.folder == "sent" for b in msgs),
         "threads(>=2 msgs)": len(threads),
@@ -4552,8 +4714,9 @@ def self_check(msgs: list[Built], names: dict) -> dict:
 
 def main() -> int:
     msgs = build_all()
-    names = write_outputs(msgs)
-    stats = self_check(msgs, names)
+    copies = build_copies(msgs)
+    names = write_outputs(msgs, copies)
+    stats = self_check(msgs, names, copies)
     for k, v in stats.items():
         print(f"{k:24} {v}")
     return 0

@@ -8,7 +8,8 @@ is a near-duplicate of one kept already:
 - same text: the same words after dropping the chunk's header line (From | Date | Subject, or
   Note: title; folder and list copies differ there), quote markers, punctuation and case. A body
   under MIN_WORDS words keeps its header: "Thanks!" from Bram and from Elin are two messages.
-- containment: at least CONTAINED of the smaller chunk's word shingles are in the other chunk.
+- containment: at least CONTAINED of the smaller chunk's word shingles are in the other chunk
+  (not judged for a body under MIN_WORDS words: its shingles would be mostly header).
   Both text rules also need the subjects to agree (one's words among the other's: a list tag,
   "Re:" or "Fwd:" may be added): two calendar invitations end in the same boilerplate chunk,
   and there the subject line is the one thing that tells them apart.
@@ -24,7 +25,10 @@ chunk's text plus the new line, and the new line may be what answers the questio
 the water off at 07:45" is in the reply, not in the quoted mail). Keeping the better-ranked
 parent would drop that line; keeping both spends two of the prompt's few slots on one text. The
 price is a somewhat longer chunk and a source that is the reply rather than the mail it quotes.
-Near-equal copies (both add next to nothing) keep the better-ranked one.
+Copies (neither adds NOVEL shingles) keep the one imported first, the lowest chunk id, in the
+better-ranked position: which copy ranks higher hangs on header noise (a date, a list tag), so
+this stable choice costs nothing, puts the original mail rather than its resend in the prompt,
+and gives every question that retrieves the text the same chunk, whose KV the tree holds.
 """
 
 from __future__ import annotations
@@ -40,8 +44,7 @@ from assistant.knowledge.retrieval import Hit, Retriever
 SHINGLE = 3  # words per shingle
 CONTAINED = 0.8  # share of the smaller chunk's shingles found in the other: a duplicate
 NOVEL = 4  # shingles a chunk must add to the other to count as adding text of its own
-MIN_WORDS = 8  # a body shorter than this is compared with its header line
-MIN_SHINGLES = 8  # containment is not judged for chunks with fewer shingles (same text only)
+MIN_WORDS = 10  # a body shorter than this is compared with its header line, by same text only
 SPARE = 5  # fused hits fetched beyond the slots, to fill the slots that duplicates free
 # Cosine bound per embedder name, measured on the demo corpus by bench/distinct.py
 COSINE_BOUNDS: dict[str, float] = {"all-MiniLM-L6-v2": 0.95}
@@ -57,18 +60,20 @@ class Shape:
     words: tuple[str, ...]
     shingles: frozenset[tuple[str, ...]]
     subject: frozenset[str]  # the header's subject or note title (none: no header line)
+    short: bool  # a body under MIN_WORDS words: its words include the header's
 
 
 def shape(text: str) -> Shape:
     first, _, body = text.partition("\n")
     header = _HEADER.fullmatch(first)
     words = tuple(_WORD.findall(body.lower())) if header else ()
-    if len(words) < MIN_WORDS:
+    short = len(words) < MIN_WORDS
+    if short:
         words = tuple(_WORD.findall(text.lower()))
     n = min(SHINGLE, len(words)) or 1
     shingles = frozenset(words[i : i + n] for i in range(len(words) - n + 1))
     subject = (header.group("subject") or header.group("title") or "") if header else ""
-    return Shape(words, shingles, frozenset(_WORD.findall(subject.lower())))
+    return Shape(words, shingles, frozenset(_WORD.findall(subject.lower())), short)
 
 
 def duplicates(a: Shape, b: Shape) -> bool:
@@ -78,8 +83,10 @@ def duplicates(a: Shape, b: Shape) -> bool:
         return False
     if a.words == b.words:
         return True
+    if a.short or b.short:
+        return False
     small = min(len(a.shingles), len(b.shingles))
-    return small >= MIN_SHINGLES and len(a.shingles & b.shingles) >= CONTAINED * small
+    return len(a.shingles & b.shingles) >= CONTAINED * small
 
 
 def novel(a: Shape, b: Shape) -> int:
@@ -87,9 +94,12 @@ def novel(a: Shape, b: Shape) -> int:
     return len(a.shingles - b.shingles)
 
 
-def supersedes(new: Shape, old: Shape) -> bool:
-    """`new` holds `old`'s text and adds some of its own, where `old` adds (next to) nothing."""
-    return novel(new, old) >= NOVEL and novel(old, new) < NOVEL
+def takes_over(new: tuple[Hit, Shape], old: tuple[Hit, Shape]) -> bool:
+    """A duplicate `new` takes `old`'s slot: it holds `old`'s text and adds some of its own, or
+    the two are copies and `new` was imported first."""
+    if novel(old[1], new[1]) >= NOVEL:
+        return False
+    return novel(new[1], old[1]) >= NOVEL or new[0].chunk_id < old[0].chunk_id
 
 
 def close(a: int, b: int, vectors: Mapping[int, np.ndarray], bound: float | None) -> bool:
@@ -120,7 +130,7 @@ def _place(
 ) -> None:
     for i, (hit, form) in enumerate(kept):
         if duplicates(form, new[1]) or close(hit.chunk_id, new[0].chunk_id, vectors, bound):
-            if supersedes(new[1], form):
+            if takes_over(new, kept[i]):
                 kept[i] = new
                 kept[i + 1 :] = [e for e in kept[i + 1 :] if not duplicates(e[1], new[1])]
             return

@@ -1,5 +1,7 @@
 """Acceptance: hybrid retrieval finds the source of ≥ 90% of the demo questions in the top 10,
-and is at least as good as BM25 or dense alone."""
+and is at least as good as BM25 or dense alone. The top 10 distinct chunks: the demo mailbox
+holds list copies, a resent mail and forwards, which the prompt's selection merges
+(assistant/knowledge/distinct.py), so a copy does not push a source out of the ten."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from assistant.knowledge.distinct import SPARE, distinct_hits
+from assistant.knowledge.retrieval import Hit
 from tests.conftest import DATA, load_qa
 
 pytestmark = pytest.mark.slow
@@ -21,11 +25,13 @@ def found(hit, item: dict) -> bool:
     )
 
 
+def top_10(ctx, question: str, mode: str) -> list[Hit]:
+    return distinct_hits(ctx.retriever.search(question, 10 + SPARE, mode), 10, ctx.retriever)
+
+
 def recall_at_10(ctx, mode: str) -> float:
     qa = load_qa()
-    ok = sum(
-        any(found(h, item) for h in ctx.retriever.search(item["question"], 10, mode)) for item in qa
-    )
+    ok = sum(any(found(h, item) for h in top_10(ctx, item["question"], mode)) for item in qa)
     return ok / len(qa)
 
 

@@ -45,12 +45,12 @@ async def test_demo_from_the_empty_state_imports_with_progress_to_100_percent(st
         stats = store.stats()
         assert bar.percentage == 1.0 and bar.total == stats["chunks"]
         last = {(m.phase, Path(m.path).name): (m.done, m.total) for m in progress}
-        assert last[("read", "demo.mbox")] == (207, 207)
+        assert last[("read", "demo.mbox")] == (214, 214)
         assert last[("embed", "")] == (stats["chunks"], stats["chunks"])
         assert progress[-1].phase == "embed"
-        assert text(screen, "#summary").startswith("Done: 237 added")
+        assert text(screen, "#summary").startswith("Done: 244 added")
         assert "0 errors" in text(screen, "#phase")
-        assert stats["emails"] == 207 and stats["embedded_chunks"] == stats["chunks"]
+        assert stats["emails"] == 214 and stats["embedded_chunks"] == stats["chunks"]
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, ChatScreen))
         await pilot.pause()
@@ -97,7 +97,7 @@ async def test_the_import_runs_on_in_the_background_while_the_chat_answers(loade
         screen = app.screen
         assert isinstance(screen, ImportScreen)
         await pilot.click("#demo")
-        await wait_for(pilot, lambda: loaded_store.stats()["documents"] == 3 + 237, 60)
+        await wait_for(pilot, lambda: loaded_store.stats()["documents"] == 3 + 244, 60)
         await pilot.press("escape")
         turn = await ask(pilot, "what about the tiles")
         await wait_for(pilot, lambda: not turn.running)
@@ -107,4 +107,4 @@ async def test_the_import_runs_on_in_the_background_while_the_chat_answers(loade
         assert app.screen is screen
         await wait_for(pilot, lambda: not screen.running, timeout=60)
         assert screen.query_one("#bar", ProgressBar).percentage == 1.0
-        assert text(screen, "#summary").startswith("Done: 237 added")
+        assert text(screen, "#summary").startswith("Done: 244 added")
