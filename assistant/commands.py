@@ -207,6 +207,8 @@ def _size(path: Path) -> int:
 
 
 def cmd_ask(ctx: Context, args: Namespace) -> int:
+    from rich.markup import escape
+
     from assistant import pipeline as p
 
     out = Console(highlight=False)
@@ -214,10 +216,10 @@ def cmd_ask(ctx: Context, args: Namespace) -> int:
         if args.json:
             print(json.dumps(_event_dict(event), ensure_ascii=False, default=str), flush=True)
         elif isinstance(event, p.TokenStreamed):
-            out.print(event.text, end="", soft_wrap=True)
+            out.print(event.text, end="", soft_wrap=True, markup=False)
         elif isinstance(event, p.QAHitFound):
             console.print(
-                f"[green]QA-bank hit[/] (similar to “{event.question}”, "
+                f"[green]QA-bank hit[/] (similar to “{escape(event.question)}”, "
                 f"cosine {event.similarity:.3f})"
             )
         elif isinstance(event, p.KVReused) and event.reused_tokens:
@@ -231,22 +233,44 @@ def cmd_ask(ctx: Context, args: Namespace) -> int:
 
 
 def _print_done(out: Console, done) -> None:
+    """After the answer: a warning when its sources do not back it, its evidence, its sources
+    (numbered as the evidence names them), then the timings."""
+    from rich.text import Text
+
     if done.qa_hit:
-        out.print(done.answer, soft_wrap=True)
+        out.print(done.answer, soft_wrap=True, markup=False)
     out.print()
+    for line in _trust_lines(done):
+        out.print(line, soft_wrap=True)
     for i, s in enumerate(done.sources, 1):
         where = s["message_id"] or s["note_path"]
-        out.print(
-            f"[dim][{i}] {s['title']} — {s['sender'] or 'note'} {(s['date'] or '')[:10]} "
-            f"({where})[/]",
-            soft_wrap=True,
-        )
+        when = (s["date"] or "")[:10]
+        source = f"[{i}] {s['title']} — {s['sender'] or 'note'} {when} ({where})"
+        out.print(Text(source, style="dim"), soft_wrap=True)
     t = done.timings
     console.print(
         f"[dim]TTFT {t['ttft']:.2f}s · total {t['total']:.2f}s · prefill "
         f"{t['prefill']:.2f}s · decode {t['decode']:.2f}s · KV reused "
         f"{done.kv_reused_tokens}/{done.prompt_tokens}[/]"
     )
+
+
+def _trust_lines(done) -> list:
+    """A warning for an unsupported answer, then one "Evidence: “…” [n]" line per evidence
+    sentence, [n] its source's number in the list printed below."""
+    from rich.text import Text
+
+    lines = []
+    if not done.supported:
+        missing = ", ".join(done.unsupported)
+        terms = f" (terms not in any source: {missing})" if missing else ""
+        warning = f"Not found in your mail — check the sources{terms}"
+        lines.append(Text(warning, style="bold yellow"))
+    ids = [s["chunk_id"] for s in done.sources]
+    for e in done.evidence:
+        number = f" [{ids.index(e.chunk_id) + 1}]" if e.chunk_id in ids else ""
+        lines.append(Text(f"Evidence: “{e.sentence}”{number}"))
+    return lines
 
 
 def _event_dict(event) -> dict:

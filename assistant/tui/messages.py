@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from textual.message import Message
 
 if TYPE_CHECKING:
+    from assistant.evidence import Evidence
     from assistant.importer import ImportReport
 
 
@@ -51,12 +52,23 @@ class AnswerStreamed(Message):
 
 @dataclass
 class AnswerFinished(Message):
+    """The pipeline's AnswerDone, for one turn. `source_ids` are the answer's chunks in the
+    Sources panel's order, so an evidence sentence can name its source as [n]."""
+
     turn: int
     answer: str
     qa_hit: bool
     kv_reused_tokens: int
     prompt_tokens: int
     timings: dict[str, float] = field(default_factory=dict)
+    evidence: list[Evidence] = field(default_factory=list)
+    supported: bool = True
+    unsupported: list[str] = field(default_factory=list)
+    source_ids: list[int] = field(default_factory=list)
+
+    def source_number(self, chunk_id: int) -> int | None:
+        """The [n] of a chunk in the Sources panel (None: not one of this answer's sources)."""
+        return self.source_ids.index(chunk_id) + 1 if chunk_id in self.source_ids else None
 
 
 @dataclass

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
@@ -19,6 +20,9 @@ from assistant.tui.messages import (
     SourceView,
 )
 from assistant.tui.services import KnowledgeLike, PipelineLike
+
+if TYPE_CHECKING:
+    from assistant.knowledge.store import ChunkRecord
 
 Post = Callable[[Message], object]
 
@@ -35,42 +39,70 @@ def relay_answer(
     `cancelled()` turns true."""
     started = time.perf_counter()
     post(AnswerStatusChanged(turn, "searching your mail and notes…"))
+    relay = _Relay(turn, knowledge)
     events = pipeline.answer(question)
     try:
         for event in events:
             if cancelled():
                 post(AnswerStopped(turn, time.perf_counter() - started))
                 return
-            for message in _messages(turn, event, knowledge):
+            for message in relay.messages(event):
                 post(message)
     finally:
         events.close()
 
 
-def _messages(turn: int, event: object, knowledge: KnowledgeLike) -> list[Message]:
-    if isinstance(event, p.TokenStreamed):
-        return [AnswerStreamed(turn, event.text)]
-    if isinstance(event, p.QAHitFound):
-        return [AnswerStatusChanged(turn, f"QA-bank hit (cosine {event.similarity:.3f})")]
-    if isinstance(event, p.ChunksRetrieved):
-        sources = [SourceView.of(h.record) for h in event.hits]
-        return [SourcesFound(turn, sources), AnswerStatusChanged(turn, "reading the sources…")]
-    if isinstance(event, p.KVReused):
-        reused = f"{event.reused_tokens} of {event.prompt_tokens} prompt tokens cached"
-        return [AnswerStatusChanged(turn, f"writing… ({reused})")]
-    if isinstance(event, p.AnswerDone):
-        return _finished(turn, event, knowledge)
-    return []
+class _Relay:
+    """One answer's events as UI messages. The Sources panel lists the prompt's chunks in prompt
+    order (ChunksOrdered), not the wider candidate set a reranker chose them from
+    (ChunksRetrieved): the candidates' records are kept to look the chosen ones up."""
 
+    def __init__(self, turn: int, knowledge: KnowledgeLike) -> None:
+        self.turn = turn
+        self.knowledge = knowledge
+        self.retrieved: dict[int, ChunkRecord] = {}
 
-def _finished(turn: int, done: p.AnswerDone, knowledge: KnowledgeLike) -> list[Message]:
-    messages: list[Message] = []
-    if done.qa_hit:  # no ChunksRetrieved came: the stored answer's sources, read back
-        records = knowledge.chunk_records([s["chunk_id"] for s in done.sources])
-        messages.append(SourcesFound(turn, [SourceView.of(r) for r in records]))
-    messages.append(
-        AnswerFinished(
-            turn, done.answer, done.qa_hit, done.kv_reused_tokens, done.prompt_tokens, done.timings
+    def messages(self, event: object) -> list[Message]:
+        turn = self.turn
+        if isinstance(event, p.TokenStreamed):
+            return [AnswerStreamed(turn, event.text)]
+        if isinstance(event, p.QAHitFound):
+            return [AnswerStatusChanged(turn, f"QA-bank hit (cosine {event.similarity:.3f})")]
+        if isinstance(event, p.ChunksRetrieved):
+            self.retrieved = {h.chunk_id: h.record for h in event.hits}
+            return []
+        if isinstance(event, p.ChunksOrdered):
+            sources = [SourceView.of(r) for r in self.records(event.chunk_ids)]
+            return [SourcesFound(turn, sources), AnswerStatusChanged(turn, "reading the sources…")]
+        if isinstance(event, p.KVReused):
+            reused = f"{event.reused_tokens} of {event.prompt_tokens} prompt tokens cached"
+            return [AnswerStatusChanged(turn, f"writing… ({reused})")]
+        if isinstance(event, p.AnswerDone):
+            return self.finished(event)
+        return []
+
+    def records(self, chunk_ids: list[int]) -> list[ChunkRecord]:
+        """The records of `chunk_ids`, in that order: from the candidates, or else read."""
+        missing = [i for i in chunk_ids if i not in self.retrieved]
+        if missing:
+            self.retrieved.update({r.chunk_id: r for r in self.knowledge.chunk_records(missing)})
+        return [self.retrieved[i] for i in chunk_ids if i in self.retrieved]
+
+    def finished(self, done: p.AnswerDone) -> list[Message]:
+        ids = [int(s["chunk_id"]) for s in done.sources]
+        messages: list[Message] = []
+        if done.qa_hit:  # no ChunksOrdered came: the stored answer's sources, read back
+            messages.append(SourcesFound(self.turn, [SourceView.of(r) for r in self.records(ids)]))
+        finished = AnswerFinished(
+            self.turn,
+            done.answer,
+            done.qa_hit,
+            done.kv_reused_tokens,
+            done.prompt_tokens,
+            done.timings,
+            evidence=list(done.evidence),
+            supported=done.supported,
+            unsupported=list(done.unsupported),
+            source_ids=ids,
         )
-    )
-    return messages
+        return [*messages, finished]

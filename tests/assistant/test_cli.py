@@ -6,7 +6,10 @@ import sys
 
 import pytest
 
+from assistant import pipeline as p
 from assistant.cli import main
+from assistant.context import Context
+from assistant.evidence import Evidence
 from tests.conftest import DATA, make_email, write_mbox
 
 
@@ -57,3 +60,89 @@ def test_import_search_stats_json_with_the_real_embedder(tmp_path, capsys):
     stats = json.loads(capsys.readouterr().out)
     assert stats["emails"] == 2 and stats["notes"] >= 10
     assert stats["embedded_chunks"] == stats["chunks"] > 0
+
+
+TIMES = {"ttft": 0.1, "total": 0.5, "prefill": 0.05, "decode": 0.4}
+SOURCES = [
+    {"chunk_id": 7, "title": "Tiles", "sender": "Bram", "date": "2026-03-02", "message_id": "t@x"},
+    {
+        "chunk_id": 9,
+        "title": "Kitchen",
+        "sender": "Bram",
+        "date": "2026-03-01",
+        "message_id": "k@x",
+    },
+]
+DEMOLITION = Evidence(9, "Demolition starts Monday 2 March.")
+
+
+class ScriptedPipeline:
+    """Yields the pipeline's own events, as given: what `ask` prints is all there is to see."""
+
+    def __init__(self, events: list) -> None:
+        self.events = events
+
+    def answer(self, question: str, use_cache: bool = True):
+        yield from self.events
+
+
+def ask(monkeypatch, tmp_path, events: list, *flags: str) -> int:
+    monkeypatch.setattr(Context, "pipeline", lambda ctx: ScriptedPipeline(events))
+    return main(["ask", "--home", str(tmp_path / "h"), *flags, "when does demolition start"])
+
+
+def test_ask_prints_the_evidence_and_marks_an_unsupported_answer(monkeypatch, tmp_path, capsys):
+    answer = "Demolition starts on 20011, says Anouk."
+    done = p.AnswerDone("q", answer, SOURCES, False, 0, 120, TIMES, [DEMOLITION], False)
+    done.unsupported = ["20011", "Anouk"]
+    assert ask(monkeypatch, tmp_path, [p.ChunksOrdered([7, 9]), p.TokenStreamed(answer), done]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == answer
+    warning = "Not found in your mail — check the sources (terms not in any source: 20011, Anouk)"
+    assert warning in out
+    assert "Evidence: “Demolition starts Monday 2 March.” [2]" in out
+    assert "[2] Kitchen — Bram 2026-03-01 (k@x)" in out
+
+
+def test_a_qa_hit_prints_its_evidence_and_a_supported_answer_no_warning(
+    monkeypatch, tmp_path, capsys
+):
+    answer = "Demolition starts Monday 2 March."
+    done = p.AnswerDone("q", answer, SOURCES, True, 0, 0, TIMES, [DEMOLITION], True)
+    assert ask(monkeypatch, tmp_path, [p.QAHitFound("when is demolition", 0.97), done]) == 0
+    captured = capsys.readouterr()
+    assert "QA-bank hit" in captured.err
+    out = captured.out.splitlines()
+    assert out[0] == answer and "Evidence: “Demolition starts Monday 2 March.” [2]" in out
+    assert not [line for line in out if "Not found" in line]
+
+
+def test_ask_json_carries_evidence_and_the_support_check(monkeypatch, tmp_path, capsys):
+    done = p.AnswerDone("q", "On 20011.", SOURCES, False, 0, 120, TIMES, [DEMOLITION], False)
+    done.unsupported = ["20011"]
+    assert ask(monkeypatch, tmp_path, [p.ChunksOrdered([7, 9]), done], "--json") == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert events[0] == {"event": "ChunksOrdered", "chunk_ids": [7, 9]}
+    last = events[-1]
+    assert last["event"] == "AnswerDone"
+    assert last["evidence"] == [{"chunk_id": 9, "sentence": "Demolition starts Monday 2 March."}]
+    assert last["supported"] is False and last["unsupported"] == ["20011"]
+
+
+@pytest.mark.slow
+def test_ask_with_the_real_models_prints_evidence_from_its_sources(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("ASSISTANT_ANSWER_MAX_TOKENS", "16")
+    monkeypatch.setenv("ASSISTANT_ANSWER_CONTEXT_CHUNKS", "2")
+    box = write_mbox(
+        tmp_path / "box.mbox",
+        [
+            make_email(subject="Kitchen", body="Demolition starts on Monday 2 March."),
+            make_email(subject="Race", body="My half marathon time was 1:52:10."),
+        ],
+    )
+    home = str(tmp_path / "h")
+    assert main(["import", "--home", home, str(box)]) == 0
+    capsys.readouterr()
+    assert main(["ask", "--home", home, "When does the demolition start?"]) == 0
+    evidence = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("Evidence: “")]
+    assert "Evidence: “Demolition starts on Monday 2 March.” [1]" in evidence

@@ -147,6 +147,8 @@ class ChatScreen(Screen[None]):
     def _finished(self, m: AnswerFinished) -> None:
         self.tally.record(m)
         self._turn(m.turn).finish(m)
+        if m.turn == self.turn:
+            self.query_one(SourcesPanel).show_evidence(m.evidence)
         self._ended(m.turn)
 
     @on(AnswerStopped)

@@ -1,7 +1,9 @@
-"""One question and its answer in the conversation, with the badge line under the answer."""
+"""One question and its answer in the conversation: under the answer, a warning when some of
+its names, numbers or dates are in no source, its evidence sentences, and the badge line."""
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
@@ -17,6 +19,24 @@ def badge(done: AnswerFinished) -> str:
     return f"{cache} · {kv} · TTFT {t.get('ttft', 0.0):.2f} s · total {t.get('total', 0.0):.2f} s"
 
 
+def evidence_lines(done: AnswerFinished) -> Text:
+    """One line per evidence sentence, each naming its source as the Sources panel numbers it."""
+    text = Text()
+    for i, e in enumerate(done.evidence):
+        number = done.source_number(e.chunk_id)
+        text.append("\n" if i else "")
+        text.append("Evidence: ", style="bold")
+        text.append(f"“{e.sentence}”", style="italic")
+        text.append(f" [{number}]" if number else "", style="bold")
+    return text
+
+
+def unsupported_line(done: AnswerFinished) -> str:
+    """The plain warning for an answer the sources do not back, with the terms not found."""
+    terms = f" ({', '.join(done.unsupported)})" if done.unsupported else ""
+    return f"⚠ not found in your mail — check the sources{terms}"
+
+
 class Turn(Vertical):
     """Answer text arrives piece by piece; the badge line shows the status until it is done."""
 
@@ -30,6 +50,8 @@ class Turn(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(f"› {self.question}", classes="question", markup=False)
         yield Static("", classes="answer", markup=False)
+        yield Static("", classes="unsupported", markup=False)
+        yield Static("", classes="evidence", markup=False)
         yield Static("", classes="badge", markup=False)
 
     def append(self, text: str) -> None:
@@ -44,7 +66,17 @@ class Turn(Vertical):
         if done.qa_hit or not self.text.strip():
             self.text = done.answer
             self.query_one(".answer", Static).update(done.answer or "(no answer)")
+        if not done.supported:
+            self._show(".unsupported", unsupported_line(done))
+            self.add_class("unsupported")
+        if done.evidence:
+            self._show(".evidence", evidence_lines(done))
         self._end(badge(done))
+
+    def _show(self, selector: str, content: str | Text) -> None:
+        line = self.query_one(selector, Static)
+        line.update(content)
+        line.display = True
 
     def stop(self, seconds: float) -> None:
         self._end(f"stopped after {seconds:.1f} s — not stored in the cache", "stopped")

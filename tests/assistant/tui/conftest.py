@@ -29,6 +29,7 @@ def loaded_store(store, tmp_path):
             make_email(
                 subject="Electrician", body="Wiring is checked on 11 March.", msgid="<k3@x>"
             ),
+            make_email(subject="Plumber", body="The plumber comes on 20 March.", msgid="<k4@x>"),
         ],
     )
     Importer(store, FakeEmbedder()).run([box])

@@ -6,9 +6,10 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from assistant.evidence import Evidence, select_evidence, unsupported_terms
 from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.store import KnowledgeStore
 from assistant.pipeline import (
@@ -29,12 +30,19 @@ ANSWER = "The kitchen work starts on Monday 2 March, says Bram in his last mail.
 
 
 class FakePipeline:
-    """Retrieves the first `k` chunks, streams ANSWER word by word (`delay` s per word), stores
-    one KV node per chunk and the answer in the QA bank; a repeated question is a QA hit."""
+    """Retrieves k+1 candidates (newest first) and, as a reranker does, puts k of them in another
+    order into the "prompt"; streams `reply` word by word (`delay` s per word), stores one KV node
+    per prompt chunk and the answer in the QA bank; a repeated question is a QA hit. Evidence and
+    the support check are the real functions', over the prompt's chunks (a hit's: its sources),
+    unless a test sets `evidence` or `unsupported`. The last AnswerDone is kept in `done`."""
 
     def __init__(self, store: KnowledgeStore, kv_dir: Path, delay: float = 0.01, k: int = 3):
         db = open_cache_db(None)
         self.store, self.delay, self.k = store, delay, k
+        self.reply = ANSWER
+        self.evidence: list[Evidence] | None = None  # None: the real selection
+        self.unsupported: list[str] | None = None  # None: the real support check
+        self.done: AnswerDone | None = None
         self.embedder = FakeEmbedder()
         self.qa = QABank(db, 0.95, 2**20)
         self.kv = KVTree(db, BlobStore(db, kv_dir, {KIND: 2**30}), "fake-model")
@@ -46,34 +54,52 @@ class FakePipeline:
         hit = self.qa.lookup(vector)
         if hit is not None:
             yield QAHitFound(hit.entry.question, hit.similarity)
-            sources = [{"chunk_id": int(i)} for i in hit.entry.sources]
-            yield AnswerDone(question, hit.entry.answer, sources, True, 0, 0, _times(start, start))
+            yield self._from_bank(question, hit.entry, start)
             return
-        records = self.store.chunk_records(list(range(1, self.k + 1)))
-        yield ChunksRetrieved([Hit(r.chunk_id, 1.0, 1, 1, r) for r in records])
+        candidates = self.store.chunk_records(list(range(self.k + 1, 0, -1)))
+        yield ChunksRetrieved([Hit(r.chunk_id, 1.0, 1, 1, r) for r in candidates])
+        records = sorted(candidates, key=lambda r: r.chunk_id)[: self.k]
         yield ChunksOrdered([r.chunk_id for r in records])
         reused = self._prefill([r.chunk_id for r in records])
         yield KVReused(reused, 100 * self.k + 20)
+        answer, first = yield from self._stream()
+        self.qa.add(question, vector, answer, [str(r.chunk_id) for r in records])
+        sources = [r.ref() for r in records]
+        done = AnswerDone(
+            question, answer, sources, False, reused, 100 * self.k + 20, _times(start, first)
+        )
+        yield self._checked(done, question, vector, records)
+
+    def _stream(self):
         first = None
         try:
-            for word in ANSWER.split(" "):
+            for word in self.reply.split(" "):
                 first = first or time.perf_counter()
                 time.sleep(self.delay)
                 yield TokenStreamed(word + " ")
         except GeneratorExit:
             self.closed += 1
             raise
-        ids = [str(r.chunk_id) for r in records]
-        self.qa.add(question, vector, ANSWER, ids)
-        yield AnswerDone(
-            question,
-            ANSWER,
-            [r.ref() for r in records],
-            False,
-            reused,
-            100 * self.k + 20,
-            _times(start, first),
+        return self.reply, first
+
+    def _from_bank(self, question: str, entry, start: float) -> AnswerDone:
+        records = self.store.chunk_records(entry.chunk_ids)
+        sources = [r.ref() for r in records]
+        done = AnswerDone(question, entry.answer, sources, True, 0, 0, _times(start, start))
+        return self._checked(done, entry.question, self.qa.vector(entry.id), records)
+
+    def _checked(self, done: AnswerDone, question: str, vector, records) -> AnswerDone:
+        """`done` with its evidence and support check, as the real pipeline fills them in."""
+        evidence = self.evidence
+        if evidence is None:
+            evidence = select_evidence(question, vector, records, self.embedder)
+        unsupported = self.unsupported
+        if unsupported is None:
+            unsupported = unsupported_terms(done.answer, [r.text for r in records], question)
+        self.done = replace(
+            done, evidence=evidence, supported=not unsupported, unsupported=unsupported
         )
+        return self.done
 
     def _prefill(self, chunk_ids: list[int]) -> int:
         hashes = [segment_hash([c]) for c in chunk_ids]

@@ -1,13 +1,16 @@
-"""The chat screen with a fake pipeline: streaming, sources, cancel, QA hits, the full message."""
+"""The chat screen with a fake pipeline: streaming, sources, cancel, QA hits, the full message,
+evidence and the unsupported-answer warning."""
 
 from __future__ import annotations
 
 import pytest
 from textual.widgets import ListView, Static
 
+from assistant.evidence import Evidence
 from assistant.knowledge.db import open_db
 from assistant.knowledge.store import KnowledgeStore
 from assistant.tui.app import AssistantApp
+from assistant.tui.messages import SourcesFound
 from assistant.tui.screens.chat import ChatScreen
 from assistant.tui.screens.message import MessageScreen
 from assistant.tui.widgets.sources import SourceItem
@@ -28,6 +31,18 @@ async def ask(pilot, question: str) -> Turn:
 
 def badge(turn: Turn) -> str:
     return str(turn.query_one(".badge", Static).content)
+
+
+def line(turn: Turn, name: str) -> str | None:
+    """The text of a line under the answer (None while it is hidden)."""
+    widget = turn.query_one(f".{name}", Static)
+    return str(widget.content) if widget.display else None
+
+
+def highlighted(item: SourceItem) -> list[str]:
+    """The parts of a source's entry in the Sources panel shown highlighted."""
+    text = item.label.content
+    return [text.plain[s.start : s.end] for s in text.spans if "reverse" in str(s.style)]
 
 
 def footer_keys(pilot) -> dict[str, str]:
@@ -112,9 +127,86 @@ async def test_the_welcome_shows_only_while_the_bank_is_empty(rig, tmp_path):
     async with rig.app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert not pilot.app.screen.query(Welcome)
-        assert pilot.app.sub_title == "3 mails · 0 notes"
+        assert pilot.app.sub_title == "4 mails · 0 notes"
     services, _, _ = make_services(KnowledgeStore(open_db(None)), tmp_path)
     async with AssistantApp(services).run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert pilot.app.screen.query(Welcome)
         assert pilot.app.focused is pilot.app.screen.query_one("#demo")
+
+
+DEMOLITION = "when does demolition start on monday"
+EVIDENCE = [  # as the pipeline may give them: the second one's spacing differs from its source's
+    Evidence(1, "Demolition starts Monday 2 March."),
+    Evidence(3, "Wiring is checked  on\n11 March."),
+]
+
+
+async def test_an_unsupported_answer_is_marked_and_shows_its_evidence(rig):
+    rig.pipeline.reply = "Demolition starts on 20011, says Anouk."
+    rig.pipeline.evidence, rig.pipeline.unsupported = EVIDENCE, ["20011", "Anouk"]
+    async with rig.app.run_test(size=SIZE) as pilot:
+        turn = await ask(pilot, DEMOLITION)
+        await wait_for(pilot, lambda: not turn.running)
+        assert line(turn, "unsupported") == (
+            "⚠ not found in your mail — check the sources (20011, Anouk)"
+        )
+        assert turn.has_class("unsupported")
+        assert line(turn, "evidence") == (
+            "Evidence: “Demolition starts Monday 2 March.” [1]\n"
+            "Evidence: “Wiring is checked  on\n11 March.” [3]"
+        )
+        items = list(pilot.app.screen.query(SourceItem))
+        assert [i.has_class("evidence") for i in items] == [True, False, True]
+        assert highlighted(items[0]) == ["Demolition starts Monday 2 March."]
+        assert highlighted(items[1]) == []
+        assert highlighted(items[2]) == ["Wiring is checked on 11 March."]
+        assert "Bram de Vries · 2026-03-02 · evidence" in items[0].label.content.plain
+
+
+async def test_a_supported_answer_shows_the_real_evidence_and_no_warning(rig):
+    """Evidence picked by the real selection (over the fake embedder), shown as it came."""
+    rig.pipeline.unsupported = []
+    async with rig.app.run_test(size=SIZE) as pilot:
+        turn = await ask(pilot, DEMOLITION)
+        await wait_for(pilot, lambda: not turn.running)
+        assert line(turn, "unsupported") is None and not turn.has_class("unsupported")
+        evidence = rig.pipeline.done.evidence
+        assert evidence and line(turn, "evidence") == "\n".join(
+            f"Evidence: “{e.sentence}” [{e.chunk_id}]"
+            for e in evidence  # chunk n is source n
+        )
+        marked = [i.source.chunk_id for i in pilot.app.screen.query(SourceItem) if i.evidence]
+        assert marked == sorted({e.chunk_id for e in evidence})
+
+
+async def test_a_qa_bank_hit_shows_its_evidence_and_highlights_it(rig):
+    rig.pipeline.reply = "Demolition starts on 20011."
+    rig.pipeline.evidence, rig.pipeline.unsupported = EVIDENCE[:1], ["20011"]
+    async with rig.app.run_test(size=SIZE) as pilot:
+        first = await ask(pilot, DEMOLITION)
+        await wait_for(pilot, lambda: not first.running)
+        second = await ask(pilot, DEMOLITION)
+        await wait_for(pilot, lambda: not second.running)
+        assert badge(second).startswith("QA-bank hit")
+        assert line(second, "evidence") == "Evidence: “Demolition starts Monday 2 March.” [1]"
+        assert line(second, "unsupported") == "⚠ not found in your mail — check the sources (20011)"
+        items = list(pilot.app.screen.query(SourceItem))
+        assert highlighted(items[0]) == ["Demolition starts Monday 2 March."]
+
+
+async def test_the_sources_panel_lists_the_prompts_chunks_not_the_candidates(rig):
+    """The fake retrieves chunks 4, 3, 2, 1 and puts 1, 2, 3 into the prompt, as a reranker
+    narrows and reorders: only the prompt's chunks, in prompt order, are ever listed."""
+    found: dict[int, list[int]] = {}  # a message is seen again as it bubbles up: keyed by id
+
+    def hook(message) -> None:
+        if isinstance(message, SourcesFound):
+            found[id(message)] = [s.chunk_id for s in message.sources]
+
+    async with rig.app.run_test(size=SIZE, message_hook=hook) as pilot:
+        turn = await ask(pilot, "when does the kitchen work start")
+        await wait_for(pilot, lambda: not turn.running)
+        items = list(pilot.app.screen.query(SourceItem))
+        assert [i.source.title for i in items] == ["Kitchen planning", "Tiles", "Electrician"]
+        assert list(found.values()) == [[1, 2, 3]]

@@ -97,7 +97,7 @@ async def test_the_import_runs_on_in_the_background_while_the_chat_answers(loade
         screen = app.screen
         assert isinstance(screen, ImportScreen)
         await pilot.click("#demo")
-        await wait_for(pilot, lambda: loaded_store.stats()["documents"] == 3 + 244, 60)
+        await wait_for(pilot, lambda: loaded_store.stats()["documents"] == 4 + 244, 60)
         await pilot.press("escape")
         turn = await ask(pilot, "what about the tiles")
         await wait_for(pilot, lambda: not turn.running)

@@ -16,7 +16,7 @@ from assistant.tui.screens.cache import CacheScreen
 from assistant.tui.widgets.sources import SourceItem
 from tests.assistant.tui.conftest import SIZE, wait_for
 from tests.assistant.tui.test_cache import rows
-from tests.assistant.tui.test_chat import ask, badge
+from tests.assistant.tui.test_chat import ask, badge, line
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio]
 
@@ -46,12 +46,15 @@ async def test_real_answer_then_paraphrase_hits_the_qa_bank(fresh_cache_context)
         sources = [item.source for item in app.screen.query(SourceItem)]
         assert len(sources) == 3 and all(s.title and s.passage for s in sources)
         assert any("kitchen" in (s.title + s.passage).lower() for s in sources)
+        assert line(first, "evidence").startswith("Evidence: “")
+        assert any(item.has_class("evidence") for item in app.screen.query(SourceItem))
 
         second = await ask(pilot, "when does the kitchen work start")
         await wait_for(pilot, lambda: not second.running, timeout=60)
         assert badge(second).startswith("QA-bank hit · KV 0/0")
         assert second.text == first.text.strip()
         assert [item.source for item in app.screen.query(SourceItem)] == sources
+        assert line(second, "evidence") == line(first, "evidence")
 
         await pilot.press("ctrl+b")
         screen = app.screen
