@@ -1,8 +1,8 @@
 """Near-duplicate chunks take one prompt slot; the next distinct chunk takes the freed one.
 
 A mailbox holds one text several times: a list copy of a mail (the list's subject tag, the same
-body), a resent mail, a forward, a reply that quotes its parent without "> " markers (Outlook),
-a note pasted from a mail. `distinct` walks the fused hits best first and keeps a hit unless it
+body), a resent mail, a forward, a reply that quotes its parent without "> " markers (Outlook).
+`distinct` walks the fused hits best first and keeps a hit unless it
 is a near-duplicate of one kept already:
 
 - same text: the same words after dropping the chunk's header line (From | Date | Subject, or
@@ -46,7 +46,7 @@ CONTAINED = 0.8  # share of the smaller chunk's shingles found in the other: a d
 NOVEL = 4  # shingles a chunk must add to the other to count as adding text of its own
 MIN_WORDS = 10  # a body shorter than this is compared with its header line, by same text only
 SPARE = 5  # fused hits fetched beyond the slots, to fill the slots that duplicates free
-# Cosine bound per embedder name, measured on the demo corpus by bench/distinct.py
+# Cosine bound per embedder name: bench/distinct.py, figures in bench/results/distinct.json
 COSINE_BOUNDS: dict[str, float] = {"all-MiniLM-L6-v2": 0.95}
 
 _HEADER = re.compile(r"From: .* \| Date: .* \| Subject: (?P<subject>.*)|Note: (?P<title>.*)")
