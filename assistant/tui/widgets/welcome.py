@@ -8,7 +8,7 @@ from textual.widgets import Button, Static
 
 WELCOME = (
     "Your knowledge bank is empty.\n\n"
-    "Try the demo corpus — 207 mails and 30 notes from one person's work and life "
+    "Try the demo corpus — 214 mails and 30 notes from one person's work and life "
     "(a firmware release, a kitchen renovation, a trip to Lisbon) — or import your own "
     "mbox, Maildir, folder of .eml files or notes folder. Nothing leaves this computer."
 )
