@@ -1,15 +1,18 @@
 """The QA bank (semantic cache): questions with their embeddings and answers, or pending.
 
 A lookup is a cosine similarity against every stored question (one matrix-vector product over
-an in-memory matrix, reloaded only when the table changed); a hit needs similarity ≥ τ.
+an in-memory matrix, reloaded only when the table changed). Unverified, a hit needs similarity
+≥ τ (`threshold`). Verified, the entries with similarity ≥ the lower `candidate_threshold` are
+candidates, nearest first, and the first one the caller's check accepts is the hit.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 import numpy as np
 from sqlite_utils import Database
@@ -39,6 +42,9 @@ class QAHit:
     similarity: float
 
 
+CANDIDATES = 4  # entries a verified lookup checks at most (each check may retrieve)
+
+
 _COLUMNS = "id, question, answer, sources, knowledge_version, stale, origin, hits, chunk_watermark"
 
 
@@ -49,9 +55,17 @@ def _entry(row: Sequence) -> QAEntry:
 
 
 class QABank:
-    def __init__(self, db: Database, threshold: float, budget_bytes: int) -> None:
+    def __init__(
+        self,
+        db: Database,
+        threshold: float,
+        budget_bytes: int,
+        candidate_threshold: float | None = None,
+    ) -> None:
         self.db = db
-        self.threshold = threshold
+        self.threshold = threshold  # the same question by cosine alone
+        # the floor of a verified lookup (None: τ, as unverified)
+        self.candidate_threshold = candidate_threshold
         self.budget_bytes = budget_bytes
         self._matrix: tuple[tuple[int, int], np.ndarray, np.ndarray] | None = None
 
@@ -73,32 +87,56 @@ class QABank:
 
     def nearest(self, vector: np.ndarray, answered_only: bool = True) -> QAHit | None:
         """The most similar usable entry, whatever its similarity (None if the bank is empty)."""
+        return next(self._ranked(vector, answered_only), None)
+
+    def floor(self, verified: bool) -> float:
+        """The similarity a hit needs: τ, or the candidate threshold when hits are verified."""
+        if verified and self.candidate_threshold is not None:
+            return self.candidate_threshold
+        return self.threshold
+
+    def lookup(
+        self,
+        vector: np.ndarray,
+        accept: Callable[[QAEntry], bool] | None = None,
+        verify: Callable[[QAEntry], bool] | None = None,
+    ) -> QAHit | None:
+        """An answered, fresh entry similar enough, counted as a hit; else None.
+
+        Without `verify`: the nearest entry, if its similarity is ≥ τ. With `verify`: the entries
+        with similarity ≥ the candidate threshold, nearest first (CANDIDATES at most), the first
+        that `verify` accepts; a refused entry is just another question and stays as it is.
+        `accept` may veto an entry (the mail changed under it): that one is marked stale."""
+        floor = self.floor(verify is not None)
+        limit = CANDIDATES if verify is not None else 1
+        for hit in islice(self._ranked(vector), limit):
+            if hit.similarity < floor:
+                return None
+            if verify is not None and not verify(hit.entry):
+                continue
+            if accept is not None and not accept(hit.entry):
+                self.mark_stale([hit.entry.id])
+                continue
+            self._count_hit(hit.entry.id)
+            return hit
+        return None
+
+    def _ranked(self, vector: np.ndarray, answered_only: bool = True) -> Iterator[QAHit]:
+        """Usable entries among the 32 most similar, most similar first."""
         ids, matrix = self._vectors()
         if not len(ids):
-            return None
+            return
         sims = matrix @ vector.astype(np.float32)
         for idx in np.argsort(-sims)[:32]:
             entry = self.get(int(ids[idx]))
             if entry and (not answered_only or (entry.answer is not None and not entry.stale)):
-                return QAHit(entry, float(sims[idx]))
-        return None
+                yield QAHit(entry, float(sims[idx]))
 
-    def lookup(
-        self, vector: np.ndarray, accept: Callable[[QAEntry], bool] | None = None
-    ) -> QAHit | None:
-        """An answered, fresh entry with similarity ≥ τ, counted as a hit; else None.
-        `accept` may veto the entry (the mail changed under it): it is then marked stale."""
-        hit = self.nearest(vector)
-        if hit is None or hit.similarity < self.threshold:
-            return None
-        if accept is not None and not accept(hit.entry):
-            self.mark_stale([hit.entry.id])
-            return None
+    def _count_hit(self, entry_id: int) -> None:
         self.db.execute(
             "UPDATE qa_entries SET hits = hits + 1, last_used = ? WHERE id = ?",
-            [time.time(), hit.entry.id],
+            [time.time(), entry_id],
         )
-        return hit
 
     def vector(self, entry_id: int) -> np.ndarray:
         row = self.db.execute("SELECT embedding FROM qa_entries WHERE id = ?", [entry_id])

@@ -53,3 +53,57 @@ def test_new_entries_are_visible_to_lookup_at_once(bank):
     assert bank.lookup(unit(0, 0, 1)) is None
     bank.add("x", unit(0, 0, 1), "yes")
     assert bank.lookup(unit(0, 0, 1)).entry.answer == "yes"
+
+
+def test_verified_lookup_walks_candidates_above_the_candidate_floor():
+    bank = QABank(open_cache_db(None), 0.95, 10_000, candidate_threshold=0.8)
+    near = bank.add("who lives in flat 220", unit(1, 0.1, 0), "Joke.")
+    far = bank.add("who lives in flat 218", unit(1, 0.3, 0), "Nobody.")
+    asked = unit(1, 0.12, 0)  # nearest to `near` (0.99+), 0.98 to `far`
+    seen = []
+
+    def verify(entry):
+        seen.append(entry.id)
+        return entry.id == far
+
+    hit = bank.lookup(asked, verify=verify)
+    assert seen == [near, far] and hit.entry.id == far and hit.similarity < 0.99
+    assert bank.get(near).stale is False and bank.get(near).hits == 0  # refused: untouched
+    assert bank.get(far).hits == 1
+    assert bank.lookup(unit(0.3, 1, 0), verify=lambda e: True) is None  # cosine ≤ 0.58 < 0.8
+    assert bank.lookup(unit(1, 0.8, 0)) is None  # cosine ≤ 0.93: unverified, τ = 0.95 applies
+
+
+def test_a_freshness_veto_marks_stale_and_a_refusal_does_not():
+    bank = QABank(open_cache_db(None), 0.95, 10_000, candidate_threshold=0.8)
+    first = bank.add("q1", unit(1, 0, 0), "a1")
+    second = bank.add("q2", unit(1, 0.2, 0), "a2")
+    hit = bank.lookup(unit(1, 0.05, 0), accept=lambda e: e.id != first, verify=lambda e: True)
+    assert hit.entry.id == second and bank.get(first).stale
+    assert bank.lookup(unit(1, 0.05, 0), verify=lambda e: False) is None
+    assert not bank.get(second).stale
+
+
+@pytest.mark.slow
+def test_a_near_miss_at_cosine_099_is_refused_and_a_paraphrase_is_served():
+    from assistant.config import EmbeddingSettings
+    from assistant.knowledge.embeddings import make_embedder
+    from cache.verify import Guard
+
+    embedder, guard = make_embedder(EmbeddingSettings()), Guard()
+    asked = "What did Bram de Vries quote for the kitchen renovation at Heemraadssingel {} in {}?"
+    stored = asked.format("214-C", "Rotterdam")
+    near_miss = asked.format("216-C", "Rotterdam")  # another house number
+    paraphrase = asked.format("214-C", "rotterdam").lower().rstrip("?")
+    vectors = embedder.embed_batch([stored, near_miss, paraphrase])
+    assert float(vectors[0] @ vectors[1]) >= 0.99
+    bank = QABank(open_cache_db(None), 0.95, 10_000, candidate_threshold=0.8)
+    entry = bank.add(stored, vectors[0], "EUR 14,250.")
+
+    def verify_for(question):
+        return lambda e: guard.check(question, e.question) is None
+
+    assert bank.lookup(vectors[1]) is not None  # cosine alone serves the other house number
+    assert bank.lookup(vectors[1], verify=verify_for(near_miss)) is None
+    assert not bank.get(entry).stale
+    assert bank.lookup(vectors[2], verify=verify_for(paraphrase)).entry.id == entry

@@ -1,0 +1,317 @@
+"""The lexical guard of a QA-bank hit: what sentence embeddings blur must match.
+
+Two questions about another house number, another person or another attribute of the same thing
+embed almost alike. Before a stored answer is served for a new question, the guard compares what
+the embedding blurs: numbers and codes, dates (months, weekdays, years), names (capitalised words
+that do not start the sentence), quoted strings, negation, the kind of question (when, where,
+who, how much …) and, optionally, the content words (an attribute asked about: weight vs date).
+
+Pure text: no model, a few microseconds a pair. It is strict on purpose: a question that drops
+or adds a name, a number or an attribute is treated as another question (bench/threshold.py
+measures what that costs in paraphrases; bench/results/threshold.json).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+WORD_CHECKS = ("match", "off")  # "match": each content word must be in the other question
+
+_TOKEN = re.compile(r"\w+(?:[-'’.,:/&]\w+)*%?")
+_QUOTED = re.compile(r"[\"“”«»]([^\"“”«»]{2,})[\"“”«»]|(?<!\w)['‘]([^'‘’]{2,})['’](?!\w)")
+_CODE = re.compile(r"^(?=.*\d)(?=.*[a-z])[a-z0-9]+$")  # rc3, q2, v3, 10k, tp669
+_DIGITS = re.compile(r"\d+(?:[.:]\d+)*")
+
+NEGATIONS = frozenset(
+    "not no never without nobody nothing none neither nor cannot isnt arent wasnt werent dont "
+    "doesnt didnt cant couldnt wont wouldnt shouldnt hasnt havent hadnt".split()
+)
+MONTHS = {
+    m[:3]: m
+    for m in "january february march april may june july august september october november "
+    "december".split()
+}
+WEEKDAYS = {d[:3]: d for d in "monday tuesday wednesday thursday friday saturday sunday".split()}
+RELATIVE_DAYS = frozenset(
+    "today tomorrow yesterday tonight weekend morning afternoon evening night spring summer "
+    "autumn fall winter".split()
+)
+NUMBER_WORDS = {
+    w: str(i)
+    for i, w in enumerate(
+        "zero _ two three four five six seven eight nine ten eleven twelve".split()
+    )
+    if w != "_"  # "one" is as often a pronoun ("the Q2 one") as a number
+} | {"twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100"}
+
+# question words: (words, kind); the longest match at a position wins
+KIND_PHRASES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("how", "much"), "amount"),
+    (("how", "many"), "count"),
+    (("how", "long"), "duration"),
+    (("how", "often"), "frequency"),
+    (("how", "far"), "distance"),
+    (("how", "old"), "age"),
+    (("what", "time"), "when"),
+    (("which", "time"), "when"),
+    (("what", "day"), "when"),
+    (("which", "day"), "when"),
+    (("what", "date"), "when"),
+    (("what", "year"), "when"),
+    (("which", "year"), "when"),
+    (("when",), "when"),
+    (("where",), "where"),
+    (("who",), "who"),
+    (("whom",), "who"),
+    (("whose",), "who"),
+    (("why",), "why"),
+    (("how",), "how"),
+)
+AUXILIARIES = frozenset(
+    "do does did is are was were am can could should shall will would has have had may might "
+    "must".split()
+)
+STOPWORDS = (
+    frozenset(
+        """a an the and or but if then than so as of at by for from in into on onto to up down
+        out off over under with about after before again also any all each both either every
+        few more most other some such only own same too very just still even ever yet already
+        what which when where who whom whose why how that this these those there here it its
+        i me my mine myself we us our ours you your yours he him his she her hers they them their
+        theirs one ones be been being am is are was were do does did done doing has have had
+        having can could should shall will would may might must let lets s t d ll m re ve
+        please tell know remind exactly actually really again now anyway okay ok hey hi
+        thing things something anything everything stuff kind sort way""".split()
+    )
+    | AUXILIARIES
+    | NEGATIONS
+)
+# verbs that carry little of what is asked ("what did I get", "what do I give"): a question may
+# swap one for another without asking something else
+LIGHT_VERBS = frozenset(
+    """get gets got getting gotten give gives gave giving given go goes went going gone take
+    takes took taking taken put puts putting bring brings brought bringing come comes came
+    coming make makes made making want wants need needs""".split()
+)
+# words that ask for the other end of a scale: two questions using different words of one group
+# ask different things (the fastest vs the slowest, before vs after, per person vs in total)
+CONTRASTS: tuple[frozenset[str], ...] = tuple(
+    frozenset(group.split())
+    for group in (
+        "first last final next previous original",
+        "before after",
+        "start starts started begin begins began beginning end ends ended finish finished",
+        "open opens opened close closes closed",
+        "arrive arrives arrival depart departs departure leave leaves",
+        "increase increased decrease decreased rise fall",
+        "more less fewer",
+        "most least",
+        "best worst better worse good bad",
+        "fastest slowest quickest fast slow",
+        "highest lowest high low",
+        "biggest largest smallest big large small",
+        "longest shortest long short",
+        "earliest latest early late",
+        "oldest newest youngest old new young",
+        "cheapest expensive cheap",
+        "lower upper top bottom",
+        "left right",
+        "inside outside indoor outdoor",
+        "included include includes excluded exclude excludes",
+        "accept accepted reject rejected decline declined approve approved",
+        "win won lose lost",
+        "gain lose",
+        "buy bought sell sold",
+        "send sent receive received",
+        "advantages disadvantages pros cons",
+        "positive negative",
+        "strongest weakest strong weak",
+        "hot cold warm",
+        "minimum maximum min max",
+        "total per each average",
+        "outbound return",
+        "import export",
+    )
+)
+_SUFFIXES = ("ing", "ies", "ied", "es", "ed", "ly", "s")
+
+
+@dataclass(frozen=True)
+class Features:
+    """What a question asks about, beyond what its embedding says."""
+
+    kinds: frozenset[str]  # when, where, who, amount, count, … ; yesno; empty: what/which
+    numbers: frozenset[str]  # digit runs, number words, codes such as q3, rc2, 214-c
+    dates: frozenset[str]  # months, weekdays, relative days (years are numbers)
+    names: frozenset[str]  # capitalised words not at the start, acronyms
+    quoted: frozenset[str]
+    negated: bool
+    words: frozenset[str]  # content words, folded
+    tokens: frozenset[str]  # every word, folded: where a name of the other question may appear
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """Why two questions are not the same question: the field and the terms that differ."""
+
+    field: str
+    terms: tuple[str, ...] = ()
+
+
+def fold(word: str) -> str:
+    """Lower case, accents dropped, a possessive 's dropped."""
+    text = unicodedata.normalize("NFKD", word.casefold())
+    text = "".join(c for c in text if not unicodedata.combining(c)).replace("’", "'")
+    return text[:-2] if text.endswith("'s") else text
+
+
+def stem(word: str) -> str:
+    """A light suffix strip, enough to match cost/costs, pick/picked, start/starting."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    return word[:-1] if len(word) > 3 and word[-1] == word[-2] else word
+
+
+def features(question: str) -> Features:
+    quoted = frozenset(fold(a or b).strip() for a, b in _QUOTED.findall(question))
+    raw = _TOKEN.findall(question)
+    folded = [fold(t) for t in raw]
+    kinds, asking = _kinds(folded)
+    numbers, dates, names, words = set(), set(), set(), set()
+    negated = False
+    for i, (token, word) in enumerate(zip(raw, folded, strict=True)):
+        kind = "stop" if i in asking else _classify(token, word, first=i == 0)
+        if kind == "negation":
+            negated = True
+        elif kind == "number":
+            numbers.update(_numbers(word))
+        elif kind == "date":
+            dates.add(_date(word))
+        elif kind == "name":
+            names.add(word)
+        elif kind == "word":
+            words.add(word)
+    return Features(
+        kinds,
+        frozenset(numbers),
+        frozenset(dates),
+        frozenset(names),
+        quoted,
+        negated,
+        frozenset(words),
+        frozenset(folded),
+    )
+
+
+def _classify(token: str, word: str, first: bool) -> str:
+    bare = word.replace("'", "")
+    if bare in NEGATIONS or word.endswith("n't"):
+        return "negation"
+    if any(c.isdigit() for c in word) or any(p in NUMBER_WORDS for p in word.split("-")):
+        return "number"
+    if _is_date(token, word):
+        return "date"
+    if word in STOPWORDS or bare in STOPWORDS:
+        return "stop"
+    if token.isupper() and len(token) > 1 or (token[0].isupper() and not first):
+        return "name"
+    return "word"
+
+
+def _is_date(token: str, word: str) -> bool:
+    if word in RELATIVE_DAYS or word in WEEKDAYS.values() or word in MONTHS.values():
+        return word not in ("may", "march") or token[0].isupper()  # the verbs, lower case
+    abbreviation = word.rstrip(".")
+    return token[0].isupper() and (abbreviation in MONTHS or abbreviation in WEEKDAYS)
+
+
+def _date(word: str) -> str:
+    short = word.rstrip(".")[:3]
+    return MONTHS.get(short) or WEEKDAYS.get(short) or word
+
+
+def _numbers(word: str) -> set[str]:
+    parts = word.replace(",", "").split("-")
+    found = {NUMBER_WORDS[p] for p in parts if p in NUMBER_WORDS}
+    found |= {p for p in parts if _CODE.match(p)}
+    rest = "-".join(p for p in parts if p not in found and not _CODE.match(p))
+    digits = (re.sub(r"\.0+$", "", d).lstrip("0") or "0" for d in _DIGITS.findall(rest))
+    return found | set(digits)
+
+
+def _kinds(words: Sequence[str]) -> tuple[frozenset[str], set[int]]:
+    """The kinds of question asked, and the positions of the words that ask them."""
+    kinds, asking, i = set(), set(), 0
+    while i < len(words):
+        for phrase, kind in KIND_PHRASES:
+            if tuple(words[i : i + len(phrase)]) == phrase:
+                kinds.add(kind)
+                asking.update(range(i, i + len(phrase)))
+                i += len(phrase) - 1
+                break
+        i += 1
+    if not kinds and words and words[0] in AUXILIARIES and "what" not in words:
+        kinds.add("yesno")
+    return frozenset(kinds), asking
+
+
+class Guard:
+    """Refuses a stored question that asks something the new one does not.
+
+    Both questions must agree on negation and on their numbers, dates, quoted strings and names
+    (a name of one must be a word of the other); the kinds of question must be the same when both
+    have one ("what"/"which" questions have none); no scale word may differ (CONTRASTS). With
+    `words` = "match", every content word of each (up to a suffix, light verbs aside) must be a
+    word of the other too: a question that swaps "weight" for "date" asks another thing. "off"
+    leaves the content words to the embedding."""
+
+    def __init__(self, words: str = "match") -> None:
+        if words not in WORD_CHECKS:
+            raise ValueError(f"words: one of {', '.join(WORD_CHECKS)}, got {words!r}")
+        self.words = words
+
+    def check(self, asked: str, stored: str) -> Mismatch | None:
+        """None when `stored`'s answer answers `asked` as far as the text tells; else why not."""
+        new, old = features(asked), features(stored)
+        return _terms(new, old) or _contrast(new, old) or self._content(new, old)
+
+    def _content(self, new: Features, old: Features) -> Mismatch | None:
+        if self.words == "off":
+            return None
+        unmatched = _unmatched(new.words, old.tokens) + _unmatched(old.words, new.tokens)
+        return Mismatch("words", tuple(unmatched)) if unmatched else None
+
+
+def _terms(new: Features, old: Features) -> Mismatch | None:
+    if new.negated != old.negated:
+        return Mismatch("negation")
+    if new.kinds and old.kinds and new.kinds != old.kinds:
+        return Mismatch("kind", tuple(sorted(new.kinds ^ old.kinds)))
+    for field in ("numbers", "dates", "quoted"):
+        differ = getattr(new, field) ^ getattr(old, field)
+        if differ:
+            return Mismatch(field, tuple(sorted(differ)))
+    differ = (new.names - old.tokens) | (old.names - new.tokens)
+    return Mismatch("names", tuple(sorted(differ))) if differ else None
+
+
+def _contrast(new: Features, old: Features) -> Mismatch | None:
+    ours, theirs = {stem(t) for t in new.tokens}, {stem(t) for t in old.tokens}
+    for group in _CONTRAST_STEMS:
+        a, b = ours & group, theirs & group
+        if a and b and a != b:
+            return Mismatch("contrast", tuple(sorted(a ^ b)))
+    return None
+
+
+def _unmatched(words: Iterable[str], tokens: Iterable[str]) -> list[str]:
+    stems = {stem(t) for t in tokens}
+    return sorted(w for w in words if w not in LIGHT_VERBS and stem(w) not in stems)
+
+
+_CONTRAST_STEMS = tuple(frozenset(stem(w) for w in group) for group in CONTRASTS)

@@ -1,0 +1,109 @@
+"""The lexical guard of a QA-bank hit: what embeddings blur must match, paraphrases may pass."""
+
+from __future__ import annotations
+
+import pytest
+
+from cache.verify import Guard, features, stem
+
+
+@pytest.fixture
+def guard() -> Guard:
+    return Guard()
+
+
+@pytest.mark.parametrize(
+    ("stored", "asked", "field"),
+    [
+        ("Who lives in flat 220 on my floor?", "Who lives in flat 218 on my floor?", "numbers"),
+        ("What was my time in the 10K?", "What was Thijs's time in the 10K?", "names"),
+        ("When is Henrik Dahl's first day?", "When is Fatima Bennani's first day?", "names"),
+        ("What time was my check-up in February?", "What time was my check-up in March?", "dates"),
+        ("What did I pay on Friday?", "What did I pay on Thursday?", "dates"),
+        (
+            "What did Priya notice in the RC2 soak?",
+            "What did Priya notice in the RC3 soak?",
+            "numbers",
+        ),
+        ("How did RC3 do in the 7-day soak?", "How did RC3 do in the 3-day soak?", "numbers"),
+        (
+            "What can guests wear at the wedding?",
+            "What can't guests wear at the wedding?",
+            "negation",
+        ),
+        (
+            "Which plants need water on Monday?",
+            "Which plants never need water on Monday?",
+            "negation",
+        ),
+        ("When is the review with Groenveld?", "Where is the review with Groenveld?", "kind"),
+        ("How much did the trip cost?", "How many days did the trip take?", "kind"),
+        ("Who was the fastest club member?", "Who was the slowest club member?", "contrast"),
+        (
+            "Where does the club meet before the race?",
+            "Where does the club meet after the race?",
+            "contrast",
+        ),
+        ("What score did 'Stoner' get?", "What score did 'The Door' get?", "quoted"),
+        ("How much does the baby weigh at birth?", "What is the baby's birth date?", "words"),
+        (
+            "Which tiles did I pick for the backsplash?",
+            "Which grout did I pick for the backsplash?",
+            "words",
+        ),
+    ],
+)
+def test_near_misses_are_refused(guard, stored, asked, field):
+    mismatch = guard.check(asked, stored)
+    assert mismatch is not None and mismatch.field == field
+
+
+@pytest.mark.parametrize(
+    ("stored", "asked"),
+    [
+        ("When does my 30% ruling end?", "When does my 30% ruling end exactly?"),
+        (
+            "What's the booking code for the Lisbon flights?",
+            "what is the booking code for the Lisbon flights",
+        ),
+        ("How did RC3 do in the 7-day soak test?", "How did RC3 do in the seven-day soak test?"),
+        (
+            "Which train are we taking to the offsite?",
+            "Which train are we going to take to the offsite?",
+        ),
+        ("When is Åsa going on parental leave?", "When does Asa go on parental leave?"),
+        (
+            "What time is boarding for the flight to Lisbon?",
+            "When is boarding for the Lisbon flight?",
+        ),
+        ("Which router model do I have?", "which router models do i have?"),
+    ],
+)
+def test_rewordings_pass(guard, stored, asked):
+    assert guard.check(asked, stored) is None
+
+
+def test_word_check_off_leaves_content_words_to_the_embedding():
+    stored, asked = "Which tiles did I pick?", "Which grout did I pick?"
+    assert Guard("off").check(asked, stored) is None
+    assert Guard("match").check(asked, stored) is not None
+    with pytest.raises(ValueError):
+        Guard("embed")
+
+
+def test_features_keep_names_but_not_the_first_word_or_question_words():
+    f = features("Kitchen: when does Bram de Vries start at Heemraadssingel 214-C in May?")
+    assert f.names == {"bram", "vries", "heemraadssingel"} and f.kinds == {"when"}
+    assert f.numbers == {"214"} and f.dates == {"may"}
+    assert "kitchen" in f.words and "start" in f.words
+
+
+def test_features_read_codes_and_number_words():
+    assert features("What did Q2 and RC3 score in the 10K?").numbers == {"q2", "rc3", "10k"}
+    assert features("How many of the three units failed?").numbers == {"3"}
+    assert features("What may I bring?").dates == frozenset()  # the verb, not the month
+
+
+def test_stem_matches_inflections():
+    assert stem("costs") == stem("cost") and stem("picked") == stem("pick")
+    assert stem("starting") == stem("start") and stem("planned") == stem("plan")
