@@ -49,9 +49,16 @@ class LLMSettings:
 
 @dataclass
 class CacheSettings:
-    # cosine τ for a QA-bank hit: the smallest τ with ≤ 2% false hits on QQP non-duplicates
-    # (bench/threshold.py: 1.6% at 0.95, 2.55% at 0.94)
+    # cosine τ at which a stored question is the same one by cosine alone: a hit when qa_verify is
+    # "off", and "already known" for precompute's predictions and its population policy
     qa_threshold: float = 0.95
+    # verified hits: an entry with cosine ≥ qa_candidate_threshold is served only if the check
+    # passes: "guard+retrieval" | "guard" (cache/verify.py, the text) | "retrieval" (its
+    # sources' best chunk is in the new question's top qa_retrieval_k) | "off" (cosine ≥ τ).
+    # Chosen in bench/threshold.py, figures in bench/results/threshold.json ("verified")
+    qa_candidate_threshold: float = 0.85
+    qa_verify: str = "guard+retrieval"
+    qa_retrieval_k: int = 5
     qa_budget_mb: float = 16.0
     kv_budget_mb: float = 2048.0
 

@@ -117,7 +117,9 @@ def make_pipeline(ctx: Context) -> Pipeline:
         ctx.embedder,
         ctx.retriever,
         llm,
-        QABank(db, cache.qa_threshold, int(cache.qa_budget_mb * 2**20)),
+        QABank(
+            db, cache.qa_threshold, int(cache.qa_budget_mb * 2**20), cache.qa_candidate_threshold
+        ),
         KVTree(db, blobs, llm.fingerprint),
         system,
         activity=ctx.presence,

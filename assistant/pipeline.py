@@ -18,6 +18,7 @@ from assistant.knowledge.store import ChunkRecord, KnowledgeStore
 from assistant.llm.decoding import RepeatGuard, sentences_ended
 from assistant.llm.prompt import Segments, build_segments, chat_frame
 from assistant.llm.runtime import LLMError, LocalLLM
+from assistant.qa_verify import HitVerifier
 from assistant.rerank.reranker import Reranker
 from cache.kv_tree import KVTree, segment_hash
 from cache.prediction import History
@@ -94,6 +95,7 @@ class Pipeline:
         activity: Activity | None = None,
         history: History | None = None,
         reranker: Reranker | None = None,
+        verifier: HitVerifier | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -107,6 +109,7 @@ class Pipeline:
         self.frame = chat_frame(llm)
         self.activity = activity
         self.history = history
+        self.verifier = verifier or HitVerifier(retriever, settings.cache)
 
     def answer(
         self, question: str, use_cache: bool = True, *, qa: bool = True, kv: bool = True
@@ -123,7 +126,8 @@ class Pipeline:
         vector = self.embedder.embed_batch([question])[0]
         clock.lap("embed")
         if qa:
-            hit = self.qa.lookup(vector, accept=self.is_fresh)
+            verify = self.verifier.check(question, vector)
+            hit = self.qa.lookup(vector, accept=self.is_fresh, verify=verify)
             clock.lap("qa_lookup")
             if hit is not None:
                 yield QAHitFound(hit.entry.question, hit.similarity)
@@ -238,10 +242,16 @@ class Pipeline:
         self, question: str, vector, answer: str | None, sources: list[str], origin: str = "user"
     ) -> int:
         """Store an answer (or a pending entry) in the QA bank. A pending or stale entry for the
-        same question (similar at τ, as a hit would be) is filled in rather than duplicated."""
+        same question (as similar as a hit needs, and passing the guard, so that a near-miss
+        never overwrites another question's entry) is filled in rather than duplicated."""
         version, watermark = self.store.version("chunks"), self.store.max_chunk_id()
         near = self.qa.nearest(vector, answered_only=False)
-        same = near is not None and near.similarity >= min(self.qa.threshold, 0.999)
+        floor = min(self.qa.floor(self.verifier.active), 0.999)
+        same = (
+            near is not None
+            and near.similarity >= floor
+            and self.verifier.same_question(question, near.entry)
+        )
         if same and (near.entry.answer is None or near.entry.stale):
             if answer is not None:
                 self.qa.set_answer(near.entry.id, answer, sources, version, watermark)

@@ -96,44 +96,49 @@ LIGHT_VERBS = frozenset(
     takes took taking taken put puts putting bring brings brought bringing come comes came
     coming make makes made making want wants need needs""".split()
 )
-# words that ask for the other end of a scale: two questions using different words of one group
-# ask different things (the fastest vs the slowest, before vs after, per person vs in total)
-CONTRASTS: tuple[frozenset[str], ...] = tuple(
-    frozenset(group.split())
+# groups of poles ("pole / pole …"): words of one pole are one word to the guard (start, begin);
+# two questions using words of different poles of a group ask different things (the fastest vs
+# the slowest, before vs after, per person vs in total). A group of one pole is synonyms only.
+CONTRASTS: tuple[tuple[frozenset[str], ...], ...] = tuple(
+    tuple(frozenset(pole.split()) for pole in group.split("/"))
     for group in (
-        "first last final next previous original",
-        "before after",
-        "start starts started begin begins began beginning end ends ended finish finished",
-        "open opens opened close closes closed",
-        "arrive arrives arrival depart departs departure leave leaves",
-        "increase increased decrease decreased rise fall",
-        "more less fewer",
-        "most least",
-        "best worst better worse good bad",
-        "fastest slowest quickest fast slow",
-        "highest lowest high low",
-        "biggest largest smallest big large small",
-        "longest shortest long short",
-        "earliest latest early late",
-        "oldest newest youngest old new young",
-        "cheapest expensive cheap",
-        "lower upper top bottom",
-        "left right",
-        "inside outside indoor outdoor",
-        "included include includes excluded exclude excludes",
-        "accept accepted reject rejected decline declined approve approved",
-        "win won lose lost",
-        "gain lose",
-        "buy bought sell sold",
-        "send sent receive received",
-        "advantages disadvantages pros cons",
-        "positive negative",
-        "strongest weakest strong weak",
-        "hot cold warm",
-        "minimum maximum min max",
-        "total per each average",
-        "outbound return",
-        "import export",
+        "first / last final / next / previous / original",
+        "before / after",
+        "start begin beginning commence / end finish",
+        "open / close",
+        "arrive arrival / depart departure leave",
+        "increase rise / decrease fall drop",
+        "more / less fewer",
+        "most / least",
+        "best better good / worst worse bad",
+        "fastest quickest fast quick / slowest slow",
+        "highest high / lowest low",
+        "biggest largest big large / smallest small",
+        "longest long / shortest short",
+        "earliest early / latest late",
+        "oldest old / newest new / youngest young",
+        "cheapest cheap / expensive",
+        "lower bottom / upper top",
+        "left / right",
+        "inside indoor / outside outdoor",
+        "include included / exclude excluded",
+        "accept accepted approve approved / reject rejected decline declined",
+        "win won gain / lose lost",
+        "buy bought purchase / sell sold",
+        "send sent / receive received",
+        "advantages pros / disadvantages cons",
+        "positive / negative",
+        "strongest strong / weakest weak",
+        "hot warm / cold",
+        "minimum min / maximum max",
+        "total / per each average",
+        "outbound / return",
+        "import / export",
+        "pick picked choose chose chosen select selected",
+        "price cost charge fee",
+        "problem issue",
+        "photo picture",
+        "code reference",
     )
 )
 _SUFFIXES = ("ing", "ies", "ied", "es", "ed", "ly", "s")
@@ -301,17 +306,34 @@ def _terms(new: Features, old: Features) -> Mismatch | None:
 
 
 def _contrast(new: Features, old: Features) -> Mismatch | None:
-    ours, theirs = {stem(t) for t in new.tokens}, {stem(t) for t in old.tokens}
-    for group in _CONTRAST_STEMS:
-        a, b = ours & group, theirs & group
+    ours, theirs = _poles(new.tokens), _poles(old.tokens)
+    for group in range(len(CONTRASTS)):
+        a = {pole for g, pole in ours if g == group}
+        b = {pole for g, pole in theirs if g == group}
         if a and b and a != b:
-            return Mismatch("contrast", tuple(sorted(a ^ b)))
+            return Mismatch("contrast", (f"group {group}",))
     return None
 
 
+def _poles(tokens: Iterable[str]) -> set[tuple[int, int]]:
+    return {_POLES[s] for s in map(stem, tokens) if s in _POLES}
+
+
 def _unmatched(words: Iterable[str], tokens: Iterable[str]) -> list[str]:
+    """The content words (light verbs aside) with neither their stem nor a word of their pole
+    among `tokens`."""
     stems = {stem(t) for t in tokens}
-    return sorted(w for w in words if w not in LIGHT_VERBS and stem(w) not in stems)
+    poles = {_POLES[s] for s in stems if s in _POLES}
+    return sorted(
+        w
+        for w in words
+        if w not in LIGHT_VERBS and stem(w) not in stems and _POLES.get(stem(w)) not in poles
+    )
 
 
-_CONTRAST_STEMS = tuple(frozenset(stem(w) for w in group) for group in CONTRASTS)
+_POLES: dict[str, tuple[int, int]] = {
+    stem(word): (g, p)
+    for g, group in enumerate(CONTRASTS)
+    for p, pole in enumerate(group)
+    for word in pole
+}
