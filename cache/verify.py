@@ -23,6 +23,8 @@ WORD_CHECKS = ("match", "off")  # "match": each content word must be in the othe
 _TOKEN = re.compile(r"\w+(?:[-'’.,:/&]\w+)*%?")
 _QUOTED = re.compile(r"[\"“”«»]([^\"“”«»]{2,})[\"“”«»]|(?<!\w)['‘]([^'‘’]{2,})['’](?!\w)")
 _CODE = re.compile(r"^(?=.*\d)(?=.*[a-z])[a-z0-9]+$")  # rc3, q2, v3, 10k, tp669
+_CLAUSE_GAP = re.compile(r"[,;:.?!()]")
+_BEFORE_QUESTION_WORD = frozenset("and or but at by in on from to until since for".split())
 _DIGITS = re.compile(r"\d+(?:[.:]\d+)*")
 
 NEGATIONS = frozenset(
@@ -70,6 +72,13 @@ KIND_PHRASES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("why",), "why"),
     (("how",), "how"),
 )
+# nouns that name what a question word asks: "what's the deadline" asks "when"
+KIND_NOUNS = {
+    "when": frozenset("date day time deadline year month".split()),
+    "where": frozenset("place location".split()),
+    "amount": frozenset("price cost amount".split()),
+    "why": frozenset("reason".split()),
+}
 AUXILIARIES = frozenset(
     "do does did is are was were am can could should shall will would has have had may might "
     "must".split()
@@ -83,7 +92,7 @@ STOPWORDS = (
         i me my mine myself we us our ours you your yours he him his she her hers they them their
         theirs one ones be been being am is are was were do does did done doing has have had
         having can could should shall will would may might must let lets s t d ll m re ve
-        please tell know remind exactly actually really again now anyway okay ok hey hi
+        please tell know remind exactly actually really again now anyway okay ok hey hi according
         thing things something anything everything stuff kind sort way""".split()
     )
     | AUXILIARIES
@@ -141,7 +150,12 @@ CONTRASTS: tuple[tuple[frozenset[str], ...], ...] = tuple(
         "code reference",
     )
 )
-_SUFFIXES = ("ing", "ies", "ied", "es", "ed", "ly", "s")
+# longest first; enough to match cost/costs, pick/picked, analysis/analysing, deduct/deductible
+_SUFFIXES = (
+    "ations ation ations ions ion ysing ysis yses ysed yse ibles ible ables able ments ment "
+    "ating ated ates ate ings ing ies ied ers er es ed ly s"
+).split()
+_IRREGULAR = {"paid": "pay", "made": "make", "sold": "sell", "bought": "buy", "chose": "choose"}
 
 
 @dataclass(frozen=True)
@@ -174,7 +188,8 @@ def fold(word: str) -> str:
 
 
 def stem(word: str) -> str:
-    """A light suffix strip, enough to match cost/costs, pick/picked, start/starting."""
+    """A light suffix strip (no dictionary): two forms of one word share their stem."""
+    word = _IRREGULAR.get(word, word)
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)]
@@ -184,9 +199,10 @@ def stem(word: str) -> str:
 
 def features(question: str) -> Features:
     quoted = frozenset(fold(a or b).strip() for a, b in _QUOTED.findall(question))
-    raw = _TOKEN.findall(question)
+    found = list(_TOKEN.finditer(question))
+    raw = [m.group() for m in found]
     folded = [fold(t) for t in raw]
-    kinds, asking = _kinds(folded)
+    kinds, asking = _kinds(folded, _clause_starts(question, found, folded))
     numbers, dates, names, words = set(), set(), set(), set()
     negated = False
     for i, (token, word) in enumerate(zip(raw, folded, strict=True)):
@@ -200,7 +216,7 @@ def features(question: str) -> Features:
         elif kind == "name":
             names.add(word)
         elif kind == "word":
-            words.add(word)
+            words.update(_parts(word))
     return Features(
         kinds,
         frozenset(numbers),
@@ -209,8 +225,15 @@ def features(question: str) -> Features:
         quoted,
         negated,
         frozenset(words),
-        frozenset(folded),
+        frozenset(folded) | {p for w in folded if "-" in w for p in w.split("-") if p},
     )
+
+
+def _parts(word: str) -> set[str]:
+    """A content word, or the content words of a hyphenated one (per-person: per, person)."""
+    if "-" not in word:
+        return {word}
+    return {p for p in word.split("-") if p and p not in STOPWORDS and p not in LIGHT_VERBS}
 
 
 def _classify(token: str, word: str, first: bool) -> str:
@@ -249,12 +272,23 @@ def _numbers(word: str) -> set[str]:
     return found | set(digits)
 
 
-def _kinds(words: Sequence[str]) -> tuple[frozenset[str], set[int]]:
+def _clause_starts(text: str, found: Sequence[re.Match], words: Sequence[str]) -> set[int]:
+    """Where a question word may start a question: first, after punctuation, after a conjunction
+    or a preposition ("and where", "at what time"), not inside a clause ("draw when Daan …")."""
+    starts = {0}
+    for i in range(1, len(found)):
+        gap = text[found[i - 1].end() : found[i].start()]
+        if _CLAUSE_GAP.search(gap) or words[i - 1] in _BEFORE_QUESTION_WORD:
+            starts.add(i)
+    return starts
+
+
+def _kinds(words: Sequence[str], starts: set[int]) -> tuple[frozenset[str], set[int]]:
     """The kinds of question asked, and the positions of the words that ask them."""
     kinds, asking, i = set(), set(), 0
     while i < len(words):
         for phrase, kind in KIND_PHRASES:
-            if tuple(words[i : i + len(phrase)]) == phrase:
+            if i in starts and tuple(words[i : i + len(phrase)]) == phrase:
                 kinds.add(kind)
                 asking.update(range(i, i + len(phrase)))
                 i += len(phrase) - 1
@@ -288,7 +322,7 @@ class Guard:
     def _content(self, new: Features, old: Features) -> Mismatch | None:
         if self.words == "off":
             return None
-        unmatched = _unmatched(new.words, old.tokens) + _unmatched(old.words, new.tokens)
+        unmatched = _unmatched(new.words, old) + _unmatched(old.words, new)
         return Mismatch("words", tuple(unmatched)) if unmatched else None
 
 
@@ -319,15 +353,19 @@ def _poles(tokens: Iterable[str]) -> set[tuple[int, int]]:
     return {_POLES[s] for s in map(stem, tokens) if s in _POLES}
 
 
-def _unmatched(words: Iterable[str], tokens: Iterable[str]) -> list[str]:
+def _unmatched(words: Iterable[str], other: Features) -> list[str]:
     """The content words (light verbs aside) with neither their stem nor a word of their pole
-    among `tokens`."""
-    stems = {stem(t) for t in tokens}
+    among the other question's words, nor a kind the other question asks ("date": when)."""
+    stems = {stem(t) for t in other.tokens}
     poles = {_POLES[s] for s in stems if s in _POLES}
+    asked = {n for kind in other.kinds for n in KIND_NOUNS.get(kind, ())}
     return sorted(
         w
         for w in words
-        if w not in LIGHT_VERBS and stem(w) not in stems and _POLES.get(stem(w)) not in poles
+        if w not in LIGHT_VERBS
+        and w not in asked
+        and stem(w) not in stems
+        and _POLES.get(stem(w)) not in poles
     )
 
 

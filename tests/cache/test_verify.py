@@ -107,3 +107,21 @@ def test_features_read_codes_and_number_words():
 def test_stem_matches_inflections():
     assert stem("costs") == stem("cost") and stem("picked") == stem("pick")
     assert stem("starting") == stem("start") and stem("planned") == stem("plan")
+
+
+def test_only_a_clause_initial_question_word_sets_the_kind():
+    assert features("How much current did it draw when Daan tested it?").kinds == {"amount"}
+    assert features("Where and at what time is the ceremony?").kinds == {"where", "when"}
+    assert features("Rootline v3: when is the release?").kinds == {"when"}
+
+
+def test_compounds_forms_and_kind_nouns_match(guard):
+    assert (
+        guard.check(
+            "What's the per-person price of the venue?", "What's the price per person of the venue?"
+        )
+        is None
+    )
+    assert guard.check("What did the analysis show?", "What did analysing show?") is None
+    assert guard.check("What's his start date?", "When does he start?") is None
+    assert stem("paid") == stem("pay") and stem("deductible") == stem("deduct")
