@@ -71,7 +71,9 @@ class AnswerSettings:
     # (and shown under the answer); 0: no evidence segment
     evidence_sentences: int = 2
     chunk_order: str = "best-first"  # "best-first" | "best-last" (nearest the question)
-    repeat_guard: str = "ban"  # "ban" | "stop" | "off": see assistant/llm/decoding.py
+    # "stop" | "ban" | "off": see assistant/llm/decoding.py; "ban" steers a looping answer into
+    # new text, mostly invented; "stop" ends it (bench/results/answers.json)
+    repeat_guard: str = "stop"
     repeat_ngram: int = 4  # the n of the repeat guard
     max_sentences: int = 2  # the answer ends after this many sentences or lines; 0: no limit
     # "merge": near-duplicate chunks take one prompt slot (assistant/knowledge/distinct.py);

@@ -63,6 +63,12 @@ def test_sentences_ended(text, ended):
     assert sentences_ended(text) == ended
 
 
+def repeated_ngrams(text: str, n: int) -> set[tuple[str, ...]]:
+    words = re.findall(r"\w[\w-]*", text.lower())
+    grams = [tuple(words[i : i + n]) for i in range(len(words) - n + 1)]
+    return {g for g in grams if grams.count(g) > 1}
+
+
 @pytest.mark.slow
 def test_a_looped_answer_is_cut_and_a_plain_one_is_not(tmp_path, fake_embedder):
     """The shipped SmolLM2 loops on this question with no guard; both guards stop the loop,
@@ -73,6 +79,7 @@ def test_a_looped_answer_is_cut_and_a_plain_one_is_not(tmp_path, fake_embedder):
 
     pipe = build(tmp_path, make_llm(Settings().llm), fake_embedder, threshold=2.0)
     pipe.settings.answer.max_tokens, pipe.settings.answer.max_sentences = 80, 0
+    pipe.settings.answer.evidence_sentences = 0  # the prompt this loop was found with
     answers = {}
     for mode in ("off", "ban", "stop"):
         pipe.settings.answer.repeat_guard = mode
@@ -81,13 +88,10 @@ def test_a_looped_answer_is_cut_and_a_plain_one_is_not(tmp_path, fake_embedder):
             for q in ("Tell me about the tiles.", "What about the wedding?")
         }
     looped = answers["off"]["Tell me about the tiles."]
-    phrase = "called a tile-making process"
-    assert looped.count(phrase) >= 2
+    assert repeated_ngrams(looped, 6)
     for mode in ("ban", "stop"):
-        assert answers[mode]["Tell me about the tiles."].count(phrase) <= 1
-    assert answers["off"]["Tell me about the tiles."].startswith(
-        answers["stop"]["Tell me about the tiles."].strip()
-    )
+        assert not repeated_ngrams(answers[mode]["Tell me about the tiles."], 6)
+    assert looped.startswith(answers["stop"]["Tell me about the tiles."].strip())
     copied = {a["What about the wedding?"] for a in answers.values()}
     assert len(copied) == 1 and re.search(r"8 August", copied.pop())
 
@@ -100,7 +104,7 @@ def test_answer_ends_after_max_sentences(tmp_path, fake_embedder):
 
     pipe = build(tmp_path, make_llm(Settings().llm), fake_embedder, threshold=2.0)
     pipe.settings.answer.max_tokens, pipe.settings.answer.repeat_guard = 80, "off"
-    pipe.settings.answer.max_sentences = 0
+    pipe.settings.answer.max_sentences = pipe.settings.answer.evidence_sentences = 0
     long, _ = run(pipe.answer("Tell me about the tiles.", use_cache=False))
     pipe.settings.answer.max_sentences = 1
     short, _ = run(pipe.answer("Tell me about the tiles.", use_cache=False))
