@@ -1,13 +1,24 @@
 """The evidence of an answer: the few sentences of the prompt's chunks that best match the
-question, and whether an answer's names, numbers and dates appear in its sources."""
+question, and whether an answer's names, numbers and dates appear in its sources.
+
+The evidence lines go into the prompt between the last chunk and the question (the small model
+copies from lines next to the question far better than from the whole context) and are shown
+under the answer. How each way of choosing them measures: bench/results/evidence.json.
+"""
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from assistant.knowledge.bm25 import STOPWORDS
+from assistant.knowledge.store import ChunkRecord
+from cache.protocols import Embedder
 
 
 @dataclass(frozen=True)
@@ -18,30 +29,611 @@ class Evidence:
     sentence: str
 
 
-_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
-_TERM = re.compile(r"\d[\d.,:/-]*\d|\d|\b[A-Z][a-zA-Z]+\b")
+@dataclass(frozen=True)
+class Mix:
+    """The weights of a sentence's score: embedding cosine with the question; BM25 against the
+    question (idf from the prompt's own sentences, scaled to the best one); holding the kind of
+    answer asked for (a number for "how much", a date for "when", a name for "who"…); and the
+    chunk's place in the prompt (first 1, last 0). The defaults were chosen on half A of the demo
+    questions only; bench/evidence.py reports the other half and a holdout beside them."""
+
+    cosine: float = 1.0
+    bm25: float = 0.5
+    answer_kind: float = 0.25
+    rank: float = 0.1
 
 
-def sentences(text: str) -> list[str]:
-    """The lines and sentences of a chunk, quote markers dropped."""
-    parts = (p.strip().lstrip(">").strip() for p in _SPLIT.split(text))
-    return [p for p in parts if len(p) > 3]
+DEFAULT = Mix()
+COSINE = Mix(cosine=1.0, bm25=0.0, answer_kind=0.0, rank=0.0)
+BM25 = Mix(cosine=0.0, bm25=1.0, answer_kind=0.0, rank=0.0)
+
+
+# -- sentences --------------------------------------------------------------------------------
+
+_HEADER = re.compile(r"^(From: .*\| Date: .*\| Subject: .*|Note: .*)$")
+_QUOTE = re.compile(r"^\s*(?:>\s?)+")
+_BULLET = re.compile(r"^\s*(?:[-*•·–]|\d{1,2}[.)]|[a-h][.)])\s+(?:\[[ xX]\]\s*)?")
+_HEADING = re.compile(r"^\s*#{1,6}\s+")
+_TABLE_RULE = re.compile(r"^\|?(?:\s*:?-{2,}:?\s*\|)+\s*:?-*:?\s*\|?$")
+_FIELD = re.compile(r"^[^\W\d_][\w ()/'’-]{0,30}:\s+\S")  # "Room: Quarto Terraço"
+_COLUMNS = re.compile(r"(?<=\S)(?: {2,}|\t)(?=\S)")  # "Booking reference  K7QX4M"
+_SIGNATURE = re.compile(r"^--\s*$")
+_GREETING = re.compile(
+    r"^(hi|hello|hey|dear|hej|hoi|beste|morning|good morning|best|regards|kind regards|cheers|"
+    r"thanks|thank you|groet|groetjes|met vriendelijke groet|kram|kramar|love)\b",
+    re.IGNORECASE,
+)
+# a sentence ends at . ! or ? before a capital, a digit or a word with a digit ("v3 is …")
+_BOUNDARY = re.compile(r"[.!?]+[\"'”’)\]]*\s+(?=[\"'“‘(\[*]?(?:[^\W_a-z]|[a-z]+\d))")
+_ABBREVIATIONS = frozenset(
+    "e.g i.e etc approx ca incl excl vs dr mr mrs ms st jr sr prof resp cf est dept inc ltd "
+    "corp a.m p.m jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur "
+    "fri sat sun vol ref bijv o.a z.b d.h usw tel fig".split()
+)
+_BEFORE_NUMBER = frozenset("no nr nos p pp art".split())  # "no. 5", but "I said no. Then"
+WRAPPED = 55  # a mail line this long that stops mid-sentence was wrapped by the sender
+ITEM_WORDS = 45  # a list item or table row up to this long stays one evidence line
+SHORT = 3  # a sentence of this many words or fewer is kept with the next ("Sorry. I …")
+
+
+def split_sentences(text: str) -> list[str]:
+    """A chunk's sentences and lines, each on one line: the chunk's header line, quote markers,
+    bullets, table bars, greetings and sign-offs dropped; wrapped mail lines joined; a list item
+    or table row kept whole; "e.g.", "approx. 5", "9.30", "€1.250,00" and "v3.2" unbroken."""
+    return [sentence for sentence, _ in _sentences_in_context(text)]
+
+
+def _sentences_in_context(text: str) -> Iterator[tuple[str, str]]:
+    """(sentence, context): the context is the heading above it and the line that introduced
+    its list ("Stop criteria:"), which say what a bare "Day 7: 100%" is about."""
+    heading = lead = ""
+    first = text.split("\n", 1)[0]
+    title = first[len("Note: ") :].strip().lower() if first.startswith("Note: ") else ""
+    for kind, block in _blocks(text):
+        if kind == "heading" or _is_title_line(kind, block):
+            heading, lead = ("" if block.lower() == title else block), ""
+            continue
+        lead = lead if kind == "item" else ""
+        sentences = list(_sentences(kind, block))
+        context = f"{heading} {lead}".strip()
+        if sentences and sentences[-1].endswith(":"):
+            lead = sentences.pop()  # introduces what follows; says nothing by itself
+        yield from ((s, context) for s in sentences if s.lower() != title)
+
+
+def _is_title_line(kind: str, block: str) -> bool:
+    """A short line without closing punctuation stands as a heading ("Repotting plan")."""
+    return kind == "text" and len(block.split()) <= 6 and not block.endswith(tuple(".!?,;:"))
+
+
+def _blocks(text: str) -> Iterator[tuple[str, str]]:
+    """(kind, text) of each paragraph, list item, table row, heading or field line."""
+    block: list[str] = []
+    header: list[str] = []
+    for line in _body_lines(text):
+        kind = _line_kind(line)
+        if kind == "rule":  # the row above it was the table's header
+            header = _cells(block[0]) if block and _line_kind(block[0]) == "row" else header
+            block = []
+            continue
+        if block and kind in ("text", "field") and _continues(block[-1], line):
+            block.append(line)
+            continue
+        if block:
+            yield _join(block, header)
+        header = header if kind == "row" else []
+        block = [] if kind == "blank" else [line]
+    if block:
+        yield _join(block, header)
+
+
+def _body_lines(text: str) -> Iterator[str]:
+    """The chunk's lines after its header line, without quote markers, up to a signature."""
+    for i, line in enumerate(text.split("\n")):
+        if i == 0 and _HEADER.match(line):
+            continue
+        quoted = _QUOTE.match(line)
+        if quoted is None and _SIGNATURE.match(line):
+            return
+        yield (line[quoted.end() :] if quoted else line).rstrip()
+
+
+def _line_kind(line: str) -> str:
+    stripped = line.strip()
+    if not stripped:
+        return "blank"
+    if _TABLE_RULE.match(stripped):
+        return "rule"
+    if stripped.startswith("|"):
+        return "row"
+    if _HEADING.match(line):
+        return "heading"
+    if _BULLET.match(line):
+        return "item"
+    if _COLUMNS.search(stripped) or (_FIELD.match(stripped) and len(stripped) < WRAPPED):
+        return "field"
+    return "text"
+
+
+def _continues(previous: str, line: str) -> bool:
+    """Whether `line` goes on with `previous`: indented under it, starting in lower case, or
+    after a line the sender's mail program wrapped."""
+    kind = _line_kind(previous)
+    indented, lower = line[:1].isspace(), line.lstrip()[:1].islower()
+    if kind in ("row", "heading", "field"):
+        return kind == "field" and indented
+    if indented or lower:
+        return True
+    if _line_kind(line) == "field":
+        return False
+    if previous.endswith((".", "!", "?")):
+        return kind == "text"
+    return len(previous) >= WRAPPED
+
+
+def _cells(row: str) -> list[str]:
+    return [c.strip() for c in row.strip().strip("|").split("|")]
+
+
+def _join(block: list[str], header: list[str]) -> tuple[str, str]:
+    """One line of text for a block; a table row as "Column: cell; …" when it has a header."""
+    kind, first = _line_kind(block[0]), block[0]
+    if kind == "row":
+        cells = _cells(first)
+        if len(header) == len(cells):
+            return kind, "; ".join(f"{h}: {c}" for h, c in zip(header, cells, strict=True) if c)
+        return kind, " | ".join(c for c in cells if c)
+    if kind == "field":
+        first = _COLUMNS.sub(" | ", first.strip())
+    first = _HEADING.sub("", _BULLET.sub("", first))
+    joined = " ".join([first, *block[1:]]).replace("**", "").replace("`", "")
+    return kind, " ".join(joined.split())
+
+
+def _sentences(kind: str, block: str) -> Iterator[str]:
+    if kind != "text" and len(block.split()) <= ITEM_WORDS:
+        yield from _kept(block)
+        return
+    pending = ""
+    for sentence in _split(block):
+        pending = f"{pending} {sentence}".strip()
+        if len(pending.split()) > SHORT:
+            yield from _kept(pending)
+            pending = ""
+    yield from _kept(pending)
+
+
+def _split(block: str) -> Iterator[str]:
+    start = 0
+    for match in _BOUNDARY.finditer(block):
+        if not _is_abbreviation(block[start : match.start()], block[match.end() :]):
+            yield block[start : match.end()].strip()
+            start = match.end()
+    yield block[start:].strip()
+
+
+def _is_abbreviation(before: str, after: str) -> bool:
+    words = before.split()
+    if not words:
+        return True
+    word = words[-1].lstrip("(\"'“").rstrip(".").lower()
+    if len(word) == 1 and word.isalpha():
+        return True  # an initial: "H. Mulder"
+    return word in _ABBREVIATIONS or (word in _BEFORE_NUMBER and after[:1].isdigit())
+
+
+def _kept(sentence: str) -> Iterator[str]:
+    """The sentence, unless it is only a greeting, a sign-off, a name or a lone number."""
+    words = re.findall(r"[^\W\d_]{2,}", sentence)
+    if len(words) < 2 and not (words and re.search(r"\d", sentence)):
+        return
+    if len(sentence.split()) > 4 or not _GREETING.match(sentence):
+        yield sentence
+
+
+# -- choosing the evidence --------------------------------------------------------------------
 
 
 def select_evidence(
-    question: str, question_vector: np.ndarray, records: Sequence, embedder, limit: int = 2
+    question: str,
+    question_vector: np.ndarray,
+    records: Sequence[ChunkRecord],
+    embedder: Embedder,
+    limit: int = 2,
+    mix: Mix = DEFAULT,
 ) -> list[Evidence]:
-    """The `limit` sentences of `records` most similar to the question (cosine)."""
-    pairs = [(r.chunk_id, s) for r in records for s in sentences(r.text)]
-    if not pairs:
+    """The `limit` sentences of the prompt's chunks (`records`, in prompt order) that best
+    answer `question`, best first. One embed_batch call for all the sentences."""
+    rows = [
+        (rank, r.chunk_id, sentence, f"{context} {sentence}".strip())
+        for rank, r in enumerate(records)
+        for sentence, context in _sentences_in_context(r.text)
+    ]
+    if not rows or limit <= 0:
         return []
-    vectors = embedder.embed_batch([s for _, s in pairs])
-    order = np.argsort(-(vectors @ np.asarray(question_vector, dtype=np.float32)), kind="stable")
-    return [Evidence(*pairs[i]) for i in order[:limit]]
+    scored = [text for *_, text in rows]  # a sentence is scored with its heading and list intro
+    vectors = embedder.embed_batch(scored) if mix.cosine else None
+    ranks = np.array([rank for rank, *_ in rows], dtype=np.float32)
+    places = ranks / max(1, len(records) - 1)
+    scores = score_sentences(question, question_vector, scored, vectors, places, mix)
+    picked: dict[str, Evidence] = {}
+    for i in np.argsort(-scores, kind="stable"):
+        _, chunk_id, sentence, _ = rows[i]
+        picked.setdefault(" ".join(sentence.lower().split()), Evidence(chunk_id, sentence))
+        if len(picked) == limit:
+            break
+    return list(picked.values())
+
+
+def score_sentences(
+    question: str,
+    question_vector: np.ndarray,
+    texts: Sequence[str],
+    vectors: np.ndarray | None,
+    places: np.ndarray,
+    mix: Mix,
+) -> np.ndarray:
+    """Each sentence's score under `mix`; `places` are the chunks' places in the prompt, from
+    0 (first) to 1 (last); `vectors` may be None when the mix has no cosine weight."""
+    scores = mix.rank * (1.0 - places)
+    if mix.cosine and vectors is not None:
+        scores = scores + mix.cosine * (vectors @ np.asarray(question_vector, dtype=np.float32))
+    if mix.bm25:
+        bm25 = bm25_scores(question, texts)
+        scores = scores + mix.bm25 * bm25 / max(float(bm25.max()), 1e-9)
+    kinds = asked_kinds(question)
+    if mix.answer_kind and kinds:
+        holds = [bool(kinds & answer_kinds(t, question)) for t in texts]
+        scores = scores + mix.answer_kind * np.array(holds, dtype=np.float32)
+    return scores
+
+
+def bm25_scores(
+    question: str, texts: Sequence[str], k1: float = 1.2, b: float = 0.75
+) -> np.ndarray:
+    """Okapi BM25 of each text for the question, with idf over the texts themselves."""
+    docs = [Counter(_terms(t)) for t in texts]
+    query = set(_terms(question))
+    lengths = np.array([sum(d.values()) for d in docs], dtype=np.float32)
+    norms = k1 * (1 - b + b * lengths / max(float(lengths.mean()), 1.0))
+    out = np.zeros(len(docs), dtype=np.float32)
+    for term in query:
+        df = sum(term in d for d in docs)
+        idf = math.log(1 + (len(docs) - df + 0.5) / (df + 0.5))
+        tf = np.array([d[term] for d in docs], dtype=np.float32)
+        out += idf * tf * (k1 + 1) / (tf + norms)
+    return out
+
+
+_WORD = re.compile(r"\w+")
+_SUFFIXES = (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""), ("ly", ""))
+
+
+def _terms(text: str) -> list[str]:
+    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+
+
+def _stem(word: str) -> str:
+    """A light suffix stripper: "running" and "run", "noticed" and "notice" meet."""
+    for suffix, replacement in _SUFFIXES:
+        stem = word[: -len(suffix)]
+        if word.endswith(suffix) and len(stem) >= 3 and not word.endswith("ss"):
+            stem += replacement
+            double = len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "aeiouls"
+            return stem[:-1] if double else stem
+    return word
+
+
+# -- the kind of answer a question asks for ---------------------------------------------------
+
+_ASKS = (
+    (
+        "date",
+        r"\b(when|what (date|day|time|year)|which (days?|date|evenings?|month|week|year)|"
+        r"by when|how soon)\b",
+    ),
+    (
+        "number",
+        r"\b(how (much|many|long|far|fast|big|hot|warm|old|often|large|high|strongly)|"
+        r"what (price|cost|score|rate|pace|percentage|share|yield|current|amount|fee|salary|"
+        r"budget|size|temperature|number|value|total|time))\b",
+    ),
+    (
+        "number",
+        r"\b(cost|costs|costing|price|pay|paid|charges?|spend|spent|fees?|budget|"
+        r"salary|refund)\b",
+    ),
+    (
+        "code",
+        r"\b(code|reference|booking number|confirmation number|ticket|model|ip address|"
+        r"version)\b",
+    ),
+    ("name", r"\b(who|whom|whose)\b"),
+    ("place", r"\bwhere\b"),
+)
+_ASK_PATTERNS = tuple((kind, re.compile(pattern, re.IGNORECASE)) for kind, pattern in _ASKS)
+_MONTHS = (
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec januari februari maart mei juni juli "
+    "augustus oktober augusti"
+).split()
+_DAYS = (
+    "monday tuesday wednesday thursday friday saturday sunday mon tue wed thu fri sat sun "
+    "today tomorrow tonight yesterday weekend morning afternoon evening"
+).split()
+_DATE_WORD = re.compile(
+    rf"\b(?:{'|'.join(_MONTHS + _DAYS)})\b|\b\d{{1,2}}[:.]\d{{2}}\b|\b(?:19|20)\d{{2}}\b",
+    re.IGNORECASE,
+)
+_FIGURE = re.compile(r"\d+(?:[.,:]\d+)*")
+_NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][^\W\d_]+")
+_PLACE = re.compile(r"\b(?:at|in|on|from|near|to|via)\s+(?:the\s+)?[A-Z][^\W\d_]+")
+_ID = re.compile(r"\b(?=[A-Z0-9-]*[0-9])(?=[A-Z0-9-]*[A-Z])[A-Z0-9][A-Z0-9.-]{3,}\b")
+
+
+def asked_kinds(question: str) -> set[str]:
+    """What the question asks for: "date", "number", "code", "name" and/or "place"."""
+    return {kind for kind, pattern in _ASK_PATTERNS if pattern.search(question)}
+
+
+def answer_kinds(sentence: str, question: str) -> set[str]:
+    """The kinds of answer the sentence holds that the question does not already name."""
+    asked = question.lower()
+    found = {
+        "date": any(m.lower() not in asked for m in _DATE_WORD.findall(sentence)),
+        "number": any(m not in asked for m in _FIGURE.findall(sentence)),
+        "code": any(m.lower() not in asked for m in _ID.findall(sentence)),
+        "name": any(_is_new_name(m, asked) for m in _NAME.findall(sentence)),
+        "place": any(m.split()[-1].lower() not in asked for m in _PLACE.findall(sentence)),
+    }
+    return {kind for kind, held in found.items() if held}
+
+
+def _is_new_name(word: str, asked: str) -> bool:
+    low = word.lower()
+    return low not in asked and low not in STOPWORDS and not _DATE_WORD.fullmatch(word)
+
+
+# -- the support check ------------------------------------------------------------------------
+
+_MONTH_NAMES = (
+    "january jan januari",
+    "february feb februari",
+    "march mar maart mars",
+    "april apr",
+    "may mei maj",
+    "june jun juni",
+    "july jul juli",
+    "august aug augustus augusti",
+    "september sep sept",
+    "october oct oktober okt",
+    "november nov",
+    "december dec",
+)
+_MONTH_OF = {name: n for n, names in enumerate(_MONTH_NAMES, 1) for name in names.split()}
+_WEEKDAY_NAMES = (
+    "monday mon maandag måndag",
+    "tuesday tue tues dinsdag tisdag",
+    "wednesday wed woensdag onsdag",
+    "thursday thu thur thurs donderdag torsdag",
+    "friday fri vrijdag fredag",
+    "saturday sat zaterdag lördag",
+    "sunday sun zondag söndag",
+)
+_WEEKDAY_OF = {name: n for n, names in enumerate(_WEEKDAY_NAMES) for name in names.split()}
+_MONTH = "|".join(sorted(_MONTH_OF, key=len, reverse=True))
+_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+_DATES = (  # "9 June", "9-11 June", "9th of June"; "June 9", "June 9th"; "2026-06-09"
+    re.compile(rf"\b{_DAY}(?:\s*(?:-|to|and)\s*{_DAY})?\s+(?:of\s+)?({_MONTH})\b\.?", re.I),
+    re.compile(rf"\b({_MONTH})\.?\s+{_DAY}(?:\s*(?:-|to|and)\s*{_DAY})?\b(?![:.,]\d)", re.I),
+    re.compile(r"\b\d{4}-(\d{2})-(\d{2})\b"),
+)
+_UNIT = r"%|[um]?A|k?Wh|[kMG]B|km|kg|g|mm|cm|ml|mV|V|dBm|h|x"
+_NUMBER = re.compile(rf"(?<![\w.,])\d+(?:[.,:]\d+)*(?=(?:{_UNIT})?(?!\w))")  # "18uA" is 18
+_MEASURE = re.compile(rf"\d+(?:[.,]\d+)*(?:{_UNIT})")
+_CODE = re.compile(  # "FW-1184", "KD-Q-26-0317", "K7QX4M", "v3.2", "RC2"
+    r"(?<![\w.,-])(?:[^\W\d_]+\d*(?:-\w+)+|(?=\w*\d)(?=\w*[^\W\d_])\w+(?:\.\d+)*)(?![\w-])"
+)
+_QUOTED = re.compile(r"[\"“”„]([^\"“”„\n]{2,80})[\"“”]")
+_LETTERS = re.compile(r"[^\W\d_]+(?:['-][^\W\d_]+)*")
+_RUN_TOKEN = re.compile(r"[^\W\d_]+(?:['-][^\W\d_]+)*|[^\s]")  # any other mark ends a run
+_DURATION = re.compile(r"\b(\d+)\s+minutes?\s+(?:and\s+)?(\d{1,2})\s+seconds?\b")  # "7:35"
+_NOT_NAMES = frozenset("EUR USD SEK GBP CHF VAT BTW".split())  # break a run of names
+_FOLD = str.maketrans(
+    {
+        "–": "-",
+        "—": "-",
+        "−": "-",
+        "‐": "-",
+        "‑": "-",
+        "\u00a0": " ",
+        "\u202f": " ",
+        "€": " EUR ",
+        "µ": "u",
+        "μ": "u",
+        "’": "'",
+        "‘": "'",
+    }
+)
+_REFUSAL = re.compile(
+    r"\b(could not|couldn't|can't|cannot|did not|didn't|unable to)\s+(find|see|locate)"
+    r"|\bno (information|mention|record)\b|\bnot (mentioned|found|in your mail)\b"
+    r"|\bdon't know\b|\bdoes(n't| not) (say|mention)\b",
+    re.IGNORECASE,
+)
+_NUMBER_WORDS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty"
+).split()
+_COMMON = frozenset(  # capitalised at a sentence's start, these are no names
+    """a an the i i'm i'll i've i'd it its it's he she they we you your our my his her their
+    this that these those there here what which who whom whose when where why how yes no not
+    none nothing all both each every some most many much more less only also then so and but
+    or if because since as at by for from in into of on to with without after before during
+    until about over under again once first second third next last according based
+    unfortunately however sorry please note sure okay ok well around approximately roughly just
+    still already yet soon today tomorrow yesterday tonight is are was were be been do does did
+    have has had will would can could should may might must let let's although though while
+    instead plus total overall""".split()
+) | frozenset(_NUMBER_WORDS)
+
+
+@dataclass(frozen=True)
+class _Known:
+    """What the sources and the question hold, in the forms the answer's terms are looked up."""
+
+    dates: frozenset[tuple[int, int]]
+    numbers: frozenset[str]
+    codes: frozenset[str]
+    words: tuple[str, ...]
+    text: str
+
+    @classmethod
+    def of(cls, text: str) -> _Known:
+        words = tuple(_word(w) for w in _LETTERS.findall(text))
+        codes = frozenset(c.lower() for c in _CODE.findall(text))
+        numbers = {f for n in _NUMBER.findall(text) for f in _number_forms(n)}
+        inside = (n for c in codes for n in _NUMBER.findall(c.replace("-", " ")))
+        numbers |= {f for n in inside for f in _number_forms(n)}
+        numbers |= {str(i) for i, w in enumerate(_NUMBER_WORDS) if w in words}
+        numbers |= {f"{m}:{int(sec):02d}" for m, sec in _DURATION.findall(text)}
+        dates = frozenset(date for _, date in _dates(text))
+        return cls(dates, frozenset(numbers), codes, words, " ".join(text.lower().split()))
 
 
 def unsupported_terms(answer: str, sources: Sequence[str], question: str) -> list[str]:
-    """Numbers and capitalised words of the answer found in neither the sources nor the
-    question."""
-    known = " ".join([*sources, question]).lower()
-    return [t for t in dict.fromkeys(_TERM.findall(answer)) if t.lower() not in known]
+    """The numbers, dates, codes, quoted strings and capitalised names of `answer` that appear
+    in neither `sources` nor `question`, as the answer writes them. Numbers match on their
+    exact digits ("2001" is no support for "20011"), whatever their separators ("€1.250,00",
+    "EUR 1,250.00"), unit spacing ("18uA", "18 µA") or date order ("9 June", "June 9th").
+    Sentences that say the answer was not found are left out: they claim nothing."""
+    claims = re.split(r"(?<=[.!?])\s+", answer.translate(_FOLD))
+    text = " ".join(s for s in claims if not _REFUSAL.search(s))
+    if not text.strip():
+        return []
+    known = _Known.of("\n".join([*sources, question]).translate(_FOLD))
+    return list(dict.fromkeys(term for term, held in _claims(text, known) if not held))
+
+
+def _claims(text: str, known: _Known) -> Iterator[tuple[str, bool]]:
+    """(term, whether the sources hold it) for each term of the text: dates first, then quoted
+    strings, codes, numbers and names, each taken out of the text once checked."""
+    dates = list(_dates(text))
+    for (start, end), date in dates:
+        yield text[start:end].strip(" ."), date in known.dates
+    text = _blank(text, [span for span, _ in dates])
+    for m in _QUOTED.finditer(text):
+        yield m.group(0), " ".join(m.group(1).lower().split()) in known.text
+    text = _QUOTED.sub(" ", text)
+    coded = [m for m in _CODE.finditer(text) if _is_code(m.group())]
+    yield from ((m.group(), _code_held(m.group(), known)) for m in coded)
+    text = _blank(text, [m.span() for m in coded])
+    for m in _NUMBER.finditer(text):
+        yield m.group(), bool(_number_forms(m.group()) & known.numbers)
+    yield from _names(_NUMBER.sub(" ", text), known)
+
+
+def _code_held(code: str, known: _Known) -> bool:
+    """The code is in the sources, or it joins codes and numbers that are ("S10-S12")."""
+    if code.lower() in known.codes:
+        return True
+    parts = [p for p in code.lower().split("-") if re.search(r"\d", p)]
+    return "-" in code and all(p in known.codes and not p.isdigit() for p in parts)
+
+
+def _is_code(token: str) -> bool:
+    return bool(re.search(r"\d", token)) and not _MEASURE.fullmatch(token)
+
+
+def _dates(text: str) -> Iterator[tuple[tuple[int, int], tuple[int, int]]]:
+    """(span, (month, day)) of each date; a range gives both its ends."""
+    for pattern in _DATES[:2]:
+        for m in pattern.finditer(text):
+            groups = [g for g in m.groups() if g]
+            month = next(_MONTH_OF[g.lower()] for g in groups if g.lower() in _MONTH_OF)
+            for day in (int(g) for g in groups if g.isdigit()):
+                yield m.span(), (month, day)
+    for m in _DATES[2].finditer(text):
+        yield m.span(), (int(m.group(1)), int(m.group(2)))
+
+
+def _number_forms(token: str) -> set[str]:
+    """What a written number may stand for: "4,275.00" and "4.275" → 4275; "2.5" → 2.5;
+    "9.30" → 9.3 or the time 9:30; "09:00" → the time 9:00."""
+    forms = set()
+    time = re.fullmatch(r"(\d{1,2})[:.](\d{2})((?::\d{2})?)", token)
+    if time:
+        forms.add(f"{int(time.group(1))}:{time.group(2)}{time.group(3).replace(':00', '')}")
+    groups = re.split(r"[.,]", token)
+    if ":" in token:
+        return forms or {token}
+    if len(groups) == 1:
+        return {str(int(token))}
+    if len(set(re.findall(r"[.,]", token))) == 2:  # the last separator is the decimal one
+        return forms | {_decimal("".join(groups[:-1]), groups[-1])}
+    if groups[0] != "0" and all(len(g) == 3 for g in groups[1:]):
+        return forms | {str(int("".join(groups)))}  # thousands
+    return forms | ({_decimal(*groups)} if len(groups) == 2 else {token})
+
+
+def _decimal(whole: str, fraction: str) -> str:
+    if len(fraction) > 2 and not fraction.strip("0"):
+        return f"{whole}.{fraction}"  # "68,0000" is no way to write 68
+    fraction = fraction.rstrip("0")
+    return f"{int(whole)}.{fraction}" if fraction else str(int(whole))
+
+
+def _blank(text: str, spans: list[tuple[int, int]]) -> str:
+    for start, end in spans:
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
+
+
+def _word(word: str) -> str:
+    return re.sub(r"'s?$", "", word.lower())
+
+
+def _names(text: str, known: _Known) -> Iterator[tuple[str, bool]]:
+    """Each run of capitalised words ("Mei Tanaka"), less function words at its ends ("The",
+    "No."). A weekday is held if the sources name that day in any language or abbreviation."""
+    for run in _capitalised_runs(text):
+        while run and _word(run[0]) in _COMMON:
+            run = run[1:]
+        while run and _word(run[-1]) in _COMMON:
+            run = run[:-1]
+        words = [_word(w) for w in run]
+        if not words or (len(words) == 1 and words[0] in _MONTH_OF):
+            continue
+        day = _weekday(words[0]) if len(words) == 1 else None
+        if day is not None:
+            yield run[0], any(_weekday(w) == day for w in known.words)
+        else:
+            yield " ".join(run), _phrase_held(words, known)
+
+
+def _weekday(word: str) -> int | None:
+    plural = word.endswith("s") and word[:-1] in _WEEKDAY_OF  # "on Mondays"
+    return _WEEKDAY_OF.get(word[:-1] if plural else word)
+
+
+def _capitalised_runs(text: str) -> Iterator[list[str]]:
+    run: list[str] = []
+    for token in _RUN_TOKEN.findall(text):
+        if token[0].isupper() and token not in _NOT_NAMES and token != "I" and token[:2] != "I'":
+            run.append(token)
+            continue
+        if run:
+            yield run
+        run = []
+    if run:
+        yield run
+
+
+def _phrase_held(words: list[str], known: _Known) -> bool:
+    """Every word is in the sources, and the words of a phrase stand near each other there."""
+    spots = [[i for i, w in enumerate(known.words) if w == word] for word in words]
+    if not all(spots):
+        return False
+    reach = len(words)  # "Embedded World Nuremberg" for "Embedded World in Nuremberg"
+    near = (all(any(0 < abs(q - p) <= reach for q in s) for s in spots[1:]) for p in spots[0])
+    return len(words) == 1 or any(near)
