@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from assistant.activity import Activity
 from assistant.config import Settings
-from assistant.evidence import Evidence, select_evidence, unsupported_terms
+from assistant.evidence import Evidence, select_evidence
 from assistant.knowledge.distinct import SPARE, distinct_hits
 from assistant.knowledge.retrieval import Hit, Retriever
 from assistant.knowledge.store import ChunkRecord, KnowledgeStore
@@ -20,6 +20,7 @@ from assistant.llm.prompt import Segments, build_segments, chat_frame
 from assistant.llm.runtime import LLMError, LocalLLM
 from assistant.qa_verify import HitVerifier
 from assistant.rerank.reranker import Reranker
+from assistant.support import unsupported_terms
 from cache.kv_tree import KVTree, segment_hash
 from cache.prediction import History
 from cache.protocols import Embedder

@@ -53,6 +53,7 @@ from _common import (  # noqa: E402
 
 from assistant import evidence as ev  # noqa: E402
 from assistant.knowledge.store import ChunkRecord  # noqa: E402
+from assistant.support import unsupported_terms  # noqa: E402
 from cache.protocols import Embedder  # noqa: E402
 
 HOLDOUT = REPO / "data" / "qa" / "evidence_holdout.jsonl"
@@ -215,7 +216,7 @@ def latency(cases: list[Case], embedder: Embedder) -> dict[str, Any]:
     for case in cases:
         t0 = time.perf_counter()
         texts = [r.text for r in case.records]
-        ev.unsupported_terms(case.row["answer"], texts, case.row["question"])
+        unsupported_terms(case.row["answer"], texts, case.row["question"])
         support.append((time.perf_counter() - t0) * 1000)
     counts = [sum(len(ev.split_sentences(r.text)) for r in c.records) for c in cases]
     return {
@@ -322,7 +323,7 @@ def support(cases: list[Case], names: Sequence[str]) -> dict[str, Any]:
         for kind, corrupt in CORRUPTIONS.items():
             out[label][kind] = _marked(kept, corrupt, names, with_source)
     refusal = "I could not find that in your mail."
-    out["refusal_terms"] = ev.unsupported_terms(refusal, [cases[0].records[0].text], "When?")
+    out["refusal_terms"] = unsupported_terms(refusal, [cases[0].records[0].text], "When?")
     return out
 
 
@@ -333,7 +334,7 @@ def _marked(cases: list[Case], corrupt, names: Sequence[str], with_source: bool)
         if answer is None:
             continue
         sources = [r.text for r in case.records] + (case.source_texts if with_source else [])
-        terms = ev.unsupported_terms(answer, sources, case.row["question"])
+        terms = unsupported_terms(answer, sources, case.row["question"])
         (marked if terms else missed).append(
             {"id": case.row["id"], "answer": answer, "terms": terms}
         )

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from assistant.evidence import Evidence, select_evidence, unsupported_terms
+from assistant.evidence import Evidence, select_evidence
 from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.store import KnowledgeStore
 from assistant.pipeline import (
@@ -20,6 +20,7 @@ from assistant.pipeline import (
     QAHitFound,
     TokenStreamed,
 )
+from assistant.support import unsupported_terms
 from cache.blobs import BlobStore
 from cache.db import open_cache_db
 from cache.kv_tree import KIND, KVTree, segment_hash

@@ -1,0 +1,51 @@
+"""The support check: an answer's numbers, dates, names and quotes must stand in its sources."""
+
+from __future__ import annotations
+
+from assistant.support import unsupported_terms
+
+SOURCES = [
+    "From: Daan | Date: 2026-05-30 | Subject: Battery drain\n"
+    "The Nordic PPK2 shows 4.6 mA instead of the expected 18 uA. Ticket 2001 has the traces.\n"
+    "It moves from 9 June to Tuesday 23 June. Mei Tanaka and Fatima Bennani start in September.\n"
+    "The deposit of EUR 4,275.00 went out; the call is at 09:00. Bug FW-1184 is fixed.",
+]
+
+
+def test_a_digit_copied_wrong_is_unsupported() -> None:
+    assert unsupported_terms("It is in ticket 20011.", SOURCES, "Which ticket?") == ["20011"]
+    assert unsupported_terms("It draws 4.7 mA.", SOURCES, "What current?") == ["4.7"]
+    assert unsupported_terms("Bug FW-1148 is fixed.", SOURCES, "Which bug?") == ["FW-1148"]
+    assert unsupported_terms("It is in ticket 2001.", SOURCES, "Which ticket?") == []
+
+
+def test_an_invented_or_swapped_name_is_unsupported() -> None:
+    assert unsupported_terms("Gerrit Hoogland signed it.", SOURCES, "Who?") == ["Gerrit Hoogland"]
+    assert unsupported_terms("Mei Bennani starts.", SOURCES, "Who starts?") == ["Mei Bennani"]
+    assert unsupported_terms("Mei Tanaka starts.", SOURCES, "Who starts?") == []
+
+
+def test_a_wrong_date_or_weekday_is_unsupported() -> None:
+    assert unsupported_terms("It moves to 25 June.", SOURCES, "When?") == ["25 June"]
+    assert unsupported_terms("It moves to Friday 23 June.", SOURCES, "When?") == ["Friday"]
+
+
+def test_the_same_facts_written_differently_are_supported() -> None:
+    answer = (
+        "It moved from June 9th to Tue 23rd of June; the probe showed 18 µA (4.6mA), the "
+        "deposit was €4.275 and the call is at 9:00. Bug FW‑1184 is fixed."
+    )
+    assert unsupported_terms(answer, SOURCES, "When?") == []
+    assert unsupported_terms("About 18uA, not 18 uA.", SOURCES, "How much?") == []
+
+
+def test_an_answer_that_found_nothing_claims_nothing() -> None:
+    assert unsupported_terms("I could not find that in your mail.", SOURCES, "Who?") == []
+    assert unsupported_terms("I couldn't find it in your mail, Maya.", SOURCES, "Who?") == []
+
+
+def test_a_quoted_string_must_be_in_the_sources() -> None:
+    assert unsupported_terms('He wrote "ship it on Friday".', SOURCES, "What?") == [
+        '"ship it on Friday"'
+    ]
+    assert unsupported_terms('The PPK2 "shows 4.6 mA".', SOURCES, "What?") == []
