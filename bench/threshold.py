@@ -1,6 +1,8 @@
-"""QA-bank threshold τ: hit and false-hit rates on QQP question pairs, pairwise and bank-style.
+"""QA-bank threshold τ: hit and false-hit rates on QQP question pairs, pairwise and bank-style;
+then verified hits (bench/_verified.py): each check on the demo near-miss and paraphrase pairs
+and on QQP, the candidate τ, and the hit path's latency.
 
-    python bench/threshold.py [--eval-dir DIR] [--limit N] [--max-false-hit 0.02]
+    python bench/threshold.py [--eval-dir DIR] [--limit N] [--max-false-hit 0.02] [--home DIR]
 
 Writes bench/results/threshold.json.
 """
@@ -25,6 +27,7 @@ from _common import (
     timed,
     write_results,
 )
+from _verified import print_verified, run_verified
 
 from assistant.config import CacheSettings, EmbeddingSettings
 from assistant.knowledge.embeddings import make_embedder
@@ -45,6 +48,9 @@ def parse_args() -> argparse.Namespace:
         "--limit", type=int, default=0, help="first N/2 pairs of each class (0: all)"
     )
     parser.add_argument("--max-false-hit", type=float, default=MAX_FALSE_HIT)
+    parser.add_argument(
+        "--home", type=Path, default=None, help="an imported demo home to copy (default: import)"
+    )
     return parser.parse_args()
 
 
@@ -338,6 +344,7 @@ def print_summary(results: dict[str, Any]) -> None:
 def print_results(results: dict[str, Any]) -> None:
     print_sweep(results)
     print_summary(results)
+    print_verified(results["verified"])
 
 
 # -- main -------------------------------------------------------------------------------------
@@ -356,6 +363,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     pair = pairwise(pairs, va, vb)
     rec = recommend(pair["sweep"], args.max_false_hit)
     default_tau = CacheSettings().qa_threshold
+    a, b = [p.a for p in pairs], [p.b for p in pairs]
+    dup = np.array([p.duplicate for p in pairs])
+    cos = np.einsum("ij,ij->i", va, vb)
     return {
         "data": {"file": path, "sha256_16": file_digest(path)},
         "counts": counts(pairs),
@@ -365,6 +375,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "config_default_tau": default_tau,
         "pairwise": pair,
         "bank": bank_style(pairs, va, vb, rec if rec is not None else default_tau),
+        "verified": run_verified(args.home, a, b, cos, dup),
     }
 
 
