@@ -219,15 +219,19 @@ def test_a_user_question_preempts_a_running_job(tmp_path):
     released = []
     release = runner.queue.release
     runner.queue.release = lambda job: (released.append(job.key), release(job))
-    ctx.settings.answer.max_tokens = 2000  # a background decode far longer than the user's
+    answer = ctx.settings.answer
+    shipped = (answer.max_sentences, answer.repeat_guard)
+    # a background decode far longer than the user's: no sentence limit, no repeat stop
+    answer.max_tokens, answer.max_sentences, answer.repeat_guard = 2000, 0, "off"
     worker = threading.Thread(target=runner.run)
     worker.start()
     db = ctx.home.cache_dir / "qa.db"
     while not _running(db):
         time.sleep(0.05)
     time.sleep(3.0)  # the job is decoding now (its token budget was read when it began)
-    ctx.settings.answer.max_tokens = 24  # for the user, and for the job when it runs again
-    pipe.qa.threshold = 2.0  # the user's question runs the model, it cannot hit the bank
+    answer.max_tokens = 24  # for the user, and for the job when it runs again
+    answer.max_sentences, answer.repeat_guard = shipped
+    pipe.qa.threshold = pipe.qa.candidate_threshold = 2.0  # the model answers: no bank hit
     events = list(pipe.answer(question))
     assert released, "the background job did not step aside"
     assert answer_text(events) == reference
