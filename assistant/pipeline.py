@@ -214,8 +214,7 @@ class Pipeline:
             clock.lap("wait")  # for the model: a background job steps aside within a piece
             reused = self._prefill(segments, kv, clock, check)
             yield KVReused(reused, segments.total)
-            plain = self._segments([], question)  # the question alone, for "cad" decoding
-            tokens = self._answer_tokens(plain.system + plain.question)
+            tokens = self._answer_tokens(question)
             limit = self.settings.answer.max_sentences
             for text in self._decode(self.settings.answer.max_tokens, check, clock, tokens):
                 pieces.append(text)
@@ -228,9 +227,8 @@ class Pipeline:
         if qa:
             chunk_ids = [str(s["chunk_id"]) for s in sources]
             self.remember(question, vector, answer, chunk_ids, origin)
-        unsupported = unsupported_terms(answer, texts, question)
         done = AnswerDone(question, answer, sources, False, reused, segments.total, clock.done())
-        yield replace(done, evidence=evidence, supported=not unsupported, unsupported=unsupported)
+        yield _checked(done, evidence, texts, question)
 
     def evidence(self, question: str, vector, records: Sequence[ChunkRecord]) -> list[Evidence]:
         """The sentences of `records` that best match the question (none when switched off)."""
@@ -259,12 +257,14 @@ class Pipeline:
             return near.entry.id
         return self.qa.add(question, vector, answer, sources, version, origin, watermark)
 
-    def _answer_tokens(self, plain: list[int]) -> Callable[[int, Callable], Iterator[int]]:
-        """The answer's decoder: greedy, or context-aware against the `plain` prompt."""
+    def _answer_tokens(self, question: str) -> Callable[[int, Callable], Iterator[int]]:
+        """The answer's decoder: greedy, or context-aware against the question alone."""
         answer = self.settings.answer
-        if answer.decoding == "cad":
-            return lambda n, ban: self.llm.contrastive(n, plain, answer.cad_alpha, ban)
-        return self.llm.greedy
+        if answer.decoding != "cad":
+            return self.llm.greedy
+        plain = self._segments([], question)
+        tokens = plain.system + plain.question
+        return lambda n, ban: self.llm.contrastive(n, tokens, answer.cad_alpha, ban)
 
     def _decode(
         self, max_tokens: int, check: Callable[[], None], clock=None, tokens_of=None
@@ -304,9 +304,7 @@ class Pipeline:
         ordered = list(chunks)
         if self.settings.answer.chunk_order == "best-last":
             ordered.reverse()
-        return build_segments(
-            self.llm, self.frame, self.system_prompt, ordered, question, evidence
-        )
+        return build_segments(self.llm, self.frame, self.system_prompt, ordered, question, evidence)
 
     def user_waiting(self) -> bool:
         """A user question is waiting for the model (background work steps aside)."""
@@ -423,11 +421,19 @@ class Pipeline:
         records = self.store.chunk_records(entry.chunk_ids)
         vector = self.qa.vector(entry.id)
         evidence = self.evidence(entry.question, vector, records)
-        answer = entry.answer or ""
-        unsupported = unsupported_terms(answer, [r.text for r in records], entry.question)
         clock.mark("ttft")
-        done = AnswerDone(question, answer, [r.ref() for r in records], True, 0, 0, clock.done())
-        return replace(done, evidence=evidence, supported=not unsupported, unsupported=unsupported)
+        sources = [r.ref() for r in records]
+        done = AnswerDone(question, entry.answer or "", sources, True, 0, 0, clock.done())
+        return _checked(done, evidence, [r.text for r in records], entry.question)
+
+
+def _checked(
+    done: AnswerDone, evidence: list[Evidence], texts: list[str], asked: str
+) -> AnswerDone:
+    """`done` with its evidence, and whether every term of its answer stands in `texts` or in
+    the question it answered (`asked`)."""
+    unsupported = unsupported_terms(done.answer, texts, asked)
+    return replace(done, evidence=evidence, supported=not unsupported, unsupported=unsupported)
 
 
 def is_looping(tokens: list[int], longest: int = 16) -> bool:
