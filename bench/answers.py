@@ -76,6 +76,8 @@ DESIGNS: dict[str, dict[str, Any]] = {
     "terse": {**TODAY, "system": TERSE},
     "all": ALL,
     "all+cad": {**ALL, "decoding": "cad"},
+    # "all" without the sentence limit, which cut facts off (bench/results/answers.json)
+    "shipped": {**ALL, "max_sentences": 0},
     "all+best-last": {**ALL, "chunk_order": "best-last"},
 }
 
