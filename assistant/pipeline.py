@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 
+from assistant import support
 from assistant.activity import Activity
 from assistant.config import Settings
 from assistant.evidence import Evidence, select_evidence
@@ -20,7 +21,6 @@ from assistant.llm.prompt import Segments, build_segments, chat_frame
 from assistant.llm.runtime import LLMError, LocalLLM
 from assistant.qa_verify import HitVerifier
 from assistant.rerank.reranker import Reranker
-from assistant.support import unsupported_terms
 from cache.kv_tree import KVTree, segment_hash
 from cache.prediction import History
 from cache.protocols import Embedder
@@ -74,7 +74,8 @@ class AnswerDone:
     timings: dict[str, float] = field(default_factory=dict)
     # the sentences of the sources that answer the question (shown under the answer)
     evidence: list[Evidence] = field(default_factory=list)
-    # every name, number and date of the answer appears in the sources or the question
+    # the answer holds the kind of term asked for, and every name, number and date of it appears
+    # in the sources or the question (assistant/support.py)
     supported: bool = True
     unsupported: list[str] = field(default_factory=list)  # the terms that do not
 
@@ -430,10 +431,11 @@ class Pipeline:
 def _checked(
     done: AnswerDone, evidence: list[Evidence], texts: list[str], asked: str
 ) -> AnswerDone:
-    """`done` with its evidence, and whether every term of its answer stands in `texts` or in
-    the question it answered (`asked`)."""
-    unsupported = unsupported_terms(done.answer, texts, asked)
-    return replace(done, evidence=evidence, supported=not unsupported, unsupported=unsupported)
+    """`done` with its evidence, and whether it is supported: it holds the kind of term the
+    question it answered (`asked`) asks for, and every term of it stands in `texts` or in that
+    question."""
+    supported, unsupported = support.check(done.answer, texts, asked)
+    return replace(done, evidence=evidence, supported=supported, unsupported=unsupported)
 
 
 def is_looping(tokens: list[int], longest: int = 16) -> bool:

@@ -10,6 +10,8 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from assistant.evidence import answer_kinds, asked_kinds
+
 _MONTH_NAMES = (
     "january jan januari",
     "february feb februari",
@@ -251,3 +253,28 @@ def _phrase_held(words: list[str], known: _Known) -> bool:
     reach = len(words)  # "Embedded World Nuremberg" for "Embedded World in Nuremberg"
     near = (all(any(0 < abs(q - p) <= reach for q in s) for s in spots[1:]) for p in spots[0])
     return len(words) == 1 or any(near)
+
+
+def answers_what_was_asked(answer: str, question: str) -> bool:
+    """The answer holds the kind of term the question asks for (a date for "when", a figure for
+    "how much", a name for "who" …), or the question asks for none. A tiny model's wrong answers
+    often claim nothing checkable ("The deposit was paid by the contractor"): the presence check
+    cannot mark those, this one does."""
+    asked = asked_kinds(question)
+    held = answer_kinds(answer, question)
+    if _opens_with_name(answer, question):
+        held.add("name")
+    return not asked or bool(held & asked)
+
+
+def _opens_with_name(answer: str, question: str) -> bool:
+    """A sentence opens with a name ("Maya gives the speech."), which answer_kinds leaves out."""
+    words = re.findall(r"(?:^|[.!?:]\s+)([A-Z][^\W\d_]+)", answer.strip())
+    return any(w.lower() not in _COMMON and w.lower() not in question.lower() for w in words)
+
+
+def check(answer: str, sources: Sequence[str], question: str) -> tuple[bool, list[str]]:
+    """(supported, the terms found in no source): an answer is supported when it holds the kind
+    of term asked for and every term of it stands in `sources` or in the question."""
+    terms = unsupported_terms(answer, sources, question)
+    return not terms and answers_what_was_asked(answer, question), terms

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assistant.support import unsupported_terms
+from assistant.support import answers_what_was_asked, check, unsupported_terms
 
 SOURCES = [
     "From: Daan | Date: 2026-05-30 | Subject: Battery drain\n"
@@ -49,3 +49,18 @@ def test_a_quoted_string_must_be_in_the_sources() -> None:
         '"ship it on Friday"'
     ]
     assert unsupported_terms('The PPK2 "shows 4.6 mA".', SOURCES, "What?") == []
+
+
+def test_an_answer_without_the_kind_of_term_asked_for_is_unsupported() -> None:
+    """A wrong answer that claims nothing checkable is still marked."""
+    question = "How much was the deposit, and when did it go out?"
+    assert check("The deposit was paid by the contractor.", SOURCES, question) == (False, [])
+    assert not answers_what_was_asked("It was sent by the bank.", "When did it go out?")
+    assert answers_what_was_asked("It draws 4.6 mA on the bench.", "How much current?")
+
+
+def test_a_name_opening_the_answer_answers_a_who_question() -> None:
+    assert answers_what_was_asked("Maya gives the speech.", "Who gives the speech?")
+    assert answers_what_was_asked("The answer is: Maya.", "Who gives the speech?")
+    assert not answers_what_was_asked("The speech is given by her.", "Who gives the speech?")
+    assert answers_what_was_asked("The grey ones.", "Which tiles did I pick?")  # asks no kind

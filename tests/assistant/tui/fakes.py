@@ -20,7 +20,7 @@ from assistant.pipeline import (
     QAHitFound,
     TokenStreamed,
 )
-from assistant.support import unsupported_terms
+from assistant.support import check
 from cache.blobs import BlobStore
 from cache.db import open_cache_db
 from cache.kv_tree import KIND, KVTree, segment_hash
@@ -94,12 +94,10 @@ class FakePipeline:
         evidence = self.evidence
         if evidence is None:
             evidence = select_evidence(question, vector, records, self.embedder)
-        unsupported = self.unsupported
-        if unsupported is None:
-            unsupported = unsupported_terms(done.answer, [r.text for r in records], question)
-        self.done = replace(
-            done, evidence=evidence, supported=not unsupported, unsupported=unsupported
-        )
+        supported, unsupported = check(done.answer, [r.text for r in records], question)
+        if self.unsupported is not None:
+            supported, unsupported = not self.unsupported, self.unsupported
+        self.done = replace(done, evidence=evidence, supported=supported, unsupported=unsupported)
         return self.done
 
     def _prefill(self, chunk_ids: list[int]) -> int:
