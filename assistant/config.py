@@ -76,7 +76,9 @@ class AnswerSettings:
     # "stop" | "ban" | "off": see assistant/llm/decoding.py; "ban" steers a looping answer into
     # new text, mostly invented; "stop" ends it (bench/results/answers.json)
     repeat_guard: str = "stop"
-    repeat_ngram: int = 4  # the n of the repeat guard
+    # the n of the repeat guard, in tokens: at 4 "stop" cut answers at a repeated "New total ="
+    # before their facts (bench/results/answers_shipped.json); a loop repeats a whole sentence
+    repeat_ngram: int = 8
     # the answer ends after this many sentences or lines; 0: no limit. Two cut facts off the
     # end of answers (bench/results/answers.json: 0.28 → 0.22 of answers with every fact)
     max_sentences: int = 0

@@ -80,6 +80,7 @@ def test_a_looped_answer_is_cut_and_a_plain_one_is_not(tmp_path, fake_embedder):
     pipe = build(tmp_path, make_llm(Settings().llm), fake_embedder, threshold=2.0)
     pipe.settings.answer.max_tokens, pipe.settings.answer.max_sentences = 80, 0
     pipe.settings.answer.evidence_sentences = 0  # the prompt this loop was found with
+    pipe.settings.answer.repeat_ngram = 4  # no repeated 4-token span: no repeated 6 words
     answers = {}
     for mode in ("off", "ban", "stop"):
         pipe.settings.answer.repeat_guard = mode
