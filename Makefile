@@ -25,6 +25,14 @@ bench:
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/import.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/retrieval.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/threshold.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/distinct.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/evidence.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/answers.py --limit 32 \
+		--designs today,distinct,evidence,guard-stop,two-sentences,cad,all,all+cad
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/answers.py --limit 32 --designs today,evidence,shipped \
+		--out answers_final
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/answers.py --questions data/qa/evidence_holdout.jsonl \
+		--designs today,evidence,shipped --out answers_final_holdout
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/cache.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/prediction.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/preemption.py
