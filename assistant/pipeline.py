@@ -276,22 +276,25 @@ class Pipeline:
         guard = self._guard()
         tokens: list[int] = []
         shown = 0
+
+        def show(upto: int) -> Iterator[str]:
+            nonlocal shown
+            upto = max(shown, upto)  # while fewer than `holds_back` tokens, `upto` is negative
+            for token in tokens[shown:upto]:
+                text = decoder.decode(self.llm.detokenize([token]))
+                if text:
+                    yield text
+            shown = upto
+
         for token in (tokens_of or self.llm.greedy)(max_tokens, guard.banned):
             if not tokens and clock is not None:
                 clock.mark("ttft")
             tokens.append(token)
             if is_looping(tokens) or guard.repeated(tokens):
                 return
-            while shown < len(tokens) - guard.holds_back:
-                text = decoder.decode(self.llm.detokenize([tokens[shown]]))
-                shown += 1
-                if text:
-                    yield text
+            yield from show(len(tokens) - guard.holds_back)
             check()
-        for token in tokens[shown:]:
-            text = decoder.decode(self.llm.detokenize([token]))
-            if text:
-                yield text
+        yield from show(len(tokens))
 
     def _guard(self) -> RepeatGuard:
         answer = self.settings.answer

@@ -51,9 +51,7 @@ class RepeatGuard:
         tail = list(tokens[-self.n :])
         if not self._counts(tail):
             return False
-        return any(
-            list(tokens[i : i + self.n]) == tail for i in range(len(tokens) - self.n)
-        )
+        return any(list(tokens[i : i + self.n]) == tail for i in range(len(tokens) - self.n))
 
     def _counts(self, gram: Sequence[int]) -> bool:
         return any(self.is_word(t) for t in gram)
@@ -67,9 +65,9 @@ _END = re.compile(r"(?<=[.!?])[\"'”)\]]?\s|\n")
 
 def sentences_ended(text: str) -> int:
     """How many sentences (or lines) of `text` are complete."""
-    count = 0
-    for match in _END.finditer(text.lstrip()):
-        before = text.lstrip()[: match.start()].rstrip("\"'”)]")
+    count, text = 0, text.lstrip()
+    for match in _END.finditer(text):
+        before = text[: match.start()].rstrip("\"'”)]")
         if not before.strip() or before.endswith("\n"):
             continue
         word = re.split(r"[\s(]", before[:-1])[-1].lower() if before[-1] in ".!?" else ""

@@ -211,10 +211,7 @@ class LocalLLM:
         for _ in range(max_tokens):
             if self.n_past >= self.n_ctx:
                 return
-            logits = self.logits()
-            for ban in banned(tokens) if banned else ():
-                logits[ban] = -np.inf
-            token = int(np.argmax(logits))
+            token = _pick(self.logits(), banned, tokens)
             tokens.append(token)
             if self.is_end(token):
                 return
@@ -244,10 +241,7 @@ class LocalLLM:
             for _ in range(max_tokens):
                 if self.n_past + len(plain) + len(tokens) >= self.n_ctx:
                     return
-                mixed = (1 + alpha) * with_context - alpha * without
-                for ban in banned(tokens) if banned else ():
-                    mixed[ban] = -np.inf
-                token = int(np.argmax(mixed))
+                token = _pick((1 + alpha) * with_context - alpha * without, banned, tokens)
                 if self.is_end(token):
                     return
                 tokens.append(token)
@@ -318,6 +312,15 @@ class LocalLLM:
             out[i] = logits[token] - top - np.log(np.exp(logits - top).sum())
             self.eval([token])
         return out
+
+
+def _pick(
+    logits: np.ndarray, banned: Callable[[list[int]], set[int]] | None, tokens: list[int]
+) -> int:
+    """The most likely token that `banned(tokens so far)` allows (`logits` is changed)."""
+    for ban in banned(tokens) if banned else ():
+        logits[ban] = -np.inf
+    return int(np.argmax(logits))
 
 
 def model_fingerprint(path: Path, n_ctx: int = 0) -> str:
