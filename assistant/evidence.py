@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from assistant.kinds import answer_kinds, asked_kinds
 from assistant.knowledge.bm25 import STOPWORDS
 from assistant.knowledge.store import ChunkRecord
 from cache.protocols import Embedder
@@ -322,73 +323,3 @@ def _stem(word: str) -> str:
             double = len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "aeiouls"
             return stem[:-1] if double else stem
     return word
-
-
-# -- the kind of answer a question asks for ---------------------------------------------------
-
-_ASKS = (
-    (
-        "date",
-        r"\b(when|what (date|day|time|year)|which (days?|date|evenings?|month|week|year)|"
-        r"by when|how soon)\b",
-    ),
-    (
-        "number",
-        r"\b(how (much|many|long|far|fast|big|hot|warm|old|often|large|high|strongly)|"
-        r"what (price|cost|score|rate|pace|percentage|share|yield|current|amount|fee|salary|"
-        r"budget|size|temperature|number|value|total|time))\b",
-    ),
-    (
-        "number",
-        r"\b(cost|costs|costing|price|pay|paid|charges?|spend|spent|fees?|budget|"
-        r"salary|refund)\b",
-    ),
-    (
-        "code",
-        r"\b(code|reference|booking number|confirmation number|ticket|model|ip address|"
-        r"version)\b",
-    ),
-    ("name", r"\b(who|whom|whose)\b"),
-    ("place", r"\bwhere\b"),
-)
-_ASK_PATTERNS = tuple((kind, re.compile(pattern, re.IGNORECASE)) for kind, pattern in _ASKS)
-_MONTHS = (
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec januari februari maart mei juni juli "
-    "augustus oktober augusti"
-).split()
-_DAYS = (
-    "monday tuesday wednesday thursday friday saturday sunday mon tue wed thu fri sat sun "
-    "today tomorrow tonight yesterday weekend morning afternoon evening"
-).split()
-_DATE_WORD = re.compile(
-    rf"\b(?:{'|'.join(_MONTHS + _DAYS)})\b|\b\d{{1,2}}[:.]\d{{2}}\b|\b(?:19|20)\d{{2}}\b",
-    re.IGNORECASE,
-)
-_FIGURE = re.compile(r"\d+(?:[.,:]\d+)*")
-_NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][^\W\d_]+")
-_PLACE = re.compile(r"\b(?:at|in|on|from|near|to|via)\s+(?:the\s+)?[A-Z][^\W\d_]+")
-_ID = re.compile(r"\b(?=[A-Z0-9-]*[0-9])(?=[A-Z0-9-]*[A-Z])[A-Z0-9][A-Z0-9.-]{3,}\b")
-
-
-def asked_kinds(question: str) -> set[str]:
-    """What the question asks for: "date", "number", "code", "name" and/or "place"."""
-    return {kind for kind, pattern in _ASK_PATTERNS if pattern.search(question)}
-
-
-def answer_kinds(sentence: str, question: str) -> set[str]:
-    """The kinds of answer the sentence holds that the question does not already name."""
-    asked = question.lower()
-    found = {
-        "date": any(m.lower() not in asked for m in _DATE_WORD.findall(sentence)),
-        "number": any(m not in asked for m in _FIGURE.findall(sentence)),
-        "code": any(m.lower() not in asked for m in _ID.findall(sentence)),
-        "name": any(_is_new_name(m, asked) for m in _NAME.findall(sentence)),
-        "place": any(m.split()[-1].lower() not in asked for m in _PLACE.findall(sentence)),
-    }
-    return {kind for kind, held in found.items() if held}
-
-
-def _is_new_name(word: str, asked: str) -> bool:
-    low = word.lower()
-    return low not in asked and low not in STOPWORDS and not _DATE_WORD.fullmatch(word)

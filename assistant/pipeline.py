@@ -229,7 +229,7 @@ class Pipeline:
             chunk_ids = [str(s["chunk_id"]) for s in sources]
             self.remember(question, vector, answer, chunk_ids, origin)
         done = AnswerDone(question, answer, sources, False, reused, segments.total, clock.done())
-        yield _checked(done, evidence, texts, question)
+        yield _checked(done, evidence, texts, question, self.system_prompt)
 
     def evidence(self, question: str, vector, records: Sequence[ChunkRecord]) -> list[Evidence]:
         """The sentences of `records` that best match the question (none when switched off)."""
@@ -428,16 +428,18 @@ class Pipeline:
         clock.mark("ttft")
         sources = [r.ref() for r in records]
         done = AnswerDone(question, entry.answer or "", sources, True, 0, 0, clock.done())
-        return _checked(done, evidence, [r.text for r in records], entry.question)
+        texts = [r.text for r in records]
+        return _checked(done, evidence, texts, entry.question, self.system_prompt)
 
 
 def _checked(
-    done: AnswerDone, evidence: list[Evidence], texts: list[str], asked: str
+    done: AnswerDone, evidence: list[Evidence], texts: list[str], asked: str, instruction: str
 ) -> AnswerDone:
-    """`done` with its evidence, and whether it is supported: it holds the kind of term the
-    question it answered (`asked`) asks for, and every term of it stands in `texts` or in that
-    question."""
-    supported, unsupported = support.check(done.answer, texts, asked)
+    """`done` with its evidence, and whether it is supported (assistant/support.py): checked
+    against `texts`, the question it answered (`asked`), its evidence lines and the prompt's
+    `instruction`."""
+    lines = [e.sentence for e in evidence]
+    supported, unsupported = support.check(done.answer, texts, asked, lines, instruction)
     return replace(done, evidence=evidence, supported=supported, unsupported=unsupported)
 
 

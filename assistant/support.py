@@ -10,7 +10,8 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from assistant.evidence import answer_kinds, asked_kinds
+from assistant.kinds import answer_kinds, asked_kinds, kind_terms
+from cache.verify import STOPWORDS, stem
 
 _MONTH_NAMES = (
     "january jan januari",
@@ -51,6 +52,7 @@ _CODE = re.compile(  # "FW-1184", "KD-Q-26-0317", "K7QX4M", "v3.2", "RC2"
     r"(?<![\w.,-])(?:[^\W\d_]+\d*(?:-\w+)+|(?=\w*\d)(?=\w*[^\W\d_])\w+(?:\.\d+)*)(?![\w-])"
 )
 _QUOTED = re.compile(r"[\"“”„]([^\"“”„\n]{2,80})[\"“”]")
+_CONTENT = re.compile(r"\w+(?:[.,:]\d+)*")  # a word, or a figure with its separators
 _LETTERS = re.compile(r"[^\W\d_]+(?:['-][^\W\d_]+)*")
 _RUN_TOKEN = re.compile(r"[^\W\d_]+(?:['-][^\W\d_]+)*|[^\s]")  # any other mark ends a run
 _DURATION = re.compile(r"\b(\d+)\s+minutes?\s+(?:and\s+)?(\d{1,2})\s+seconds?\b")  # "7:35"
@@ -273,8 +275,53 @@ def _opens_with_name(answer: str, question: str) -> bool:
     return any(w.lower() not in _COMMON and w.lower() not in question.lower() for w in words)
 
 
-def check(answer: str, sources: Sequence[str], question: str) -> tuple[bool, list[str]]:
-    """(supported, the terms found in no source): an answer is supported when it holds the kind
-    of term asked for and every term of it stands in `sources` or in the question."""
+def check(
+    answer: str,
+    sources: Sequence[str],
+    question: str,
+    evidence: Sequence[str] = (),
+    instruction: str = "",
+) -> tuple[bool, list[str]]:
+    """(supported, the terms at fault): an answer is supported when every term of it stands in
+    `sources` or in the question, it holds the kind of term asked for, it agrees with its
+    `evidence` lines on that kind, and it says something of its sources beyond the question and
+    the prompt's `instruction`."""
     terms = unsupported_terms(answer, sources, question)
-    return not terms and answers_what_was_asked(answer, question), terms
+    disagree = disagreeing_terms(answer, evidence, question)
+    supported = (
+        not terms
+        and not disagree
+        and answers_what_was_asked(answer, question)
+        and says_something(answer, sources, question, instruction)
+    )
+    return supported, terms + [t for t in disagree if t not in terms]
+
+
+def disagreeing_terms(answer: str, evidence: Sequence[str], question: str) -> list[str]:
+    """The answer's terms of the kind asked for, when the evidence lines hold terms of that kind
+    and the answer holds none of them ("97.2%" against an evidence line reading "98.1%"). A
+    presence check passes a wrong figure that stands elsewhere in the sources; this one does not
+    when the evidence line found the right one."""
+    kinds = asked_kinds(question) - {"place"}
+    if not kinds or not evidence:
+        return []
+    expected = kind_terms(" ".join(evidence), question, kinds)
+    given = kind_terms(answer, question, kinds)
+    return sorted(given) if expected and given and not expected & given else []
+
+
+def says_something(answer: str, sources: Sequence[str], question: str, instruction: str) -> bool:
+    """The answer holds a word or figure of its sources that neither the question nor the
+    prompt's instruction holds. A tiny model's echo ("The answer is:", "The candidate who dropped
+    out was the one who was asked") restates what it was given and takes nothing from the mail.
+    Sentences saying the answer was not found claim nothing and count for nothing."""
+    claims = re.split(r"(?<=[.!?])\s+", answer)
+    text = " ".join(s for s in claims if not _REFUSAL.search(s))
+    echoed = _stems(f"{question} {instruction}")
+    held = _stems(" ".join(sources))
+    return any(s in held and s not in echoed for s in _stems(text))
+
+
+def _stems(text: str) -> set[str]:
+    words = (w.lower() for w in _CONTENT.findall(text))
+    return {stem(w) for w in words if w not in STOPWORDS and (len(w) > 2 or w.isdigit())}

@@ -9,10 +9,10 @@ from assistant.evidence import (
     BM25,
     COSINE,
     Evidence,
-    asked_kinds,
     select_evidence,
     split_sentences,
 )
+from assistant.kinds import asked_kinds
 from assistant.knowledge.store import ChunkRecord
 
 SOAK = """From: Priya Nair | Date: 2026-05-29 | Subject: RC2 soak: 3 of 12 units lost 9% battery

@@ -64,3 +64,25 @@ def test_a_name_opening_the_answer_answers_a_who_question() -> None:
     assert answers_what_was_asked("The answer is: Maya.", "Who gives the speech?")
     assert not answers_what_was_asked("The speech is given by her.", "Who gives the speech?")
     assert answers_what_was_asked("The grey ones.", "Which tiles did I pick?")  # asks no kind
+
+
+def test_a_figure_that_stands_in_the_sources_but_not_in_the_evidence_line_is_unsupported() -> None:
+    """The presence check passes a wrong figure found elsewhere in the sources; an evidence line
+    holding another figure of the kind asked for marks it."""
+    question = "How much current does the sensor draw?"
+    evidence = ["The Nordic PPK2 shows 4.6 mA instead of the expected 18 uA."]
+    assert check("It draws 2001 mA.", SOURCES, question, evidence) == (False, ["2001"])
+    assert check("It draws 4.6 mA.", SOURCES, question, evidence) == (True, [])
+    no_figure = ["Daan measured the drain on the bench."]
+    assert check("It draws 2001 mA.", SOURCES, question, no_figure)[0]  # the line cannot tell
+    assert check("It draws 2001 mA.", SOURCES, question)[0]  # no evidence line: no verdict
+
+
+def test_an_answer_that_only_echoes_the_question_or_the_instruction_is_unsupported() -> None:
+    instruction = "Answer questions about the user's emails. Use only the context below."
+    question = "Why was the battery drain missed?"
+    assert not check("The answer is:", SOURCES, question, (), instruction)[0]
+    echo = "The battery drain was missed because the battery drain was missed in the context."
+    assert not check(echo, SOURCES, question, (), instruction)[0]
+    real = "The PPK2 trace showed 4.6 mA, which the soak did not look at."
+    assert check(real, SOURCES, question, (), instruction)[0]

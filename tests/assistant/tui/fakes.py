@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from assistant.context import bundled
 from assistant.evidence import Evidence, select_evidence
 from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.store import KnowledgeStore
@@ -27,6 +28,7 @@ from cache.kv_tree import KIND, KVTree, segment_hash
 from cache.qa_bank import QABank
 from tests.conftest import FakeEmbedder
 
+SYSTEM = (bundled("prompts") / "answer.txt").read_text(encoding="utf-8")  # the real instruction
 ANSWER = "The kitchen work starts on Monday 2 March, says Bram in his last mail."
 
 
@@ -94,7 +96,8 @@ class FakePipeline:
         evidence = self.evidence
         if evidence is None:
             evidence = select_evidence(question, vector, records, self.embedder)
-        supported, unsupported = check(done.answer, [r.text for r in records], question)
+        texts, lines = [r.text for r in records], [e.sentence for e in evidence]
+        supported, unsupported = check(done.answer, texts, question, lines, SYSTEM)
         if self.unsupported is not None:
             supported, unsupported = not self.unsupported, self.unsupported
         self.done = replace(done, evidence=evidence, supported=supported, unsupported=unsupported)

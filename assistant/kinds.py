@@ -1,0 +1,97 @@
+"""What a question asks for (a date, a figure, a code, a name, a place) and which terms of that kind
+a sentence holds: the evidence selection favours sentences that hold the kind asked for, and the
+support check asks an answer to hold it and to agree with its evidence lines on it."""
+
+from __future__ import annotations
+
+import re
+
+from assistant.knowledge.bm25 import STOPWORDS
+
+_ASKS = (
+    (
+        "date",
+        r"\b(when|what (date|day|time|year)|which (days?|date|evenings?|month|week|year)|"
+        r"by when|how soon)\b",
+    ),
+    (
+        "number",
+        r"\b(how (much|many|long|far|fast|big|hot|warm|old|often|large|high|strongly)|"
+        r"what (price|cost|score|rate|pace|percentage|share|yield|current|amount|fee|salary|"
+        r"budget|size|temperature|number|value|total|time))\b",
+    ),
+    (
+        "number",
+        r"\b(cost|costs|costing|price|pay|paid|charges?|spend|spent|fees?|budget|"
+        r"salary|refund)\b",
+    ),
+    (
+        "code",
+        r"\b(code|reference|booking number|confirmation number|ticket|model|ip address|"
+        r"version)\b",
+    ),
+    ("name", r"\b(who|whom|whose)\b"),
+    ("place", r"\bwhere\b"),
+)
+_ASK_PATTERNS = tuple((kind, re.compile(pattern, re.IGNORECASE)) for kind, pattern in _ASKS)
+_MONTHS = (
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec januari februari maart mei juni juli "
+    "augustus oktober augusti"
+).split()
+_DAYS = (
+    "monday tuesday wednesday thursday friday saturday sunday mon tue wed thu fri sat sun "
+    "today tomorrow tonight yesterday weekend morning afternoon evening"
+).split()
+_DATE_WORD = re.compile(
+    rf"\b(?:{'|'.join(_MONTHS + _DAYS)})\b|\b\d{{1,2}}[:.]\d{{2}}\b|\b(?:19|20)\d{{2}}\b",
+    re.IGNORECASE,
+)
+_FIGURE = re.compile(r"\d+(?:[.,:]\d+)*")
+_NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][^\W\d_]+")
+_PLACE = re.compile(r"\b(?:at|in|on|from|near|to|via)\s+(?:the\s+)?[A-Z][^\W\d_]+")
+_ID = re.compile(r"\b(?=[A-Z0-9-]*[0-9])(?=[A-Z0-9-]*[A-Z])[A-Z0-9][A-Z0-9.-]{3,}\b")
+
+
+def asked_kinds(question: str) -> set[str]:
+    """What the question asks for: "date", "number", "code", "name" and/or "place"."""
+    return {kind for kind, pattern in _ASK_PATTERNS if pattern.search(question)}
+
+
+def answer_kinds(sentence: str, question: str) -> set[str]:
+    """The kinds of answer the sentence holds that the question does not already name."""
+    asked = question.lower()
+    found = {
+        "date": any(m.lower() not in asked for m in _DATE_WORD.findall(sentence)),
+        "number": any(m not in asked for m in _FIGURE.findall(sentence)),
+        "code": any(m.lower() not in asked for m in _ID.findall(sentence)),
+        "name": any(_is_new_name(m, asked) for m in _NAME.findall(sentence)),
+        "place": any(m.split()[-1].lower() not in asked for m in _PLACE.findall(sentence)),
+    }
+    return {kind for kind, held in found.items() if held}
+
+
+def _is_new_name(word: str, asked: str) -> bool:
+    low = word.lower()
+    return low not in asked and low not in STOPWORDS and not _DATE_WORD.fullmatch(word)
+
+
+def kind_terms(text: str, question: str, kinds: set[str]) -> set[str]:
+    """The terms of `kinds` in `text` that the question does not name, normalised so that two
+    writings of one term meet ("1,846.00" and "1846", "June" and "jun")."""
+    asked = question.lower()
+    terms: set[str] = set()
+    if kinds & {"number", "date"}:
+        terms |= {_figure(m) for m in _FIGURE.findall(text) if m not in question}
+        words = (m.lower() for m in _DATE_WORD.findall(text) if not m[0].isdigit())
+        terms |= {w[:3] for w in words if w not in asked}
+    if "code" in kinds:
+        terms |= {m.lower() for m in _ID.findall(text) if m.lower() not in asked}
+    if "name" in kinds:
+        terms |= {m.lower() for m in _NAME.findall(text) if _is_new_name(m, asked)}
+    return terms
+
+
+def _figure(text: str) -> str:
+    bare = text.replace(",", "")
+    return bare.rstrip("0").rstrip(".") if "." in bare else bare
