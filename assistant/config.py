@@ -72,6 +72,9 @@ class AnswerSettings:
     # sentences of the prompt's chunks that best match the question, repeated right before it
     # (and shown under the answer); 0: no evidence segment
     evidence_sentences: int = 2
+    # where the evidence lines go: "context" (after the last chunk) or "question" (after the
+    # question, in the user's turn)
+    evidence_place: str = "context"
     chunk_order: str = "best-first"  # "best-first" | "best-last" (nearest the question)
     # "stop" | "ban" | "off": see assistant/llm/decoding.py; "ban" steers a looping answer into
     # new text, mostly invented; "stop" ends it (bench/results/answers.json)
@@ -162,6 +165,7 @@ def load_settings(
 def _check_answer(answer: AnswerSettings) -> None:
     choices = {
         "chunk_order": ("best-first", "best-last"),
+        "evidence_place": ("context", "question"),
         "repeat_guard": ("ban", "stop", "off"),
         "decoding": ("greedy", "cad"),
         "duplicates": ("merge", "keep"),

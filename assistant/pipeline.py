@@ -308,7 +308,9 @@ class Pipeline:
         ordered = list(chunks)
         if self.settings.answer.chunk_order == "best-last":
             ordered.reverse()
-        return build_segments(self.llm, self.frame, self.system_prompt, ordered, question, evidence)
+        place = self.settings.answer.evidence_place
+        system = self.system_prompt
+        return build_segments(self.llm, self.frame, system, ordered, question, evidence, place)
 
     def user_waiting(self) -> bool:
         """A user question is waiting for the model (background work steps aside)."""

@@ -20,9 +20,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 # bench/cache.py is named like the `cache` package: with this folder first on sys.path (as when a
-# bench runs as a script), `import cache` would find the script. Move the folder to the end.
+# bench runs as a script), `import cache` would find the script. Move the folder to the end, and
+# put this checkout first: a bench measures the code beside it, whatever is installed.
 _BENCH = Path(__file__).resolve().parent
-sys.path[:] = [e for e in sys.path if Path(e or ".").resolve() != _BENCH] + [str(_BENCH)]
+_others = [e for e in sys.path if Path(e or ".").resolve() not in (_BENCH, _BENCH.parent)]
+sys.path[:] = [str(_BENCH.parent), *_others, str(_BENCH)]
 
 import numpy as np  # noqa: E402
 from rich.console import Console  # noqa: E402

@@ -45,6 +45,7 @@ from assistant.knowledge.store import ChunkRecord  # noqa: E402
 # shipped defaults change.
 TODAY = {
     "evidence_sentences": 0,
+    "evidence_place": "context",
     "repeat_guard": "off",
     "repeat_ngram": 4,
     "chunk_order": "best-first",
@@ -54,6 +55,7 @@ TODAY = {
 }
 ALL = {
     "evidence_sentences": 2,
+    "evidence_place": "context",
     "repeat_guard": "stop",
     "repeat_ngram": 4,
     "chunk_order": "best-first",
@@ -82,6 +84,8 @@ DESIGNS: dict[str, dict[str, Any]] = {
     # the repeat stop at 8 tokens (at 4 it cut facts off: bench/results/answers_shipped.json)
     "shipped": {**ALL, "max_sentences": 0, "repeat_ngram": 8},
     "all+best-last": {**ALL, "chunk_order": "best-last"},
+    "shipped+asked": {**ALL, "max_sentences": 0, "repeat_ngram": 8, "evidence_place": "question"},
+    "shipped+terse": {**ALL, "max_sentences": 0, "repeat_ngram": 8, "system": TERSE},
 }
 
 

@@ -64,12 +64,19 @@ def build_segments(
     chunks: list[str],
     question: str,
     evidence: Sequence[str] = (),
+    evidence_place: str = "context",
 ) -> Segments:
+    """The prompt's segments. The evidence lines go after the last chunk ("context") or after
+    the question, in the user's turn ("question"); either way they are computed per question
+    and the chunk segments before them stay reusable."""
     lines = evidence_text(evidence)
+    asked = question.strip()
+    if lines and evidence_place == "question":
+        asked, lines = f"{asked}\n\n{lines.rstrip()}", ""
     return Segments(
         system=llm.tokenize(frame.head + system, first=True),
         chunks=[llm.tokenize(f"{c.strip()}\n\n") for c in chunks],
-        question=llm.tokenize(f"{frame.middle}{question.strip()}{frame.tail}"),
+        question=llm.tokenize(f"{frame.middle}{asked}{frame.tail}"),
         evidence=llm.tokenize(lines) if lines else [],
     )
 

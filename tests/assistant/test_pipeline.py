@@ -79,6 +79,21 @@ def test_full_prefix_hit_gives_identical_tokens(tmp_path, llm, fake_embedder):
     assert again_done.kv_reused_tokens == again_done.prompt_tokens - len(fresh) > 0
 
 
+def test_evidence_after_the_question_keeps_cached_answers_identical(tmp_path, llm, fake_embedder):
+    pipe = build(tmp_path, llm, fake_embedder, threshold=2.0)
+    pipe.settings.answer.evidence_place = "question"
+    question = "When does the kitchen demolition start?"
+    naive, naive_done = run(pipe.answer(question, use_cache=False))
+    run(pipe.answer(question))  # fills the KV tree
+    again, again_done = run(pipe.answer(question))
+    assert naive.strip() and naive == again and again_done.kv_reused_tokens > 0
+    lines = [e.sentence for e in naive_done.evidence]
+    segments = pipe._segments([MAILS[0][1]], question, lines)
+    assert lines and segments.evidence == []
+    asked = pipe.llm.detokenize(segments.question).decode()
+    assert asked.index(question) < asked.index(lines[0])
+
+
 def test_partial_prefix_hit_gives_identical_tokens(tmp_path, llm, fake_embedder):
     pipe = build(tmp_path, llm, fake_embedder, threshold=2.0)
     hits = {h.record.title: h for h in pipe.retriever.search("kitchen tiles wedding battery", k=4)}
