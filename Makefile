@@ -29,10 +29,10 @@ bench:
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/evidence.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/answers.py --limit 32 \
 		--designs today,distinct,evidence,guard-stop,two-sentences,cad,all,all+cad
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/answers.py --limit 32 --designs today,evidence,shipped \
-		--out answers_final
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/answers.py --limit 32 \
+		--designs today,evidence,shipped,shipped+asked,shipped+terse --out answers_final
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/answers.py --questions data/qa/evidence_holdout.jsonl \
-		--designs today,evidence,shipped --out answers_final_holdout
+		--designs today,evidence,shipped,shipped+asked --out answers_final_holdout
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/cache.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/prediction.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/preemption.py
