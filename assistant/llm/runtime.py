@@ -197,6 +197,70 @@ class LocalLLM:
         self._llm.input_ids[: len(tokens)] = tokens
         self._llm.n_tokens = len(tokens)
 
+    @property
+    def can_shift(self) -> bool:
+        """The context can move cached KV to other positions (re-rotating RoPE keys)."""
+        from llama_cpp import llama_cpp as C
+
+        return bool(C.llama_memory_can_shift(C.llama_get_memory(self._llm._ctx.ctx)))
+
+    def append_range(self, blob: bytes, tokens: Sequence[int], saved_at: int) -> None:
+        """Put a segment's KV, saved (`save_range`) at positions [saved_at, saved_at + n), after
+        the current state: moved to n_past, its keys re-rotated, when that differs. With other
+        tokens before it than when saved, its KV is an approximation (`redecode` repairs it)."""
+        from llama_cpp import llama_cpp as C
+
+        delta = self.n_past - saved_at
+        if delta and not self.can_shift:
+            raise LLMError(f"{self.name}: its KV cannot be moved; the segment is recomputed")
+        if self.n_past + len(tokens) > self.n_ctx:
+            raise LLMError(f"prompt of {self.n_past + len(tokens)} tokens exceeds n_ctx")
+        memory = C.llama_get_memory(self._llm._ctx.ctx)
+        try:
+            self._load_scratch(blob, saved_at, len(tokens))
+            if delta:
+                C.llama_memory_seq_add(memory, 1, -1, -1, delta)
+            C.llama_memory_seq_cp(memory, 1, 0, -1, -1)
+        finally:
+            C.llama_memory_seq_rm(memory, 1, -1, -1)
+        n = self._llm.n_tokens
+        self._llm.input_ids[n : n + len(tokens)] = tokens
+        self._llm.n_tokens = n + len(tokens)
+
+    def _load_scratch(self, blob: bytes, first: int, n_tokens: int) -> None:
+        """Load `blob` into the scratch sequence; it must hold positions [first, first + n)."""
+        from llama_cpp import llama_cpp as C
+
+        ctx = self._llm._ctx.ctx
+        memory = C.llama_get_memory(ctx)
+        buf = (ctypes.c_uint8 * len(blob)).from_buffer_copy(blob)
+        loaded = C.llama_state_seq_set_data(ctx, buf, len(blob), 1)
+        span = (C.llama_memory_seq_pos_min(memory, 1), C.llama_memory_seq_pos_max(memory, 1))
+        if loaded != len(blob) or span != (first, first + n_tokens - 1):
+            raise LLMError("a cached KV state does not fit this segment; it is recomputed")
+
+    def redecode(self, start: int, end: int) -> None:
+        """Compute positions [start, end) of the prompt again, in place, attending to the KV
+        before them as it is now (the tokens after them are kept as they were). llama.cpp
+        accepts a batch only at the end of a sequence, so the tokens are decoded in the scratch
+        sequence over a copy of [0, start) and moved back."""
+        from llama_cpp import llama_cpp as C
+        from llama_cpp._internals import LlamaBatch
+
+        if not 0 < start < end <= self.n_past:
+            raise ValueError(f"redecode [{start}, {end}) outside 1..{self.n_past}")
+        memory = C.llama_get_memory(self._llm._ctx.ctx)
+        tokens = [int(t) for t in self._llm.input_ids[start:end]]
+        batch = LlamaBatch(n_tokens=end - start, embd=0, n_seq_max=2, verbose=False)
+        try:
+            C.llama_memory_seq_cp(memory, 0, 1, 0, start)
+            C.llama_memory_seq_rm(memory, 0, start, end)
+            self._decode_rows(batch, [(t, 1, start + i) for i, t in enumerate(tokens)])
+            C.llama_memory_seq_cp(memory, 1, 0, start, end)
+        finally:
+            C.llama_memory_seq_rm(memory, 1, -1, -1)
+            batch.close()
+
     def logits(self) -> np.ndarray:
         """Logits after the last evaluated token."""
         ptr = self._llm._ctx.get_logits_ith(-1)
