@@ -63,6 +63,12 @@ class CacheSettings:
     qa_retrieval_k: int = 5
     qa_budget_mb: float = 16.0
     kv_budget_mb: float = 2048.0
+    # "exact": KV only along the longest cached run of segments from the system prompt (the
+    # answer is token-identical to an uncached one); "any-order": every chunk with a
+    # [system, chunk] node also serves later in the prompt, its KV moved there (assistant/llm/
+    # reuse.py), and `repair` re-decodes some of its tokens: "none" | "sink-N" | "blend-R"
+    reuse: str = "exact"
+    repair: str = "sink-8"
 
 
 @dataclass
@@ -152,6 +158,7 @@ def load_settings(
             f"rerank: expected one of {', '.join(RERANK_MODES)}, got {settings.rerank!r}"
         )
     _check_answer(settings.answer)
+    _check_cache(settings.cache)
     if settings.retrieval.fusion not in ("zscore", "rrf"):
         raise ConfigError(
             f"retrieval.fusion: expected 'zscore' or 'rrf', got {settings.retrieval.fusion!r}"
@@ -171,6 +178,19 @@ def _check_answer(answer: AnswerSettings) -> None:
             raise ConfigError(
                 f"answer.{key}: expected one of {', '.join(allowed)}, got {getattr(answer, key)!r}"
             )
+
+
+def _check_cache(cache: CacheSettings) -> None:
+    from assistant.llm.reuse import REUSE_MODES, parse_repair  # no llama_cpp import
+
+    if cache.reuse not in REUSE_MODES:
+        raise ConfigError(
+            f"cache.reuse: expected one of {', '.join(REUSE_MODES)}, got {cache.reuse!r}"
+        )
+    try:
+        parse_repair(cache.repair)
+    except ValueError as exc:
+        raise ConfigError(f"cache.repair: {exc}") from exc
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
