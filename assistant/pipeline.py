@@ -59,6 +59,7 @@ class KVReused:
     prompt_tokens: int
     mode: str = "exact"  # "any-order": some chunks' KV was placed out of its cached place
     repaired: int = 0  # of the reused tokens, re-decoded in place (the repair policy)
+    segments: int = 0  # prompt segments reused: the system prompt, then chunks
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,6 @@ class Pipeline:
         self.activity = activity
         self.history = history
         self.verifier = verifier or HitVerifier(retriever, settings.cache)
-        self.repair = parse_repair(settings.cache.repair)
 
     def answer(
         self, question: str, use_cache: bool = True, *, qa: bool = True, kv: bool = True
@@ -220,7 +220,9 @@ class Pipeline:
         with self.llm.lock:
             clock.lap("wait")  # for the model: a background job steps aside within a piece
             reused = self._prefill(segments, kv, clock, check)
-            yield KVReused(reused.tokens, segments.total, reused.mode, reused.repaired)
+            yield KVReused(
+                reused.tokens, segments.total, reused.mode, reused.repaired, reused.segments
+            )
             tokens = self._answer_tokens(question)
             limit = self.settings.answer.max_sentences
             for text in self._decode(self.settings.answer.max_tokens, check, clock, tokens):
@@ -373,8 +375,9 @@ class Pipeline:
                 self.kv.store(hashes[: depth + 1], self.llm.n_past, blob)
         restored = sum(len(s) for s in segments.prefix[:start])
         n_placed = sum(n for _, n in placed)
-        repaired = repair(self.llm, self.repair, placed, check)
-        return Reused(restored + n_placed, n_placed, repaired)
+        policy = parse_repair(self.settings.cache.repair)
+        repaired = repair(self.llm, policy, placed, check)
+        return Reused(restored + n_placed, n_placed, repaired, start + len(placed))
 
     # -- background work (the idle scheduler's jobs) -------------------------------------------
 

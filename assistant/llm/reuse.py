@@ -80,6 +80,7 @@ class Reused:
     tokens: int  # prompt tokens whose KV was restored or placed, not computed
     placed: int = 0  # of them, in chunks placed out of their cached place (any-order)
     repaired: int = 0  # placed tokens re-decoded by the repair policy
+    segments: int = 0  # prompt segments (the system prompt, chunks) whose KV was reused
 
     @property
     def mode(self) -> str:

@@ -29,7 +29,6 @@ def llm() -> LocalLLM:
 def pipeline(tmp_path, llm, embedder, reuse: str, repair: str = "none") -> p.Pipeline:
     pipe = build(tmp_path, llm, embedder, threshold=2.0)  # τ > 1: never a QA hit
     pipe.settings.cache.reuse, pipe.settings.cache.repair = reuse, repair
-    pipe.repair = p.parse_repair(repair)
     return pipe
 
 
@@ -78,6 +77,7 @@ def test_sink_repair_re_decodes_the_first_tokens_of_each_placed_chunk(tmp_path, 
     events = list(pipe.answer(QUESTION))
     reused = next(e for e in events if isinstance(e, p.KVReused))
     assert (reused.mode, reused.repaired) == ("any-order", 4)  # the second chunk only
+    assert reused.segments == 3  # the system prompt and both chunks
     assert events[-1].kv_repaired == 4
 
 
