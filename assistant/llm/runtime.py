@@ -56,7 +56,7 @@ def default_threads() -> int:
 
 def make_llm(settings: LLMSettings) -> LocalLLM:
     path = Path(settings.model_path).expanduser() if settings.model_path else default_llm_model()
-    return LocalLLM(path, n_ctx=settings.n_ctx, n_threads=settings.n_threads)
+    return LocalLLM(path, settings.n_ctx, settings.n_threads, settings.kv_type)
 
 
 class Vocab:
@@ -79,8 +79,13 @@ class Vocab:
         return self._model.tokenize(text.encode("utf-8"), add_bos=first, special=True)
 
 
+KV_TYPES = {"f16": 1, "q8_0": 8}  # ggml type ids; a quantised V cache needs flash attention
+
+
 class LocalLLM:
-    def __init__(self, model_path: Path, n_ctx: int = 4096, n_threads: int = 0) -> None:
+    def __init__(
+        self, model_path: Path, n_ctx: int = 4096, n_threads: int = 0, kv_type: str = "f16"
+    ) -> None:
         if not model_path.is_file():
             raise LLMError(f"{model_path}: model file not found; fix [llm] model_path")
         from llama_cpp import Llama
@@ -93,6 +98,9 @@ class LocalLLM:
                 n_threads=threads,
                 n_threads_batch=threads,
                 seed=0,
+                type_k=KV_TYPES[kv_type],
+                type_v=KV_TYPES[kv_type],
+                flash_attn=kv_type != "f16",
                 verbose=False,
             )
             self._use_two_sequences()
@@ -100,7 +108,7 @@ class LocalLLM:
             raise LLMError(f"{model_path}: not a loadable GGUF model ({exc})") from exc
         self.path = model_path
         self.name = model_path.name
-        self.fingerprint = model_fingerprint(model_path, n_ctx)
+        self.fingerprint = model_fingerprint(model_path, n_ctx, kv_type)
         self.lock = threading.RLock()  # one user of the model at a time
         self.chat_template = self._llm.metadata.get("tokenizer.chat_template")
         self._words: dict[int, bool] = {}
@@ -387,10 +395,12 @@ def _pick(
     return int(np.argmax(logits))
 
 
-def model_fingerprint(path: Path, n_ctx: int = 0) -> str:
-    """Names the model in cache keys: KV computed by one model is never used by another."""
+def model_fingerprint(path: Path, n_ctx: int = 0, kv_type: str = "f16") -> str:
+    """Names the model in cache keys: KV computed by one model (or KV type) is never used by
+    another."""
     stat = path.stat()
     key = f"{path.name}|{stat.st_size}|{n_ctx}|{_head_hash(path)}"
+    key += f"|{kv_type}" if kv_type != "f16" else ""  # f16 keeps its caches' names
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
