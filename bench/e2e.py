@@ -3,7 +3,8 @@
 Designs (bench/e2e_designs.py): naive; ragcache (KV tree, reactive); meancache (QA bank,
 reactive); sleeptime (precompute answers predicted questions into the QA bank, no KV);
 ragcache+meancache; full (PerCache: both layers + precompute, the strategy picked from τ);
-full-s2 (the same at τ 0.85, below the decode cutoff, so predictions are decoded); full+pruned
+full-any (full with any-order KV reuse, [cache] reuse = "any-order", repair sink-8);
+full-s2 (full at τ 0.85, below the decode cutoff, so predictions are decoded); full+pruned
 (full with the pruned reranker; skipped, with the reason, where assistant/rerank is missing).
 
 Each design gets its own copy of one imported home (knowledge db and index; an empty cache).
@@ -52,7 +53,6 @@ from quality import has_expected, rouge_l  # noqa: E402
 from assistant import pipeline as p  # noqa: E402
 from assistant.context import Context, open_context  # noqa: E402
 from assistant.importer import Importer  # noqa: E402
-from assistant.llm.prompt import build_segments  # noqa: E402
 from assistant.precompute import Precompute  # noqa: E402
 
 REPEATS = REPO / "data" / "qa" / "repeats.jsonl"
@@ -102,6 +102,8 @@ def open_design(design: Design, base: Context, root: Path, max_tokens: int) -> C
         ctx.settings.cache.qa_threshold = design.tau
     if design.rerank is not None:
         ctx.settings.rerank = design.rerank
+    if design.reuse is not None:
+        ctx.settings.cache.reuse, ctx.settings.cache.repair = design.reuse
     pipe = ctx.pipeline()
     pipe.retrieve("warm up", pipe.embedder.embed_batch(["warm up"])[0])
     pipe.complete("Hello", max_tokens=2, background=False)
@@ -135,7 +137,8 @@ def ask(ctx: Context, design: Design, q: Question) -> dict[str, Any]:
     events = list(pipe.answer(q.question, qa=design.qa, kv=design.kv))
     done: p.AnswerDone = events[-1]
     ordered = next((e.chunk_ids for e in events if isinstance(e, p.ChunksOrdered)), [])
-    depth = 0 if done.qa_hit else restored_depth(ctx, q.question, ordered, done.kv_reused_tokens)
+    reused = next((e for e in events if isinstance(e, p.KVReused)), None)
+    depth = reused.segments if reused else 0  # none: a QA-bank hit
     return {
         "id": q.id,
         "repeat_kind": q.repeat_kind,
@@ -144,21 +147,13 @@ def ask(ctx: Context, design: Design, q: Question) -> dict[str, Any]:
         "kv_chunks": len(ordered),
         "kv_chunks_reused": max(0, depth - 1),  # segment 0 is the system prompt
         "kv_reused_tokens": done.kv_reused_tokens,
+        "kv_reuse": done.kv_reuse,
+        "kv_repaired": done.kv_repaired,
         "prompt_tokens": done.prompt_tokens,
         "rouge_l": rouge_l(done.answer, q.answer),
         "expected": has_expected(done.answer, q.must_contain),
         **done.timings,
     }
-
-
-def restored_depth(ctx: Context, question: str, chunk_ids: list[int], reused: int) -> int:
-    """How many prompt-prefix segments ([system, chunk 1, …]) were restored from the KV tree:
-    the pipeline restores whole segments, so `reused` tokens end on a segment boundary."""
-    pipe = ctx.pipeline()
-    texts = [r.text for r in ctx.store.chunk_records(chunk_ids)]
-    segments = build_segments(pipe.llm, pipe.frame, pipe.system_prompt, texts, question)
-    sizes = [len(s) for s in segments.prefix]
-    return next((d for d in range(len(sizes) + 1) if sum(sizes[:d]) == reused), 0)
 
 
 def ask_all(runs: list[Run], questions: list[Question]) -> None:

@@ -20,6 +20,7 @@ class Design:
     precompute: str | None = None  # None | "policy" (PerCache: τ picks the strategy) | "qa_only"
     tau: float | None = None  # the QA-bank τ, when not the configured one
     rerank: str | None = None  # the reranker switch ("pruned"), when the design needs one
+    reuse: tuple[str, str] | None = None  # [cache] reuse and repair, when not the configured
 
 
 DESIGNS = (
@@ -39,6 +40,14 @@ DESIGNS = (
         qa=True,
         kv=True,
         precompute="policy",
+    ),
+    Design(
+        "full-any",
+        "full, with any-order KV reuse: every chunk node serves wherever its chunk lands",
+        qa=True,
+        kv=True,
+        precompute="policy",
+        reuse=("any-order", "sink-8"),
     ),
     Design(
         "full-s2",

@@ -89,6 +89,20 @@ class KVTree:
             n_tokens = tokens
         return Restore(len(blobs), n_tokens, blobs)
 
+    def node_blob(self, hashes: Sequence[str]) -> tuple[bytes, int] | None:
+        """The blob of the node at the end of `hashes` and the position after its segment,
+        when the node exists and its blob is intact (any-order reuse reads [system, chunk]
+        nodes this way, whatever came before the chunk in the prompt)."""
+        nodes = self.path(hashes)
+        if len(nodes) != len(hashes) or not nodes or nodes[-1][1] is None:
+            return None
+        node_id, blob_key, n_tokens = nodes[-1]
+        blob = self.blobs.get(blob_key)  # checksum verified
+        if blob is None:
+            return None
+        self._touch(node_id)
+        return blob, n_tokens
+
     def store(self, hashes: Sequence[str], n_tokens: int, blob: bytes) -> bool:
         """Record the path `hashes` and keep `blob` as the KV of its last segment."""
         node_id = self._ensure_path(hashes, n_tokens)

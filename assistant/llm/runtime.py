@@ -56,7 +56,7 @@ def default_threads() -> int:
 
 def make_llm(settings: LLMSettings) -> LocalLLM:
     path = Path(settings.model_path).expanduser() if settings.model_path else default_llm_model()
-    return LocalLLM(path, n_ctx=settings.n_ctx, n_threads=settings.n_threads)
+    return LocalLLM(path, settings.n_ctx, settings.n_threads, settings.kv_type)
 
 
 class Vocab:
@@ -79,8 +79,13 @@ class Vocab:
         return self._model.tokenize(text.encode("utf-8"), add_bos=first, special=True)
 
 
+KV_TYPES = {"f16": 1, "q8_0": 8}  # ggml type ids; a quantised V cache needs flash attention
+
+
 class LocalLLM:
-    def __init__(self, model_path: Path, n_ctx: int = 4096, n_threads: int = 0) -> None:
+    def __init__(
+        self, model_path: Path, n_ctx: int = 4096, n_threads: int = 0, kv_type: str = "f16"
+    ) -> None:
         if not model_path.is_file():
             raise LLMError(f"{model_path}: model file not found; fix [llm] model_path")
         from llama_cpp import Llama
@@ -93,6 +98,9 @@ class LocalLLM:
                 n_threads=threads,
                 n_threads_batch=threads,
                 seed=0,
+                type_k=KV_TYPES[kv_type],
+                type_v=KV_TYPES[kv_type],
+                flash_attn=kv_type != "f16",
                 verbose=False,
             )
             self._use_two_sequences()
@@ -100,7 +108,7 @@ class LocalLLM:
             raise LLMError(f"{model_path}: not a loadable GGUF model ({exc})") from exc
         self.path = model_path
         self.name = model_path.name
-        self.fingerprint = model_fingerprint(model_path, n_ctx)
+        self.fingerprint = model_fingerprint(model_path, n_ctx, kv_type)
         self.lock = threading.RLock()  # one user of the model at a time
         self.chat_template = self._llm.metadata.get("tokenizer.chat_template")
         self._words: dict[int, bool] = {}
@@ -196,6 +204,70 @@ class LocalLLM:
             raise LLMError("cached KV segments do not add up to the prompt; it is recomputed")
         self._llm.input_ids[: len(tokens)] = tokens
         self._llm.n_tokens = len(tokens)
+
+    @property
+    def can_shift(self) -> bool:
+        """The context can move cached KV to other positions (re-rotating RoPE keys)."""
+        from llama_cpp import llama_cpp as C
+
+        return bool(C.llama_memory_can_shift(C.llama_get_memory(self._llm._ctx.ctx)))
+
+    def append_range(self, blob: bytes, tokens: Sequence[int], saved_at: int) -> None:
+        """Put a segment's KV, saved (`save_range`) at positions [saved_at, saved_at + n), after
+        the current state: moved to n_past, its keys re-rotated, when that differs. With other
+        tokens before it than when saved, its KV is an approximation (`redecode` repairs it)."""
+        from llama_cpp import llama_cpp as C
+
+        delta = self.n_past - saved_at
+        if delta and not self.can_shift:
+            raise LLMError(f"{self.name}: its KV cannot be moved; the segment is recomputed")
+        if self.n_past + len(tokens) > self.n_ctx:
+            raise LLMError(f"prompt of {self.n_past + len(tokens)} tokens exceeds n_ctx")
+        memory = C.llama_get_memory(self._llm._ctx.ctx)
+        try:
+            self._load_scratch(blob, saved_at, len(tokens))
+            if delta:
+                C.llama_memory_seq_add(memory, 1, -1, -1, delta)
+            C.llama_memory_seq_cp(memory, 1, 0, -1, -1)
+        finally:
+            C.llama_memory_seq_rm(memory, 1, -1, -1)
+        n = self._llm.n_tokens
+        self._llm.input_ids[n : n + len(tokens)] = tokens
+        self._llm.n_tokens = n + len(tokens)
+
+    def _load_scratch(self, blob: bytes, first: int, n_tokens: int) -> None:
+        """Load `blob` into the scratch sequence; it must hold positions [first, first + n)."""
+        from llama_cpp import llama_cpp as C
+
+        ctx = self._llm._ctx.ctx
+        memory = C.llama_get_memory(ctx)
+        buf = (ctypes.c_uint8 * len(blob)).from_buffer_copy(blob)
+        loaded = C.llama_state_seq_set_data(ctx, buf, len(blob), 1)
+        span = (C.llama_memory_seq_pos_min(memory, 1), C.llama_memory_seq_pos_max(memory, 1))
+        if loaded != len(blob) or span != (first, first + n_tokens - 1):
+            raise LLMError("a cached KV state does not fit this segment; it is recomputed")
+
+    def redecode(self, start: int, end: int) -> None:
+        """Compute positions [start, end) of the prompt again, in place, attending to the KV
+        before them as it is now (the tokens after them are kept as they were). llama.cpp
+        accepts a batch only at the end of a sequence, so the tokens are decoded in the scratch
+        sequence over a copy of [0, start) and moved back."""
+        from llama_cpp import llama_cpp as C
+        from llama_cpp._internals import LlamaBatch
+
+        if not 0 < start < end <= self.n_past:
+            raise ValueError(f"redecode [{start}, {end}) outside 1..{self.n_past}")
+        memory = C.llama_get_memory(self._llm._ctx.ctx)
+        tokens = [int(t) for t in self._llm.input_ids[start:end]]
+        batch = LlamaBatch(n_tokens=end - start, embd=0, n_seq_max=2, verbose=False)
+        try:
+            C.llama_memory_seq_cp(memory, 0, 1, 0, start)
+            C.llama_memory_seq_rm(memory, 0, start, end)
+            self._decode_rows(batch, [(t, 1, start + i) for i, t in enumerate(tokens)])
+            C.llama_memory_seq_cp(memory, 1, 0, start, end)
+        finally:
+            C.llama_memory_seq_rm(memory, 1, -1, -1)
+            batch.close()
 
     def logits(self) -> np.ndarray:
         """Logits after the last evaluated token."""
@@ -323,10 +395,12 @@ def _pick(
     return int(np.argmax(logits))
 
 
-def model_fingerprint(path: Path, n_ctx: int = 0) -> str:
-    """Names the model in cache keys: KV computed by one model is never used by another."""
+def model_fingerprint(path: Path, n_ctx: int = 0, kv_type: str = "f16") -> str:
+    """Names the model in cache keys: KV computed by one model (or KV type) is never used by
+    another."""
     stat = path.stat()
     key = f"{path.name}|{stat.st_size}|{n_ctx}|{_head_hash(path)}"
+    key += f"|{kv_type}" if kv_type != "f16" else ""  # f16 keeps its caches' names
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 

@@ -65,6 +65,8 @@ class AnswerFinished(Message):
     supported: bool = True
     unsupported: list[str] = field(default_factory=list)
     source_ids: list[int] = field(default_factory=list)
+    kv_reuse: str = "exact"  # as the pipeline's AnswerDone
+    kv_repaired: int = 0
 
     def source_number(self, chunk_id: int) -> int | None:
         """The [n] of a chunk in the Sources panel (None: not one of this answer's sources)."""

@@ -104,5 +104,7 @@ class _Relay:
             supported=done.supported,
             unsupported=list(done.unsupported),
             source_ids=ids,
+            kv_reuse=done.kv_reuse,
+            kv_repaired=done.kv_repaired,
         )
         return [*messages, finished]

@@ -16,6 +16,8 @@ def badge(done: AnswerFinished) -> str:
     t = done.timings
     cache = "QA-bank hit" if done.qa_hit else "QA-bank miss"
     kv = f"KV {done.kv_reused_tokens}/{done.prompt_tokens} reused"
+    if done.kv_reuse != "exact":  # "KV 480/620 reused, any-order, 24 repaired"
+        kv += f", {done.kv_reuse}, {done.kv_repaired} repaired"
     return f"{cache} · {kv} · TTFT {t.get('ttft', 0.0):.2f} s · total {t.get('total', 0.0):.2f} s"
 
 

@@ -1,0 +1,113 @@
+"""Which KV a prompt reuses, and how a chunk's KV placed out of its place is repaired.
+
+"exact" restores only the longest cached run of segments from the system prompt: the prompt's
+KV is then what an uncached run computes, token for token. "any-order" also places the KV of
+each later chunk that has a [system, chunk] node, computed after the system prompt alone and
+moved to where the chunk now stands (`LocalLLM.append_range`). Its tokens then never attended
+to the chunks before them; a repair policy re-decodes some of them in place:
+
+- "none": nothing;
+- "sink-N": the first N tokens of every chunk placed so (EPIC, 2024: a chunk computed alone
+  puts the attention mass of its first tokens on what preceded it when computed; re-decoding
+  them over the real context recovers most of the lost cross-chunk attention);
+- "blend-R": R% of each placed chunk's tokens, in runs of RUN spread evenly over it — a cheap
+  proxy for CacheBlend's choice of the tokens whose KV deviates most, which needs one layer's KV
+  of every token and is not reachable through llama.cpp's API. Evenly spaced runs give every
+  later token repaired tokens within about RUN·100/R positions; runs, not single tokens, since
+  llama.cpp decodes only consecutive positions in one batch and each batch costs a pass.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from assistant.llm.runtime import LLMError, LocalLLM
+
+log = logging.getLogger(__name__)
+
+REUSE_MODES = ("exact", "any-order")
+RUN = 8
+
+
+@dataclass(frozen=True)
+class Repair:
+    kind: str  # "none" | "sink" | "blend"
+    amount: int = 0  # sink: tokens per chunk; blend: percent of a chunk's tokens
+
+    def spans(self, placed: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+        """The [start, end) position runs to re-decode, for chunks placed at (start, length)."""
+        if self.kind == "sink":
+            return [(s, s + min(self.amount, n)) for s, n in placed if self.amount > 0]
+        if self.kind == "blend":
+            return [run for s, n in placed for run in _spread(s, n, self.amount)]
+        return []
+
+
+def parse_repair(text: str) -> Repair:
+    """A policy from its name: "none", "sink-N" (N ≥ 1 tokens) or "blend-R" (R in 1..100 %)."""
+    if text == "none":
+        return Repair("none")
+    kind, _, amount = text.partition("-")
+    if kind in ("sink", "blend") and amount.isdigit():
+        value = int(amount)
+        if value >= 1 and (kind == "sink" or value <= 100):
+            return Repair(kind, value)
+    raise ValueError(f"expected none, sink-N (N ≥ 1) or blend-R (R in 1..100), got {text!r}")
+
+
+def _spread(start: int, length: int, percent: int) -> list[tuple[int, int]]:
+    """About `percent` of the positions [start, start + length) in evenly spaced runs of RUN
+    (the first run at the chunk's start)."""
+    wanted = round(length * percent / 100)
+    if wanted <= 0:
+        return []
+    if wanted >= length - RUN:
+        return [(start, start + length)]
+    runs = -(-wanted // RUN)
+    step = length / runs
+    return [
+        (start + int(i * step), min(start + int(i * step) + RUN, start + length))
+        for i in range(runs)
+    ]
+
+
+@dataclass(frozen=True)
+class Reused:
+    """What a prompt's prefill took from the cache."""
+
+    tokens: int  # prompt tokens whose KV was restored or placed, not computed
+    placed: int = 0  # of them, in chunks placed out of their cached place (any-order)
+    repaired: int = 0  # placed tokens re-decoded by the repair policy
+    segments: int = 0  # prompt segments (the system prompt, chunks) whose KV was reused
+
+    @property
+    def mode(self) -> str:
+        return "any-order" if self.placed else "exact"
+
+
+def place(llm: LocalLLM, node: tuple[bytes, int] | None, tokens: Sequence[int]) -> bool:
+    """Append a chunk's KV from its [system, chunk] node (blob, position after the chunk) at the
+    end of the prompt; False (nothing changed) when there is none, or it cannot be used here:
+    the caller computes the chunk instead."""
+    if node is None:
+        return False
+    blob, end = node
+    try:
+        llm.append_range(blob, tokens, end - len(tokens))
+    except LLMError as exc:
+        log.info("chunk KV not placed (%s); it is computed", exc)
+        return False
+    return True
+
+
+def repair(
+    llm: LocalLLM, policy: Repair, placed: Sequence[tuple[int, int]], check: Callable[[], None]
+) -> int:
+    """Re-decode the policy's tokens of the chunks `placed` at (start, length); how many."""
+    spans = policy.spans(placed)
+    for start, end in spans:
+        check()
+        llm.redecode(start, end)
+    return sum(end - start for start, end in spans)

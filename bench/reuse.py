@@ -1,0 +1,230 @@
+"""Any-order chunk KV reuse against exact prefix reuse and no reuse, side by side in one run.
+
+    python bench/reuse.py [--limit N] [--designs a,b] [--home DIR]
+
+Over one demo home, every chunk any question's prompt holds gets its own [system, chunk]
+KV node (as precompute makes them), and no longer path exists: every question's chunk path is
+one never seen. Each design then answers each question (designs in rotating order, the QA bank
+off; the nodes a design adds below the chunk nodes are dropped after each answer, so no design
+profits from another's run):
+
+- naive: no KV reuse;
+- exact: [cache] reuse = "exact" (the first chunk's node only);
+- any-order/<repair>: every chunk's node, moved where it lands, then the repair policy.
+
+Per design: TTFT and prefill (KV load + prefill) p50/p90 and their ratio to naive, prompt tokens
+computed (not reused, or repaired), the share of answers identical to exact's, first-token
+agreement with exact and the mean KL(exact ‖ design) of the first answer token's distribution,
+all facts in the answer (data/qa must_contain) and ROUGE-L against the reference answer.
+Writes bench/results/reuse.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from _common import (  # noqa: E402
+    QA_FILES,
+    demo_context,
+    log,
+    mean,
+    percentile,
+    print_table,
+    require_demo,
+    write_results,
+)
+from answers import Question, load  # noqa: E402
+from quality import has_expected, rouge_l  # noqa: E402
+
+from assistant import pipeline as p  # noqa: E402
+
+# design → [cache] reuse and repair (None: no KV reuse at all)
+DESIGNS: dict[str, tuple[str, str] | None] = {
+    "naive": None,
+    "exact": ("exact", "none"),
+    "any-order/none": ("any-order", "none"),
+    "any-order/sink-8": ("any-order", "sink-8"),
+    "any-order/sink-32": ("any-order", "sink-32"),
+    "any-order/blend-15": ("any-order", "blend-15"),
+}
+REFERENCE = "exact"
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--questions", type=Path, nargs="*", default=list(QA_FILES))
+    parser.add_argument("--limit", type=int, default=24, help="every n-th question to N (0: all)")
+    parser.add_argument("--designs", default=",".join(DESIGNS))
+    parser.add_argument("--home", type=Path, help="an imported home to copy (default: import)")
+    parser.add_argument("--out", default="reuse")
+    return parser.parse_args()
+
+
+class FirstToken:
+    """Records the log-distribution of the first answer token of each greedy decode."""
+
+    def __init__(self, llm) -> None:
+        self.llm, self.greedy, self.last = llm, llm.greedy, None
+        llm.greedy = self  # an instance attribute: the pipeline's decoder calls this
+
+    def __call__(self, max_tokens, banned=None):
+        logits = self.llm.logits().astype(np.float64)
+        logits -= logits.max()
+        self.last = logits - np.log(np.exp(logits).sum())
+        return self.greedy(max_tokens, banned)
+
+
+def prompt_chunks(pipe: p.Pipeline, question: str) -> list[str]:
+    vector = pipe.embedder.embed_batch([question])[0]
+    return [h.record.text for h in pipe.retrieve(question, vector)]
+
+
+def precompute(pipe: p.Pipeline, questions: list[Question]) -> int:
+    """A [system, chunk] node for every chunk of every question's prompt; how many."""
+    chunks = {c for q in questions for c in prompt_chunks(pipe, q.question)}
+    for i, chunk in enumerate(sorted(chunks)):
+        pipe.prefill([chunk], background=False)
+        log(f"chunk node {i + 1}/{len(chunks)}")
+    return len(chunks)
+
+
+def drop_paths(pipe: p.Pipeline) -> None:
+    """Forget every KV node below the [system, chunk] nodes (what an answer stored)."""
+    rows = pipe.kv.db.execute(
+        "SELECT blob_key FROM kv_nodes WHERE depth > 2 AND blob_key IS NOT NULL"
+    ).fetchall()
+    for (key,) in rows:
+        pipe.kv.blobs.delete(key)
+
+
+def answer_once(pipe: p.Pipeline, first: FirstToken, q: Question, design: str) -> dict[str, Any]:
+    reuse = DESIGNS[design]
+    if reuse:
+        cache = replace(pipe.settings.cache, reuse=reuse[0], repair=reuse[1])
+        pipe.settings = replace(pipe.settings, cache=cache)
+    events = list(pipe.answer(q.question, qa=False, kv=reuse is not None))
+    drop_paths(pipe)
+    done = next(e for e in events if isinstance(e, p.AnswerDone))
+    t = done.timings
+    return {
+        "id": q.id,
+        "answer": done.answer,
+        "ttft": t["ttft"],
+        "prefill": t["kv_load"] + t["prefill"],
+        "prompt_tokens": done.prompt_tokens,
+        "computed": done.prompt_tokens - done.kv_reused_tokens + done.kv_repaired,
+        "repaired": done.kv_repaired,
+        "mode": done.kv_reuse,
+        "facts_in_answer": has_expected(done.answer, q.must_contain),
+        "rouge_l": rouge_l(done.answer, q.answer) if q.answer else None,
+        "first": first.last,
+    }
+
+
+def compare(rows: dict[str, list[dict[str, Any]]]) -> None:
+    """Per row: identical to the reference's answer, same first token, KL(reference ‖ row)."""
+    for design_rows in rows.values():
+        for row, ref in zip(design_rows, rows[REFERENCE], strict=True):
+            p_ref, p_row = ref["first"], row["first"]
+            row["identical"] = row["answer"] == ref["answer"]
+            row["first_token_agrees"] = int(p_ref.argmax()) == int(p_row.argmax())
+            row["first_token_kl"] = float((np.exp(p_ref) * (p_ref - p_row)).sum())
+    for design_rows in rows.values():
+        for row in design_rows:
+            del row["first"]
+
+
+def share(rows: list[dict[str, Any]], key: str) -> float:
+    values = [r[key] for r in rows if r[key] is not None]
+    return sum(map(bool, values)) / len(values) if values else float("nan")
+
+
+def summarise(rows: list[dict[str, Any]], naive: list[dict[str, Any]] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"questions": len(rows)}
+    for key in ("ttft", "prefill"):
+        values = [r[key] for r in rows]
+        out[f"{key}_p50"], out[f"{key}_p90"] = percentile(values, 50), percentile(values, 90)
+        if naive:
+            out[f"{key}_p50_vs_naive"] = out[f"{key}_p50"] / percentile([r[key] for r in naive], 50)
+    out["computed_tokens_mean"] = mean(r["computed"] for r in rows)
+    out["prompt_tokens_mean"] = mean(r["prompt_tokens"] for r in rows)
+    out["repaired_tokens_mean"] = mean(r["repaired"] for r in rows)
+    out["any_order_share"] = share([{"a": r["mode"] == "any-order"} for r in rows], "a")
+    out["identical_to_exact"] = share(rows, "identical")
+    out["first_token_agreement"] = share(rows, "first_token_agrees")
+    out["first_token_kl_mean"] = mean(r["first_token_kl"] for r in rows)
+    out["facts_in_answer"] = share(rows, "facts_in_answer")
+    out["rouge_l"] = mean(r["rouge_l"] for r in rows if r["rouge_l"] is not None)
+    return out
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    names = [d for d in args.designs.split(",") if d]
+    unknown = [d for d in names if d not in DESIGNS]
+    if unknown or REFERENCE not in names:
+        raise SystemExit(f"designs: {REFERENCE} and any of {', '.join(DESIGNS)}")
+    questions = load(args.questions, args.limit)
+    with tempfile.TemporaryDirectory() as tmp:
+        ctx = demo_context(Path(tmp), args.home)
+        pipe = ctx.pipeline()
+        first = FirstToken(pipe.llm)
+        nodes = precompute(pipe, questions)
+        rows: dict[str, list[dict[str, Any]]] = {d: [] for d in names}
+        for i, q in enumerate(questions):
+            for name in names[i % len(names) :] + names[: i % len(names)]:
+                rows[name].append(answer_once(pipe, first, q, name))
+            log(f"{i + 1}/{len(questions)} {q.id}")
+    compare(rows)
+    naive = rows.get("naive")
+    summary = {d: summarise(rows[d], naive) for d in names}
+    return {
+        "chunk_nodes": nodes,
+        "designs": {d: DESIGNS[d] for d in names},
+        "summary": summary,
+        "rows": rows,
+    }
+
+
+COLUMNS = [
+    ("ttft_p50", "TTFT p50"),
+    ("ttft_p90", "TTFT p90"),
+    ("ttft_p50_vs_naive", "×naive"),
+    ("prefill_p50", "prefill p50"),
+    ("prefill_p50_vs_naive", "×naive"),
+    ("computed_tokens_mean", "computed tok"),
+    ("repaired_tokens_mean", "repaired"),
+    ("identical_to_exact", "=exact"),
+    ("first_token_agreement", "1st tok agree"),
+    ("first_token_kl_mean", "1st tok KL"),
+    ("facts_in_answer", "facts∈answer"),
+    ("rouge_l", "ROUGE-L"),
+]
+
+
+def main() -> None:
+    args = parse_args()
+    require_demo()
+    results = run(args)
+    summary = results["summary"]
+    table = [[name, *(s.get(key) for key, _ in COLUMNS)] for name, s in summary.items()]
+    n = summary[REFERENCE]["questions"]
+    print_table(
+        f"KV reuse on {n} demo questions, every prompt chunk precomputed "
+        f"({results['chunk_nodes']} chunk nodes)",
+        ["design", *(label for _, label in COLUMNS)],
+        table,
+    )
+    write_results(args.out, results, {k: str(v) for k, v in vars(args).items()})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+"""Any-order KV reuse in the pipeline with the real SmolLM2: every chunk with a [system, chunk]
+node serves wherever retrieval puts it; a damaged, foreign-model or unshiftable blob is never
+used (the chunk is computed, and the answer is the exact one); exact mode stays token-identical."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assistant import pipeline as p
+from assistant.config import Settings
+from assistant.llm import make_llm
+from assistant.llm.prompt import evidence_text
+from assistant.llm.runtime import LocalLLM
+from assistant.rerank.models import gemma_file
+from cache.kv_tree import KVTree, segment_hash
+from tests.assistant.test_pipeline import build, run
+
+pytestmark = pytest.mark.slow
+QUESTION = "When does the kitchen demolition start, and which tiles were chosen?"
+
+
+@pytest.fixture(scope="module")
+def llm() -> LocalLLM:
+    return make_llm(Settings().llm)
+
+
+def pipeline(tmp_path, llm, embedder, reuse: str, repair: str = "none") -> p.Pipeline:
+    pipe = build(tmp_path, llm, embedder, threshold=2.0)  # τ > 1: never a QA hit
+    pipe.settings.cache.reuse, pipe.settings.cache.repair = reuse, repair
+    return pipe
+
+
+def prompt_chunks(pipe: p.Pipeline) -> list[str]:
+    """The chunk texts the question's prompt holds, in prompt order."""
+    vector = pipe.embedder.embed_batch([QUESTION])[0]
+    return [h.record.text for h in pipe.rerank(QUESTION, pipe.candidates(QUESTION, vector))]
+
+
+def precompute_chunk_nodes(pipe: p.Pipeline) -> list[str]:
+    """A [system, chunk] node for every chunk of the prompt, as precompute makes them."""
+    chunks = prompt_chunks(pipe)
+    assert len(chunks) == 2
+    for chunk in chunks:
+        pipe.prefill([chunk], background=False)
+    return chunks
+
+
+def fresh_tokens(pipe: p.Pipeline, done: p.AnswerDone) -> int:
+    evidence = evidence_text([e.sentence for e in done.evidence])
+    tail = f"{pipe.frame.middle}{QUESTION}{pipe.frame.tail}"
+    return len(pipe.llm.tokenize(evidence)) + len(pipe.llm.tokenize(tail))
+
+
+def node_key(pipe: p.Pipeline, chunk: str) -> str:
+    segments = pipe._segments([chunk], "")
+    nodes = pipe.kv.path([segment_hash(s) for s in segments.prefix])
+    return nodes[-1][1]
+
+
+def test_every_precomputed_chunk_is_reused_wherever_it_lands(tmp_path, llm, fake_embedder):
+    pipe = pipeline(tmp_path, llm, fake_embedder, "any-order")
+    precompute_chunk_nodes(pipe)
+    answer, done = run(pipe.answer(QUESTION))
+    assert answer.strip()
+    assert done.kv_reuse == "any-order" and done.kv_repaired == 0
+    assert done.kv_reused_tokens == done.prompt_tokens - fresh_tokens(pipe, done)
+    # a node below a placed chunk would hold KV no uncached run computes: none is stored
+    segments = pipe._segments(prompt_chunks(pipe), "")
+    assert not pipe.kv.has_blob([segment_hash(s) for s in segments.prefix])
+
+
+def test_sink_repair_re_decodes_the_first_tokens_of_each_placed_chunk(tmp_path, llm, fake_embedder):
+    pipe = pipeline(tmp_path, llm, fake_embedder, "any-order", "sink-4")
+    precompute_chunk_nodes(pipe)
+    events = list(pipe.answer(QUESTION))
+    reused = next(e for e in events if isinstance(e, p.KVReused))
+    assert (reused.mode, reused.repaired) == ("any-order", 4)  # the second chunk only
+    assert reused.segments == 3  # the system prompt and both chunks
+    assert events[-1].kv_repaired == 4
+
+
+def test_exact_mode_is_token_identical_with_chunk_nodes_present(tmp_path, llm, fake_embedder):
+    pipe = pipeline(tmp_path, llm, fake_embedder, "exact")
+    precompute_chunk_nodes(pipe)
+    naive, _ = run(pipe.answer(QUESTION, use_cache=False))
+    cached, done = run(pipe.answer(QUESTION))
+    assert cached == naive and done.kv_reuse == "exact"
+    first_chunk = len(pipe._segments(prompt_chunks(pipe)[:1], "").prefix[1])
+    system = len(pipe._segments([], "").system)
+    assert done.kv_reused_tokens == system + first_chunk  # the second chunk was computed
+
+
+def test_a_damaged_blob_is_computed_not_placed(tmp_path, llm, fake_embedder):
+    pipe = pipeline(tmp_path, llm, fake_embedder, "any-order")
+    chunks = precompute_chunk_nodes(pipe)
+    naive, _ = run(pipe.answer(QUESTION, use_cache=False))
+    path = pipe.kv.blobs._path(node_key(pipe, chunks[1]))
+    path.write_bytes(path.read_bytes()[:-16] + bytes(16))  # same size, other bytes
+    cached, done = run(pipe.answer(QUESTION))
+    assert cached == naive and done.kv_reuse == "exact"
+
+
+def test_a_foreign_model_blob_is_never_placed(tmp_path, llm, fake_embedder):
+    """Nodes of another model are not found (the tree is keyed by model); a blob of another
+    model under this model's key (with a valid checksum) does not load, and is computed."""
+    pipe = pipeline(tmp_path, llm, fake_embedder, "any-order")
+    chunks = prompt_chunks(pipe)
+    naive, _ = run(pipe.answer(QUESTION, use_cache=False))
+    gemma = LocalLLM(gemma_file(Path(tmp_path / "models")), n_ctx=1024, n_threads=1)
+    foreign = KVTree(pipe.kv.db, pipe.kv.blobs, gemma.fingerprint)
+    for chunk in chunks:  # gemma's own [system, chunk] nodes, as its precompute makes them
+        system, tokens = gemma.tokenize("x", first=True), gemma.tokenize(chunk)
+        gemma.reset()
+        gemma.eval(system + tokens)
+        blob = gemma.save_range(len(system), gemma.n_past)
+        hashes = [segment_hash(s) for s in pipe._segments([chunk], "").prefix]
+        assert foreign.store(hashes, gemma.n_past, blob)
+    cached, done = run(pipe.answer(QUESTION))
+    assert cached == naive and done.kv_reused_tokens == 0  # nothing of gemma's was found
+    pipe.prefill([chunks[1]], background=False)  # this model's node for the second chunk …
+    pipe.kv.blobs.put("kv", node_key(pipe, chunks[1]), blob)  # … holding gemma's KV
+    cached, done = run(pipe.answer(QUESTION))
+    assert cached == naive and done.kv_reuse == "exact"
+
+
+def test_a_model_that_cannot_shift_falls_back_to_exact_reuse(
+    tmp_path,
+    llm,
+    fake_embedder,
+    monkeypatch,
+):
+    pipe = pipeline(tmp_path, llm, fake_embedder, "any-order")
+    precompute_chunk_nodes(pipe)
+    naive, _ = run(pipe.answer(QUESTION, use_cache=False))
+    monkeypatch.setattr(LocalLLM, "can_shift", property(lambda self: False))
+    cached, done = run(pipe.answer(QUESTION))
+    assert cached == naive and done.kv_reuse == "exact"

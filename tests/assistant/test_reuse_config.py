@@ -1,0 +1,73 @@
+"""The KV reuse switch and repair policy: config file, then ASSISTANT_* env, then the command
+line; bad values are clear errors; the badge says which reuse served an answer."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.cli import build_parser
+from assistant.commands import apply_switches
+from assistant.config import ConfigError, load_settings
+from assistant.llm.reuse import Repair, parse_repair
+from assistant.tui.messages import AnswerFinished
+from assistant.tui.widgets.turn import badge
+
+
+def test_exact_is_the_default():
+    cache = load_settings(None, env={}).cache
+    assert (cache.reuse, cache.repair) == ("exact", "sink-8")
+
+
+def test_the_switch_round_trips_through_file_env_and_command_line(tmp_path):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[cache]\nreuse = "any-order"\nrepair = "blend-15"\n')
+    settings = load_settings(cfg, env={})
+    assert (settings.cache.reuse, settings.cache.repair) == ("any-order", "blend-15")
+    env = {"ASSISTANT_CACHE_REUSE": "exact", "ASSISTANT_CACHE_REPAIR": "none"}
+    settings = load_settings(cfg, env=env)
+    assert (settings.cache.reuse, settings.cache.repair) == ("exact", "none")
+    args = build_parser().parse_args(["ask", "q", "--reuse", "any-order", "--repair", "sink-4"])
+    apply_switches(settings, args)
+    assert (settings.cache.reuse, settings.cache.repair) == ("any-order", "sink-4")
+    apply_switches(settings, build_parser().parse_args(["ask", "q"]))  # no switch: unchanged
+    assert (settings.cache.reuse, settings.cache.repair) == ("any-order", "sink-4")
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('[cache]\nreuse = "anywhere"\n', "cache.reuse: expected one of exact, any-order"),
+        ('[cache]\nrepair = "sink"\n', "cache.repair: expected none, sink-N"),
+        ('[cache]\nrepair = "blend-150"\n', "cache.repair: expected none, sink-N"),
+    ],
+)
+def test_a_bad_value_is_a_clear_error(tmp_path, text, message):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        load_settings(cfg, env={})
+
+
+def test_a_bad_repair_on_the_command_line_is_refused(capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["ask", "q", "--repair", "sink-0"])
+    assert "expected none, sink-N" in capsys.readouterr().err
+
+
+def test_repair_spans():
+    placed = [(100, 50), (150, 5)]
+    assert parse_repair("none").spans(placed) == []
+    assert parse_repair("sink-8").spans(placed) == [(100, 108), (150, 155)]
+    blend = parse_repair("blend-20").spans([(100, 80)])  # 16 tokens: 2 runs of 8
+    assert blend == [(100, 108), (140, 148)]
+    assert parse_repair("blend-100").spans([(0, 30)]) == [(0, 30)]
+    assert parse_repair("blend-10") == Repair("blend", 10)
+
+
+def test_the_badge_names_any_order_reuse():
+    exact = AnswerFinished(1, "a", False, 480, 620, {"ttft": 0.1, "total": 1.0})
+    assert "KV 480/620 reused · TTFT" in badge(exact)
+    placed = AnswerFinished(
+        1, "a", False, 480, 620, {"ttft": 0.1, "total": 1.0}, kv_reuse="any-order", kv_repaired=24
+    )
+    assert "KV 480/620 reused, any-order, 24 repaired · TTFT" in badge(placed)
