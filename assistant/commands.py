@@ -145,10 +145,11 @@ def cmd_search(ctx: Context, args: Namespace) -> int:
     k = args.top or ctx.settings.retrieval.top_k
     if ctx.settings.rerank == "off":
         hits = ctx.retriever.search(args.query, k=k, mode=args.mode)
-    else:
-        reranker = ctx.reranker
-        wide = ctx.retriever.search(args.query, k=max(k, reranker.candidates), mode=args.mode)
-        hits = reranker.rerank(args.query, wide, k)
+    else:  # the prompt's selection (rerank/selection.py), k chunks instead of context_chunks
+        from assistant.rerank.selection import select
+
+        duplicates = ctx.settings.answer.duplicates
+        hits = select(ctx.retriever, ctx.reranker, args.query, k, duplicates, search_mode=args.mode)
     if args.json:
         dump_json([_hit_dict(rank, hit) for rank, hit in enumerate(hits, 1)])
         return 0
