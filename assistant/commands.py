@@ -189,6 +189,7 @@ def cmd_stats(ctx: Context, args: Namespace) -> int:
         "knowledge_db": _size(ctx.home.knowledge_db) + _size(Path(f"{ctx.home.knowledge_db}-wal")),
         "indexes": sum(_size(p) for p in ctx.home.index_dir.glob("*.npz")),
     }
+    stats["reranking"] = _rerank_status(ctx)
     if args.json:
         dump_json(stats)
         return 0
@@ -197,10 +198,22 @@ def cmd_stats(ctx: Context, args: Namespace) -> int:
         if key == "bytes":
             for name, size in value.items():
                 table.add_row(f"{name} size", f"{size / 1e6:.2f} MB")
+        elif key == "reranking":
+            on = "the fused order" if value["on"] == "off" else value["on"]
+            table.add_row("reranking", f"{value['setting']} → {on}")
+            table.add_row("rerank check", value["summary"])
         elif key != "home":
             table.add_row(key.replace("_", " "), str(value))
     Console().print(table)
     return 0
+
+
+def _rerank_status(ctx: Context) -> dict:
+    """The rerank setting, what is on now (auto: the nightly check's choice), the check."""
+    from assistant.rerank import selfcheck
+
+    current = "off" if ctx.settings.rerank == "off" else ctx.reranker.current
+    return selfcheck.status(ctx.settings.rerank, current, ctx.rerank_check())
 
 
 def _size(path: Path) -> int:

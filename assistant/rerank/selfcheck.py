@@ -25,6 +25,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 TOP = 3  # the prompt's chunks (answer.context_chunks' default)
+# compared by the check: pruned QL is not (its ranking forms only in the last layers, so it
+# saves nothing over full QL: bench/results/rerank_quality.json, layer_agreement)
+AUTO_MODES = ("full", "cross", "cross-pruned")
 ALPHA = 0.05
 MAX_PROBES = 1000
 Selector = Callable[[str, int, str], list[int]]  # (question, k, mode) → chunk ids, best first
@@ -165,3 +168,15 @@ class RerankCheck:
         """What the last check turned on, if this configuration can still run it."""
         result = self.result()
         return result.chosen if result is not None and result.chosen in available else "off"
+
+
+def status(setting: str, current: str, check: RerankCheck) -> dict:
+    """What `stats` and the cache screen show: the setting, what is on, the last check."""
+    result = check.result()
+    return {
+        "setting": setting,
+        "on": current,
+        "probes": len(check.probes(MAX_PROBES)),
+        "check": asdict(result) if result else None,
+        "summary": result.summary() if result else "no check yet",
+    }
