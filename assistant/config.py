@@ -131,7 +131,14 @@ class RerankerSettings:
     auto_questions: int = 120
 
 
-RERANK_MODES = ("off", "full", "pruned", "cross", "cross-pruned", "auto")
+RERANK_MODES = ("off", "full", "cross", "cross-pruned", "auto")
+# pruned query likelihood is no longer a mode to choose: its ranking forms only in the last
+# layers, so pruning saves nothing (bench/results/rerank_quality.json, "layer_agreement";
+# rerank_speed.json); the benches that show it still build it (Reranker's `pruned` factory)
+RETIRED = {
+    "pruned": "pruned query likelihood saves nothing (its ranking forms only in the last layers); "
+    'use rerank = "full", or "cross-pruned" with a cross-encoder folder as [reranker] model'
+}
 SWITCHES = ("rerank",)  # top-level keys that are values, not [sections]
 
 
@@ -157,6 +164,8 @@ def load_settings(
     env = os.environ if env is None else env
     _apply(settings, _env_overrides(settings, env), source="env")
     settings.rerank = env.get("ASSISTANT_RERANK", settings.rerank)
+    if settings.rerank in RETIRED:
+        raise ConfigError(f"rerank = {settings.rerank!r} was removed: {RETIRED[settings.rerank]}")
     if settings.rerank not in RERANK_MODES:
         raise ConfigError(
             f"rerank: expected one of {', '.join(RERANK_MODES)}, got {settings.rerank!r}"

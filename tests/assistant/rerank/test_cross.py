@@ -86,3 +86,10 @@ def test_check_runs_between_batches(tiny_cross):
     scorer = CrossScorer(str(tiny_cross))
     scorer.scores(QUESTION, PASSAGES * 4, check=lambda: calls.append(1))
     assert len(calls) == 3  # 20 pairs in batches of 8
+
+
+def test_pruned_query_likelihood_is_no_longer_a_mode_and_says_why():
+    from assistant.config import load_settings
+
+    with pytest.raises(ConfigError, match="pruned query likelihood saves nothing"):
+        load_settings(None, env={"ASSISTANT_RERANK": "pruned"})
