@@ -57,5 +57,6 @@ def test_rerank_switch_from_file_then_env(tmp_path):
 
 
 def test_a_bad_rerank_switch_is_a_clear_error(tmp_path):
-    with pytest.raises(ConfigError, match="rerank: expected one of off, full, cross, cross-pruned, auto"):
+    expected = "rerank: expected one of off, full, cross, cross-pruned, auto"
+    with pytest.raises(ConfigError, match=expected):
         load_settings(None, env={"ASSISTANT_RERANK": "fast"})
