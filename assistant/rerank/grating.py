@@ -22,6 +22,7 @@ import torch
 from assistant.rerank.bert import BertFile, Embeddings, Head, layer
 from assistant.rerank.cross import check_folder
 from assistant.rerank.policy import Pruner
+from assistant.rerank.probes import Probes
 from assistant.rerank.pruned import PrunedRun
 from assistant.rerank.weights import EmbeddingRows, LayerWindow
 
@@ -51,9 +52,11 @@ class CrossPruned:
         resident_layers: int | None = None,
         chunk_size: int = 4,
         embed_rows: int = 4096,
+        probes: Probes | None = None,
     ) -> None:
         """`resident_layers`: layers kept loaded between questions (None: all); the others
-        stream through a two-layer window read ahead while the current one computes."""
+        stream through a two-layer window read ahead while the current one computes.
+        `probes`: per-layer provisional scorers (probes.py) where the head is not used."""
         from transformers import AutoTokenizer
 
         path = Path(folder).expanduser()
@@ -66,6 +69,7 @@ class CrossPruned:
         self.window = LayerWindow(self.weights, resident)
         self.embed = Embeddings(self.weights, EmbeddingRows(self.weights, embed_rows, "word"))
         self.head = Head(self.weights)
+        self.probes = probes
 
     def close(self) -> None:
         self.window.close()
@@ -111,7 +115,7 @@ class CrossPruned:
         return run
 
     def _check(self, run, pruner: Pruner, chunks: list[_Chunk], index, last, n) -> list[_Chunk]:
-        logits = self._provisional(chunks)
+        logits = self._provisional(chunks, None if last else index)
         run.scores.update(logits)
         row = torch.full((n,), math.nan, dtype=torch.float64)
         row[list(logits)] = torch.tensor(list(logits.values()), dtype=torch.float64)
@@ -125,10 +129,32 @@ class CrossPruned:
         keep = set(pruner.active)
         return [c for c in (c.keep(keep) for c in chunks) if c is not None]
 
-    def _provisional(self, chunks: list[_Chunk]) -> dict[int, float]:
+    def _provisional(self, chunks: list[_Chunk], layer: int | None) -> dict[int, float]:
+        """Logits from the head, or from the layer's probe where there is one (not after the
+        last layer: there the head's logit is the final score)."""
         ids = [i for c in chunks for i in c.ids]
-        logits = torch.cat([self.head(c.h) for c in chunks]).tolist()
+        if layer is not None and self.probes is not None and self.probes.has(layer):
+            logits = torch.cat([self.probes.score(layer, c.h[:, 0]) for c in chunks]).tolist()
+        else:
+            logits = torch.cat([self.head(c.h) for c in chunks]).tolist()
         return dict(zip(ids, logits, strict=True))
+
+    def layer_states(self, query: str, passages: Sequence[str]) -> tuple[list, torch.Tensor]:
+        """Unpruned: each layer's [CLS] ([n, d], candidates in order) and the final logits."""
+        states = []
+        try:
+            with torch.inference_mode():
+                chunks = self._chunks(query, passages)
+                order = torch.tensor([i for c in chunks for i in c.ids]).argsort()
+                for index in range(self.arch.n_layers):
+                    w = self.window.get(index)
+                    for c in chunks:
+                        c.h = layer(w, self.arch, c.h, c.mask)
+                    states.append(torch.cat([c.h[:, 0] for c in chunks])[order])
+                final = torch.cat([self.head(c.h) for c in chunks])[order]
+        finally:
+            self.window.release()
+        return states[:-1], final
 
     def _chunks(self, query: str, passages: Sequence[str]) -> list[_Chunk]:
         """Batches of `chunk_size`, longest pairs together (less padding), embedded."""
