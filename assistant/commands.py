@@ -143,7 +143,7 @@ def _report_dict(report: ImportReport) -> dict:
 
 def cmd_search(ctx: Context, args: Namespace) -> int:
     k = args.top or ctx.settings.retrieval.top_k
-    if ctx.settings.rerank == "off":
+    if ctx.settings.rerank == "off" or not ctx.reranker.active:  # auto: the check's choice
         hits = ctx.retriever.search(args.query, k=k, mode=args.mode)
     else:  # the prompt's selection (rerank/selection.py), k chunks instead of context_chunks
         from assistant.rerank.selection import select

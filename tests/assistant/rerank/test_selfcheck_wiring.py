@@ -57,3 +57,28 @@ def test_precompute_keeps_probes_and_runs_the_check(tmp_path, tiny_cross):
     assert result.questions == len(probes) and set(result.modes) == {"cross", "cross-pruned"}
     assert runner.status()["rerank"]["on"] == ctx.pipeline().reranker.current
     assert Precompute(ctx, settle_seconds=0)._plan_rerank_check() == 0  # checked: not due
+
+
+@pytest.mark.slow
+def test_search_with_auto_follows_the_check(tmp_path, capsys, tiny_cross):
+    from assistant.cli import main
+    from tests.conftest import make_email, write_mbox
+
+    mails = [make_email(subject=f"Mail {i}", body=f"Kitchen note number {i} about tiles {i}.",
+                        msgid=f"<m{i}@x>") for i in range(8)]  # fmt: skip
+    home = tmp_path / "h"
+    assert main(["import", "--home", str(home), str(write_mbox(tmp_path / "b.mbox", mails))]) == 0
+    (home / "config.toml").write_text(f'[reranker]\nmodel = "{tiny_cross}"\ncandidates = 6\n')
+
+    def search(*extra: str) -> list[str]:
+        capsys.readouterr()
+        assert main(["search", "--home", str(home), "--json", "-k", "3", *extra, "tiles"]) == 0
+        return [r["message_id"] for r in json.loads(capsys.readouterr().out)]
+
+    fused, cross = search(), search("--rerank", "cross")
+    assert cross != fused  # the random cross-encoder orders them otherwise
+    assert search("--rerank", "auto") == fused  # no check yet: the fused order
+    check = RerankCheck(home / "cache" / "rerank_check.json")
+    modes = {"cross": ModeResult(0.9, 9, 0, 0.002, 1.0)}
+    check.save(CheckResult("2026-11-23T03:00:00+00:00", 40, 0.5, 1.0, modes, "cross"), 40)
+    assert search("--rerank", "auto") == cross
