@@ -121,9 +121,9 @@ class RerankerSettings:
     exact_order: bool = False  # pruned: only drop hopeless candidates, never accept early
     resident_layers: int = 0  # pruned: layers kept loaded between questions (the rest stream)
     cross_max_length: int = 256  # cross: tokens of question + passage read together
-    # cross-pruned: dispersion (CV of sigmoid(logit)) above which candidates are cut; the
-    # calibrated value of bench/cross_pruned.py
-    cross_threshold: float = 0.05
+    # cross-pruned: dispersion (CV of sigmoid(logit)) above which candidates are cut; calibrated
+    # for top-5 overlap ≥ 0.98 on half the DL19 queries (bench/results/cross_pruned.json)
+    cross_threshold: float = 0.01
     cross_resident_layers: int = -1  # cross-pruned: layers kept loaded (-1: all; the rest stream)
     # auto: the nightly self-check needs this many predicted questions with a known source, and
     # reads at most auto_questions of them
