@@ -42,6 +42,9 @@ bench:
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/rerank_quality.py --candidates 50 --models smollm2-135m \
 		--prompts upr --pruned-queries 25 --out rerank_quality_top50
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/rerank_speed.py --queries 3
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/train_cross_encoder.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/cross_pruned.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/rerank_auto.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/e2e.py --precompute-minutes 25 \
 		--designs naive,ragcache,meancache,sleeptime,ragcache+meancache,full,full+pruned
 

@@ -66,11 +66,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def add_rerank(p: argparse.ArgumentParser) -> None:
+    from assistant.config import RERANK_MODES
+
     p.add_argument(
         "--rerank",
-        choices=["off", "full", "pruned"],
+        choices=RERANK_MODES,
         default=None,
-        help="query-likelihood reranking of the fused candidates (default: config `rerank`)",
+        help="reranking of the fused candidates: query likelihood (full, pruned), a "
+        "cross-encoder (cross, cross-pruned) or what the nightly check chose (auto); "
+        "default: config `rerank`",
     )
 
 

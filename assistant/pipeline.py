@@ -13,7 +13,6 @@ from assistant import support
 from assistant.activity import Activity
 from assistant.config import Settings
 from assistant.evidence import Evidence, select_evidence
-from assistant.knowledge.distinct import SPARE, distinct_hits
 from assistant.knowledge.retrieval import Hit, Retriever
 from assistant.knowledge.store import ChunkRecord, KnowledgeStore
 from assistant.llm.decoding import RepeatGuard, sentences_ended
@@ -21,6 +20,7 @@ from assistant.llm.prompt import Segments, build_segments, chat_frame
 from assistant.llm.reuse import Reused, parse_repair, place, repair
 from assistant.llm.runtime import LLMError, LocalLLM
 from assistant.qa_verify import HitVerifier
+from assistant.rerank import selection
 from assistant.rerank.reranker import Reranker
 from cache.kv_tree import KVTree, segment_hash
 from cache.prediction import History
@@ -157,16 +157,11 @@ class Pipeline:
         return self.rerank(question, hits, self._checker(background))
 
     def candidates(self, question: str, vector) -> list[Hit]:
-        """The fused hits, near-duplicates merged (assistant/knowledge/distinct.py): the prompt's
-        chunks, or the reranker's wider candidate set. SPARE more are fetched, so the slot a
-        merged duplicate frees goes to the next distinct chunk."""
-        k = self.settings.answer.context_chunks
-        if self.reranker is not None and self.reranker.active:
-            k = max(k, self.reranker.candidates)
-        if self.settings.answer.duplicates == "keep":
-            return self.retriever.search(question, k=k, query_vector=vector)
-        hits = self.retriever.search(question, k=k + SPARE, query_vector=vector)
-        return distinct_hits(hits, k, self.retriever)
+        """The fused hits, near-duplicates merged: the prompt's chunks, or the reranker's wider
+        candidate set (rerank/selection.py: `search --rerank` selects the same way)."""
+        k = selection.width(self.settings.answer.context_chunks, self.reranker)
+        duplicates = self.settings.answer.duplicates
+        return selection.candidates(self.retriever, question, k, duplicates, vector)
 
     def rerank(
         self, question: str, hits: list[Hit], check: Callable[[], None] | None = None

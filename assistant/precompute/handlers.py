@@ -11,6 +11,8 @@ from assistant.config import PrecomputeSettings
 from assistant.context import bundled
 from assistant.knowledge.store import KnowledgeStore
 from assistant.pipeline import Pipeline, Preempted
+from assistant.rerank import selection
+from assistant.rerank.selfcheck import AUTO_MODES, RerankCheck, run_check
 from cache import policy
 from cache.jobs import Job, JobQueue
 from cache.prediction import (
@@ -35,6 +37,7 @@ PRIORITY = {
     "populate": 40,
     "decode": 45,
     "rebuild_kv": 50,
+    "rerank_check": 55,  # nightly, after the caches are filled: it reads predicted questions
 }
 SEEDS = ("When", "Who", "What")  # question words that start detail questions (prompts/README.md)
 _BATCH = 256
@@ -49,10 +52,14 @@ class Handlers:
         history: History,
         settings: PrecomputeSettings,
         kv: bool = True,
+        check: RerankCheck | None = None,
     ) -> None:
+        """`check`: where detail questions are kept with their source chunk, as probes for the
+        reranker self-check (`rerank = "auto"`), and where the check's result goes."""
         self.pipe, self.store, self.abstract, self.history = pipe, store, abstract, history
         self.settings = settings
         self.kv = kv  # False: the QA bank only (every prediction decoded, no KV stored)
+        self.check = check
         self.queue = JobQueue(pipe.qa.db)
         self.seeds = SEEDS
         folder = bundled("prompts")
@@ -82,6 +89,8 @@ class Handlers:
         if records:  # else the chunk was deleted since
             questions = self._questions_from(records[0].text, self.seeds)
             self._queue_questions(questions, "predicted:detail")
+            if self.check is not None:
+                self.check.add_probes(questions, payload["chunk"])
 
     def _predict_history(self, payload: dict) -> None:
         """Questions in the user's style about what the user asks about: written after the chunks
@@ -159,6 +168,29 @@ class Handlers:
         reranker.precompute([records[0].text], self.pipe.user_waiting)
         if self.pipe.user_waiting():
             raise Preempted
+
+    def _rerank_check(self, payload: dict) -> None:
+        """Nightly: source@3 of fused and of each reranker on the predicted questions whose
+        source chunk is known; `rerank = "auto"` then uses what it turned on (selfcheck.py).
+        Steps aside for the user between candidates (then runs again from the start)."""
+        reranker, settings = self.pipe.reranker, self.pipe.settings
+        if reranker is None or self.check is None:
+            return
+
+        def step_aside() -> None:
+            if self.pipe.user_waiting():
+                raise Preempted
+
+        def select(question: str, k: int, mode: str) -> list[int]:
+            hits = selection.select(
+                self.pipe.retriever, reranker, question, k, settings.answer.duplicates,
+                check=step_aside, mode=mode,
+            )  # fmt: skip
+            return [h.chunk_id for h in hits]
+
+        probes = self.check.probes(settings.reranker.auto_questions)
+        modes = [m for m in reranker.available if m in AUTO_MODES]
+        self.check.save(run_check(select, probes, modes), payload["probes"])
 
     def _decode(self, payload: dict) -> None:
         """KV → QA: answer a pending entry (its prefix is in the tree, so only decoding costs)."""

@@ -15,6 +15,8 @@ comes back. Planning, in order of priority:
              (strategy 2), as cache/policy.py decides from τ
   decode     KV → QA: pending entries are decoded once τ is below the cutoff
   rebuild    QA → KV: entries whose prefix was evicted are prefilled again while there is room
+  rerank_check  with `rerank = "auto"`, nightly: does a reranker beat fused on the predicted
+             questions whose source chunk is known (rerank/selfcheck.py)
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from datetime import UTC, datetime
 from assistant.context import Context
 from assistant.pipeline import Pipeline, Preempted
 from assistant.precompute.handlers import PRIORITY, Handlers
+from assistant.rerank import selfcheck
 from assistant.rerank.doc_kv import KIND as DOC_KV
+from assistant.rerank.selfcheck import MAX_PROBES
 from cache import policy
 from cache.jobs import Job, JobQueue
 from cache.prediction import History, KnowledgeAbstract, get_meta, set_meta
@@ -82,9 +86,11 @@ class Precompute:
         self.abstract = KnowledgeAbstract(db)
         self.history = History(db)
         self.settle = self.settings.settle_seconds if settle_seconds is None else settle_seconds
+        self.check = ctx.rerank_check()
         self.handlers = Handlers(
-            self.pipe, ctx.store, self.abstract, self.history, self.settings, kv=kv
-        )
+            self.pipe, ctx.store, self.abstract, self.history, self.settings, kv=kv,
+            check=self.check,
+        )  # fmt: skip
         self._predicted = False  # predictions are planned once per run: `stride` per run
 
     # -- planning ------------------------------------------------------------------------------
@@ -98,6 +104,7 @@ class Precompute:
             + self._plan_doc_kv()
             + self._plan_chunk_nodes()
             + self._plan_conversions()
+            + self._plan_rerank_check()
         )
 
     def _enqueue(self, kind: str, key: str, payload: dict | None = None) -> int:
@@ -167,7 +174,18 @@ class Precompute:
         used, count = blobs.used(DOC_KV), blobs.count(DOC_KV)
         per_doc = used // count if count else 4 * 2**20
         fits = min(batch, policy.kv_room(used, blobs.budgets.get(DOC_KV, 0)) // per_doc)
-        return self._queue_newest_chunks("doc_kv", fits, f"doc_kv:{reranker.mode}:{{}}")
+        return self._queue_newest_chunks("doc_kv", fits, f"doc_kv:{reranker.current}:{{}}")
+
+    def _plan_rerank_check(self) -> int:
+        """`rerank = "auto"`: the self-check, nightly, once there are enough probes."""
+        reranker, s = self.pipe.reranker, self.ctx.settings
+        if s.rerank != "auto" or reranker is None or not reranker.available:
+            return 0
+        if not self.check.due(s.reranker.auto_min_questions):
+            return 0
+        n = len(self.check.probes(MAX_PROBES))
+        key = f"rerank_check:{datetime.now(UTC).date()}:{n}"
+        return self._enqueue("rerank_check", key, {"probes": n})
 
     def _plan_chunk_nodes(self, batch: int = 512) -> int:
         """Up to `batch` chunks (newest first) whose [system, chunk] node has no KV, as many as
@@ -317,7 +335,13 @@ class Precompute:
             "predicted_pending": self.pipe.qa.stats()["pending"],
             "abstract_items": self.abstract.count(),
             "last_run": last,
+            "rerank": self._rerank_status(),
         }
+
+    def _rerank_status(self) -> dict:
+        reranker, setting = self.pipe.reranker, self.ctx.settings.rerank
+        current = reranker.current if reranker is not None else "off"
+        return selfcheck.status(setting, current, self.check)
 
 
 def _label(job: Job) -> str:

@@ -4,9 +4,11 @@ Nothing loads until the reranker first runs (the factories are called lazily).""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from assistant.config import Settings
+from assistant.config import ConfigError, Settings
+from assistant.rerank.cross import check_folder, is_folder
 from assistant.rerank.reranker import Reranker
 from cache.blobs import BlobStore
 
@@ -16,9 +18,22 @@ M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # mallopt(3) parameters
 N_CTX = 2048  # a passage prefix (≤ max_passage_tokens + a few) plus instruction and question
 
 
-def make_reranker(settings: Settings, models_dir: Path, blobs: BlobStore) -> Reranker:
-    """`blobs` must have a budget for the doc_kv kind (context.py gives it one)."""
+def make_reranker(
+    settings: Settings,
+    models_dir: Path,
+    blobs: BlobStore,
+    decide: Callable[[Sequence[str]], str] | None = None,
+) -> Reranker:
+    """`blobs` must have a budget for the doc_kv kind (context.py gives it one). `[reranker]
+    model` a folder: the cross-encoder modes; else the query-likelihood ones. `decide`: what
+    the self-check turned on (for `rerank = "auto"`)."""
+    check_mode(settings)
     s = settings.reranker
+    if is_folder(s.model):
+        return Reranker(
+            settings.rerank, s, cross=lambda: make_cross(settings),
+            cross_pruned=lambda: make_cross_pruned(settings), decide=decide,
+        )  # fmt: skip
 
     def full():
         from assistant.llm.runtime import LocalLLM
@@ -34,7 +49,38 @@ def make_reranker(settings: Settings, models_dir: Path, blobs: BlobStore) -> Rer
     def pruned():
         return make_torch_ql(settings, models_dir, blobs)
 
-    return Reranker(settings.rerank, s, full=full, pruned=pruned)
+    return Reranker(settings.rerank, s, full=full, pruned=pruned, decide=decide)
+
+
+def check_mode(settings: Settings) -> None:
+    """A mode that cannot run on `[reranker] model` is a config error, said before any load."""
+    s, mode = settings.reranker, settings.rerank
+    if mode in ("cross", "cross-pruned"):
+        check_folder(s.model)
+    elif mode in ("full", "pruned") and is_folder(s.model):
+        raise ConfigError(
+            f"{s.model}: rerank = {mode!r} is query likelihood on a GGUF, but [reranker] model "
+            'is a folder; for a cross-encoder folder use rerank = "cross" or "cross-pruned"'
+        )
+
+
+def make_cross(settings: Settings):
+    from assistant.rerank.cross import CrossScorer
+
+    s = settings.reranker
+    return CrossScorer(s.model, s.cross_max_length, s.n_threads)
+
+
+def make_cross_pruned(settings: Settings):
+    import torch
+
+    from assistant.rerank.grating import CrossPruned
+
+    s = settings.reranker
+    if s.n_threads:
+        torch.set_num_threads(s.n_threads)
+    resident = None if s.cross_resident_layers < 0 else s.cross_resident_layers
+    return CrossPruned(s.model, s.cross_max_length, resident_layers=resident)
 
 
 def make_torch_ql(settings: Settings, models_dir: Path, blobs: BlobStore | None):

@@ -1,7 +1,11 @@
-"""The reranker stage: orders the fused candidates by query likelihood, `off | full | pruned`.
+"""The reranker stage: orders the fused candidates, one of `off | full | cross | cross-pruned |
+auto`.
 
-`full` scores every candidate on llama.cpp (restoring cached passage KV where it can); `pruned`
-runs the torch layer-wise forward that stops computing candidates once the top-k is decided.
+`full` scores every candidate by query likelihood on llama.cpp (restoring cached passage KV where
+it can); `pruned` (the torch layer-wise QL forward) is built only by the benches that show why it
+is no mode to choose (config.RETIRED). `cross` scores every candidate with a cross-encoder;
+`cross-pruned` is its layer-wise pruned forward (grating.py). `auto` is what the nightly
+self-check turned on (selfcheck.py): fused unless a reranker beat it on the user's own mail.
 Models load on first use, so a pipeline with the reranker on starts as fast as without.
 """
 
@@ -28,6 +32,10 @@ class PrunedRanker(Protocol):
              exact_order: bool, check: Callable[[], None] | None = None): ...  # fmt: skip
 
 
+SCORED = ("full", "cross")  # every candidate scored, then ordered (with the fused weight)
+PRUNED = ("pruned", "cross-pruned")  # the layer-wise forward orders them itself
+
+
 class Reranker:
     def __init__(
         self,
@@ -35,15 +43,34 @@ class Reranker:
         settings: RerankerSettings,
         full: Callable[[], FullScorer] | None = None,
         pruned: Callable[[], PrunedRanker] | None = None,
+        *,
+        cross: Callable[[], FullScorer] | None = None,
+        cross_pruned: Callable[[], PrunedRanker] | None = None,
+        decide: Callable[[Sequence[str]], str] | None = None,
     ) -> None:
+        """`decide(available)` (auto): the mode the self-check turned on, "off" when none."""
         self.mode = mode
         self.settings = settings
-        self._make = {"full": full, "pruned": pruned}
+        made = {"full": full, "pruned": pruned, "cross": cross, "cross-pruned": cross_pruned}
+        self._make = {m: f for m, f in made.items() if f is not None}
+        self._decide = decide
         self._models: dict[str, object] = {}
 
     @property
+    def current(self) -> str:
+        """The mode questions are reranked with now (auto: the self-check's choice)."""
+        if self.mode != "auto":
+            return self.mode
+        return self._decide(self.available) if self._decide is not None else "off"
+
+    @property
     def active(self) -> bool:
-        return self.mode != "off"
+        return self.current != "off"
+
+    @property
+    def available(self) -> list[str]:
+        """The reranking modes this configuration can run (what the self-check compares)."""
+        return list(self._make)
 
     @property
     def candidates(self) -> int:
@@ -59,34 +86,43 @@ class Reranker:
         return self._models[mode]
 
     def rerank(
-        self, question: str, hits: list[Hit], k: int, check: Callable[[], None] | None = None
+        self,
+        question: str,
+        hits: list[Hit],
+        k: int,
+        check: Callable[[], None] | None = None,
+        mode: str | None = None,
     ) -> list[Hit]:
-        """The best `k` of `hits` for `question`, best first (the fused order when off).
-        `check` is called between candidates (full) or layers (pruned); a background job's
-        raises to step aside for the user."""
-        if self.mode == "off" or len(hits) < 2:
+        """The best `k` of `hits` for `question`, best first (the fused order when off), in
+        `mode` (default: the current one). `check` is called between candidates or batches
+        (scored) or layers (pruned); a background job's raises to step aside for the user."""
+        mode = mode or self.current
+        if mode == "off" or len(hits) < 2:
             return hits[:k]
         texts = [h.record.text for h in hits]
-        if self.mode == "pruned":
+        if mode in PRUNED:
             s = self.settings
-            model = self._model("pruned")
-            run = model.rank(question, texts, k, s.threshold, s.exact_order, check=check)
+            threshold = s.cross_threshold if mode == "cross-pruned" else s.threshold
+            model = self._model(mode)
+            run = model.rank(question, texts, k, threshold, s.exact_order, check=check)
             return [hits[i] for i in run.order[:k]]
-        scores = self._model("full").scores(question, texts, check=check)
+        scores = self._model(mode).scores(question, texts, check=check)
         return [hits[i] for i in self.order(scores, [h.score for h in hits])[:k]]
 
-    def order(self, ql: np.ndarray, fused: Sequence[float]) -> list[int]:
-        """Indices best first by (1 − w)·z(QL) + w·z(fused); ties keep the fused order."""
+    def order(self, scores: np.ndarray, fused: Sequence[float]) -> list[int]:
+        """Indices best first by (1 − w)·z(scores) + w·z(fused); ties keep the fused order."""
         w = self.settings.fused_weight
-        combined = np.asarray(ql, dtype=np.float64)
+        combined = np.asarray(scores, dtype=np.float64)
         if w > 0:
             combined = (1 - w) * zscore(combined) + w * zscore(np.asarray(fused, dtype=float))
         return sorted(range(len(combined)), key=lambda i: (-combined[i], i))
 
     def precompute(self, passages: Sequence[str], should_stop: Callable[[], bool]) -> int:
-        """Idle time: compute the document KV of `passages` for the active mode."""
-        if self.mode == "full":
+        """Idle time: compute the document KV of `passages` for the current mode (QL only: a
+        cross-encoder keeps nothing per document)."""
+        mode = self.current
+        if mode == "full":
             return self._model("full").precompute(passages, should_stop)
-        if self.mode == "pruned" and not should_stop():
+        if mode == "pruned" and not should_stop():
             return self._model("pruned").precompute(passages)
         return 0

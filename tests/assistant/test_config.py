@@ -50,12 +50,13 @@ def test_rerank_switch_from_file_then_env(tmp_path):
     settings = load_settings(cfg, env={})
     assert settings.rerank == "full"
     assert settings.reranker.candidates == 30 and settings.reranker.model == "smollm2-135m"
-    env = {"ASSISTANT_RERANK": "pruned", "ASSISTANT_RERANKER_THRESHOLD": "0.25"}
+    env = {"ASSISTANT_RERANK": "cross-pruned", "ASSISTANT_RERANKER_CROSS_THRESHOLD": "0.25"}
     settings = load_settings(cfg, env=env)
-    assert settings.rerank == "pruned" and settings.reranker.threshold == 0.25
+    assert settings.rerank == "cross-pruned" and settings.reranker.cross_threshold == 0.25
     assert load_settings(None, env={}).rerank == "off"
 
 
 def test_a_bad_rerank_switch_is_a_clear_error(tmp_path):
-    with pytest.raises(ConfigError, match="rerank: expected one of off, full, pruned"):
+    expected = "rerank: expected one of off, full, cross, cross-pruned, auto"
+    with pytest.raises(ConfigError, match=expected):
         load_settings(None, env={"ASSISTANT_RERANK": "fast"})

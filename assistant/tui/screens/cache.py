@@ -80,7 +80,15 @@ def precompute_rows(pc: dict | None) -> list[tuple[str, str]]:
         ),
         ("Abstract", f"{plural(pc['abstract_items'], 'item', 'items')} (people, topics, dates)"),
         ("Last precompute", ran),
-    ]
+    ] + rerank_rows(pc.get("rerank"))
+
+
+def rerank_rows(rerank: dict | None) -> list[tuple[str, str]]:
+    """The reranker that is on and the nightly self-check's figures (rerank/selfcheck.py)."""
+    if rerank is None:
+        return []
+    on = "the fused order" if rerank["on"] == "off" else rerank["on"]
+    return [("Reranking", f"{rerank['setting']} → {on}"), ("Rerank check", rerank["summary"])]
 
 
 def render_rows(rows: list[tuple[str, str]]) -> Table:

@@ -1,0 +1,101 @@
+"""The `rerank = "auto"` self-check on the demo mail: predicted detail questions written by
+SmolLM2 from sampled chunks (their source is known), source@3 of fused against query likelihood
+(SmolLM2, document KV) and the test cross-encoder, pruned and not; what the check turns on, and
+its CPU cost (a night's check on this many questions).
+
+    python bench/rerank_auto.py [--chunks 30] [--cross DIR] [--reuse HOME] [--modes ...]
+
+Writes bench/results/rerank_auto.json.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+# ruff: noqa: E402
+import argparse
+import copy
+import random
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from _common import demo_context, log, print_table, require_demo, write_results
+from train_cross_encoder import DEFAULT_OUT
+
+from assistant.precompute.handlers import SEEDS, Handlers
+from assistant.rerank.loader import make_reranker
+from assistant.rerank.selection import select
+from assistant.rerank.selfcheck import run_check
+from cache.prediction import History, KnowledgeAbstract
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--chunks", type=int, default=30, help="sampled chunks (3 questions each)")
+    p.add_argument("--cross", type=Path, default=DEFAULT_OUT, help="cross-encoder folder")
+    p.add_argument("--reuse", type=Path, help="a demo home to copy instead of importing")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--modes", nargs="+", default=["full", "cross", "cross-pruned"])
+    return p.parse_args()
+
+
+def probes(ctx, pipe, n: int, seed: int) -> list[tuple[str, int]]:
+    """(question, source chunk): what precompute's detail prediction records."""
+    handlers = Handlers(
+        pipe, ctx.store, KnowledgeAbstract(pipe.qa.db), History(pipe.qa.db), ctx.settings.precompute
+    )
+    ids = ctx.store.chunk_ids()
+    out = []
+    for i, chunk in enumerate(random.Random(seed).sample(ids, min(n, len(ids))), 1):
+        text = ctx.store.chunk_records([chunk])[0].text
+        out += [(q, chunk) for q in handlers._questions_from(text, SEEDS)]
+        if i % 10 == 0:
+            log(f"questions from {i}/{n} chunks")
+    return out
+
+
+def main() -> None:
+    args = parse_args()
+    require_demo(qa=False)
+    with tempfile.TemporaryDirectory(prefix="bench-rerank-auto-") as tmp:
+        ctx = demo_context(Path(tmp), args.reuse)
+        settings = ctx.settings
+        settings.reranker.n_threads = args.threads
+        pipe = ctx.pipeline()
+        t0 = time.process_time()
+        pairs = probes(ctx, pipe, args.chunks, args.seed)
+        predict_cpu = time.process_time() - t0
+        log(f"{len(pairs)} predicted questions")
+        settings.rerank = "auto"
+        ql = make_reranker(settings, ctx.home.models_dir, pipe.kv.blobs)
+        other = copy.deepcopy(settings)  # the factories read their settings when first run
+        other.reranker.model = str(args.cross)
+        cross = make_reranker(other, ctx.home.models_dir, pipe.kv.blobs)
+
+        def chosen(question: str, k: int, mode: str) -> list[int]:
+            reranker = ql if mode in ("off", "full") else cross
+            hits = select(ctx.retriever, reranker, question, k, mode=mode)
+            return [h.chunk_id for h in hits]
+
+        result = run_check(chosen, pairs, args.modes)
+    rows = [["fused", result.fused, "", "", "", result.fused_cpu_seconds]] + [
+        [m, r.source_at_3, r.wins, r.losses, r.p_value, r.cpu_seconds]
+        for m, r in result.modes.items()
+    ]
+    print_table(
+        f"Self-check on the demo: source@3 of {result.questions} predicted questions",
+        ["order", "source@3", "wins", "losses", "p (sign test)", "CPU s"],
+        rows,
+        note=f"turned on: {result.chosen}; writing the questions took {predict_cpu:.0f} CPU-s",
+    )
+    data = asdict(result) | {"predict_cpu_seconds": predict_cpu, "cross_model": str(args.cross)}
+    write_results("rerank_auto", data, {k: str(v) for k, v in vars(args).items()})
+
+
+if __name__ == "__main__":
+    main()
