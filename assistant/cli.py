@@ -72,7 +72,7 @@ def add_rerank(p: argparse.ArgumentParser) -> None:
         "--rerank",
         choices=RERANK_MODES,
         default=None,
-        help="reranking of the fused candidates: query likelihood (full, pruned), a "
+        help="reranking of the fused candidates: query likelihood (full), a "
         "cross-encoder (cross, cross-pruned) or what the nightly check chose (auto); "
         "default: config `rerank`",
     )
