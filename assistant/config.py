@@ -38,6 +38,14 @@ class RetrievalSettings:
     candidates: int = 50  # per retriever, for the rank columns and RRF
     fusion: str = "zscore"  # "zscore": equal-weight sum of z-normalised scores; "rrf"
     rrf_k: int = 60
+    # Homes of at least this many chunks search with SQLite FTS5 (fts.py) and an IVF index
+    # (ivf.py) instead of the in-memory BM25 matrix and flat scan (bench/scale.py, "switch")
+    large_min_chunks: int = 50_000
+    ivf_nprobe: int = 32  # clusters scanned per query (bench/scale.py, "nprobe")
+    hot_memory_mb: float = 200  # resident IVF clusters (hotcold.py); the rest read from the file
+    predicted_weight: float = 0.5  # a predicted question's probe counts this much of an asked one
+    replan_every: int = 64  # searches between hot-set re-plans
+    fts_max_matches: int = 20_000  # a query's FTS candidates come from terms matching <= this
 
 
 @dataclass
