@@ -96,6 +96,8 @@ class LargeSearch:
         return self.plan
 
     def dense(self, vector: np.ndarray, n: int, weight: float) -> Ranking:
+        if not self.store.has_vectors(self.model):  # a large import not embedded yet
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
         index = self.index()
         try:
             found = index.search(vector, n)
@@ -131,7 +133,9 @@ class LargeSearch:
         ids = np.union1d(bm25[0], dense[0])
         terms = query_terms(query)
         b = self.fts.scores(terms, ids)
-        b_mean, b_std = self.fts.bank_stats(terms, len(self.index()))
+        b_mean, b_std = self.fts.bank_stats(terms, self.store.count_chunks())
+        if not len(dense[0]):
+            return top(ids, b, self.settings.candidates)
         d_mean, d_std = self.index().score_stats(q)
         found = self.index().vectors(ids.tolist())
         d = np.array([float(found[i] @ q) if i in found else d_mean for i in ids.tolist()])
