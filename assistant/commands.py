@@ -186,8 +186,9 @@ def cmd_stats(ctx: Context, args: Namespace) -> int:
     stats["home"] = str(ctx.home.root)
     stats["bytes"] = {
         "knowledge_db": _size(ctx.home.knowledge_db) + _size(Path(f"{ctx.home.knowledge_db}-wal")),
-        "indexes": sum(_size(p) for p in ctx.home.index_dir.glob("*.npz")),
+        "indexes": sum(_size(p) for p in ctx.home.index_dir.rglob("*") if p.is_file()),
     }
+    stats["index"] = ctx.retriever.index_plan()
     if args.json:
         dump_json(stats)
         return 0
@@ -196,6 +197,9 @@ def cmd_stats(ctx: Context, args: Namespace) -> int:
         if key == "bytes":
             for name, size in value.items():
                 table.add_row(f"{name} size", f"{size / 1e6:.2f} MB")
+        elif key == "index":
+            for name, item in value.items():
+                table.add_row(f"index {name.replace('_', ' ')}", str(item))
         elif key != "home":
             table.add_row(key.replace("_", " "), str(value))
     Console().print(table)

@@ -143,5 +143,28 @@ class LargeSearch:
         z_d = (d - d_mean) / d_std if d_std > 0 else np.zeros(len(ids))
         return top(ids, 0.5 * z_b + 0.5 * z_d, self.settings.candidates)
 
+    def describe(self) -> dict:
+        """The index plan for `stats`: clusters, the hot set against its budget, and its hit
+        rate (the share of the counted probes of asked and predicted questions it serves,
+        and of this process's probes). An index not built yet is not built here."""
+        out: dict = {"kind": "large: FTS5 BM25 + hot/cold IVF", "built": False}
+        path = self.index_dir / f"ivf-{self._tag()}-{self.store.version('vectors')}"
+        if self._ivf is None and not path.exists():
+            return out
+        index = self.index()
+        assert self.plan is not None
+        return out | {
+            "built": True,
+            "clusters": index.nlist,
+            "nprobe": index.nprobe,
+            "hot_clusters": len(self.plan.hot),
+            "hot_mb": round(self.plan.hot_bytes / 2**20, 1),
+            "budget_mb": round(self.plan.budget_bytes / 2**20, 1),
+            "resident_mb": round(index.resident_bytes() / 2**20, 1),
+            "file_mb": round(float(index.list_bytes().sum()) / 2**20, 1),
+            "planned_hit_rate": round(self.plan.share_of_probes, 3),
+            "hit_rate_this_process": self.hit_rate(),
+        }
+
     def hit_rate(self) -> float | None:
         return self._ivf[1].hit_rate() if self._ivf else None

@@ -149,6 +149,16 @@ class Retriever:
             self._large = LargeSearch(self.store, self.index_dir, self.embedder.name, self.settings)
         return self._large
 
+    def index_plan(self) -> dict:
+        """Which indexes this home searches with, and the hot/cold plan of a large one."""
+        large = self.large()
+        if large is None:
+            return {
+                "kind": "in-memory: BM25 matrix + flat dense scan",
+                "large_from_chunks": self.settings.large_min_chunks,
+            }
+        return large.describe()
+
     def search(
         self,
         query: str,

@@ -232,3 +232,13 @@ def test_searches_replan_the_hot_set_toward_what_is_asked(tmp_path, store, fake_
     asked = set(index.nearest_clusters(fake_embedder.embed_batch(["kitchen tiles grout"])[0])[0])
     assert asked & set(large.plan.hot.tolist())
     assert large.plan.hot_bytes <= budget and large.hit_rate() > 0
+
+
+def test_the_index_plan_says_which_path_and_the_hot_set(large, tmp_path, store):
+    assert large.index_plan()["built"] is False  # stats never builds an index
+    large.search("LoRa radio battery", mode="dense")
+    plan = large.index_plan()
+    assert plan["built"] and plan["hot_clusters"] == plan["clusters"] >= 1
+    assert plan["hot_mb"] <= plan["budget_mb"] and plan["hit_rate_this_process"] == 1.0
+    small = Retriever(store, large.embedder, tmp_path / "small")
+    assert small.index_plan()["kind"].startswith("in-memory")
