@@ -66,6 +66,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--queries", type=int, default=200, help="timed queries per trace")
     parser.add_argument("--budget-mb", type=float, default=APP.hot_memory_mb)
     parser.add_argument("--no-quality", action="store_true")
+    parser.add_argument("--out", default="scale", help="bench/results/OUT.json")
     parser.add_argument("--eval-dir", type=Path, default=default_eval_dir())
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     return parser.parse_args()
@@ -378,9 +379,8 @@ def main() -> None:
         results["scale"] = {}
         for n in (int(s) for s in args.sizes.split(",")):
             results["scale"][n] = scale_run(n, seeds, args, tmp)
-            write_results("scale", results, {k: str(v) for k, v in vars(args).items()})
+            write_results(args.out, results, {k: str(v) for k, v in vars(args).items()})
         print_results(results)
-        write_results("scale", results, {k: str(v) for k, v in vars(args).items()})
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -33,6 +33,18 @@ def top(ids: np.ndarray, scores: np.ndarray, n: int) -> Ranking:
     return ids[order], scores[order]
 
 
+def _lookup(ids: np.ndarray, known: Ranking, score: Callable[[np.ndarray], np.ndarray]):
+    """Scores of `ids`: from `known` where it has them, from `score` for the rest."""
+    out = np.zeros(len(ids))
+    pos = np.searchsorted(ids, known[0])
+    out[pos] = known[1]
+    missing = np.ones(len(ids), dtype=bool)
+    missing[pos] = False
+    if missing.any():
+        out[missing] = score(ids[missing])
+    return out
+
+
 class LargeSearch:
     def __init__(
         self, store: KnowledgeStore, index_dir: Path, model: str, settings: RetrievalSettings
@@ -44,6 +56,7 @@ class LargeSearch:
         self.fts = ChunkFts(store.db, settings.fts_max_matches)
         self._ivf: tuple[int, ivf.IvfIndex, AccessCounts] | None = None
         self.plan: Plan | None = None
+        self._count = (-1, 0)  # (chunks version, chunks)
 
     # -- the dense index ------------------------------------------------------------------------
 
@@ -129,19 +142,30 @@ class LargeSearch:
         return self.fuse(query, q, bm25, dense), bm25, dense
 
     def fuse(self, query: str, q: np.ndarray, bm25: Ranking, dense: Ranking) -> Ranking:
-        """0.5·z(BM25) + 0.5·z(cosine) over the union of both candidate lists."""
+        """0.5·z(BM25) + 0.5·z(cosine) over the union of both candidate lists. Each list
+        brings its own scores; only the other retriever's score of a candidate is looked up."""
         ids = np.union1d(bm25[0], dense[0])
         terms = query_terms(query)
-        b = self.fts.scores(terms, ids)
-        b_mean, b_std = self.fts.bank_stats(terms, self.store.count_chunks())
+        b = _lookup(ids, bm25, lambda missing: self.fts.scores(terms, missing))
+        b_mean, b_std = self.fts.bank_stats(terms, self.chunk_count())
         if not len(dense[0]):
             return top(ids, b, self.settings.candidates)
         d_mean, d_std = self.index().score_stats(q)
-        found = self.index().vectors(ids.tolist())
-        d = np.array([float(found[i] @ q) if i in found else d_mean for i in ids.tolist()])
+
+        def cosine(missing: np.ndarray) -> np.ndarray:
+            found = self.index().vectors(missing.tolist())
+            return np.array([float(found[i] @ q) if i in found else d_mean for i in missing])
+
+        d = _lookup(ids, dense, cosine)
         z_b = (b - b_mean) / b_std if b_std > 0 else np.zeros(len(ids))
         z_d = (d - d_mean) / d_std if d_std > 0 else np.zeros(len(ids))
         return top(ids, 0.5 * z_b + 0.5 * z_d, self.settings.candidates)
+
+    def chunk_count(self) -> int:
+        version = self.store.version("chunks")
+        if self._count[0] != version:
+            self._count = (version, self.store.count_chunks())
+        return self._count[1]
 
     def describe(self) -> dict:
         """The index plan for `stats`: clusters, the hot set against its budget, and its hit

@@ -242,3 +242,21 @@ def test_the_index_plan_says_which_path_and_the_hot_set(large, tmp_path, store):
     assert plan["hot_mb"] <= plan["budget_mb"] and plan["hit_rate_this_process"] == 1.0
     small = Retriever(store, large.embedder, tmp_path / "small")
     assert small.index_plan()["kind"].startswith("in-memory")
+
+
+def test_large_fusion_scores_every_candidate_with_both_retrievers(large):
+    query = "battery speech kitchen marathon"
+    q = large.embedder.embed_batch([query])[0]
+    search = large.large()
+    bm25, dense = search.fts.search(query, 2), search.dense(q, 2, 1.0)
+    assert set(bm25[0]) != set(dense[0])  # some candidates come from one list only
+    ids, fused = search.fuse(query, q, bm25, dense)
+    terms = query_terms(query)
+    b = search.fts.scores(terms, ids)
+    vectors = search.index().vectors(ids.tolist())
+    d = np.array([vectors[i] @ q for i in ids.tolist()])
+    b_mean, b_std = search.fts.bank_stats(terms, 5)
+    d_mean, d_std = search.index().score_stats(q)
+    want = 0.5 * (b - b_mean) / b_std + 0.5 * (d - d_mean) / d_std
+    np.testing.assert_allclose(fused, want, rtol=1e-5)
+    assert fused.tolist() == sorted(fused.tolist(), reverse=True)
