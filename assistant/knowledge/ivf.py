@@ -32,8 +32,8 @@ class IndexDamaged(RuntimeError):
 
 
 def default_nlist(n: int) -> int:
-    """About 4·√n clusters (a few hundred vectors each), at least 1."""
-    return max(1, min(n // 40, int(4 * np.sqrt(n))))
+    """About 2·√n clusters (500 vectors each at 1M), at least 40 vectors each."""
+    return max(1, min(n // 40, int(2 * np.sqrt(n))))
 
 
 def train_centroids(sample: np.ndarray, nlist: int, seed: int = 7) -> np.ndarray:
@@ -41,7 +41,7 @@ def train_centroids(sample: np.ndarray, nlist: int, seed: int = 7) -> np.ndarray
     if nlist == 1:
         mean = sample.mean(axis=0, dtype=np.float64)
         return (mean / max(np.linalg.norm(mean), 1e-12)).astype(np.float32)[None, :]
-    kmeans = faiss.Kmeans(sample.shape[1], nlist, niter=12, seed=seed, spherical=True)
+    kmeans = faiss.Kmeans(sample.shape[1], nlist, niter=10, seed=seed, spherical=True)
     kmeans.train(np.ascontiguousarray(sample, dtype=np.float32))
     return kmeans.centroids.astype(np.float32)
 
@@ -69,7 +69,7 @@ def build(
     n, dim = vectors.shape
     nlist = nlist or default_nlist(n)
     rng = np.random.default_rng(seed)
-    sample = vectors[np.sort(rng.choice(n, size=min(n, nlist * 64), replace=False))]
+    sample = vectors[np.sort(rng.choice(n, size=min(n, nlist * 40), replace=False))]
     centroids = train_centroids(sample, nlist, seed)
     lists = assign(centroids, vectors)
     order = np.argsort(lists, kind="stable")
