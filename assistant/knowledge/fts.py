@@ -4,7 +4,8 @@ The table is kept in step with imports by triggers (migration 0002_chunks_fts), 
 built or loaded at start-up and nothing of it is resident. FTS5 scores every chunk a query term
 matches; a term in a large share of the chunks would make a query scan most of them, so the
 candidates come from the query's rarer terms (together matching at most `max_matches` chunks),
-and the candidates are then scored with every term, by rowid.
+and the candidates are then scored with every term, by rowid. A query whose rarest term alone
+matches more is ranked among about the newest `max_matches` chunks it matches.
 
 FTS5's BM25 has k1 = 1.2 and b = 0.75 and counts stopwords in a chunk's length; the small-home
 index (bm25.py) uses rank-bm25's k1 = 1.5: bench/retrieval.py compares the two side by side.
@@ -46,13 +47,13 @@ class ChunkFts:
         """(chunk ids, BM25 scores) of the best `n` chunks, best first; empty when no term
         of the query occurs in any chunk."""
         terms = query_terms(query)
-        probe = self.selective(terms)
+        probe, matches = self.selective(terms)
         if not probe:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         rows = self.db.execute(
             "SELECT rowid, -bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? "
-            "ORDER BY rank LIMIT ?",
-            [_match(probe), n],
+            "AND rowid >= ? ORDER BY rank LIMIT ?",
+            [_match(probe), self._newest(matches), n],
         ).fetchall()
         ids = np.array([r[0] for r in rows], dtype=np.int64)
         scores = np.array([r[1] for r in rows], dtype=np.float64)
@@ -60,6 +61,15 @@ class ChunkFts:
             scores = self.scores(terms, ids)
         order = np.lexsort((ids, -scores))
         return ids[order], scores[order]
+
+    def _newest(self, matches: int) -> int:
+        """The smallest rowid to rank: 0, or where a probe that would match more than
+        max_matches chunks is cut to about the newest max_matches of them (a query of only
+        common terms, whose BM25 says little; its terms are assumed spread evenly over ids)."""
+        if matches <= self.max_matches:
+            return 0
+        newest = self.db.execute("SELECT coalesce(max(rowid), 0) FROM chunks").fetchone()[0]
+        return int(newest - newest * self.max_matches / matches)
 
     def scores(self, terms: Sequence[str], ids: np.ndarray) -> np.ndarray:
         """BM25 of each of `ids` for all of `terms` (0 where none occurs in the chunk)."""
@@ -85,9 +95,9 @@ class ChunkFts:
         sql = f"SELECT term, doc FROM chunks_fts_terms WHERE term IN ({marks})"
         return dict(self.db.execute(sql, list(terms)).fetchall())
 
-    def selective(self, terms: Sequence[str]) -> list[str]:
+    def selective(self, terms: Sequence[str]) -> tuple[list[str], int]:
         """The rarest terms that together occur in at most max_matches chunks (at least the
-        rarest one); terms that occur nowhere are left out."""
+        rarest one), and how many chunks they occur in; terms in no chunk are left out."""
         df = self.frequencies(terms)
         chosen, total = [], 0
         for count, term in sorted((df[t], t) for t in terms if t in df):
@@ -95,7 +105,7 @@ class ChunkFts:
                 break
             chosen.append(term)
             total += count
-        return chosen
+        return chosen, total
 
     def bank_stats(self, terms: Sequence[str], chunks: int) -> tuple[float, float]:
         """Mean and standard deviation of the query's BM25 over every chunk, estimated from

@@ -80,13 +80,22 @@ def test_fts_ranks_like_bm25_and_pruning_keeps_full_scores(tmp_path, store, fake
     import_mails(store, fake_embedder, tmp_path, mails)
     full = ChunkFts(store.db, max_matches=10**6)
     pruned = ChunkFts(store.db, max_matches=5)  # "common" (30 chunks) is left out of the probe
-    assert pruned.selective(query_terms("rare common")) == ["rare"]
+    assert pruned.selective(query_terms("rare common")) == (["rare"], 1)
     ids, scores = pruned.search("rare common", 5)
     assert ids[0] == full.search("rare common", 5)[0][0]
     assert scores[0] == pytest.approx(full.scores(query_terms("rare common"), ids[:1])[0])
     texts = store.chunk_texts()
     okapi = BM25Index.build(*texts).scores("rare common")
     assert texts[0][np.argmax(okapi)] == ids[0]
+
+
+def test_a_query_of_only_common_terms_ranks_the_newest_chunks(tmp_path, store, fake_embedder):
+    import_mails(store, fake_embedder, tmp_path, [(f"Note {i}", f"common {i}") for i in range(40)])
+    fts = ChunkFts(store.db, max_matches=10)
+    ids, scores = fts.search("common", 50)
+    newest = store.max_chunk_id()
+    assert ids.min() == newest - 10 and len(ids) == 11
+    np.testing.assert_allclose(scores, fts.scores(["common"], ids))
 
 
 def test_bank_stats_estimate_the_bm25_spread(tmp_path, store, fake_embedder):
