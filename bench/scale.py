@@ -377,7 +377,7 @@ def main() -> None:
         seeds = seeds_from(store, embedder, args.eval_dir)
         results["seeds"] = len(seeds.vectors)
         results["scale"] = {}
-        for n in (int(s) for s in args.sizes.split(",")):
+        for n in (int(s) for s in args.sizes.split(",") if s):
             results["scale"][n] = scale_run(n, seeds, args, tmp)
             write_results(args.out, results, {k: str(v) for k, v in vars(args).items()})
         print_results(results)

@@ -39,7 +39,7 @@ def _match(terms: Sequence[str]) -> str:
 class ChunkFts:
     """Reads the chunks_fts table (written only by the triggers of migration 0002)."""
 
-    def __init__(self, db: Database, max_matches: int = 20_000) -> None:
+    def __init__(self, db: Database, max_matches: int = 2_000) -> None:
         self.db = db
         self.max_matches = max_matches
 
