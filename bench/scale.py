@@ -380,6 +380,7 @@ def main() -> None:
         for n in (int(s) for s in args.sizes.split(",") if s):
             results["scale"][n] = scale_run(n, seeds, args, tmp)
             write_results(args.out, results, {k: str(v) for k, v in vars(args).items()})
+        write_results(args.out, results, {k: str(v) for k, v in vars(args).items()})
         print_results(results)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
