@@ -24,6 +24,7 @@ lint:
 bench:
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/import.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/retrieval.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/scale.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/threshold.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/distinct.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/evidence.py

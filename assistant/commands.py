@@ -196,9 +196,10 @@ def cmd_stats(ctx: Context, args: Namespace) -> int:
     stats["home"] = str(ctx.home.root)
     stats["bytes"] = {
         "knowledge_db": _size(ctx.home.knowledge_db) + _size(Path(f"{ctx.home.knowledge_db}-wal")),
-        "indexes": sum(_size(p) for p in ctx.home.index_dir.glob("*.npz")),
+        "indexes": sum(_size(p) for p in ctx.home.index_dir.rglob("*") if p.is_file()),
     }
     stats["reranking"] = _rerank_status(ctx)
+    stats["index"] = ctx.retriever.index_plan()
     if args.json:
         dump_json(stats)
         return 0
@@ -211,6 +212,9 @@ def cmd_stats(ctx: Context, args: Namespace) -> int:
             on = "the fused order" if value["on"] == "off" else value["on"]
             table.add_row("reranking", f"{value['setting']} → {on}")
             table.add_row("rerank check", value["summary"])
+        elif key == "index":
+            for name, item in value.items():
+                table.add_row(f"index {name.replace('_', ' ')}", str(item))
         elif key != "home":
             table.add_row(key.replace("_", " "), str(value))
     Console().print(table)

@@ -38,6 +38,19 @@ class RetrievalSettings:
     candidates: int = 50  # per retriever, for the rank columns and RRF
     fusion: str = "zscore"  # "zscore": equal-weight sum of z-normalised scores; "rrf"
     rrf_k: int = 60
+    # Homes of at least this many chunks search with SQLite FTS5 (fts.py) and a hot/cold IVF
+    # index (ivf.py) instead of the in-memory BM25 matrix and flat scan. Below it the in-memory
+    # path is faster and small; its index grows ~2 KiB a chunk (207 MiB at 100k,
+    # bench/results/retrieval.json) and its flat scan linearly (bench/results/scale.json, "flat"),
+    # passing the large path's hybrid latency and the 300 MB index budget near 150k chunks
+    large_min_chunks: int = 150_000
+    ivf_nprobe: int = 32  # clusters scanned per query (bench/scale.py, "nprobe")
+    hot_memory_mb: float = 200  # resident IVF clusters (hotcold.py); the rest read from the file
+    predicted_weight: float = 0.5  # a predicted question's probe counts this much of an asked one
+    replan_every: int = 64  # searches between hot-set re-plans
+    # a query's FTS candidates come from its terms matching <= this many chunks together: FTS5
+    # scores each match with a lookup of its length (~10 µs on a busy 2-core box)
+    fts_max_matches: int = 2_000
 
 
 @dataclass

@@ -61,9 +61,30 @@ _INITIAL = """
         INSERT OR IGNORE INTO meta VALUES ('db_id', lower(hex(randomblob(8))));
 """
 
+# BM25 for large homes (assistant/knowledge/fts.py): an external-content FTS5 index of chunks.text,
+# kept in step with every import and delete by triggers (a cascaded delete fires them too); an
+# existing home's chunks are indexed once, when the migration runs.
+_CHUNKS_FTS = """
+        CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts
+            USING fts5(text, content='chunks', content_rowid='id');
+        CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts_terms USING fts5vocab(chunks_fts, row);
+        CREATE TRIGGER IF NOT EXISTS chunks_fts_insert AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_fts(rowid, text) VALUES (new.id, new.text);
+        END;
+        CREATE TRIGGER IF NOT EXISTS chunks_fts_delete AFTER DELETE ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        END;
+        CREATE TRIGGER IF NOT EXISTS chunks_fts_update AFTER UPDATE OF text ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
+            INSERT INTO chunks_fts(rowid, text) VALUES (new.id, new.text);
+        END;
+        INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
+"""
+
 # Named migrations, applied in order, each in one transaction with its record in _migrations.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
+    ("0002_chunks_fts", _CHUNKS_FTS),
 ]
 
 

@@ -26,6 +26,7 @@ import numpy as np
 from assistant.config import RetrievalSettings
 from assistant.home import FILE_MODE, make_private_dir
 from assistant.knowledge.bm25 import BM25Index
+from assistant.knowledge.large import LargeSearch
 from assistant.knowledge.store import ChunkRecord, KnowledgeStore
 from cache.protocols import Embedder
 
@@ -133,6 +134,30 @@ class Retriever:
         self.settings = settings or RetrievalSettings()
         self._bm25: tuple[int, BM25Index] | None = None
         self._dense: tuple[int, DenseIndex] | None = None
+        self._chunks: tuple[int, int] = (-1, 0)  # (chunks version, chunk count)
+        self._large: LargeSearch | None = None
+
+    def large(self) -> LargeSearch | None:
+        """The large-home search (FTS5 + hot/cold IVF) when the home has at least
+        `large_min_chunks` chunks and an index folder, else None (the exact in-memory path)."""
+        version = self.store.version("chunks")
+        if self._chunks[0] != version:
+            self._chunks = (version, self.store.count_chunks())
+        if self.index_dir is None or self._chunks[1] < self.settings.large_min_chunks:
+            return None
+        if self._large is None:
+            self._large = LargeSearch(self.store, self.index_dir, self.embedder.name, self.settings)
+        return self._large
+
+    def index_plan(self) -> dict:
+        """Which indexes this home searches with, and the hot/cold plan of a large one."""
+        large = self.large()
+        if large is None:
+            return {
+                "kind": "in-memory: BM25 matrix + flat dense scan",
+                "large_from_chunks": self.settings.large_min_chunks,
+            }
+        return large.describe()
 
     def search(
         self,
@@ -140,9 +165,12 @@ class Retriever:
         k: int | None = None,
         mode: Mode = "hybrid",
         query_vector: np.ndarray | None = None,
+        access_weight: float = 1.0,
     ) -> list[Hit]:
+        """The top `k` chunks; `access_weight` is what this question counts for in the large
+        index's hot/cold plan (a predicted question: `settings.predicted_weight`)."""
         k = k or self.settings.top_k
-        ranked, bm25, dense = self.rank(query, mode, query_vector)
+        ranked, bm25, dense = self.rank(query, mode, query_vector, access_weight)
         ids = ranked.ids[:k]
         bm25_rank = {int(c): r for r, c in enumerate(bm25.ids.tolist(), 1)} if bm25 else {}
         dense_rank = {int(c): r for r, c in enumerate(dense.ids.tolist(), 1)} if dense else {}
@@ -159,9 +187,23 @@ class Retriever:
         ]
 
     def rank(
-        self, query: str, mode: Mode = "hybrid", query_vector: np.ndarray | None = None
+        self,
+        query: str,
+        mode: Mode = "hybrid",
+        query_vector: np.ndarray | None = None,
+        access_weight: float = 1.0,
     ) -> tuple[Ranked, Ranked | None, Ranked | None]:
         """(final ranking, BM25 candidates, dense candidates) over the whole knowledge bank."""
+        large = self.large()
+        if large is not None:
+
+            def vector() -> np.ndarray:
+                if query_vector is not None:
+                    return query_vector
+                return self.embedder.embed_batch([query])[0]
+
+            found = large.rank(query, mode, vector, access_weight)
+            return tuple(Ranked(*r) if r is not None else None for r in found)
         n = self.settings.candidates
         bm25 = dense = None
         if mode in ("hybrid", "bm25"):
@@ -185,6 +227,9 @@ class Retriever:
 
     def vectors(self, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
         """The dense vectors of `chunk_ids` (a chunk not embedded yet has none)."""
+        large = self.large()
+        if large is not None:
+            return large.index().vectors(chunk_ids)
         return self.dense_index().vectors(chunk_ids)
 
     def bm25_index(self) -> BM25Index:

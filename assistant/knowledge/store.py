@@ -83,6 +83,13 @@ class KnowledgeStore:
         """The newest chunk's id: chunks added later have larger ids."""
         return int(self.db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0])
 
+    def count_chunks(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
+    def has_vectors(self, model: str) -> bool:
+        sql = "SELECT 1 FROM embeddings WHERE model = ? LIMIT 1"
+        return self.db.execute(sql, [model]).fetchone() is not None
+
     def chunk_ids(self, after: int = 0, upto: int | None = None) -> list[int]:
         """Ids of the chunks in (after, upto], ascending."""
         rows = self.db.execute(

@@ -1,0 +1,119 @@
+"""BM25 for large homes: SQLite FTS5's bm25() over the chunks_fts table in knowledge.db.
+
+The table is kept in step with imports by triggers (migration 0002_chunks_fts), so nothing is
+built or loaded at start-up and nothing of it is resident. FTS5 scores every chunk a query term
+matches; a term in a large share of the chunks would make a query scan most of them, so the
+candidates come from the query's rarer terms (together matching at most `max_matches` chunks),
+and the candidates are then scored with every term, by rowid. A query whose rarest term alone
+matches more is ranked among about the newest `max_matches` chunks it matches.
+
+FTS5's BM25 has k1 = 1.2 and b = 0.75 and counts stopwords in a chunk's length; the small-home
+index (bm25.py) uses rank-bm25's k1 = 1.5: bench/retrieval.py compares the two side by side.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+
+import numpy as np
+from sqlite_utils import Database
+
+from assistant.knowledge.bm25 import tokenize
+
+_ALNUM = re.compile(r"[^\W_]+", re.UNICODE)  # FTS5's unicode61 splits "a_b" where \w does not
+
+
+def query_terms(query: str) -> list[str]:
+    """The query's distinct terms as FTS5 indexes them, stopwords left out."""
+    plain = "".join(c for c in unicodedata.normalize("NFKD", query) if not unicodedata.combining(c))
+    terms = [t for token in tokenize(plain) for t in _ALNUM.findall(token)]
+    return list(dict.fromkeys(terms))
+
+
+def _match(terms: Sequence[str]) -> str:
+    return " OR ".join(f'"{t}"' for t in terms)
+
+
+class ChunkFts:
+    """Reads the chunks_fts table (written only by the triggers of migration 0002)."""
+
+    def __init__(self, db: Database, max_matches: int = 2_000) -> None:
+        self.db = db
+        self.max_matches = max_matches
+
+    def search(self, query: str, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk ids, BM25 scores) of the best `n` chunks, best first; empty when no term
+        of the query occurs in any chunk."""
+        terms = query_terms(query)
+        probe, matches = self.selective(terms)
+        if not probe:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        rows = self.db.execute(
+            "SELECT rowid, -bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? "
+            "AND rowid >= ? ORDER BY rank LIMIT ?",
+            [_match(probe), self._newest(matches), n],
+        ).fetchall()
+        ids = np.array([r[0] for r in rows], dtype=np.int64)
+        scores = np.array([r[1] for r in rows], dtype=np.float64)
+        if len(probe) < len(terms):
+            scores = self.scores(terms, ids)
+        order = np.lexsort((ids, -scores))
+        return ids[order], scores[order]
+
+    def _newest(self, matches: int) -> int:
+        """The smallest rowid to rank: 0, or where a probe that would match more than
+        max_matches chunks is cut to about the newest max_matches of them (a query of only
+        common terms, whose BM25 says little; its terms are assumed spread evenly over ids)."""
+        if matches <= self.max_matches:
+            return 0
+        newest = self.db.execute("SELECT coalesce(max(rowid), 0) FROM chunks").fetchone()[0]
+        return int(newest - newest * self.max_matches / matches)
+
+    def scores(self, terms: Sequence[str], ids: np.ndarray) -> np.ndarray:
+        """BM25 of each of `ids` for all of `terms` (0 where none occurs in the chunk)."""
+        out = np.zeros(len(ids))
+        if not len(ids) or not terms:
+            return out
+        marks = ",".join("?" * len(ids))
+        rows = self.db.execute(
+            f"SELECT rowid, -bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? "
+            f"AND rowid IN ({marks})",
+            [_match(terms), *(int(i) for i in ids)],
+        ).fetchall()
+        where = {int(c): p for p, c in enumerate(ids.tolist())}
+        for chunk_id, score in rows:
+            out[where[chunk_id]] = score
+        return out
+
+    def frequencies(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many chunks hold each of `terms` (terms in none are left out). One lookup per
+        term: fts5vocab answers `term = ?` from the index but `term IN (…)` by a scan."""
+        sql = "SELECT doc FROM chunks_fts_terms WHERE term = ?"
+        found = ((t, self.db.execute(sql, [t]).fetchone()) for t in dict.fromkeys(terms))
+        return {t: row[0] for t, row in found if row is not None}
+
+    def selective(self, terms: Sequence[str]) -> tuple[list[str], int]:
+        """The rarest terms that together occur in at most max_matches chunks (at least the
+        rarest one), and how many chunks they occur in; terms in no chunk are left out."""
+        df = self.frequencies(terms)
+        chosen, total = [], 0
+        for count, term in sorted((df[t], t) for t in terms if t in df):
+            if chosen and total + count > self.max_matches:
+                break
+            chosen.append(term)
+            total += count
+        return chosen, total
+
+    def bank_stats(self, terms: Sequence[str], chunks: int) -> tuple[float, float]:
+        """Mean and standard deviation of the query's BM25 over every chunk, estimated from
+        the terms' document frequencies: a chunk holding a term once, at the average length,
+        gets the term's idf (FTS5's k1 and b cancel there), terms occur independently."""
+        if chunks <= 0:
+            return 0.0, 0.0
+        df = np.array(list(self.frequencies(terms).values()), dtype=np.float64)
+        idf = np.maximum(np.log((chunks - df + 0.5) / (df + 0.5)), 1e-6)
+        share = df / chunks
+        mean = float((share * idf).sum())
+        return mean, float(np.sqrt((share * (1 - share) * idf**2).sum()))

@@ -1,0 +1,229 @@
+"""Dense search for large homes: an inverted-file (IVF) index whose partitions live in one file.
+
+faiss (k-means on a sample, then the coarse quantizer) splits the vectors into `nlist` clusters;
+a query scans the `nprobe` clusters whose centroids are nearest. The vectors are stored as
+float16, grouped by cluster, in <home>/index/ivf-…/codes.f16. Only the *hot* clusters are
+resident (hotcold.py chooses them under a memory budget); a cold cluster is read from the file
+when a query probes it, so the resident size is the hot set plus the ids and centroids.
+
+Every cluster's bytes carry a CRC-32, checked when the cluster is read: a damaged file raises
+IndexDamaged and the retriever rebuilds it, it is never searched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import zlib
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import faiss
+import numpy as np
+
+FORMAT = 1
+HEAD, CODES = "head.npz", "codes.f16"
+_CODE = np.dtype(np.float16)
+
+
+class IndexDamaged(RuntimeError):
+    """An index file is missing, truncated or fails its checksum: rebuild it."""
+
+
+def default_nlist(n: int) -> int:
+    """About 2·√n clusters (500 vectors each at 1M), at least 40 vectors each."""
+    return max(1, min(n // 40, int(2 * np.sqrt(n))))
+
+
+def train_centroids(sample: np.ndarray, nlist: int, seed: int = 7) -> np.ndarray:
+    """Spherical k-means centroids of `sample` (float32, unit rows)."""
+    if nlist == 1:
+        mean = sample.mean(axis=0, dtype=np.float64)
+        return (mean / max(np.linalg.norm(mean), 1e-12)).astype(np.float32)[None, :]
+    kmeans = faiss.Kmeans(sample.shape[1], nlist, niter=10, seed=seed, spherical=True)
+    kmeans.train(np.ascontiguousarray(sample, dtype=np.float32))
+    return kmeans.centroids.astype(np.float32)
+
+
+def _quantizer(centroids: np.ndarray) -> faiss.IndexFlatIP:
+    quantizer = faiss.IndexFlatIP(centroids.shape[1])
+    quantizer.add(centroids)
+    return quantizer
+
+
+def assign(centroids: np.ndarray, vectors: np.ndarray, batch: int = 65_536) -> np.ndarray:
+    """The nearest centroid of each vector."""
+    quantizer = _quantizer(centroids)
+    out = np.empty(len(vectors), dtype=np.int64)
+    for start in range(0, len(vectors), batch):
+        part = np.ascontiguousarray(vectors[start : start + batch], dtype=np.float32)
+        out[start : start + batch] = quantizer.search(part, 1)[1][:, 0]
+    return out
+
+
+def build(
+    directory: Path, ids: np.ndarray, vectors: np.ndarray, nlist: int | None = None, seed: int = 7
+) -> IvfIndex:
+    """Write an index of `vectors` (n × d, unit rows, float32 or float16) to `directory`."""
+    n, dim = vectors.shape
+    nlist = nlist or default_nlist(n)
+    rng = np.random.default_rng(seed)
+    sample = vectors[np.sort(rng.choice(n, size=min(n, nlist * 40), replace=False))]
+    centroids = train_centroids(sample, nlist, seed)
+    lists = assign(centroids, vectors)
+    order = np.argsort(lists, kind="stable")
+    offsets = np.searchsorted(lists[order], np.arange(nlist + 1)).astype(np.int64)
+    tmp = directory.with_name(directory.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True, mode=0o700)
+    crcs = _write_codes(tmp / CODES, vectors, order, offsets)
+    mean, cov = moments(vectors)
+    head = {"format": FORMAT, "centroids": centroids, "offsets": offsets, "ids": ids[order]}
+    np.savez(tmp / HEAD, **head, crcs=crcs, mean=mean, cov=cov)
+    (tmp / "about.json").write_text(json.dumps({"vectors": n, "dim": dim, "nlist": nlist}))
+    shutil.rmtree(directory, ignore_errors=True)
+    os.replace(tmp, directory)
+    return IvfIndex.load(directory)
+
+
+def _write_codes(path: Path, vectors: np.ndarray, order: np.ndarray, offsets: np.ndarray):
+    crcs = np.zeros(len(offsets) - 1, dtype=np.uint32)
+    with path.open("wb") as out:
+        for cluster in range(len(crcs)):
+            rows = order[offsets[cluster] : offsets[cluster + 1]]
+            data = np.ascontiguousarray(vectors[rows], dtype=_CODE).tobytes()
+            crcs[cluster] = zlib.crc32(data)
+            out.write(data)
+    os.chmod(path, 0o600)
+    return crcs
+
+
+def moments(vectors: np.ndarray, batch: int = 65_536) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and covariance of the rows: a query's mean and spread of cosine over the whole bank
+    are then q·μ and √(qᵀ C q), with no scan."""
+    n, dim = vectors.shape
+    total, outer = np.zeros(dim), np.zeros((dim, dim))
+    for start in range(0, n, batch):
+        part = np.asarray(vectors[start : start + batch], dtype=np.float64)
+        total += part.sum(axis=0)
+        outer += part.T @ part
+    mean = total / max(n, 1)
+    return mean, outer / max(n, 1) - np.outer(mean, mean)
+
+
+class IvfIndex:
+    def __init__(self, directory: Path, head: dict[str, np.ndarray]) -> None:
+        self.directory = directory
+        self.centroids = head["centroids"]
+        self.offsets = head["offsets"]
+        self.ids = head["ids"]
+        self.crcs = head["crcs"]
+        self.mean, self.cov = head["mean"], head["cov"]
+        self.dim = self.centroids.shape[1]
+        self.nprobe = 32
+        self.quantizer = _quantizer(self.centroids)
+        self.hot: dict[int, np.ndarray] = {}
+        self.probes = np.zeros(len(self.crcs), dtype=np.int64)  # since start-up, per cluster
+        self.hot_probes = 0
+        self._by_id = np.argsort(self.ids, kind="stable")
+        self._sorted_ids = self.ids[self._by_id]
+        self._fd = os.open(directory / CODES, os.O_RDONLY)
+
+    @classmethod
+    def load(cls, directory: Path) -> IvfIndex:
+        """Open a saved index; raises IndexDamaged if a part is missing or of the wrong size."""
+        try:
+            with np.load(directory / HEAD, allow_pickle=False) as z:
+                head = {k: z[k] for k in z.files}
+        except (OSError, ValueError, KeyError, EOFError) as exc:
+            raise IndexDamaged(f"{directory / HEAD}: {exc}") from exc
+        if int(head.get("format", -1)) != FORMAT:
+            raise IndexDamaged(f"{directory / HEAD}: not index format {FORMAT}")
+        codes = directory / CODES
+        want = int(head["offsets"][-1]) * head["centroids"].shape[1] * _CODE.itemsize
+        if not codes.exists() or codes.stat().st_size != want:
+            raise IndexDamaged(f"{codes}: missing or not {want} bytes")
+        return cls(directory, head)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def nlist(self) -> int:
+        return len(self.crcs)
+
+    def list_bytes(self) -> np.ndarray:
+        return np.diff(self.offsets) * self.dim * _CODE.itemsize
+
+    def resident_bytes(self) -> int:
+        """What stays in memory: hot clusters, ids (by cluster, sorted, and the permutation),
+        centroids and the covariance."""
+        fixed = self.ids.nbytes * 3 + self.centroids.nbytes + self.cov.nbytes + self.offsets.nbytes
+        return fixed + sum(block.nbytes for block in self.hot.values())
+
+    def _read(self, cluster: int) -> np.ndarray:
+        start, stop = int(self.offsets[cluster]), int(self.offsets[cluster + 1])
+        size = (stop - start) * self.dim * _CODE.itemsize
+        data = os.pread(self._fd, size, start * self.dim * _CODE.itemsize)
+        if len(data) != size or zlib.crc32(data) != int(self.crcs[cluster]):
+            raise IndexDamaged(f"{self.directory / CODES}: cluster {cluster} fails its checksum")
+        return np.frombuffer(data, dtype=_CODE).reshape(stop - start, self.dim)
+
+    def cluster(self, cluster: int) -> np.ndarray:
+        block = self.hot.get(cluster)
+        return block if block is not None else self._read(cluster)
+
+    def set_hot(self, clusters: Iterable[int]) -> None:
+        """Keep exactly `clusters` resident (read and checked once each)."""
+        wanted = {int(c) for c in clusters}
+        self.hot = {c: self.hot[c] if c in self.hot else self._read(c) for c in sorted(wanted)}
+
+    def nearest_clusters(self, vectors: np.ndarray, nprobe: int | None = None) -> np.ndarray:
+        queries = np.ascontiguousarray(np.atleast_2d(vectors), dtype=np.float32)
+        return self.quantizer.search(queries, nprobe or self.nprobe)[1]
+
+    def search(self, vector: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, cosine) of the best `n` vectors in the probed clusters, best first."""
+        clusters = [int(c) for c in self.nearest_clusters(vector)[0] if c >= 0]
+        self.probes[clusters] += 1
+        self.hot_probes += sum(c in self.hot for c in clusters)
+        block = np.concatenate([self.cluster(c) for c in clusters])
+        ids = np.concatenate([self.ids[self.offsets[c] : self.offsets[c + 1]] for c in clusters])
+        # einsum, not `@`: BLAS's threads right after faiss's OpenMP ones wait ~10 ms for a core
+        scores = np.einsum("ij,j->i", block.astype(np.float32), np.asarray(vector, np.float32))
+        n = min(n, len(ids))
+        if n == 0:
+            return ids[:0], scores[:0]
+        part = np.argpartition(-scores, n - 1)[:n]
+        order = part[np.lexsort((ids[part], -scores[part]))]
+        return ids[order], scores[order]
+
+    def hit_rate(self) -> float | None:
+        total = int(self.probes.sum())
+        return self.hot_probes / total if total else None
+
+    def score_stats(self, vector: np.ndarray) -> tuple[float, float]:
+        """Mean and standard deviation of the query's cosine over every stored vector."""
+        q = np.asarray(vector, dtype=np.float64)
+        return float(q @ self.mean), float(np.sqrt(max(q @ self.cov @ q, 0.0)))
+
+    def vectors(self, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """The stored (float16) vectors of those of `chunk_ids` in the index, as float32."""
+        if not len(self.ids) or not len(chunk_ids):
+            return {}
+        wanted = np.asarray(chunk_ids, dtype=np.int64)
+        pos = np.clip(np.searchsorted(self._sorted_ids, wanted), 0, len(self.ids) - 1)
+        found = self._sorted_ids[pos] == wanted
+        rows = self._by_id[pos[found]]
+        clusters = np.searchsorted(self.offsets, rows, side="right") - 1
+        blocks = {int(c): self.cluster(int(c)) for c in np.unique(clusters)}
+        return {
+            int(chunk_id): blocks[int(c)][row - self.offsets[c]].astype(np.float32)
+            for chunk_id, row, c in zip(wanted[found], rows, clusters, strict=True)
+        }

@@ -1,0 +1,194 @@
+"""Retrieval for large homes: BM25 from FTS5, dense from the hot/cold IVF index, fused over the
+two candidate lists.
+
+The small-home fusion z-normalises each retriever's scores over every chunk. Here no query sees
+every chunk, so each candidate gets both exact scores (BM25 by rowid, cosine from its stored
+vector) and the whole-bank mean and spread come without a scan: the cosine's from the vectors'
+mean and covariance (exact), BM25's estimated from the terms' document frequencies (fts.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from assistant.config import RetrievalSettings
+from assistant.home import make_private_dir
+from assistant.knowledge import ivf
+from assistant.knowledge.fts import ChunkFts, query_terms
+from assistant.knowledge.hotcold import AccessCounts, Plan, plan_hot
+from assistant.knowledge.store import KnowledgeStore
+
+log = logging.getLogger(__name__)
+Ranking = tuple[np.ndarray, np.ndarray]  # (chunk ids, scores), best first
+
+
+def top(ids: np.ndarray, scores: np.ndarray, n: int) -> Ranking:
+    order = np.lexsort((ids, -scores))[:n]
+    return ids[order], scores[order]
+
+
+def _lookup(ids: np.ndarray, known: Ranking, score: Callable[[np.ndarray], np.ndarray]):
+    """Scores of `ids`: from `known` where it has them, from `score` for the rest."""
+    out = np.zeros(len(ids))
+    pos = np.searchsorted(ids, known[0])
+    out[pos] = known[1]
+    missing = np.ones(len(ids), dtype=bool)
+    missing[pos] = False
+    if missing.any():
+        out[missing] = score(ids[missing])
+    return out
+
+
+class LargeSearch:
+    def __init__(
+        self, store: KnowledgeStore, index_dir: Path, model: str, settings: RetrievalSettings
+    ) -> None:
+        self.store = store
+        self.index_dir = index_dir
+        self.model = model
+        self.settings = settings
+        self.fts = ChunkFts(store.db, settings.fts_max_matches)
+        self._ivf: tuple[int, ivf.IvfIndex, AccessCounts] | None = None
+        self.plan: Plan | None = None
+        self._count = (-1, 0)  # (chunks version, chunks)
+
+    # -- the dense index ------------------------------------------------------------------------
+
+    def _tag(self) -> str:
+        model = re.sub(r"[^A-Za-z0-9_.-]", "_", self.model)
+        return f"{self.store.identity()}-{model}"
+
+    def index(self) -> ivf.IvfIndex:
+        """The IVF index of the current vectors: loaded, or built when missing or damaged."""
+        version = self.store.version("vectors")
+        if self._ivf is None or self._ivf[0] != version:
+            try:
+                self._open(version, rebuild=False)
+            except ivf.IndexDamaged as exc:
+                log.warning("%s; rebuilding it", exc)
+                self._open(version, rebuild=True)
+        assert self._ivf is not None
+        return self._ivf[1]
+
+    def _open(self, version: int, rebuild: bool) -> None:
+        if self._ivf is not None:
+            self._ivf[1].close()
+            self._ivf = None
+        path = self.index_dir / f"ivf-{self._tag()}-{version}"
+        fresh = rebuild or not path.exists()
+        index = self.rebuild(path) if fresh else ivf.IvfIndex.load(path)
+        index.nprobe = self.settings.ivf_nprobe
+        counts = AccessCounts(index.nlist, self.index_dir / f"access-{self._tag()}.npy")
+        self._ivf = (version, index, counts)
+        self.replan()  # reads (and checks) the hot clusters
+
+    def rebuild(self, path: Path) -> ivf.IvfIndex:
+        make_private_dir(self.index_dir)
+        for old in self.index_dir.glob(f"ivf-{self._tag()}-*"):
+            shutil.rmtree(old, ignore_errors=True)
+        for old in self.index_dir.glob(f"access-{self._tag()}.*"):
+            old.unlink(missing_ok=True)  # the clusters change with the index
+        ids, matrix = self.store.embedding_matrix(self.model)
+        return ivf.build(path, ids, matrix)
+
+    def replan(self) -> Plan:
+        """Re-choose the resident clusters from the access counts (and save the counts)."""
+        assert self._ivf is not None
+        _, index, counts = self._ivf
+        budget = self.settings.hot_memory_mb * 2**20
+        self.plan = plan_hot(counts.counts, index.list_bytes(), budget)
+        index.set_hot(self.plan.hot)
+        counts.save()
+        counts.since_plan = 0
+        return self.plan
+
+    def dense(self, vector: np.ndarray, n: int, weight: float) -> Ranking:
+        if not self.store.has_vectors(self.model):  # a large import not embedded yet
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        index = self.index()
+        try:
+            found = index.search(vector, n)
+        except ivf.IndexDamaged as exc:
+            log.warning("%s; rebuilding the index", exc)
+            self._ivf = None
+            index.close()
+            shutil.rmtree(index.directory, ignore_errors=True)
+            return self.dense(vector, n, weight)
+        counts = self._ivf[2]
+        clusters = index.nearest_clusters(vector)[0]
+        counts.record(clusters[clusters >= 0], weight)
+        if counts.since_plan >= self.settings.replan_every:
+            self.replan()
+        return found
+
+    # -- ranking ----------------------------------------------------------------------------
+
+    def rank(
+        self, query: str, mode: str, vector: Callable[[], np.ndarray], weight: float = 1.0
+    ) -> tuple[Ranking | None, Ranking | None, Ranking | None]:
+        """(fused, BM25, dense) rankings of `settings.candidates` chunks each."""
+        n = self.settings.candidates
+        bm25 = self.fts.search(query, n) if mode in ("hybrid", "bm25") else None
+        q = vector() if mode in ("hybrid", "dense") else None
+        dense = self.dense(q, n, weight) if q is not None else None
+        if mode != "hybrid":
+            return bm25 or dense, bm25, dense
+        return self.fuse(query, q, bm25, dense), bm25, dense
+
+    def fuse(self, query: str, q: np.ndarray, bm25: Ranking, dense: Ranking) -> Ranking:
+        """0.5·z(BM25) + 0.5·z(cosine) over the union of both candidate lists. Each list
+        brings its own scores; only the other retriever's score of a candidate is looked up."""
+        ids = np.union1d(bm25[0], dense[0])
+        terms = query_terms(query)
+        b = _lookup(ids, bm25, lambda missing: self.fts.scores(terms, missing))
+        b_mean, b_std = self.fts.bank_stats(terms, self.chunk_count())
+        if not len(dense[0]):
+            return top(ids, b, self.settings.candidates)
+        d_mean, d_std = self.index().score_stats(q)
+
+        def cosine(missing: np.ndarray) -> np.ndarray:
+            found = self.index().vectors(missing.tolist())
+            return np.array([float(found[i] @ q) if i in found else d_mean for i in missing])
+
+        d = _lookup(ids, dense, cosine)
+        z_b = (b - b_mean) / b_std if b_std > 0 else np.zeros(len(ids))
+        z_d = (d - d_mean) / d_std if d_std > 0 else np.zeros(len(ids))
+        return top(ids, 0.5 * z_b + 0.5 * z_d, self.settings.candidates)
+
+    def chunk_count(self) -> int:
+        version = self.store.version("chunks")
+        if self._count[0] != version:
+            self._count = (version, self.store.count_chunks())
+        return self._count[1]
+
+    def describe(self) -> dict:
+        """The index plan for `stats`: clusters, the hot set against its budget, and its hit
+        rate (the share of the counted probes of asked and predicted questions it serves,
+        and of this process's probes). An index not built yet is not built here."""
+        out: dict = {"kind": "large: FTS5 BM25 + hot/cold IVF", "built": False}
+        path = self.index_dir / f"ivf-{self._tag()}-{self.store.version('vectors')}"
+        if self._ivf is None and not path.exists():
+            return out
+        index = self.index()
+        assert self.plan is not None
+        return out | {
+            "built": True,
+            "clusters": index.nlist,
+            "nprobe": index.nprobe,
+            "hot_clusters": len(self.plan.hot),
+            "hot_mb": round(self.plan.hot_bytes / 2**20, 1),
+            "budget_mb": round(self.plan.budget_bytes / 2**20, 1),
+            "resident_mb": round(index.resident_bytes() / 2**20, 1),
+            "file_mb": round(float(index.list_bytes().sum()) / 2**20, 1),
+            "planned_hit_rate": round(self.plan.share_of_probes, 3),
+            "hit_rate_this_process": self.hit_rate(),
+        }
+
+    def hit_rate(self) -> float | None:
+        return self._ivf[1].hit_rate() if self._ivf else None
