@@ -30,6 +30,11 @@ class EmbeddingSettings:
 class ChunkingSettings:
     target_tokens: int = 200
     max_tokens: int = 220
+    # a text part (or note) over this is cut, with a warning; binary and base64-like text is never
+    # indexed (assistant/ingest/bounds.py)
+    max_part_mb: float = 1.0
+    # chunks indexed per message or note; the text past them is stored, not searched (a warning)
+    max_chunks: int = 256
 
 
 @dataclass

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
+from assistant.ingest.bounds import DEFAULT_MAX_PART_BYTES
 from assistant.ingest.emails import read_message
 from assistant.ingest.types import Document, Issue
 
@@ -29,7 +30,12 @@ _TIME = rb"\d{1,2}:\d\d(?::\d\d)?"
 # `From sender Thu Jan  1 00:00:00 2026`, the sender optional (mutt allows it), a zone before or
 # after the year (`+0000` in Gmail's exports, `MET DST` in old ones)
 _ENVELOPE = re.compile(
-    rb"(?i)From (?:\S.*?\s+)?" + _DAY + rb"\s+" + _MONTH + rb"\s+\d{1,2},?\s+" + _TIME
+    rb"(?i)From (?:\S.*?\s+)?"
+    + _DAY
+    + rb"\s+"
+    + _MONTH
+    + rb"\s+\d{1,2},?\s+"
+    + _TIME
     + rb"(?:\s+[a-z]{1,5}|\s+[+-]\d{4})*\s+\d{4}(?:\s|$)"
 )
 _ENVELOPE_MAX = 512  # longer From_ lines are cut before matching: no backtracking on a huge line
@@ -79,12 +85,14 @@ def count_mbox(path: Path) -> int:
     return count + leading
 
 
-def read_mbox(path: Path) -> Iterator[Document | Issue]:
+def read_mbox(
+    path: Path, max_part_bytes: int = DEFAULT_MAX_PART_BYTES
+) -> Iterator[Document | Issue]:
     folder = path.stem
     with path.open("rb") as fh:
         for piece in _split(fh):
             where = f"offset {piece.offset}"
-            item = read_message(piece.raw, str(path), where, offset=piece.offset, folder=folder)
+            item = read_message(piece.raw, str(path), where, piece.offset, folder, max_part_bytes)
             if isinstance(item, Document):
                 if not piece.complete:
                     item.warnings.append("the file ends inside this message (truncated?)")
