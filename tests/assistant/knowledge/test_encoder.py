@@ -79,3 +79,18 @@ def test_an_unknown_backend_is_a_config_error(tmp_path):
     (tmp_path / "config.toml").write_text('[embedding]\nbackend = "tensorrt"\n')
     with pytest.raises(ConfigError, match="embedding.backend"):
         load_settings(tmp_path / "config.toml", env={})
+
+
+@pytest.mark.slow
+def test_search_says_when_chunks_have_no_vector_from_its_encoder(tmp_path, capsys):
+    from assistant.cli import main
+    from assistant.home import open_home
+    from assistant.knowledge.db import open_db
+    from assistant.knowledge.store import KnowledgeStore
+
+    home = open_home(tmp_path / "home")
+    box = write_mbox(tmp_path / "in.mbox", [make_email(body="The tiles arrive Monday.")])
+    Importer(KnowledgeStore(open_db(home.knowledge_db)), FakeEmbedder()).run([box])
+    assert main(["search", "--home", str(home.root), "tiles"]) == 0
+    err = capsys.readouterr().err
+    assert "1 chunks have no vector from the encoder all-MiniLM-L6-v2" in err
