@@ -1,6 +1,6 @@
 """Import of a ~6,000-mail mailbox, before (torch encoder) and after (the default), side by side.
 
-    python bench/import.py [--copies 29] [--embed-limit 1500] [--after onnx-int8]
+    python bench/import.py [--copies 29] [--embed-limit 1500] [--after onnx,onnx-int8]
 
 The mailbox is the demo mbox `--copies` times with every Message-ID made unique, made once under
 /tmp/bench-cache. Each design imports it into a fresh home in a child process of its own: mails/s
@@ -47,7 +47,7 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=29, help="copies of the demo mbox")
     parser.add_argument("--embed-limit", type=int, default=1500, help="chunks embedded per run")
-    parser.add_argument("--after", default="", help="the backend after (default: the config's)")
+    parser.add_argument("--after", default="onnx,onnx-int8", help="backends to compare")
     parser.add_argument("--child", help=argparse.SUPPRESS)  # backend: run one import, print JSON
     parser.add_argument("--mbox", type=Path, help=argparse.SUPPRESS)
     return parser.parse_args()
@@ -146,45 +146,36 @@ def main() -> None:
         print(json.dumps(child(args.child, args.mbox, args.embed_limit)))
         return
     require_demo(qa=False)
-    from assistant.config import EmbeddingSettings
-
-    after = args.after or EmbeddingSettings().backend
     mbox = scaled_mbox(args.copies)
-    designs = (("before", BEFORE), ("after", after))
-    runs = {name: run_child(b, mbox, args.embed_limit) for name, b in designs}
+    backends = [BEFORE, *args.after.split(",")]
+    runs = {b: run_child(b, mbox, args.embed_limit) for b in backends}
     print_runs(runs, mbox)
-    path = write_results("import", {"mbox_mib": mbox.stat().st_size / 2**20, **runs}, vars(args))
+    data = {"mbox_mib": mbox.stat().st_size / 2**20, "runs": runs}
+    path = write_results("import", data, vars(args))
     print(f"wrote {path}")
 
 
 def print_runs(runs: dict[str, dict[str, Any]], mbox: Path) -> None:
-    before, after = runs["before"], runs["after"]
-    rows = [
-        ("encoder", before["embedder"], after["embedder"], ""),
-        ("mails read", before["mails"], after["mails"], ""),
-        (
-            "mails/s (parse, chunk, store)",
-            before["mails_per_second"],
-            after["mails_per_second"],
-            "",
-        ),
-        ("chunks", before["chunks"], after["chunks"], ""),
-        ("chunks embedded (timed)", before["embedded"], after["embedded"], ""),
-        ("chunks/s (embedding)", before["chunks_per_second"], after["chunks_per_second"], ""),
+    base = runs[BEFORE]["chunks_per_second"]
+    keys = [
+        ("mails read", "mails"),
+        ("mails/s (parse, chunk, store)", "mails_per_second"),
+        ("chunks", "chunks"),
+        ("chunks embedded (timed)", "embedded"),
+        ("chunks/s (embedding)", "chunks_per_second"),
     ]
-    rows.append(
-        ("  after / before", "", after["chunks_per_second"] / before["chunks_per_second"], "x")
-    )
+    rows = [("encoder", *(r["embedder"] for r in runs.values()))]
+    rows += [(label, *(r[key] for r in runs.values())) for label, key in keys]
+    rows.append(("  x before", *(r["chunks_per_second"] / base for r in runs.values())))
     for stage in ("start", "encoder_loaded", "after_read", "peak_read", "peak"):
-        rows.append(
-            (f"RSS {stage}", before["memory_mib"][stage], after["memory_mib"][stage], "MiB")
-        )
+        rows.append((f"RSS {stage}, MiB", *(r["memory_mib"][stage] for r in runs.values())))
+    loads = " / ".join(f"{r['loadavg_1min']:.1f}" for r in runs.values())
     note = (
         f"{mbox.name} ({mbox.stat().st_size / 2**20:.0f} MiB); each design in its own process, one "
-        f"after the other on a shared 2-core machine (load {before['loadavg_1min']:.1f} / "
-        f"{after['loadavg_1min']:.1f})"
+        f"after the other on a shared 2-core machine (1-min load after each: {loads}); "
+        f"'{BEFORE}' is the encoder before this change"
     )
-    print_table("Import: before / after", ["", "before", "after", "unit"], rows, note, left=1)
+    print_table("Import: before / after", ["", *runs], rows, note, left=1)
 
 
 if __name__ == "__main__":

