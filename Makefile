@@ -24,6 +24,7 @@ lint:
 bench:
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/import.py --copies 29 --embed-limit 600
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/encoders.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/start.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/retrieval.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/threshold.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/distinct.py
