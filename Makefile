@@ -22,7 +22,7 @@ lint:
 	$(PYTHON) -m ruff check assistant cache tests bench
 
 bench:
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/import.py --copies 29 --embed-limit 600
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/import.py --copies 29 --embed-limit 400
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/encoders.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/start.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/retrieval.py
