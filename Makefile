@@ -22,7 +22,9 @@ lint:
 	$(PYTHON) -m ruff check assistant cache tests bench
 
 bench:
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/import.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/import.py --copies 29 --embed-limit 400
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/encoders.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/start.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/retrieval.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/scale.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/threshold.py

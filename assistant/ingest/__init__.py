@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from assistant.ingest.bounds import DEFAULT_MAX_PART_BYTES
 from assistant.ingest.eml import eml_files, read_eml
 from assistant.ingest.maildir import count_maildir, is_maildir, read_maildir
 from assistant.ingest.mbox import count_mbox, looks_like_mbox, read_mbox, starts_with_headers
@@ -32,9 +33,10 @@ class Source:
     kind: SourceKind
     path: Path
 
-    def read(self) -> Iterator[Document | Issue]:
+    def read(self, max_part_bytes: int = DEFAULT_MAX_PART_BYTES) -> Iterator[Document | Issue]:
+        """Each message or note; a text part over `max_part_bytes` is cut (with a warning)."""
         readers = {"mbox": read_mbox, "maildir": read_maildir, "eml": read_eml, "notes": read_notes}
-        return readers[self.kind](self.path)
+        return readers[self.kind](self.path, max_part_bytes)
 
     def count(self) -> int:
         """How many messages or files `read` will go through (for progress bars)."""

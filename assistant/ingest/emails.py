@@ -10,6 +10,7 @@ from email.message import EmailMessage, Message
 from email.parser import BytesParser
 from email.utils import getaddresses, parsedate_to_datetime
 
+from assistant.ingest.bounds import DEFAULT_MAX_PART_BYTES, bound_text, cut_part
 from assistant.ingest.decode import decode_bytes, utf8_headers
 from assistant.ingest.quotes import split_reply
 from assistant.ingest.types import Attachment, Document, Issue, NotAnEmail
@@ -19,14 +20,18 @@ _ID = re.compile(r"<([^<>\s]+)>")
 
 
 def parse_email(
-    raw: bytes, source_path: str, offset: int | None = None, folder: str = ""
+    raw: bytes,
+    source_path: str,
+    offset: int | None = None,
+    folder: str = "",
+    max_part_bytes: int = DEFAULT_MAX_PART_BYTES,
 ) -> Document:
     msg = BytesParser(policy=policy.default).parsebytes(utf8_headers(raw))
     present = {key.lower() for key in msg}
     if not present.intersection(_KEY_HEADERS):
         raise NotAnEmail("no email headers (From, To, Subject, Date or Message-ID) found")
     warnings: list[str] = []
-    body, replaced = _body_text(msg, warnings)
+    body, replaced = _body_text(msg, warnings, max_part_bytes)
     own, quoted = split_reply(body)
     message_id = _first_id(_header(msg, "Message-ID"))
     subject = _header(msg, "Subject").strip()
@@ -101,17 +106,18 @@ def _hash(subject: str, sender: str, date: datetime | None, text: str) -> str:
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _body_text(msg: EmailMessage, warnings: list[str]) -> tuple[str, int]:
+def _body_text(msg: EmailMessage, warnings: list[str], max_bytes: int) -> tuple[str, int]:
+    """The body part's text: cut to `max_bytes`, and only what is worth indexing (bounds.py)."""
     part = _body_part(msg)
     if part is None:
         return "", 0
-    payload = part.get_payload(decode=True) or b""
+    payload, cut = cut_part(part.get_payload(decode=True) or b"", max_bytes)
     text, replaced, warning = decode_bytes(payload, part.get_content_charset())
-    if warning:
-        warnings.append(warning)
     if part.get_content_subtype() == "html":
         text = html_to_text(text)
-    return text, replaced
+    text, left_out = bound_text(text)
+    warnings.extend(w for w in (cut, warning, *left_out) if w)
+    return text, replaced if text else 0  # bytes of a part left out were not replaced
 
 
 def _body_part(msg: EmailMessage) -> Message | None:
@@ -166,13 +172,18 @@ def _defect_warnings(msg: Message) -> list[str]:
 
 
 def read_message(
-    raw: bytes, source_path: str, where: str, offset: int | None = None, folder: str = ""
+    raw: bytes,
+    source_path: str,
+    where: str,
+    offset: int | None = None,
+    folder: str = "",
+    max_part_bytes: int = DEFAULT_MAX_PART_BYTES,
 ) -> Document | Issue:
     """parse_email, with every failure turned into an Issue that names the file and place."""
     if not raw.strip():
         return Issue(source_path, where, "empty message; skipped")
     try:
-        return parse_email(raw, source_path, offset=offset, folder=folder)
+        return parse_email(raw, source_path, offset, folder, max_part_bytes)
     except NotAnEmail as exc:
         return Issue(source_path, where, f"not an email: {exc}; skipped")
     except Exception as exc:  # noqa: BLE001 - one bad message must never stop an import

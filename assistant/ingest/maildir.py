@@ -6,6 +6,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from assistant.ingest.bounds import DEFAULT_MAX_PART_BYTES
 from assistant.ingest.emails import read_message
 from assistant.ingest.types import Document, Issue
 
@@ -14,9 +15,11 @@ def is_maildir(path: Path) -> bool:
     return path.is_dir() and ((path / "cur").is_dir() or (path / "new").is_dir())
 
 
-def read_maildir(root: Path) -> Iterator[Document | Issue]:
+def read_maildir(
+    root: Path, max_part_bytes: int = DEFAULT_MAX_PART_BYTES
+) -> Iterator[Document | Issue]:
     for folder, file in _messages(root):
-        yield _read_file(file, folder)
+        yield _read_file(file, folder, max_part_bytes)
 
 
 def count_maildir(root: Path) -> int:
@@ -41,9 +44,9 @@ def _boxes(root: Path) -> Iterator[tuple[str, Path]]:
             yield child.relative_to(root).as_posix().lstrip("."), child
 
 
-def _read_file(file: Path, folder: str) -> Document | Issue:
+def _read_file(file: Path, folder: str, max_part_bytes: int) -> Document | Issue:
     try:
         raw = file.read_bytes()
     except OSError as exc:
         return Issue(str(file), "", f"cannot read ({exc.strerror}); skipped")
-    return read_message(raw, str(file), "", folder=folder)
+    return read_message(raw, str(file), "", folder=folder, max_part_bytes=max_part_bytes)

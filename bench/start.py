@@ -1,0 +1,108 @@
+"""Cold start of `assistant search` and `assistant ask` from the shell, per encoder backend.
+
+    python bench/start.py [--home DIR] [--runs 3] [--backends onnx,torch]
+
+Each command runs in a fresh process under /usr/bin/time: wall seconds, CPU seconds (user +
+system: what the wall time would be on an idle machine, near enough) and peak resident memory;
+for `ask`, the time to first token the answer reports. A demo home is made under /tmp when
+--home is not given. Writes bench/results/start.json.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+# ruff: noqa: E402
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from _common import REPO, log, print_table, write_results
+
+QUERY = "when does the kitchen work start"
+TIME = "/usr/bin/time"
+FORMAT = "TIME %e %U %S %M"
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--home", type=Path, default=Path("/tmp/bench-start-home"))
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--backends", default="onnx,torch")
+    return parser.parse_args()
+
+
+def cli(home: Path, backend: str, *args: str) -> tuple[dict[str, float], str]:
+    env = {**os.environ, "ASSISTANT_EMBEDDING_BACKEND": backend}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
+    cmd = [TIME, "-f", FORMAT, sys.executable, "-m", "assistant.cli", *args, "--home", str(home)]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO)
+    if out.returncode:
+        raise SystemExit(f"{' '.join(args)} failed:\n{out.stderr[-2000:]}")
+    line = next(ln for ln in reversed(out.stderr.splitlines()) if ln.startswith("TIME "))
+    wall, user, system, rss_kb = map(float, line.split()[1:])
+    return {"wall_s": wall, "cpu_s": user + system, "rss_mib": rss_kb / 1024}, out.stdout
+
+
+def ensure_demo(home: Path) -> None:
+    if not (home / "knowledge.db").exists():
+        log(f"making a demo home in {home}")
+        cli(home, "onnx", "demo")
+
+
+def ttft(stdout: str) -> float:
+    for line in stdout.splitlines():
+        event = json.loads(line)
+        if event.get("event") == "AnswerDone":
+            return float(event["timings"]["ttft"])
+    raise SystemExit("ask printed no AnswerDone event")
+
+
+def median_of(runs: list[dict[str, float]]) -> dict[str, float]:
+    return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+
+
+def bench(home: Path, backend: str, n: int) -> dict[str, Any]:
+    log(f"{backend}: search x{n}")
+    search = [cli(home, backend, "search", QUERY)[0] for _ in range(n)]
+    log(f"{backend}: ask")
+    ask, stdout = cli(home, backend, "ask", "--no-cache", "--json", QUERY)
+    return {
+        "search": median_of(search),
+        "search_runs": search,
+        "ask": {**ask, "ttft_s": ttft(stdout)},
+        "loadavg_1min": os.getloadavg()[0],
+    }
+
+
+def main() -> None:
+    args = parse_args()
+    ensure_demo(args.home)
+    runs = {b: bench(args.home, b, args.runs) for b in args.backends.split(",")}
+    rows = [
+        (
+            b,
+            r["search"]["wall_s"],
+            r["search"]["cpu_s"],
+            r["search"]["rss_mib"],
+            r["ask"]["ttft_s"],
+            r["ask"]["wall_s"],
+            r["ask"]["rss_mib"],
+            r["loadavg_1min"],
+        )
+        for b, r in runs.items()
+    ]
+    columns = ["encoder", "search wall s", "CPU s", "RSS MiB", "ask TTFT s", "wall s", "RSS MiB"]
+    note = f"medians of {args.runs} fresh processes for search; one ask (--no-cache); demo home"
+    print_table("Cold start", [*columns, "load"], rows, note)
+    print(f"wrote {write_results('start', runs, vars(args) | {'home': str(args.home)})}")
+
+
+if __name__ == "__main__":
+    main()

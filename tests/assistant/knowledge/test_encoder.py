@@ -1,0 +1,96 @@
+"""The ONNX encoders against the torch one, and one encoder's vectors per index."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from assistant.config import ConfigError, EmbeddingSettings, load_settings
+from assistant.importer import Importer
+from tests.conftest import FakeEmbedder, make_email, write_mbox
+
+TEXTS = [
+    "when does the kitchen work start",
+    "From: Bram | Date: 2026-03-02 | Subject: tiles\n" + "The tiler comes on Monday at nine. " * 30,
+    "ok",
+    "Offerte €14.250 “inclusief” btw – akkoord? Grüße aus Köln, 東京",
+]
+
+
+@pytest.fixture(scope="module")
+def encoders(tmp_path_factory):
+    from assistant.knowledge.embeddings import make_embedder
+
+    folder = str(tmp_path_factory.mktemp("encoders"))
+    return {
+        b: make_embedder(EmbeddingSettings(backend=b, encoders_dir=folder))
+        for b in ("torch", "onnx", "onnx-int8")
+    }
+
+
+@pytest.mark.slow
+def test_onnx_gives_the_torch_vectors_and_shares_their_name(encoders):
+    reference = encoders["torch"].embed_batch(TEXTS)
+    vectors = encoders["onnx"].embed_batch(TEXTS)
+    assert encoders["onnx"].name == encoders["torch"].name
+    assert np.allclose((vectors * reference).sum(1), 1.0, atol=1e-4)
+    alone = np.vstack([encoders["onnx"].embed_batch([t]) for t in TEXTS])
+    assert np.allclose(alone, vectors, atol=1e-4)  # length-sorted batches keep the input order
+
+
+@pytest.mark.slow
+def test_int8_vectors_are_close_but_carry_their_own_name(encoders):
+    reference = encoders["torch"].embed_batch(TEXTS)
+    vectors = encoders["onnx-int8"].embed_batch(TEXTS)
+    assert encoders["onnx-int8"].name != encoders["torch"].name
+    assert ((vectors * reference).sum(1) > 0.95).all()
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+
+
+@pytest.mark.slow
+def test_the_search_path_does_not_import_torch(encoders, tmp_path):
+    import subprocess
+    import sys
+
+    folder = str(encoders["onnx"].path.parent.parent)
+    code = (
+        "import sys\nfrom assistant.config import EmbeddingSettings\n"
+        "from assistant.knowledge.embeddings import make_embedder\n"
+        f"e = make_embedder(EmbeddingSettings(backend='onnx', encoders_dir={folder!r}))\n"
+        "e.embed_batch(['hello'])\nprint('torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_vectors_of_another_encoder_are_replaced_never_mixed(tmp_path, store):
+    box = write_mbox(tmp_path / "in.mbox", [make_email(msgid=f"<m{i}@x>") for i in range(3)])
+    first = Importer(store, FakeEmbedder()).run([box])
+    other = FakeEmbedder()
+    other.name = "fake-hash-64+other"
+    second = Importer(store, other).run([box])
+    assert first.embedded == second.embedded == 3
+    models = {r[0] for r in store.db.execute("SELECT model FROM embeddings").fetchall()}
+    assert models == {other.name}
+    assert len(store.embedding_matrix(FakeEmbedder.name)[0]) == 0
+
+
+def test_an_unknown_backend_is_a_config_error(tmp_path):
+    (tmp_path / "config.toml").write_text('[embedding]\nbackend = "tensorrt"\n')
+    with pytest.raises(ConfigError, match="embedding.backend"):
+        load_settings(tmp_path / "config.toml", env={})
+
+
+@pytest.mark.slow
+def test_search_says_when_chunks_have_no_vector_from_its_encoder(tmp_path, capsys):
+    from assistant.cli import main
+    from assistant.home import open_home
+    from assistant.knowledge.db import open_db
+    from assistant.knowledge.store import KnowledgeStore
+
+    home = open_home(tmp_path / "home")
+    box = write_mbox(tmp_path / "in.mbox", [make_email(body="The tiles arrive Monday.")])
+    Importer(KnowledgeStore(open_db(home.knowledge_db)), FakeEmbedder()).run([box])
+    assert main(["search", "--home", str(home.root), "tiles"]) == 0
+    err = capsys.readouterr().err
+    assert "1 chunks have no vector from the encoder all-MiniLM-L6-v2" in err
