@@ -153,15 +153,19 @@ class Pipeline:
         """The chunks a prompt for `question` gets, in prompt order (reranked when it is on):
         background jobs fill the caches with the same prefixes the user's question will use.
         A `background` rerank raises Preempted when a user question arrives."""
-        hits = self.candidates(question, vector)
+        hits = self.candidates(question, vector, background)
         return self.rerank(question, hits, self._checker(background))
 
-    def candidates(self, question: str, vector) -> list[Hit]:
+    def candidates(self, question: str, vector, background: bool = False) -> list[Hit]:
         """The fused hits, near-duplicates merged: the prompt's chunks, or the reranker's wider
-        candidate set (rerank/selection.py: `search --rerank` selects the same way)."""
+        candidate set (rerank/selection.py: `search --rerank` selects the same way). A
+        `background` (predicted) question counts `predicted_weight` of an asked one in the
+        large index's hot/cold plan."""
         k = selection.width(self.settings.answer.context_chunks, self.reranker)
         duplicates = self.settings.answer.duplicates
-        return selection.candidates(self.retriever, question, k, duplicates, vector)
+        weight = self.settings.retrieval.predicted_weight if background else 1.0
+        retriever = self.retriever
+        return selection.candidates(retriever, question, k, duplicates, vector, "hybrid", weight)
 
     def rerank(
         self, question: str, hits: list[Hit], check: Callable[[], None] | None = None

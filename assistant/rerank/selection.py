@@ -20,12 +20,17 @@ def candidates(
     duplicates: str = "merge",
     vector: np.ndarray | None = None,
     search_mode: str = "hybrid",
+    access_weight: float = 1.0,
 ) -> list[Hit]:
     """The best `k` fused hits; with duplicates "merge", SPARE more are fetched so the slot a
-    merged near-duplicate frees goes to the next distinct chunk."""
+    merged near-duplicate frees goes to the next distinct chunk. `access_weight`: what the
+    question counts for in the large index's hot/cold plan (Retriever.search)."""
+    fetch = k if duplicates == "keep" else k + SPARE
+    hits = retriever.search(
+        question, k=fetch, mode=search_mode, query_vector=vector, access_weight=access_weight
+    )
     if duplicates == "keep":
-        return retriever.search(question, k=k, mode=search_mode, query_vector=vector)
-    hits = retriever.search(question, k=k + SPARE, mode=search_mode, query_vector=vector)
+        return hits
     return distinct_hits(hits, k, retriever)
 
 
