@@ -4,6 +4,7 @@ QA bank → retrieve → order → KV tree → generate → populate both cache 
 from __future__ import annotations
 
 import codecs
+import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import nullcontext
@@ -26,6 +27,8 @@ from cache.kv_tree import KVTree, segment_hash
 from cache.prediction import History
 from cache.protocols import Embedder
 from cache.qa_bank import QABank, QAEntry
+
+log = logging.getLogger(__name__)
 
 # Tokens per llama eval call (~0.3 s here): a background job checks between pieces whether a user
 # is waiting, so it steps aside within a second. Logits do not depend on the piece size (checked
@@ -451,7 +454,8 @@ class Pipeline:
             return 0
         try:
             self.llm.restore_ranges(restore.blobs, tokens)
-        except LLMError:
+        except LLMError as exc:
+            log.warning("cached KV not restored (%s); the prompt is computed instead", exc)
             return 0
         return restore.depth
 

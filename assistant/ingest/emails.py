@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from datetime import UTC, datetime
 from email import policy
@@ -17,6 +18,8 @@ from assistant.ingest.types import Attachment, Document, Issue, NotAnEmail
 
 _KEY_HEADERS = ("from", "to", "subject", "date", "message-id")
 _ID = re.compile(r"<([^<>\s]+)>")
+
+log = logging.getLogger(__name__)
 
 
 def parse_email(
@@ -74,7 +77,8 @@ def _header(msg: Message, name: str) -> str:
     try:
         value = msg.get(name)
         return "" if value is None else str(value)
-    except Exception:  # noqa: BLE001 - a malformed header must not cost the whole message
+    except Exception as exc:  # noqa: BLE001 - a malformed header must not cost the whole message
+        log.info("header %s unreadable (%s: %s); raw values kept", name, type(exc).__name__, exc)
         raw = msg.get_all(name) or []
         return " ".join(str(v) for v in raw)
 
@@ -123,7 +127,8 @@ def _body_text(msg: EmailMessage, warnings: list[str], max_bytes: int) -> tuple[
 def _body_part(msg: EmailMessage) -> Message | None:
     try:
         part = msg.get_body(preferencelist=("plain", "html"))
-    except Exception:  # noqa: BLE001 - odd MIME trees: fall back to a walk
+    except Exception as exc:  # noqa: BLE001 - odd MIME trees: fall back to a walk
+        log.info("MIME tree unreadable (%s: %s); walking its parts", type(exc).__name__, exc)
         part = None
     if part is not None:
         return part
@@ -138,7 +143,8 @@ def html_to_text(html: str) -> str:
 
     try:
         text = get_text(html)
-    except Exception:  # noqa: BLE001 - broken markup: keep the words at least
+    except Exception as exc:  # noqa: BLE001 - broken markup: keep the words at least
+        log.info("HTML unreadable (%s: %s); its tags are stripped", type(exc).__name__, exc)
         text = re.sub(r"<[^>]+>", " ", html)
     # inscriptis pads table cells to align columns: padding is prompt tokens that say nothing
     lines = (re.sub(r"[ \t]{2,}", "  ", line).strip() for line in text.splitlines())
