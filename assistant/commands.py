@@ -175,7 +175,7 @@ def cmd_search(ctx: Context, args: Namespace) -> int:
             f"[bold]{rank:2d}. {r.title}[/]  [dim]{who} · {r.date[:10]} · score {hit.score:.4f}[/]",
             highlight=False,
         )
-        body = r.text.split("\n", 1)[-1].replace("\n", " ")
+        body = r.passage.replace("\n", " ")
         out.print(f"    {body[:240]}{'…' if len(body) > 240 else ''}", highlight=False)
     return 0
 

@@ -36,6 +36,11 @@ class ChunkRecord:
     token_count: int
     content_hash: str
 
+    @property
+    def passage(self) -> str:
+        """The chunk's text without its first line, which repeats its title (ingest/chunking)."""
+        return self.text.split("\n", 1)[-1].strip()
+
     def ref(self) -> dict:
         """Where the chunk comes from, as answers and `search --json` report it."""
         return {

@@ -27,9 +27,9 @@ class SourceView:
 
     @classmethod
     def of(cls, record: Any) -> SourceView:
-        """From a ChunkRecord; a chunk's first line repeats its title, the passage is the rest."""
-        passage = record.text.split("\n", 1)[-1].strip()
-        return cls(record.chunk_id, record.kind, record.title, record.sender, record.date, passage)
+        """From a ChunkRecord: its passage, the text without the title line."""
+        r = record
+        return cls(r.chunk_id, r.kind, r.title, r.sender, r.date, r.passage)
 
 
 @dataclass
