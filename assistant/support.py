@@ -125,8 +125,7 @@ def unsupported_terms(answer: str, sources: Sequence[str], question: str) -> lis
     exact digits ("2001" is no support for "20011"), whatever their separators ("€1.250,00",
     "EUR 1,250.00"), unit spacing ("18uA", "18 µA") or date order ("9 June", "June 9th").
     Sentences that say the answer was not found are left out: they claim nothing."""
-    claims = re.split(r"(?<=[.!?])\s+", answer.translate(_FOLD))
-    text = " ".join(s for s in claims if not _REFUSAL.search(s))
+    text = _claimed(answer.translate(_FOLD))
     if not text.strip():
         return []
     known = _Known.of("\n".join([*sources, question]).translate(_FOLD))
@@ -315,11 +314,15 @@ def says_something(answer: str, sources: Sequence[str], question: str, instructi
     prompt's instruction holds. A tiny model's echo ("The answer is:", "The candidate who dropped
     out was the one who was asked") restates what it was given and takes nothing from the mail.
     Sentences saying the answer was not found claim nothing and count for nothing."""
-    claims = re.split(r"(?<=[.!?])\s+", answer)
-    text = " ".join(s for s in claims if not _REFUSAL.search(s))
     echoed = _stems(f"{question} {instruction}")
     held = _stems(" ".join(sources))
-    return any(s in held and s not in echoed for s in _stems(text))
+    return any(s in held and s not in echoed for s in _stems(_claimed(answer)))
+
+
+def _claimed(answer: str) -> str:
+    """The answer without its sentences that say the answer was not found: they claim nothing."""
+    sentences = re.split(r"(?<=[.!?])\s+", answer)
+    return " ".join(s for s in sentences if not _REFUSAL.search(s))
 
 
 def _stems(text: str) -> set[str]:
