@@ -63,6 +63,9 @@ ALL = {
     "decoding": "greedy",
     "duplicates": "merge",
 }
+# "all" without the sentence limit, which cut facts off (bench/results/answers.json), and the
+# repeat stop at 8 tokens (at 4 it cut facts off: bench/results/answers_shipped.json)
+SHIPPED = {**ALL, "max_sentences": 0, "repeat_ngram": 8}
 TERSE = (
     "You answer questions about the user's own emails and notes. Copy the answer from the "
     "context: the exact names, dates and numbers. One sentence. If the context does not say, "
@@ -80,12 +83,10 @@ DESIGNS: dict[str, dict[str, Any]] = {
     "terse": {**TODAY, "system": TERSE},
     "all": ALL,
     "all+cad": {**ALL, "decoding": "cad"},
-    # "all" without the sentence limit, which cut facts off (bench/results/answers.json), and
-    # the repeat stop at 8 tokens (at 4 it cut facts off: bench/results/answers_shipped.json)
-    "shipped": {**ALL, "max_sentences": 0, "repeat_ngram": 8},
+    "shipped": SHIPPED,
     "all+best-last": {**ALL, "chunk_order": "best-last"},
-    "shipped+asked": {**ALL, "max_sentences": 0, "repeat_ngram": 8, "evidence_place": "question"},
-    "shipped+terse": {**ALL, "max_sentences": 0, "repeat_ngram": 8, "system": TERSE},
+    "shipped+asked": {**SHIPPED, "evidence_place": "question"},
+    "shipped+terse": {**SHIPPED, "system": TERSE},
 }
 
 
