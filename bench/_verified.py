@@ -17,7 +17,7 @@ from assistant.config import CacheSettings
 from assistant.qa_verify import HitVerifier, QuestionCheck
 from cache.db import open_cache_db
 from cache.qa_bank import QABank, QAEntry
-from cache.verify import Guard
+from cache.verify import WORD_CHECKS, Guard
 
 NEAR_MISS = REPO / "data" / "qa" / "near_miss.jsonl"
 PARAPHRASES = REPO / "data" / "qa" / "paraphrases.jsonl"
@@ -27,6 +27,8 @@ DESIGNS = {
     "cosine only": ("off", "match"),
     "+ guard (no word check)": ("guard", "off"),
     "+ guard": ("guard", "match"),
+    "+ guard (asked words covered)": ("guard", "covered"),
+    "+ guard (covered) + retrieval": ("guard+retrieval", "covered"),
     "+ retrieval check": ("retrieval", "match"),
     "+ guard + retrieval": ("guard+retrieval", "match"),
 }
@@ -66,7 +68,7 @@ class Checker:
 
     def __init__(self, ctx) -> None:
         self.ctx = ctx
-        self.guards = {w: Guard(w) for w in ("match", "off")}
+        self.guards = {w: Guard(w) for w in WORD_CHECKS}
         self.sources: dict[str, list[int]] = {}
         self.ms: dict[str, list[float]] = {"guard": [], "retrieval": []}
 
@@ -114,7 +116,7 @@ class Checker:
 
 def qqp_passes(a: Sequence[str], b: Sequence[str]) -> dict[str, np.ndarray]:
     """The guard's part of each design on QQP (no mail: the retrieval check does not apply)."""
-    guards = {w: Guard(w) for w in ("match", "off")}
+    guards = {w: Guard(w) for w in WORD_CHECKS}
     guard = {
         w: np.array([g.check(y, x) is None for x, y in zip(a, b, strict=True)])
         for w, g in guards.items()

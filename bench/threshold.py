@@ -151,7 +151,7 @@ def embed_pairs(pairs: Sequence[Pair]) -> tuple[np.ndarray, np.ndarray, dict[str
         "embed_seconds": embed_s,
         "texts_per_second": len(texts) / embed_s,
         "batch_size": embedder.batch_size,
-        "device": embedder.device,
+        "backend": type(embedder).__name__,  # the ONNX encoder or sentence-transformers
     }
     return va, vb, info
 
@@ -321,7 +321,7 @@ def print_summary(results: dict[str, Any]) -> None:
     cos = results["pairwise"]["cosine"]
     print(
         f"embedded {e['texts']:,} distinct questions in {e['embed_seconds']:.1f} s "
-        f"({e['texts_per_second']:.0f}/s, {e['model']} on {e['device']}); bank build "
+        f"({e['texts_per_second']:.0f}/s, {e['model']}, {e['backend']}); bank build "
         f"{bank['build_seconds']:.1f} s, nearest p50 {bank['nearest_ms']['p50']:.2f} ms"
     )
     print(

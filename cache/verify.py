@@ -18,7 +18,10 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-WORD_CHECKS = ("match", "off")  # "match": each content word must be in the other question
+# "match": each content word of either question must be in the other; "covered": each content
+# word of the asked question must be in the stored one, which may say more ("…the Pi-hole have
+# at home" answers "…the Pi-hole"); "off": content words are left to the embedding
+WORD_CHECKS = ("match", "covered", "off")
 
 _TOKEN = re.compile(r"\w+(?:[-'’.,:/&]\w+)*%?")
 _QUOTED = re.compile(r"[\"“”«»]([^\"“”«»]{2,})[\"“”«»]|(?<!\w)['‘]([^'‘’]{2,})['’](?!\w)")
@@ -322,7 +325,9 @@ class Guard:
     def _content(self, new: Features, old: Features) -> Mismatch | None:
         if self.words == "off":
             return None
-        unmatched = _unmatched(new.words, old) + _unmatched(old.words, new)
+        unmatched = _unmatched(new.words, old)
+        if self.words == "match":
+            unmatched += _unmatched(old.words, new)
         return Mismatch("words", tuple(unmatched)) if unmatched else None
 
 
