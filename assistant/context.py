@@ -115,6 +115,7 @@ def make_pipeline(ctx: Context) -> Pipeline:
     from cache.kv_tree import KVTree
     from cache.prediction import History
     from cache.qa_bank import QABank
+    from cache.sentences import SentenceVectors
 
     cache = ctx.settings.cache
     db = open_cache_db(ctx.home.cache_dir / "qa.db")
@@ -135,6 +136,7 @@ def make_pipeline(ctx: Context) -> Pipeline:
         activity=ctx.presence,
         history=History(db),
         reranker=ctx.reranker_on(blobs),
+        sentences=SentenceVectors(db),
     )
 
 

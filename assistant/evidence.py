@@ -8,6 +8,7 @@ under the answer. How each way of choosing them measures: bench/results/evidence
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections import Counter
@@ -20,6 +21,7 @@ from assistant.kinds import answer_kinds, asked_kinds
 from assistant.knowledge.bm25 import STOPWORDS
 from assistant.knowledge.store import ChunkRecord
 from cache.protocols import Embedder
+from cache.sentences import SentenceVectors, rounded
 
 
 @dataclass(frozen=True)
@@ -242,28 +244,63 @@ def select_evidence(
     embedder: Embedder,
     limit: int = 2,
     mix: Mix = DEFAULT,
+    stored: SentenceVectors | None = None,
 ) -> list[Evidence]:
     """The `limit` sentences of the prompt's chunks (`records`, in prompt order) that best
-    answer `question`, best first. One embed_batch call for all the sentences."""
+    answer `question`, best first. The sentences' vectors come from `stored` where it has them
+    (chunk_vectors); without a store, one embed_batch call for all the sentences."""
+    per_chunk = [[f"{c} {s}".strip() for s, c in _sentences_in_context(r.text)] for r in records]
     rows = [
-        (rank, r.chunk_id, sentence, f"{context} {sentence}".strip())
+        (rank, r.chunk_id, sentence)
         for rank, r in enumerate(records)
-        for sentence, context in _sentences_in_context(r.text)
+        for sentence, _ in _sentences_in_context(r.text)
     ]
     if not rows or limit <= 0:
         return []
-    scored = [text for *_, text in rows]  # a sentence is scored with its heading and list intro
-    vectors = embedder.embed_batch(scored) if mix.cosine else None
+    scored = [text for texts in per_chunk for text in texts]  # with heading and list intro
+    vectors = None
+    if mix.cosine:
+        vectors = (
+            np.vstack([v for v in chunk_vectors(records, embedder, stored, per_chunk) if len(v)])
+            if stored is not None
+            else embedder.embed_batch(scored)
+        )
     ranks = np.array([rank for rank, *_ in rows], dtype=np.float32)
     places = ranks / max(1, len(records) - 1)
     scores = score_sentences(question, question_vector, scored, vectors, places, mix)
     picked: dict[str, Evidence] = {}
     for i in np.argsort(-scores, kind="stable"):
-        _, chunk_id, sentence, _ = rows[i]
+        _, chunk_id, sentence = rows[i]
         picked.setdefault(" ".join(sentence.lower().split()), Evidence(chunk_id, sentence))
         if len(picked) == limit:
             break
     return list(picked.values())
+
+
+def chunk_vectors(
+    records: Sequence[ChunkRecord],
+    embedder: Embedder,
+    stored: SentenceVectors,
+    per_chunk: Sequence[Sequence[str]] | None = None,
+) -> list[np.ndarray]:
+    """Each chunk's sentence vectors (one row per sentence, with its context), read from
+    `stored`, else embedded one chunk per batch and stored: a chunk's vectors are the same
+    whichever prompt it is in, and whether they were just computed or stored long ago."""
+    if per_chunk is None:
+        per_chunk = [
+            [f"{c} {s}".strip() for s, c in _sentences_in_context(r.text)] for r in records
+        ]
+    keys = [hashlib.sha256(r.text.encode()).hexdigest()[:32] for r in records]
+    found = stored.get(embedder.name, keys)
+    out = []
+    for key, texts in zip(keys, per_chunk, strict=True):
+        if key not in found or len(found[key]) != len(texts):
+            vectors = rounded(embedder.embed_batch(list(texts))) if texts else np.zeros((0, 0))
+            if texts:
+                stored.put(embedder.name, key, vectors)
+            found[key] = vectors
+        out.append(found[key])
+    return out
 
 
 def score_sentences(

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from assistant import support
 from assistant.activity import Activity
 from assistant.config import Settings
-from assistant.evidence import Evidence, select_evidence
+from assistant.evidence import Evidence, chunk_vectors, select_evidence
 from assistant.knowledge.retrieval import Hit, Retriever
 from assistant.knowledge.store import ChunkRecord, KnowledgeStore
 from assistant.llm.decoding import RepeatGuard, sentences_ended
@@ -27,6 +27,7 @@ from cache.kv_tree import KVTree, segment_hash
 from cache.prediction import History
 from cache.protocols import Embedder
 from cache.qa_bank import QABank, QAEntry
+from cache.sentences import SentenceVectors
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +108,7 @@ class Pipeline:
         history: History | None = None,
         reranker: Reranker | None = None,
         verifier: HitVerifier | None = None,
+        sentences: SentenceVectors | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -117,6 +119,7 @@ class Pipeline:
         self.kv = kv_tree
         self.system_prompt = system_prompt
         self.reranker = reranker
+        self.sentences = sentences  # the evidence's sentence vectors per chunk, kept
         self.frame = chat_frame(llm)
         self.activity = activity
         self.history = history
@@ -256,7 +259,15 @@ class Pipeline:
         limit = self.settings.answer.evidence_sentences
         if limit <= 0 or not records:
             return []
-        return select_evidence(question, vector, list(records), self.embedder, limit=limit)
+        return select_evidence(
+            question, vector, list(records), self.embedder, limit=limit, stored=self.sentences
+        )
+
+    def keep_sentences(self, records: Sequence[ChunkRecord]) -> None:
+        """Precompute: store the sentence vectors the evidence of a question using these chunks
+        will read (nothing when evidence is off or no store is wired)."""
+        if self.sentences is not None and self.settings.answer.evidence_sentences > 0:
+            chunk_vectors(records, self.embedder, self.sentences)
 
     def remember(
         self, question: str, vector, answer: str | None, sources: list[str], origin: str = "user"

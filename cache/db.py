@@ -103,11 +103,26 @@ _KV_BLOB_KEY = """
 CREATE INDEX IF NOT EXISTS kv_nodes_blob ON kv_nodes(blob_key) WHERE blob_key IS NOT NULL;
 """
 
+# the evidence segment's sentence vectors per chunk text and encoder (cache/sentences.py)
+_SENTENCE_VECTORS = """
+CREATE TABLE IF NOT EXISTS sentence_vectors (
+    model TEXT NOT NULL,
+    key TEXT NOT NULL,             -- hash of the chunk's text
+    n INTEGER NOT NULL,
+    dim INTEGER NOT NULL,
+    vectors BLOB NOT NULL,         -- float16, n × dim, one row per sentence
+    last_used REAL NOT NULL,
+    PRIMARY KEY (model, key)
+);
+CREATE INDEX IF NOT EXISTS sentence_vectors_lru ON sentence_vectors(last_used);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
     ("0002_precompute", _PRECOMPUTE),
     ("0003_kv_parent", _KV_PARENT),
     ("0004_kv_blob_key", _KV_BLOB_KEY),
+    ("0005_sentence_vectors", _SENTENCE_VECTORS),
 ]
 
 

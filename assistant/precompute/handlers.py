@@ -148,6 +148,7 @@ class Handlers:
             self._generate(question, vector, hits, payload["origin"])
             return
         self.pipe.prefill([h.record.text for h in hits])
+        self.pipe.keep_sentences([h.record for h in hits])
         ids = [str(h.chunk_id) for h in hits]
         self.pipe.remember(question, vector, None, ids, payload["origin"])
 
@@ -157,6 +158,7 @@ class Handlers:
         records = self.store.chunk_records([payload["chunk"]])
         if records and not self.pipe.kv_cached([records[0].text]):
             self.pipe.prefill([records[0].text])
+        self.pipe.keep_sentences(records)
 
     def _doc_kv(self, payload: dict) -> None:
         """The reranker's document KV of a chunk (issue 7): a reranked question then evaluates

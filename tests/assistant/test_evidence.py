@@ -14,6 +14,8 @@ from assistant.evidence import (
 )
 from assistant.kinds import asked_kinds
 from assistant.knowledge.store import ChunkRecord
+from cache.db import open_cache_db
+from cache.sentences import SentenceVectors
 
 SOAK = """From: Priya Nair | Date: 2026-05-29 | Subject: RC2 soak: 3 of 12 units lost 9% battery
 Hi Maya, hi Daan,
@@ -172,6 +174,50 @@ def test_evidence_is_at_most_limit_distinct_sentences_from_one_embed_call(fake_e
     assert select_evidence(question, vector, records, fake_embedder, limit=2) == found
     assert select_evidence(question, vector, [], fake_embedder) == []
     assert select_evidence(question, vector, records, fake_embedder, limit=0) == []
+
+
+def test_stored_sentence_vectors_give_the_same_evidence_without_embedding(fake_embedder) -> None:
+    stored = SentenceVectors(open_cache_db(None))
+    records = [record(1, SOAK), record(3, PLAN)]
+    question = "What did Priya notice in the RC2 soak test?"
+    vector = _vector(fake_embedder, question)
+    first = select_evidence(question, vector, records, fake_embedder, limit=2, stored=stored)
+    assert stored.count() == 2  # one row per chunk
+    calls = fake_embedder.calls
+    again = select_evidence(question, vector, records, fake_embedder, limit=2, stored=stored)
+    assert again == first and fake_embedder.calls == calls
+    # a chunk met for the first time is embedded alone; the stored ones are read back
+    more = select_evidence(
+        question, vector, [record(9, KICKOFF), *records], fake_embedder, 2, stored=stored
+    )
+    assert fake_embedder.calls == calls + 1 and stored.count() == 3
+    assert {e.sentence for e in more} == {e.sentence for e in first}
+
+
+def test_sentence_vectors_keep_the_most_recently_used_rows(fake_embedder) -> None:
+    stored = SentenceVectors(open_cache_db(None), max_rows=2)
+    question = "When is the office closed?"
+    vector = _vector(fake_embedder, question)
+    for i, text in enumerate((SOAK, PLAN, KICKOFF)):
+        select_evidence(question, vector, [record(i, text)], fake_embedder, 1, stored=stored)
+    assert stored.count() == 2
+    calls = fake_embedder.calls
+    select_evidence(question, vector, [record(2, KICKOFF)], fake_embedder, 1, stored=stored)
+    assert fake_embedder.calls == calls  # the newest row was kept
+    select_evidence(question, vector, [record(0, SOAK)], fake_embedder, 1, stored=stored)
+    assert fake_embedder.calls == calls + 1  # the oldest was dropped
+
+
+def test_a_damaged_sentence_vector_row_is_computed_afresh(fake_embedder) -> None:
+    db = open_cache_db(None)
+    stored = SentenceVectors(db)
+    question = "When is the office closed?"
+    vector = _vector(fake_embedder, question)
+    first = select_evidence(question, vector, [record(5, KICKOFF)], fake_embedder, 1, stored=stored)
+    db.execute("UPDATE sentence_vectors SET vectors = substr(vectors, 1, 10)")
+    calls = fake_embedder.calls
+    again = select_evidence(question, vector, [record(5, KICKOFF)], fake_embedder, 1, stored=stored)
+    assert again == first and fake_embedder.calls == calls + 1
 
 
 def test_a_how_much_question_prefers_the_line_with_the_amount(fake_embedder) -> None:

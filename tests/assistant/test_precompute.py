@@ -101,16 +101,32 @@ def test_chunk_nodes_let_an_unpredicted_question_restore_its_first_chunk(tmp_pat
     report = Precompute(ctx, settle_seconds=0).run()
     assert report.by_kind.get("chunk_kv") == len(texts)
     assert all(pipe.kv_cached([t]) for t in texts)
+    assert pipe.sentences.count() == len(texts)  # the evidence's sentence vectors, kept too
     assert Precompute(ctx, settle_seconds=0).run().by_kind.get("chunk_kv") is None  # all done
 
     question = "Who is bringing the skip for the rubble?"  # never predicted, never asked
     segments = pipe._segments(chunk_texts(pipe, question), question)
+    embedded = record_embeds(pipe.embedder)
     events = list(pipe.answer(question))
+    assert embedded == [[question]]  # the question only: its evidence's sentences were kept
     (reused,) = [e for e in events if isinstance(e, p.KVReused)]
     assert reused.reused_tokens == len(segments.prefix[0]) + len(segments.prefix[1])
     vector = pipe.embedder.embed_batch([question])[0]
     naive = pipe.generate(question, vector, pipe.retrieve(question, vector), use_cache=False)
     assert answer_text(events) == answer_text(naive)
+
+
+def record_embeds(embedder) -> list[list[str]]:
+    """From now on, the texts of each embed_batch call of the real `embedder`."""
+    calls: list[list[str]] = []
+    real = embedder.embed_batch
+
+    def embed_batch(texts):
+        calls.append(list(texts))
+        return real(texts)
+
+    embedder.embed_batch = embed_batch
+    return calls
 
 
 def test_with_reranking_on_precompute_fills_the_rerankers_document_kv(tmp_path):
