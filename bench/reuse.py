@@ -3,10 +3,10 @@
     python bench/reuse.py [--limit N] [--designs a,b] [--home DIR]
 
 Over one demo home, every chunk any question's prompt holds gets its own [system, chunk]
-KV node (as precompute makes them), and no longer path exists: every question's chunk path is
-one never seen. Each design then answers each question (designs in rotating order, the QA bank
-off; the nodes a design adds below the chunk nodes are dropped after each answer, so no design
-profits from another's run):
+KV node and its evidence sentence vectors (as precompute makes them), and no longer path
+exists: every question's chunk path is one never seen. Each design then answers each question
+(designs in rotating order, the QA bank off; the nodes a design adds below the chunk nodes are
+dropped after each answer, so no design profits from another's run):
 
 - naive: no KV reuse;
 - exact: [cache] reuse = "exact" (the first chunk's node only);
@@ -83,16 +83,18 @@ class FirstToken:
         return self.greedy(max_tokens, banned)
 
 
-def prompt_chunks(pipe: p.Pipeline, question: str) -> list[str]:
+def prompt_chunks(pipe: p.Pipeline, question: str) -> list:
     vector = pipe.embedder.embed_batch([question])[0]
-    return [h.record.text for h in pipe.retrieve(question, vector)]
+    return [h.record for h in pipe.retrieve(question, vector)]
 
 
 def precompute(pipe: p.Pipeline, questions: list[Question]) -> int:
-    """A [system, chunk] node for every chunk of every question's prompt; how many."""
-    chunks = {c for q in questions for c in prompt_chunks(pipe, q.question)}
-    for i, chunk in enumerate(sorted(chunks)):
-        pipe.prefill([chunk], background=False)
+    """A [system, chunk] node, and the sentence vectors of its evidence, for every chunk of
+    every question's prompt (as precompute's chunk_kv jobs make them); how many."""
+    chunks = {r.chunk_id: r for q in questions for r in prompt_chunks(pipe, q.question)}
+    for i, record in enumerate(chunks.values()):
+        pipe.prefill([record.text], background=False)
+        pipe.keep_sentences([record])
         log(f"chunk node {i + 1}/{len(chunks)}")
     return len(chunks)
 
@@ -120,6 +122,7 @@ def answer_once(pipe: p.Pipeline, first: FirstToken, q: Question, design: str) -
         "answer": done.answer,
         "ttft": t["ttft"],
         "prefill": t["kv_load"] + t["prefill"],
+        "build": t.get("build", 0.0),  # the evidence lines and the prompt's segments
         "prompt_tokens": done.prompt_tokens,
         "computed": done.prompt_tokens - done.kv_reused_tokens + done.kv_repaired,
         "repaired": done.kv_repaired,
@@ -150,7 +153,7 @@ def share(rows: list[dict[str, Any]], key: str) -> float:
 
 def summarise(rows: list[dict[str, Any]], naive: list[dict[str, Any]] | None) -> dict[str, Any]:
     out: dict[str, Any] = {"questions": len(rows)}
-    for key in ("ttft", "prefill"):
+    for key in ("ttft", "prefill", "build"):
         values = [r[key] for r in rows]
         out[f"{key}_p50"], out[f"{key}_p90"] = percentile(values, 50), percentile(values, 90)
         if naive:
@@ -200,6 +203,7 @@ COLUMNS = [
     ("ttft_p50_vs_naive", "×naive"),
     ("prefill_p50", "prefill p50"),
     ("prefill_p50_vs_naive", "×naive"),
+    ("build_p50", "build p50"),
     ("computed_tokens_mean", "computed tok"),
     ("repaired_tokens_mean", "repaired"),
     ("identical_to_exact", "=exact"),
