@@ -278,7 +278,7 @@ def _print_done(out: Console, done) -> None:
     (numbered as the evidence names them), then the timings."""
     from rich.text import Text
 
-    if done.qa_hit:
+    if done.qa_hit and not done.drafted:
         out.print(done.answer, soft_wrap=True, markup=False)
     out.print()
     for line in _trust_lines(done):
@@ -303,14 +303,18 @@ def reuse_note(mode: str, repaired: int) -> str:
 
 
 def _trust_lines(done) -> list:
-    """A warning for an unsupported answer, then one "Evidence: “…” [n]" line per evidence
-    sentence, [n] its source's number in the list printed below."""
+    """A warning for an unsupported answer (or for a draft the evidence lines, quoted, stand in
+    for), then one "Evidence: “…” [n]" line per evidence sentence, [n] its source's number in
+    the list printed below."""
     from rich.text import Text
 
     lines = []
-    if not done.supported:
-        missing = ", ".join(done.unsupported)
-        terms = f" (terms not in any source: {missing})" if missing else ""
+    missing = ", ".join(done.unsupported)
+    terms = f" (terms not in any source: {missing})" if missing else ""
+    if done.drafted:  # the draft was streamed above; the evidence lines below stand instead
+        warning = f"The model's answer is not backed by your mail{terms}. Your mail says:"
+        lines.append(Text(warning, style="bold yellow"))
+    elif not done.supported:
         warning = f"Not found in your mail — check the sources{terms}"
         lines.append(Text(warning, style="bold yellow"))
     ids = [s["chunk_id"] for s in done.sources]

@@ -124,6 +124,10 @@ class AnswerSettings:
     # question alone (see LocalLLM.contrastive), weighted by cad_alpha
     decoding: str = "greedy"
     cad_alpha: float = 0.5
+    # an answer its sources do not support: "quote" shows the evidence lines, quoted from the
+    # mail, in its place (where they hold what was asked), the model's text kept as the draft;
+    # "mark" shows the model's text with the warning (bench/results/answers_quote.json)
+    unsupported: str = "quote"
 
 
 @dataclass
@@ -228,6 +232,7 @@ def _check_answer(answer: AnswerSettings) -> None:
         "repeat_guard": ("ban", "stop", "off"),
         "decoding": ("greedy", "cad"),
         "duplicates": ("merge", "keep"),
+        "unsupported": ("quote", "mark"),
     }
     for key, allowed in choices.items():
         if getattr(answer, key) not in allowed:

@@ -88,6 +88,9 @@ class AnswerDone:
     unsupported: list[str] = field(default_factory=list)  # the terms that do not
     kv_reuse: str = "exact"  # as KVReused.mode
     kv_repaired: int = 0
+    # the model's own answer when it was not supported and `answer` quotes the evidence lines
+    # instead ([answer] unsupported = "quote"); "" otherwise
+    drafted: str = ""
 
 
 Event = QAHitFound | ChunksRetrieved | ChunksOrdered | KVReused | TokenStreamed | AnswerDone
@@ -252,7 +255,7 @@ class Pipeline:
             kv_reuse=reused.mode,
             kv_repaired=reused.repaired,
         )
-        yield _checked(done, evidence, texts, question, self.system_prompt)
+        yield self._checked(done, evidence, texts, question)
 
     def evidence(self, question: str, vector, records: Sequence[ChunkRecord]) -> list[Evidence]:
         """The sentences of `records` that best match the question (none when switched off)."""
@@ -479,18 +482,36 @@ class Pipeline:
         sources = [r.ref() for r in records]
         done = AnswerDone(question, entry.answer or "", sources, True, 0, 0, clock.done())
         texts = [r.text for r in records]
-        return _checked(done, evidence, texts, entry.question, self.system_prompt)
+        return self._checked(done, evidence, texts, entry.question)
+
+    def _checked(
+        self, done: AnswerDone, evidence: list[Evidence], texts: list[str], asked: str
+    ) -> AnswerDone:
+        quote = self.settings.answer.unsupported == "quote"
+        return checked(done, evidence, texts, asked, self.system_prompt, quote)
 
 
-def _checked(
-    done: AnswerDone, evidence: list[Evidence], texts: list[str], asked: str, instruction: str
+def checked(
+    done: AnswerDone,
+    evidence: list[Evidence],
+    texts: list[str],
+    asked: str,
+    instruction: str,
+    quote: bool = True,
 ) -> AnswerDone:
     """`done` with its evidence, and whether it is supported (assistant/support.py): checked
     against `texts`, the question it answered (`asked`), its evidence lines and the prompt's
-    `instruction`."""
+    `instruction`. With `quote`, an unsupported answer gives its place to the evidence lines,
+    quoted, where they hold what was asked; the quote is checked in turn, and `unsupported`
+    keeps the draft's terms that no source holds."""
     lines = [e.sentence for e in evidence]
     supported, unsupported = support.check(done.answer, texts, asked, lines, instruction)
-    return replace(done, evidence=evidence, supported=supported, unsupported=unsupported)
+    done = replace(done, evidence=evidence, supported=supported, unsupported=unsupported)
+    if supported or not quote or not support.quotable(lines, asked):
+        return done
+    quoted = support.quote(lines)
+    ok, _ = support.check(quoted, texts, asked, lines, instruction)
+    return replace(done, answer=quoted, drafted=done.answer, supported=ok)
 
 
 def is_looping(tokens: list[int], longest: int = 16) -> bool:

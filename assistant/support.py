@@ -328,3 +328,17 @@ def _claimed(answer: str) -> str:
 def _stems(text: str) -> set[str]:
     words = (w.lower() for w in _CONTENT.findall(text))
     return {stem(w) for w in words if w not in STOPWORDS and (len(w) > 2 or w.isdigit())}
+
+
+def quotable(evidence: Sequence[str], question: str) -> bool:
+    """The evidence lines may stand in for an unsupported answer: there are some, and they hold
+    a term of the kind asked for (a date for "when", a figure for "how much"), or the question
+    asks for no particular kind."""
+    kinds = asked_kinds(question) - {"place"}
+    text = " ".join(evidence)
+    return bool(text.strip()) and (not kinds or bool(kind_terms(text, question, kinds)))
+
+
+def quote(evidence: Sequence[str]) -> str:
+    """The evidence lines as the answer: what the mail says, in its own words."""
+    return "From your mail: " + " ".join(f"“{line}”" for line in evidence)

@@ -52,6 +52,7 @@ TODAY = {
     "max_sentences": 0,
     "decoding": "greedy",
     "duplicates": "keep",
+    "unsupported": "mark",
 }
 ALL = {
     "evidence_sentences": 2,
@@ -62,10 +63,12 @@ ALL = {
     "max_sentences": 2,
     "decoding": "greedy",
     "duplicates": "merge",
+    "unsupported": "mark",
 }
-# "all" without the sentence limit, which cut facts off (bench/results/answers.json), and the
-# repeat stop at 8 tokens (at 4 it cut facts off: bench/results/answers_shipped.json)
-SHIPPED = {**ALL, "max_sentences": 0, "repeat_ngram": 8}
+# "all" without the sentence limit, which cut facts off (bench/results/answers.json), the
+# repeat stop at 8 tokens (at 4 it cut facts off: bench/results/answers_shipped.json); an
+# unsupported answer gives its place to the quoted evidence lines (assistant/support.quote)
+SHIPPED = {**ALL, "max_sentences": 0, "repeat_ngram": 8, "unsupported": "quote"}
 TERSE = (
     "You answer questions about the user's own emails and notes. Copy the answer from the "
     "context: the exact names, dates and numbers. One sentence. If the context does not say, "
@@ -84,6 +87,7 @@ DESIGNS: dict[str, dict[str, Any]] = {
     "all": ALL,
     "all+cad": {**ALL, "decoding": "cad"},
     "shipped": SHIPPED,
+    "shipped+mark": {**SHIPPED, "unsupported": "mark"},
     "all+best-last": {**ALL, "chunk_order": "best-last"},
     "shipped+asked": {**SHIPPED, "evidence_place": "question"},
     "shipped+terse": {**SHIPPED, "system": TERSE},
@@ -147,6 +151,7 @@ def answer_once(pipe: p.Pipeline, q: Question) -> dict[str, Any]:
         "evidence": [e.sentence for e in done.evidence],
         "unsupported": done.unsupported,
         "supported": done.supported,
+        "quoted": bool(done.drafted),
         "source_in_prompt": any(is_source(r, q.source) for r in records),
         "facts_in_prompt": has_expected(prompt, must),
         "facts_in_answer": has_expected(done.answer, must),
@@ -181,6 +186,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "fact_recall": mean(r["fact_recall"] for r in factual),
         "facts_in_evidence": share(factual, "facts_in_evidence"),
         "unsupported": share([{"u": not r["supported"]} for r in factual], "u"),
+        "quoted": share([{"q": r.get("quoted", False)} for r in factual], "q"),
         "wrong_marked": share([{"u": not r["supported"]} for r in wrong], "u"),
         "right_marked": share([{"u": not r["supported"]} for r in right], "u"),
         "marked_wrong": share([{"w": not r["facts_in_answer"]} for r in flagged], "w"),
@@ -230,6 +236,7 @@ COLUMNS = [
     ("fact_recall", "recall"),
     ("facts_in_evidence", "facts∈evidence"),
     ("unsupported", "unsupported"),
+    ("quoted", "quoted"),
     ("wrong_marked", "wrong marked"),
     ("right_marked", "right marked"),
     ("marked_wrong", "marked→wrong"),

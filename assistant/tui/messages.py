@@ -67,6 +67,7 @@ class AnswerFinished(Message):
     source_ids: list[int] = field(default_factory=list)
     kv_reuse: str = "exact"  # as the pipeline's AnswerDone
     kv_repaired: int = 0
+    drafted: str = ""  # the model's unsupported answer, when `answer` quotes the evidence
 
     def source_number(self, chunk_id: int) -> int | None:
         """The [n] of a chunk in the Sources panel (None: not one of this answer's sources)."""

@@ -106,5 +106,6 @@ class _Relay:
             source_ids=ids,
             kv_reuse=done.kv_reuse,
             kv_repaired=done.kv_repaired,
+            drafted=done.drafted,
         )
         return [*messages, finished]

@@ -104,6 +104,22 @@ def test_ask_prints_the_evidence_and_marks_an_unsupported_answer(monkeypatch, tm
     assert "[2] Kitchen — Bram 2026-03-01 (k@x)" in out
 
 
+def test_ask_says_when_the_evidence_stands_in_for_the_models_answer(monkeypatch, tmp_path, capsys):
+    draft = "Demolition starts on 20011."
+    quote = "From your mail: “Demolition starts Monday 2 March.”"
+    done = p.AnswerDone("q", quote, SOURCES, False, 0, 120, TIMES, [DEMOLITION], True)
+    done.unsupported, done.drafted = ["20011"], draft
+    assert ask(monkeypatch, tmp_path, [p.ChunksOrdered([7, 9]), p.TokenStreamed(draft), done]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == draft
+    warning = (
+        "The model's answer is not backed by your mail (terms not in any source: 20011). "
+        "Your mail says:"
+    )
+    assert out[out.index(warning) + 1] == "Evidence: “Demolition starts Monday 2 March.” [2]"
+    assert not [line for line in out if "Not found" in line]
+
+
 def test_a_qa_hit_prints_its_evidence_and_a_supported_answer_no_warning(
     monkeypatch, tmp_path, capsys
 ):

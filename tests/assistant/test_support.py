@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from assistant.support import answers_what_was_asked, check, unsupported_terms
+from assistant.evidence import Evidence
+from assistant.pipeline import AnswerDone, checked
+from assistant.support import answers_what_was_asked, check, quotable, unsupported_terms
 
 SOURCES = [
     "From: Daan | Date: 2026-05-30 | Subject: Battery drain\n"
@@ -86,3 +88,38 @@ def test_an_answer_that_only_echoes_the_question_or_the_instruction_is_unsupport
     assert not check(echo, SOURCES, question, (), instruction)[0]
     real = "The PPK2 trace showed 4.6 mA, which the soak did not look at."
     assert check(real, SOURCES, question, (), instruction)[0]
+
+
+SOURCES_KITCHEN = [
+    "From: Bram | Date: 2026-02-20 | Subject: Planning\nDemolition starts Monday 2 March. "
+    "The tiler comes on 11 March."
+]
+
+
+def test_an_unsupported_answer_gives_its_place_to_the_quoted_evidence() -> None:
+    evidence = [Evidence(1, "Demolition starts Monday 2 March.")]
+    draft = AnswerDone("When does demolition start?", "It starts on 20011.", [], False, 0, 9)
+    done = checked(draft, evidence, SOURCES_KITCHEN, "When does demolition start?", "")
+    assert done.answer == "From your mail: “Demolition starts Monday 2 March.”"
+    assert done.drafted == "It starts on 20011." and done.unsupported == ["20011"]
+    assert done.supported  # the quote holds the date asked for, and stands in the sources
+    kept = checked(draft, evidence, SOURCES_KITCHEN, "When does demolition start?", "", False)
+    assert kept.answer == "It starts on 20011." and not kept.supported and not kept.drafted
+
+
+def test_evidence_without_the_kind_asked_for_is_not_quoted() -> None:
+    evidence = [Evidence(1, "The tiler is a friend of Bram.")]
+    question = "When does demolition start?"
+    assert not quotable([e.sentence for e in evidence], question)
+    assert not quotable([], "What did Bram say?")
+    assert quotable(["Bram says the wall can go."], "What did Bram say?")  # no kind asked
+    draft = AnswerDone(question, "It starts on 20011.", [], False, 0, 9)
+    done = checked(draft, evidence, SOURCES_KITCHEN, question, "")
+    assert done.answer == "It starts on 20011." and not done.supported and not done.drafted
+
+
+def test_a_supported_answer_is_never_replaced() -> None:
+    evidence = [Evidence(1, "Demolition starts Monday 2 March.")]
+    draft = AnswerDone("q", "Demolition starts on Monday 2 March.", [], False, 0, 9)
+    done = checked(draft, evidence, SOURCES_KITCHEN, "When does demolition start?", "")
+    assert done.answer == draft.answer and done.supported and not done.drafted

@@ -34,8 +34,11 @@ def evidence_lines(done: AnswerFinished) -> Text:
 
 
 def unsupported_line(done: AnswerFinished) -> str:
-    """The plain warning for an answer the sources do not back, with the terms not found."""
+    """The plain warning for an answer the sources do not back, with the terms not found; for
+    a quote, that the model's own answer was not backed and what the mail says stands instead."""
     terms = f" ({', '.join(done.unsupported)})" if done.unsupported else ""
+    if done.drafted:
+        return f"⚠ the model's answer was not found in your mail{terms}: quoting your mail instead"
     return f"⚠ not found in your mail — check the sources{terms}"
 
 
@@ -65,11 +68,12 @@ class Turn(Vertical):
             self.query_one(".badge", Static).update(status)
 
     def finish(self, done: AnswerFinished) -> None:
-        if done.qa_hit or not self.text.strip():
+        if done.qa_hit or done.drafted or not self.text.strip():
             self.text = done.answer
             self.query_one(".answer", Static).update(done.answer or "(no answer)")
-        if not done.supported:
+        if not done.supported or done.drafted:
             self._show(".unsupported", unsupported_line(done))
+        if not done.supported:
             self.add_class("unsupported")
         if done.evidence:
             self._show(".evidence", evidence_lines(done))

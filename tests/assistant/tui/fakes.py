@@ -20,8 +20,8 @@ from assistant.pipeline import (
     KVReused,
     QAHitFound,
     TokenStreamed,
+    checked,
 )
-from assistant.support import check
 from cache.blobs import BlobStore
 from cache.db import open_cache_db
 from cache.kv_tree import KIND, KVTree, segment_hash
@@ -36,8 +36,9 @@ class FakePipeline:
     """Retrieves k+1 candidates (newest first) and, as a reranker does, puts k of them in another
     order into the "prompt"; streams `reply` word by word (`delay` s per word), stores one KV node
     per prompt chunk and the answer in the QA bank; a repeated question is a QA hit. Evidence and
-    the support check are the real functions', over the prompt's chunks (a hit's: its sources),
-    unless a test sets `evidence` or `unsupported`. The last AnswerDone is kept in `done`."""
+    the support check (and the quote of an unsupported answer) are the real functions', over the
+    prompt's chunks (a hit's: its sources), unless a test sets `evidence` or `unsupported`. The
+    last AnswerDone is kept in `done`."""
 
     def __init__(self, store: KnowledgeStore, kv_dir: Path, delay: float = 0.01, k: int = 3):
         db = open_cache_db(None)
@@ -45,6 +46,7 @@ class FakePipeline:
         self.reply = ANSWER
         self.evidence: list[Evidence] | None = None  # None: the real selection
         self.unsupported: list[str] | None = None  # None: the real support check
+        self.quote = True  # as [answer] unsupported = "quote" (the default)
         self.done: AnswerDone | None = None
         self.embedder = FakeEmbedder()
         self.qa = QABank(db, 0.95, 2**20)
@@ -96,11 +98,12 @@ class FakePipeline:
         evidence = self.evidence
         if evidence is None:
             evidence = select_evidence(question, vector, records, self.embedder)
-        texts, lines = [r.text for r in records], [e.sentence for e in evidence]
-        supported, unsupported = check(done.answer, texts, question, lines, SYSTEM)
-        if self.unsupported is not None:
-            supported, unsupported = not self.unsupported, self.unsupported
-        self.done = replace(done, evidence=evidence, supported=supported, unsupported=unsupported)
+        texts = [r.text for r in records]
+        if self.unsupported is None:
+            self.done = checked(done, evidence, texts, question, SYSTEM, self.quote)
+        else:
+            forced = {"supported": not self.unsupported, "unsupported": self.unsupported}
+            self.done = replace(done, evidence=evidence, **forced)
         return self.done
 
     def _prefill(self, chunk_ids: list[int]) -> int:

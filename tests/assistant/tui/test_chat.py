@@ -164,6 +164,23 @@ async def test_an_unsupported_answer_is_marked_and_shows_its_evidence(rig):
         assert "Bram de Vries · 2026-03-02 · evidence" in items[0].label.content.plain
 
 
+async def test_an_unsupported_answer_is_replaced_by_its_quoted_evidence(rig):
+    """The real check (no forced mark): the draft streams, then the evidence line, which holds
+    the date asked for, stands in its place, and the warning says so."""
+    rig.pipeline.reply = "Demolition starts on 20011, says Anouk."
+    rig.pipeline.evidence = EVIDENCE[:1]
+    async with rig.app.run_test(size=SIZE) as pilot:
+        turn = await ask(pilot, DEMOLITION)
+        await wait_for(pilot, lambda: not turn.running)
+        assert rig.pipeline.done.drafted == "Demolition starts on 20011, says Anouk."
+        assert line(turn, "answer") == "From your mail: “Demolition starts Monday 2 March.”"
+        assert line(turn, "unsupported") == (
+            "⚠ the model's answer was not found in your mail (20011, Anouk): quoting your mail "
+            "instead"
+        )
+        assert turn.has_class("unsupported") is False  # the quote itself is backed
+
+
 async def test_a_supported_answer_shows_the_real_evidence_and_no_warning(rig):
     """Evidence picked by the real selection (over the fake embedder), shown as it came."""
     rig.pipeline.unsupported = []
