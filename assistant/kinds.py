@@ -34,17 +34,38 @@ _ASKS = (
     ("place", r"\bwhere\b"),
 )
 _ASK_PATTERNS = tuple((kind, re.compile(pattern, re.IGNORECASE)) for kind, pattern in _ASKS)
-_MONTHS = (
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec januari februari maart mei juni juli "
-    "augustus oktober augusti"
-).split()
-_DAYS = (
-    "monday tuesday wednesday thursday friday saturday sunday mon tue wed thu fri sat sun "
-    "today tomorrow tonight yesterday weekend morning afternoon evening"
-).split()
+# month and weekday names as mail writes them (English, Dutch, Swedish), with their number
+_MONTH_NAMES = (
+    "january jan januari",
+    "february feb februari",
+    "march mar maart mars",
+    "april apr",
+    "may mei maj",
+    "june jun juni",
+    "july jul juli",
+    "august aug augustus augusti",
+    "september sep sept",
+    "october oct oktober okt",
+    "november nov",
+    "december dec",
+)
+MONTH_OF = {name: n for n, names in enumerate(_MONTH_NAMES, 1) for name in names.split()}
+_WEEKDAY_NAMES = (
+    "monday mon maandag måndag",
+    "tuesday tue tues dinsdag tisdag",
+    "wednesday wed woensdag onsdag",
+    "thursday thu thur thurs donderdag torsdag",
+    "friday fri vrijdag fredag",
+    "saturday sat zaterdag lördag",
+    "sunday sun zondag söndag",
+)
+WEEKDAY_OF = {name: n for n, names in enumerate(_WEEKDAY_NAMES) for name in names.split()}
+_DAYS = [
+    *WEEKDAY_OF,
+    *"today tomorrow tonight yesterday weekend morning afternoon evening".split(),
+]
 _DATE_WORD = re.compile(
-    rf"\b(?:{'|'.join(_MONTHS + _DAYS)})\b|\b\d{{1,2}}[:.]\d{{2}}\b|\b(?:19|20)\d{{2}}\b",
+    rf"\b(?:{'|'.join([*MONTH_OF, *_DAYS])})\b|\b\d{{1,2}}[:.]\d{{2}}\b|\b(?:19|20)\d{{2}}\b",
     re.IGNORECASE,
 )
 _FIGURE = re.compile(r"\d+(?:[.,:]\d+)*")

@@ -10,35 +10,10 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from assistant.kinds import answer_kinds, asked_kinds, kind_terms
+from assistant.kinds import MONTH_OF, WEEKDAY_OF, answer_kinds, asked_kinds, kind_terms
 from cache.verify import STOPWORDS, stem
 
-_MONTH_NAMES = (
-    "january jan januari",
-    "february feb februari",
-    "march mar maart mars",
-    "april apr",
-    "may mei maj",
-    "june jun juni",
-    "july jul juli",
-    "august aug augustus augusti",
-    "september sep sept",
-    "october oct oktober okt",
-    "november nov",
-    "december dec",
-)
-_MONTH_OF = {name: n for n, names in enumerate(_MONTH_NAMES, 1) for name in names.split()}
-_WEEKDAY_NAMES = (
-    "monday mon maandag måndag",
-    "tuesday tue tues dinsdag tisdag",
-    "wednesday wed woensdag onsdag",
-    "thursday thu thur thurs donderdag torsdag",
-    "friday fri vrijdag fredag",
-    "saturday sat zaterdag lördag",
-    "sunday sun zondag söndag",
-)
-_WEEKDAY_OF = {name: n for n, names in enumerate(_WEEKDAY_NAMES) for name in names.split()}
-_MONTH = "|".join(sorted(_MONTH_OF, key=len, reverse=True))
+_MONTH = "|".join(sorted(MONTH_OF, key=len, reverse=True))
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
 _DATES = (  # "9 June", "9-11 June", "9th of June"; "June 9", "June 9th"; "2026-06-09"
     re.compile(rf"\b{_DAY}(?:\s*(?:-|to|and)\s*{_DAY})?\s+(?:of\s+)?({_MONTH})\b\.?", re.I),
@@ -167,7 +142,7 @@ def _dates(text: str) -> Iterator[tuple[tuple[int, int], tuple[int, int]]]:
     for pattern in _DATES[:2]:
         for m in pattern.finditer(text):
             groups = [g for g in m.groups() if g]
-            month = next(_MONTH_OF[g.lower()] for g in groups if g.lower() in _MONTH_OF)
+            month = next(MONTH_OF[g.lower()] for g in groups if g.lower() in MONTH_OF)
             for day in (int(g) for g in groups if g.isdigit()):
                 yield m.span(), (month, day)
     for m in _DATES[2].finditer(text):
@@ -219,7 +194,7 @@ def _names(text: str, known: _Known) -> Iterator[tuple[str, bool]]:
         while run and _word(run[-1]) in _COMMON:
             run = run[:-1]
         words = [_word(w) for w in run]
-        if not words or (len(words) == 1 and words[0] in _MONTH_OF):
+        if not words or (len(words) == 1 and words[0] in MONTH_OF):
             continue
         day = _weekday(words[0]) if len(words) == 1 else None
         if day is not None:
@@ -229,8 +204,8 @@ def _names(text: str, known: _Known) -> Iterator[tuple[str, bool]]:
 
 
 def _weekday(word: str) -> int | None:
-    plural = word.endswith("s") and word[:-1] in _WEEKDAY_OF  # "on Mondays"
-    return _WEEKDAY_OF.get(word[:-1] if plural else word)
+    plural = word.endswith("s") and word[:-1] in WEEKDAY_OF  # "on Mondays"
+    return WEEKDAY_OF.get(word[:-1] if plural else word)
 
 
 def _capitalised_runs(text: str) -> Iterator[list[str]]:
