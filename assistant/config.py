@@ -124,10 +124,11 @@ class AnswerSettings:
     # question alone (see LocalLLM.contrastive), weighted by cad_alpha
     decoding: str = "greedy"
     cad_alpha: float = 0.5
-    # an answer its sources do not support: "quote" shows the evidence lines, quoted from the
-    # mail, in its place (where they hold what was asked), the model's text kept as the draft;
-    # "mark" shows the model's text with the warning (bench/results/answers_quote.json)
-    unsupported: str = "quote"
+    # an answer its sources do not support: "mark" shows the model's text with the warning (its
+    # evidence lines under it, as under every answer); "quote" shows the evidence lines in its
+    # place, quoted, the warning kept. Quoting puts the facts in more answers and the warning on
+    # more right ones (bench/results/answers_quote.json)
+    unsupported: str = "mark"
 
 
 @dataclass
@@ -209,6 +210,16 @@ def load_settings(
         raise ConfigError(
             f"rerank: expected one of {', '.join(RERANK_MODES)}, got {settings.rerank!r}"
         )
+    try:
+        _check_values(settings)
+    except ConfigError as exc:
+        where = f"{config_file} or " if config_file is not None and config_file.exists() else ""
+        raise ConfigError(f"{exc} (set in {where}the environment)") from None
+    return settings
+
+
+def _check_values(settings: Settings) -> None:
+    """The settings that take one of a few values, once file and environment are merged."""
     _check_answer(settings.answer)
     _check_cache(settings.cache)
     if settings.llm.kv_type not in ("f16", "q8_0"):
@@ -222,7 +233,6 @@ def load_settings(
         raise ConfigError(
             f"retrieval.fusion: expected 'zscore' or 'rrf', got {settings.retrieval.fusion!r}"
         )
-    return settings
 
 
 def _check_answer(answer: AnswerSettings) -> None:

@@ -502,16 +502,15 @@ def checked(
     """`done` with its evidence, and whether it is supported (assistant/support.py): checked
     against `texts`, the question it answered (`asked`), its evidence lines and the prompt's
     `instruction`. With `quote`, an unsupported answer gives its place to the evidence lines,
-    quoted, where they hold what was asked; the quote is checked in turn, and `unsupported`
-    keeps the draft's terms that no source holds."""
+    quoted, where they hold a term of the kind asked; the answer stays marked unsupported (the
+    model could not write one its sources back; whether the lines answer is for the user to
+    see), and `unsupported` keeps the draft's terms that no source holds."""
     lines = [e.sentence for e in evidence]
     supported, unsupported = support.check(done.answer, texts, asked, lines, instruction)
     done = replace(done, evidence=evidence, supported=supported, unsupported=unsupported)
     if supported or not quote or not support.quotable(lines, asked):
         return done
-    quoted = support.quote(lines)
-    ok, _ = support.check(quoted, texts, asked, lines, instruction)
-    return replace(done, answer=quoted, drafted=done.answer, supported=ok)
+    return replace(done, answer=support.quote(lines), drafted=done.answer)
 
 
 def is_looping(tokens: list[int], longest: int = 16) -> bool:

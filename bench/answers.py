@@ -66,9 +66,8 @@ ALL = {
     "unsupported": "mark",
 }
 # "all" without the sentence limit, which cut facts off (bench/results/answers.json), the
-# repeat stop at 8 tokens (at 4 it cut facts off: bench/results/answers_shipped.json); an
-# unsupported answer gives its place to the quoted evidence lines (assistant/support.quote)
-SHIPPED = {**ALL, "max_sentences": 0, "repeat_ngram": 8, "unsupported": "quote"}
+# repeat stop at 8 tokens (at 4 it cut facts off: bench/results/answers_shipped.json)
+SHIPPED = {**ALL, "max_sentences": 0, "repeat_ngram": 8, "unsupported": "mark"}
 TERSE = (
     "You answer questions about the user's own emails and notes. Copy the answer from the "
     "context: the exact names, dates and numbers. One sentence. If the context does not say, "
@@ -87,7 +86,7 @@ DESIGNS: dict[str, dict[str, Any]] = {
     "all": ALL,
     "all+cad": {**ALL, "decoding": "cad"},
     "shipped": SHIPPED,
-    "shipped+mark": {**SHIPPED, "unsupported": "mark"},
+    "shipped+quote": {**SHIPPED, "unsupported": "quote"},
     "all+best-last": {**ALL, "chunk_order": "best-last"},
     "shipped+asked": {**SHIPPED, "evidence_place": "question"},
     "shipped+terse": {**SHIPPED, "system": TERSE},

@@ -46,7 +46,7 @@ class FakePipeline:
         self.reply = ANSWER
         self.evidence: list[Evidence] | None = None  # None: the real selection
         self.unsupported: list[str] | None = None  # None: the real support check
-        self.quote = True  # as [answer] unsupported = "quote" (the default)
+        self.quote = False  # True: as [answer] unsupported = "quote" (default "mark")
         self.done: AnswerDone | None = None
         self.embedder = FakeEmbedder()
         self.qa = QABank(db, 0.95, 2**20)

@@ -165,8 +165,10 @@ async def test_an_unsupported_answer_is_marked_and_shows_its_evidence(rig):
 
 
 async def test_an_unsupported_answer_is_replaced_by_its_quoted_evidence(rig):
-    """The real check (no forced mark): the draft streams, then the evidence line, which holds
-    the date asked for, stands in its place, and the warning says so."""
+    """With [answer] unsupported = "quote" and the real check (no forced mark): the draft
+    streams, then the evidence line, which holds the date asked for, stands in its place, and
+    the warning says so."""
+    rig.pipeline.quote = True
     rig.pipeline.reply = "Demolition starts on 20011, says Anouk."
     rig.pipeline.evidence = EVIDENCE[:1]
     async with rig.app.run_test(size=SIZE) as pilot:
@@ -178,7 +180,7 @@ async def test_an_unsupported_answer_is_replaced_by_its_quoted_evidence(rig):
             "⚠ the model's answer was not found in your mail (20011, Anouk): quoting your mail "
             "instead"
         )
-        assert turn.has_class("unsupported") is False  # the quote itself is backed
+        assert turn.has_class("unsupported")  # still marked: the quote may not answer
 
 
 async def test_a_supported_answer_shows_the_real_evidence_and_no_warning(rig):
