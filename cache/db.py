@@ -103,11 +103,18 @@ _KV_BLOB_KEY = """
 CREATE INDEX IF NOT EXISTS kv_nodes_blob ON kv_nodes(blob_key) WHERE blob_key IS NOT NULL;
 """
 
+_QA_ENCODER = """
+-- the encoder whose vector `embedding` is: a lookup compares only vectors of the current one; an
+-- entry of another ('' for those stored before this column) is re-embedded from its question
+ALTER TABLE qa_entries ADD COLUMN encoder TEXT NOT NULL DEFAULT '';
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
     ("0002_precompute", _PRECOMPUTE),
     ("0003_kv_parent", _KV_PARENT),
     ("0004_kv_blob_key", _KV_BLOB_KEY),
+    ("0005_qa_encoder", _QA_ENCODER),
 ]
 
 

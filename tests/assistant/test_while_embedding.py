@@ -71,6 +71,7 @@ def test_search_and_ask_answer_from_every_chunk_while_an_import_embeds(tmp_path)
         done = list(pipeline.answer(QUESTION))[-1]
         assert isinstance(done, AnswerDone) and done.answer and done.sources
         assert pipeline.qa.stats()["entries"] == 0  # half-embedded retrieval: not remembered
+        assert pipeline.qa.encoder == name  # its vectors name the encoder that made them
     finally:
         held.go.set()
         held.thread.join(600)
