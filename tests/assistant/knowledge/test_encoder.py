@@ -111,3 +111,19 @@ def test_the_qa_bank_re_embeds_its_questions_when_the_backend_changes(encoders):
     assert hit is not None and hit.entry.id == entry and hit.entry.answer == "On 2 March."
     np.testing.assert_allclose(after.vector(entry), int8, atol=1e-6)  # int8's, not float's
     assert after.encoder == encoders["onnx-int8"].name != before.encoder
+
+
+@pytest.mark.slow
+def test_one_text_per_run_on_each_core_gives_the_padded_batch_vectors(encoders):
+    from assistant.knowledge.encoder import OnnxEmbedder
+
+    onnx = encoders["onnx"]
+    assert onnx.batch_size == 1 and onnx.threads == 1  # the default: nothing padded
+    texts = TEXTS * 5
+    batched = OnnxEmbedder(
+        onnx.path, onnx.tokenizer_file, onnx.name, batch_size=8, workers=1, threads=2
+    )
+    parallel = OnnxEmbedder(onnx.path, onnx.tokenizer_file, onnx.name, workers=2)
+    got = parallel.embed_batch(texts)
+    np.testing.assert_allclose(got, batched.embed_batch(texts), atol=1e-5)
+    np.testing.assert_allclose(got[:4], got[4:8], atol=1e-6)  # each row is its own text's
