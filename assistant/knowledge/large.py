@@ -82,10 +82,10 @@ class LargeSearch:
 
     def _saved_version(self) -> int | None:
         """The vectors version of the index on disk, if one is there."""
-        for path in self.index_dir.glob(f"ivf-{self._tag()}-*"):
-            suffix = path.name.rsplit("-", 1)[-1]
-            if suffix.isdigit():
-                return int(suffix)
+        prefix = f"ivf-{self._tag()}-"
+        for path in self.index_dir.glob(f"{prefix}*"):
+            if path.name[len(prefix) :].isdigit():  # not another model's whose name goes on
+                return int(path.name[len(prefix) :])
         return None
 
     def _open(self, version: int, rebuild: bool) -> None:
