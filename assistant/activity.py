@@ -4,6 +4,8 @@ The app touches `activity` on every keypress; the idle scheduler reads its age. 
 question is being answered, a `busy-<pid>-<n>` file exists under `run/`; precompute work (in this
 process or in `assistant precompute` running beside the app) checks for one between pieces of
 work of well under a second and steps aside, so a user never waits for a background job.
+While an import embeds, an `embedding-<pid>-<n>` file says so: a search elsewhere then tells the
+user that dense search is still catching up, rather than to run the import again.
 """
 
 from __future__ import annotations
@@ -41,7 +43,18 @@ class Activity:
     def busy(self) -> Iterator[None]:
         """Mark a user request in progress for as long as the block runs."""
         self.touch()
-        path = self.run_dir / f"busy-{os.getpid()}-{next(self._ids)}"
+        with self._marked("busy"):
+            yield
+
+    @contextmanager
+    def embedding(self) -> Iterator[None]:
+        """Mark an import's embedding in progress for as long as the block runs."""
+        with self._marked("embedding"):
+            yield
+
+    @contextmanager
+    def _marked(self, kind: str) -> Iterator[None]:
+        path = self.run_dir / f"{kind}-{os.getpid()}-{next(self._ids)}"
         touch_private(path)
         try:
             yield
@@ -51,8 +64,15 @@ class Activity:
     def user_waiting(self) -> bool:
         """A user request is in progress in some live process (leftovers of killed ones are
         removed on the way)."""
+        return self._live("busy")
+
+    def embedding_running(self) -> bool:
+        """An import is embedding chunks in some live process, this one included."""
+        return self._live("embedding")
+
+    def _live(self, kind: str) -> bool:
         for entry in os.scandir(self.run_dir):
-            if not entry.name.startswith("busy-"):
+            if not entry.name.startswith(f"{kind}-"):
                 continue
             if _alive(int(entry.name.split("-")[1])):
                 return True

@@ -35,6 +35,10 @@ _PROGRESS_COLUMNS = (
 )
 
 
+# what the embedding bar says: the import need not be waited for
+EMBEDDING_LABEL = "embedding chunks (search and ask work meanwhile)"
+
+
 def user_errors() -> tuple[type[Exception], ...]:
     return (ConfigError, DatabaseError, ModelMissing, SourceError, FileNotFoundError, LLMError)
 
@@ -103,14 +107,15 @@ def cmd_demo(ctx: Context, args: Namespace) -> int:
 
 
 def import_with_progress(ctx: Context, paths: list[Path]) -> ImportReport:
+    settings = ctx.settings
     importer = Importer(
-        ctx.store, ctx.embedder, ctx.settings.chunking, ctx.settings.embedding.batch_size
+        ctx.store, ctx.embedder, settings.chunking, settings.embedding.batch_size, ctx.presence
     )
     with Progress(*_PROGRESS_COLUMNS, console=console, transient=False) as progress:
         tasks: dict[str, int] = {}
 
         def notify(event: ImportProgressed) -> None:
-            label = "reading mail & notes" if event.phase == "read" else "embedding chunks"
+            label = "reading mail & notes" if event.phase == "read" else EMBEDDING_LABEL
             if event.phase not in tasks:
                 tasks[event.phase] = progress.add_task(label, total=event.total, rate=0.0)
             task = tasks[event.phase]
@@ -181,15 +186,23 @@ def cmd_search(ctx: Context, args: Namespace) -> int:
 
 
 def _warn_unembedded(ctx: Context) -> None:
-    """Say so when chunks lack a vector from this encoder (an import was stopped, or
-    embedding.backend changed): dense search cannot see them, and vectors are never mixed."""
+    """Say so when chunks lack a vector from this encoder: an import is still embedding them
+    (word search covers them, dense search joins batch by batch), or an import was stopped or
+    embedding.backend changed (vectors of two encoders are never mixed)."""
     name = ctx.embedder.name
-    missing = ctx.store.count_unembedded(name)
-    if missing:
+    if ctx.store.all_embedded(name):
+        return
+    embedded, total = ctx.store.embedding_counts(name)
+    if ctx.presence.embedding_running():
         console.print(
-            f"[yellow]{missing} chunks have no vector from the encoder {name} yet; dense search "
-            "skips them. Run `assistant import` on your mail again to embed them.[/]"
+            f"[yellow]{embedded:,} of {total:,} chunks embedded so far: word search covers every "
+            "chunk, meaning search the embedded ones; an import is embedding the rest.[/]"
         )
+        return
+    console.print(
+        f"[yellow]{total - embedded:,} of {total:,} chunks have no vector from the encoder {name} "
+        "yet; dense search skips them. Run `assistant import` on your mail again to embed them.[/]"
+    )
 
 
 def _hit_dict(rank: int, hit) -> dict:
@@ -253,6 +266,7 @@ def cmd_ask(ctx: Context, args: Namespace) -> int:
     from assistant import pipeline as p
 
     out = Console(highlight=False)
+    _warn_unembedded(ctx)
     for event in ctx.pipeline().answer(args.question, use_cache=not args.no_cache):
         if args.json:
             print(json.dumps(_event_dict(event), ensure_ascii=False, default=str), flush=True)
@@ -298,7 +312,7 @@ def _print_done(out: Console, done) -> None:
 
 
 def reuse_note(mode: str, repaired: int) -> str:
-    """", any-order, 24 repaired" after the KV figures when chunks were placed any-order."""
+    """ ", any-order, 24 repaired" after the KV figures when chunks were placed any-order."""
     return f", {mode}, {repaired} repaired" if mode != "exact" else ""
 
 

@@ -129,7 +129,11 @@ def make_pipeline(ctx: Context) -> Pipeline:
         ctx.retriever,
         llm,
         QABank(
-            db, cache.qa_threshold, int(cache.qa_budget_mb * 2**20), cache.qa_candidate_threshold
+            db,
+            cache.qa_threshold,
+            int(cache.qa_budget_mb * 2**20),
+            cache.qa_candidate_threshold,
+            embedder=ctx.embedder,
         ),
         KVTree(db, blobs, llm.fingerprint),
         system,

@@ -9,11 +9,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
+from assistant.activity import Activity
 from assistant.config import ChunkingSettings
 from assistant.ingest import Document, Issue, Source, SourceError, detect_sources
 from assistant.ingest.chunking import Chunk, chunk_document
@@ -80,11 +82,13 @@ class Importer:
         embedder: Embedder,
         chunking: ChunkingSettings | None = None,
         embed_batch: int = 64,
+        activity: Activity | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.chunking = chunking or ChunkingSettings()
         self.embed_batch = embed_batch
+        self.activity = activity  # marks the embedding phase for searches in other processes
 
     def run(
         self,
@@ -111,6 +115,13 @@ class Importer:
         return report
 
     def embed(self, notify: Notify | None = None, cancelled: Callable[[], bool] = lambda: False):
+        """Embed the chunks without a vector from this embedder, committing per batch: search
+        and ask work on every stored chunk meanwhile, and dense search sees each batch as it
+        lands (knowledge/retrieval.py)."""
+        with self.activity.embedding() if self.activity else nullcontext():
+            return self._embed(notify, cancelled)
+
+    def _embed(self, notify: Notify | None, cancelled: Callable[[], bool]) -> int:
         total = self.store.count_unembedded(self.embedder.name)
         done = 0
 

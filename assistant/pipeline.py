@@ -241,7 +241,8 @@ class Pipeline:
             clock.lap("decode")
         answer = "".join(pieces).strip()
         sources = [h.record.ref() for h in hits]
-        if qa:
+        # while an import still embeds, dense search saw only part of the mail: not remembered
+        if qa and self.store.all_embedded(self.embedder.name):
             chunk_ids = [str(s["chunk_id"]) for s in sources]
             self.remember(question, vector, answer, chunk_ids, origin)
         done = AnswerDone(

@@ -1,12 +1,16 @@
 """Import of a ~6,000-mail mailbox, before (torch encoder) and after (the default), side by side.
 
-    python bench/import.py [--copies 29] [--embed-limit 1500] [--after onnx,onnx-int8]
+    python bench/import.py [--copies 29] [--embed-limit 1500] [--designs torch,onnx,...]
+                           [--rounds 5] [--sample 96]
 
 The mailbox is the demo mbox `--copies` times with every Message-ID made unique, made once under
 /tmp/bench-cache. Each design imports it into a fresh home in a child process of its own: mails/s
 (read: parse, chunk, store), chunks/s (embedding, the first `--embed-limit` chunks), and the
 child's resident memory after start-up, after loading the encoder, after reading, and at its
-peak. Writes bench/results/import.json.
+peak. Those children run one after another, so on a shared machine their rates drift with its
+load; the embedding rates to compare are from one more child that holds every design's encoder
+and embeds the same `--sample` demo chunks with each in turn, `--rounds` times (medians; also
+CPU-ms per chunk, which load moves far less). Writes bench/results/import.json.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import argparse
 import json
 import re
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -41,14 +46,24 @@ from _common import (
 _MESSAGE_ID = re.compile(rb"^Message-ID:\s*<([^<>\s]+)>", re.IGNORECASE | re.MULTILINE)
 _ANGLE_ID = re.compile(rb"<([^<>\s]+)>")
 BEFORE = "torch"
+# design → (backend, OnnxEmbedder settings over the default: one text per run, one run per core)
+DESIGNS: dict[str, tuple[str, dict[str, int]]] = {
+    "torch": ("torch", {}),  # the first wave's encoder: sentence-transformers, batch 64
+    "onnx-b8x2t": ("onnx", {"batch_size": 8, "workers": 1, "threads": 2}),  # before this change
+    "onnx": ("onnx", {}),
+    "onnx-int8-b8x2t": ("onnx-int8", {"batch_size": 8, "workers": 1, "threads": 2}),
+    "onnx-int8": ("onnx-int8", {}),
+}
 
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=29, help="copies of the demo mbox")
     parser.add_argument("--embed-limit", type=int, default=1500, help="chunks embedded per run")
-    parser.add_argument("--after", default="onnx,onnx-int8", help="backends to compare")
-    parser.add_argument("--child", help=argparse.SUPPRESS)  # backend: run one import, print JSON
+    parser.add_argument("--designs", default=",".join(DESIGNS), help="designs to compare")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of the rate comparison")
+    parser.add_argument("--sample", type=int, default=96, help="chunks per design per round")
+    parser.add_argument("--child", help=argparse.SUPPRESS)  # design: run one import, print JSON
     parser.add_argument("--mbox", type=Path, help=argparse.SUPPRESS)
     return parser.parse_args()
 
@@ -80,18 +95,28 @@ def peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def child(backend: str, mbox: Path, embed_limit: int) -> dict[str, Any]:
+def design_embedder(design: str):
+    from assistant.config import EmbeddingSettings
+    from assistant.knowledge.embeddings import make_embedder
+
+    backend, overrides = DESIGNS[design]
+    embedder = make_embedder(EmbeddingSettings(backend=backend))
+    for key, value in overrides.items():  # before its first use: the session reads them
+        setattr(embedder, key, value)
+    return embedder
+
+
+def child(design: str, mbox: Path, embed_limit: int) -> dict[str, Any]:
     """One import in this process: rates, and resident memory at each stage."""
     from assistant.config import ChunkingSettings, EmbeddingSettings
     from assistant.home import open_home
     from assistant.importer import Importer
     from assistant.knowledge.db import open_db
-    from assistant.knowledge.embeddings import make_embedder
     from assistant.knowledge.store import KnowledgeStore
 
     memory = {"start": rss_mib()}
-    settings = EmbeddingSettings(backend=backend)
-    embedder = make_embedder(settings)
+    settings = EmbeddingSettings(backend=DESIGNS[design][0])
+    embedder = design_embedder(design)
     embedder.embed_batch(["warm up"])
     memory["encoder_loaded"] = rss_mib()
     with tempfile.TemporaryDirectory(prefix="bench-import-") as tmp:
@@ -102,17 +127,19 @@ def child(backend: str, mbox: Path, embed_limit: int) -> dict[str, Any]:
         memory["after_read"] = rss_mib()
         memory["peak_read"] = peak_mib()
         embedded: list[int] = []
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time()
         importer.embed(
             lambda e: embedded.append(e.done),
             lambda: bool(embedded) and embedded[-1] >= embed_limit,
         )
-        embed_seconds = time.perf_counter() - t0
+        embed_seconds, embed_cpu = time.perf_counter() - t0, time.process_time() - cpu0
     done = embedded[-1] if embedded else 0
     return {
-        "backend": backend,
+        "design": design,
+        "backend": DESIGNS[design][0],
         "embedder": embedder.name,
         "batch_size": getattr(embedder, "batch_size", settings.batch_size),
+        "cpu_ms_per_chunk": 1000 * embed_cpu / max(done, 1),
         "mails": report.seen,
         "read_seconds": report.read_seconds,
         "mails_per_second": report.seen / report.read_seconds,
@@ -125,34 +152,109 @@ def child(backend: str, mbox: Path, embed_limit: int) -> dict[str, Any]:
     }
 
 
-def run_child(backend: str, mbox: Path, limit: int) -> dict[str, Any]:
-    log(f"{backend}: importing {mbox.name} in a child process")
-    cmd = [sys.executable, __file__, "--child", backend, "--mbox", str(mbox)]
+def demo_chunks(n: int, embedder) -> tuple[list[str], float]:
+    """`n` chunks spread over the demo import's (every length), and their mean token count."""
+    from assistant.importer import Importer
+    from assistant.knowledge.db import open_db
+    from assistant.knowledge.store import KnowledgeStore
+
+    store = KnowledgeStore(open_db(None))
+    Importer(store, embedder).run([DEMO_MBOX], embed=False)
+    ids = store.chunk_ids()
+    records = store.chunk_records(ids[:: max(1, len(ids) // n)][:n])
+    return [r.text for r in records], statistics.mean(r.token_count for r in records)
+
+
+def rates(designs: list[str], rounds: int, sample: int) -> dict[str, Any]:
+    """Every design's encoder in this one process, embedding the same chunks in turn."""
+    encoders = {d: design_embedder(d) for d in designs}
+    texts, tokens = demo_chunks(sample, next(iter(encoders.values())))
+    for encoder in encoders.values():
+        encoder.embed_batch(texts[:8])  # load and warm up
+    wall: dict[str, list[float]] = {d: [] for d in designs}
+    cpu: dict[str, list[float]] = {d: [] for d in designs}
+    for _ in range(rounds):
+        for design, encoder in encoders.items():
+            t0, cpu0 = time.perf_counter(), time.process_time()
+            encoder.embed_batch(texts)
+            wall[design].append(time.perf_counter() - t0)
+            cpu[design].append(time.process_time() - cpu0)
+    return {
+        "chunks": len(texts),
+        "chunk_tokens_mean": tokens,
+        "rounds": rounds,
+        "loadavg_1min": os.getloadavg()[0],
+        "designs": {
+            d: {
+                "embedder": encoders[d].name,
+                "chunks_per_second": len(texts) / statistics.median(wall[d]),
+                "cpu_ms_per_chunk": 1000 * statistics.median(cpu[d]) / len(texts),
+                "wall_seconds": wall[d],
+            }
+            for d in designs
+        },
+    }
+
+
+def run_child(design: str, args: list[str]) -> dict[str, Any]:
+    cmd = [sys.executable, __file__, "--child", design, *args]
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
     }
-    out = subprocess.run(
-        [*cmd, "--embed-limit", str(limit)], capture_output=True, text=True, env=env
-    )
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if out.returncode:
-        raise SystemExit(f"{backend}: the import failed:\n{out.stderr[-3000:]}")
+        raise SystemExit(f"{design}: the child failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     args = parse_args()
+    designs = args.designs.split(",")
+    if args.child == "rates":
+        print(json.dumps(rates(designs, args.rounds, args.sample)))
+        return
     if args.child:
         print(json.dumps(child(args.child, args.mbox, args.embed_limit)))
         return
     require_demo(qa=False)
     mbox = scaled_mbox(args.copies)
-    backends = [BEFORE, *args.after.split(",")]
-    runs = {b: run_child(b, mbox, args.embed_limit) for b in backends}
+    runs = {}
+    for design in designs:
+        log(f"{design}: importing {mbox.name} in a child process")
+        runs[design] = run_child(
+            design, ["--mbox", str(mbox), "--embed-limit", str(args.embed_limit)]
+        )
+    log(f"embedding rates: {', '.join(designs)} in turn, {args.rounds} rounds")
+    side = ["--designs", args.designs, "--rounds", str(args.rounds), "--sample", str(args.sample)]
+    side_by_side = run_child("rates", side)
     print_runs(runs, mbox)
-    data = {"mbox_mib": mbox.stat().st_size / 2**20, "runs": runs}
+    print_rates(side_by_side)
+    data = {"mbox_mib": mbox.stat().st_size / 2**20, "runs": runs, "rates": side_by_side}
     path = write_results("import", data, vars(args))
     print(f"wrote {path}")
+
+
+def print_rates(rates: dict[str, Any]) -> None:
+    designs = rates["designs"]
+    base = designs[BEFORE]
+    rows = [
+        (
+            f"{d} ({r['embedder']})",
+            r["chunks_per_second"],
+            r["chunks_per_second"] / base["chunks_per_second"],
+            r["cpu_ms_per_chunk"],
+            base["cpu_ms_per_chunk"] / r["cpu_ms_per_chunk"],
+        )
+        for d, r in designs.items()
+    ]
+    note = (
+        f"the same {rates['chunks']} demo chunks ({rates['chunk_tokens_mean']:.0f} tokens on "
+        f"average) per design, designs in turn in one process, median of {rates['rounds']} "
+        f"rounds; 1-min load {rates['loadavg_1min']:.1f} on 2 shared cores"
+    )
+    columns = ["design", "chunks/s", "x torch", "CPU-ms/chunk", "x torch (CPU)"]
+    print_table("Embedding side by side", columns, rows, note)
 
 
 def print_runs(runs: dict[str, dict[str, Any]], mbox: Path) -> None:
@@ -167,13 +269,14 @@ def print_runs(runs: dict[str, dict[str, Any]], mbox: Path) -> None:
     rows = [("encoder", *(r["embedder"] for r in runs.values()))]
     rows += [(label, *(r[key] for r in runs.values())) for label, key in keys]
     rows.append(("  x before", *(r["chunks_per_second"] / base for r in runs.values())))
+    rows.append(("CPU-ms per chunk", *(r["cpu_ms_per_chunk"] for r in runs.values())))
     for stage in ("start", "encoder_loaded", "after_read", "peak_read", "peak"):
         rows.append((f"RSS {stage}, MiB", *(r["memory_mib"][stage] for r in runs.values())))
     loads = " / ".join(f"{r['loadavg_1min']:.1f}" for r in runs.values())
     note = (
         f"{mbox.name} ({mbox.stat().st_size / 2**20:.0f} MiB); each design in its own process, one "
         f"after the other on a shared 2-core machine (1-min load after each: {loads}); "
-        f"'{BEFORE}' is the encoder before this change"
+        f"'{BEFORE}' is the first wave's encoder, '-b8x2t' the ONNX runs before this change"
     )
     print_table("Import: before / after", ["", *runs], rows, note, left=1)
 

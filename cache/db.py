@@ -117,12 +117,19 @@ CREATE TABLE IF NOT EXISTS sentence_vectors (
 CREATE INDEX IF NOT EXISTS sentence_vectors_lru ON sentence_vectors(last_used);
 """
 
+_QA_ENCODER = """
+-- the encoder whose vector `embedding` is: a lookup compares only vectors of the current one; an
+-- entry of another ('' for those stored before this column) is re-embedded from its question
+ALTER TABLE qa_entries ADD COLUMN encoder TEXT NOT NULL DEFAULT '';
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
     ("0002_precompute", _PRECOMPUTE),
     ("0003_kv_parent", _KV_PARENT),
     ("0004_kv_blob_key", _KV_BLOB_KEY),
-    ("0005_sentence_vectors", _SENTENCE_VECTORS),
+    ("0005_qa_encoder", _QA_ENCODER),
+    ("0006_sentence_vectors", _SENTENCE_VECTORS),
 ]
 
 

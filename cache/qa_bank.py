@@ -4,11 +4,17 @@ A lookup is a cosine similarity against every stored question (one matrix-vector
 an in-memory matrix, reloaded only when the table changed). Unverified, a hit needs similarity
 ≥ τ (`threshold`). Verified, the entries with similarity ≥ the lower `candidate_threshold` are
 candidates, nearest first, and the first one the caller's check accepts is the hit.
+
+Each entry names the encoder that made its vector. Only vectors of the bank's encoder are ever
+compared; an entry of another encoder (the user switched `[embedding] backend` or model, or the
+entry predates the name) is re-embedded from its question text when the bank next loads its
+vectors, so its answer stays.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -16,6 +22,10 @@ from itertools import islice
 
 import numpy as np
 from sqlite_utils import Database
+
+from cache.protocols import Embedder
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -61,29 +71,72 @@ class QABank:
         threshold: float,
         budget_bytes: int,
         candidate_threshold: float | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
+        """`embedder` names the encoder of the vectors given to the bank and re-embeds the
+        entries of another; without one, entries are compared under the name '' only."""
         self.db = db
+        self.embedder = embedder
+        self.encoder = embedder.name if embedder is not None else ""
         self.threshold = threshold  # the same question by cosine alone
         # the floor of a verified lookup (None: τ, as unverified)
         self.candidate_threshold = candidate_threshold
         self.budget_bytes = budget_bytes
         self._matrix: tuple[tuple[int, int], np.ndarray, np.ndarray] | None = None
 
-    def _state(self) -> tuple[int, int]:
-        """Names the set of stored questions: ids are never reused and embeddings never change."""
+    def _state(self) -> tuple[int, int, int]:
+        """Names the set of stored questions: ids are never reused, and an embedding changes
+        only when it changes encoder (counted in the third member)."""
         return tuple(
-            self.db.execute("SELECT count(*), coalesce(max(id), 0) FROM qa_entries").fetchone()
+            self.db.execute(
+                "SELECT count(*), coalesce(max(id), 0), coalesce(sum(encoder = ?), 0) "
+                "FROM qa_entries",
+                [self.encoder],
+            ).fetchone()
         )
 
     def _vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        """Ids and vectors of the entries of this bank's encoder (the others re-embedded first)."""
         state = self._state()
+        if state[0] != state[2] and self._adopt():
+            state, self._matrix = self._state(), None  # the same state may name new vectors
         if self._matrix is None or self._matrix[0] != state:
-            rows = self.db.execute("SELECT id, embedding FROM qa_entries ORDER BY id").fetchall()
+            rows = self.db.execute(
+                "SELECT id, embedding FROM qa_entries WHERE encoder = ? ORDER BY id",
+                [self.encoder],
+            ).fetchall()
             ids = np.array([r[0] for r in rows], dtype=np.int64)
             dim = len(rows[0][1]) // 4 if rows else 0
             matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
             self._matrix = (state, ids, matrix.reshape(len(rows), dim))
         return self._matrix[1], self._matrix[2]
+
+    def _adopt(self, batch: int = 64) -> int:
+        """Re-embed, from their question text, the entries another encoder made; their answers,
+        hits and sources stay. Returns how many (none without an embedder)."""
+        if self.embedder is None:
+            return 0
+        rows = self.db.execute(
+            "SELECT id, question, encoder FROM qa_entries WHERE encoder != ? ORDER BY id",
+            [self.encoder],
+        ).fetchall()
+        for start in range(0, len(rows), batch):
+            part = rows[start : start + batch]
+            vectors = np.asarray(self.embedder.embed_batch([r[1] for r in part]), np.float32)
+            with self.db.atomic():
+                for (entry_id, _, _), vector in zip(part, vectors, strict=True):
+                    self._set_vector(entry_id, vector.tobytes())
+        if rows:
+            was = sorted({r[2] or "(unnamed)" for r in rows})
+            log.info("re-embedded %d QA entries of %s with %s", len(rows), was, self.encoder)
+        return len(rows)
+
+    def _set_vector(self, entry_id: int, blob: bytes) -> None:
+        self.db.execute(
+            "UPDATE qa_entries SET embedding = ?, encoder = ?, size = length(CAST(question AS "
+            "BLOB)) + ? + coalesce(length(CAST(answer AS BLOB)), 0) WHERE id = ?",
+            [blob, self.encoder, len(blob), entry_id],
+        )
 
     def nearest(self, vector: np.ndarray, answered_only: bool = True) -> QAHit | None:
         """The most similar usable entry, whatever its similarity (None if the bank is empty)."""
@@ -139,8 +192,18 @@ class QABank:
         )
 
     def vector(self, entry_id: int) -> np.ndarray:
-        row = self.db.execute("SELECT embedding FROM qa_entries WHERE id = ?", [entry_id])
-        return np.frombuffer(row.fetchone()[0], dtype=np.float32)
+        """The entry's question vector, from this bank's encoder (re-embedded if need be)."""
+        sql = "SELECT embedding, encoder FROM qa_entries WHERE id = ?"
+        blob, encoder = self.db.execute(sql, [entry_id]).fetchone()
+        if encoder != self.encoder:
+            self._vectors()
+            blob, encoder = self.db.execute(sql, [entry_id]).fetchone()
+        if encoder != self.encoder:
+            raise ValueError(
+                f"QA entry {entry_id} was embedded by {encoder or 'an unnamed encoder'}, not "
+                f"{self.encoder or 'the unnamed one'}, and this bank has no embedder to redo it"
+            )
+        return np.frombuffer(blob, dtype=np.float32)
 
     def get(self, entry_id: int) -> QAEntry | None:
         row = self.db.execute(f"SELECT {_COLUMNS} FROM qa_entries WHERE id = ?", [entry_id])
@@ -161,8 +224,8 @@ class QABank:
         now = time.time()
         entry_id = self.db.execute(
             "INSERT INTO qa_entries (question, embedding, answer, sources, knowledge_version, "
-            "origin, size, created, answered_at, last_used, chunk_watermark) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            "origin, size, created, answered_at, last_used, chunk_watermark, encoder) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             [
                 question,
                 blob,
@@ -175,6 +238,7 @@ class QABank:
                 now if answer is not None else None,
                 now,
                 watermark,
+                self.encoder,
             ],
         ).lastrowid
         self.evict(keep=entry_id)

@@ -109,13 +109,7 @@ def make_embedder(settings: EmbeddingSettings) -> SentenceTransformerEmbedder | 
         ensure_exported(torch_embedder.path, target),
         torch_embedder.path / "tokenizer.json",
         torch_embedder.name + suffix,
-        min(settings.batch_size, ONNX_BATCH),
     )
-
-
-# texts per ONNX run: padded activations grow with the batch (peak RSS in bench/import.py), the
-# rate does not
-ONNX_BATCH = 8
 
 
 def default_encoders_dir() -> Path:

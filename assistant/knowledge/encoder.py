@@ -13,7 +13,9 @@ import json
 import logging
 import os
 import tempfile
+import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -28,49 +30,88 @@ INT8_SUFFIX = f"+int8.v{_EXPORT_VERSION}"  # the int8 encoder's vectors are name
 
 
 class OnnxEmbedder:
-    """Embeds with an exported ONNX encoder; texts are length-sorted into batches, so that a batch
-    pads to the length of similar texts, not to its longest one."""
+    """Embeds with an exported ONNX encoder. A run takes `batch_size` texts of similar length
+    (length-sorted, so a batch pads to its own longest text) on `threads` threads, and `workers`
+    runs go at once: one text per run on one thread, one run per core, pads nothing and keeps
+    both cores busy, where one run on two threads waits on its own synchronisation
+    (bench/results/import.json)."""
 
-    def __init__(self, onnx_file: Path, tokenizer_file: Path, name: str, batch_size: int = 32):
+    def __init__(
+        self,
+        onnx_file: Path,
+        tokenizer_file: Path,
+        name: str,
+        batch_size: int = 1,
+        workers: int | None = None,
+        threads: int = 1,
+    ) -> None:
         self.path = onnx_file
         self.name = name
         self.batch_size = batch_size
+        self.workers = workers or usable_cores()
+        self.threads = threads
         self.max_length = _max_length(tokenizer_file.parent)
-        self._tokenizer_file = tokenizer_file
+        self.tokenizer_file = tokenizer_file
         self._session = None
         self._tokenizer = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
 
     def _load(self):
-        if self._session is None:
-            import onnxruntime as ort
-            from tokenizers import Tokenizer
-
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = min(os.cpu_count() or 1, 4)
-            options.inter_op_num_threads = 1
-            self._session = ort.InferenceSession(
-                str(self.path), options, providers=["CPUExecutionProvider"]
-            )
-            tokenizer = Tokenizer.from_file(str(self._tokenizer_file))
-            tokenizer.enable_truncation(self.max_length)
-            tokenizer.enable_padding()
-            self._tokenizer = tokenizer
+        with self._lock:  # the chat and an import may embed their first texts at once
+            if self._session is None:
+                self._session, self._tokenizer = self._open()
         return self._session, self._tokenizer
+
+    def _open(self):
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        session = ort.InferenceSession(str(self.path), options, providers=["CPUExecutionProvider"])
+        tokenizer = Tokenizer.from_file(str(self.tokenizer_file))
+        tokenizer.enable_truncation(self.max_length)
+        tokenizer.enable_padding()
+        return session, tokenizer
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         if not texts:
             return out
         session, tokenizer = self._load()
-        order = np.argsort([len(t) for t in texts], kind="stable")
-        for start in range(0, len(texts), self.batch_size):
-            rows = order[start : start + self.batch_size]
+        order = np.argsort([-len(t) for t in texts], kind="stable")  # longest first: balanced
+        groups = [order[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
+
+        def run(rows: np.ndarray) -> None:
             encoded = tokenizer.encode_batch([texts[i] for i in rows])
             ids = np.array([e.ids for e in encoded], dtype=np.int64)
             mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
             feed = dict(zip(INPUTS, (ids, mask, np.zeros_like(ids)), strict=True))
             out[rows] = session.run(None, feed)[0]
+
+        if len(groups) == 1 or self.workers == 1:
+            for rows in groups:
+                run(rows)
+        else:  # ONNX Runtime releases the GIL while it runs
+            list(self._workers().map(run, groups))
         return out
+
+    def _workers(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="encoder")
+        return self._pool
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity), at most 4."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 4))
 
 
 def _max_length(model_dir: Path) -> int:

@@ -65,8 +65,12 @@ class LargeSearch:
         return f"{self.store.identity()}-{model}"
 
     def index(self) -> ivf.IvfIndex:
-        """The IVF index of the current vectors: loaded, or built when missing or damaged."""
+        """The IVF index of the current vectors: loaded, or built when missing or damaged.
+        While an import is still embedding, the last built index serves (a build reads every
+        vector, far too slow to repeat per batch); the new vectors join once it is done."""
         version = self.store.version("vectors")
+        if not self.store.all_embedded(self.model):
+            version = self._ivf[0] if self._ivf else self._saved_version() or version
         if self._ivf is None or self._ivf[0] != version:
             try:
                 self._open(version, rebuild=False)
@@ -75,6 +79,14 @@ class LargeSearch:
                 self._open(version, rebuild=True)
         assert self._ivf is not None
         return self._ivf[1]
+
+    def _saved_version(self) -> int | None:
+        """The vectors version of the index on disk, if one is there."""
+        prefix = f"ivf-{self._tag()}-"
+        for path in self.index_dir.glob(f"{prefix}*"):
+            if path.name[len(prefix) :].isdigit():  # not another model's whose name goes on
+                return int(path.name[len(prefix) :])
+        return None
 
     def _open(self, version: int, rebuild: bool) -> None:
         if self._ivf is not None:
@@ -109,7 +121,7 @@ class LargeSearch:
         return self.plan
 
     def dense(self, vector: np.ndarray, n: int, weight: float) -> Ranking:
-        if not self.store.has_vectors(self.model):  # a large import not embedded yet
+        if not self._searchable():
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         index = self.index()
         try:
@@ -126,6 +138,18 @@ class LargeSearch:
         if counts.since_plan >= self.settings.replan_every:
             self.replan()
         return found
+
+    def vectors(self, chunk_ids: list[int]) -> dict[int, np.ndarray]:
+        """The stored vectors of those of `chunk_ids` the index holds."""
+        return self.index().vectors(chunk_ids) if self._searchable() else {}
+
+    def _searchable(self) -> bool:
+        """Dense search has an index to use: the vectors are complete (it is built if need be),
+        or an import is embedding and an index built before it is there (BM25 alone until the
+        first large import is embedded)."""
+        if self.store.all_embedded(self.model):
+            return self.store.has_vectors(self.model)
+        return self._ivf is not None or self._saved_version() is not None
 
     # -- ranking ----------------------------------------------------------------------------
 

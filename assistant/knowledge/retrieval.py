@@ -229,7 +229,7 @@ class Retriever:
         """The dense vectors of `chunk_ids` (a chunk not embedded yet has none)."""
         large = self.large()
         if large is not None:
-            return large.index().vectors(chunk_ids)
+            return large.vectors(list(chunk_ids))
         return self.dense_index().vectors(chunk_ids)
 
     def bm25_index(self) -> BM25Index:

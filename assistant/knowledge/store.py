@@ -57,6 +57,7 @@ class ChunkRecord:
 class KnowledgeStore:
     def __init__(self, db: Database) -> None:
         self.db = db
+        self._all_embedded: dict[str, tuple[tuple[int, int], bool]] = {}
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -203,6 +204,34 @@ class KnowledgeStore:
         return self.db.execute(
             sql + "WHERE e.chunk_id IS NULL OR e.model != ?", [model]
         ).fetchone()[0]
+
+    def has_unembedded(self, model: str) -> bool:
+        """Whether some chunk lacks a vector from `model`. Newest chunks first: an import embeds
+        in id order, so while one runs the first row answers; a complete bank costs one scan."""
+        return (
+            self.db.execute(
+                "SELECT 1 FROM chunks c LEFT JOIN embeddings e ON e.chunk_id = c.id "
+                "WHERE e.chunk_id IS NULL OR e.model != ? ORDER BY c.id DESC LIMIT 1",
+                [model],
+            ).fetchone()
+            is not None
+        )
+
+    def all_embedded(self, model: str) -> bool:
+        """Whether every chunk has a vector from `model`, checked once per change of the chunks
+        or the vectors (an import still embedding changes them with every batch)."""
+        versions = (self.version("chunks"), self.version("vectors"))
+        known = self._all_embedded.get(model)
+        if known is None or known[0] != versions:
+            known = (versions, not self.has_unembedded(model))
+            self._all_embedded[model] = known
+        return known[1]
+
+    def embedding_counts(self, model: str) -> tuple[int, int]:
+        """(chunks with a vector from `model`, all chunks)."""
+        q = self.db.execute
+        embedded = q("SELECT count(*) FROM embeddings WHERE model = ?", [model]).fetchone()[0]
+        return int(embedded), self.count_chunks()
 
     def unembedded(self, model: str, limit: int, after: int = 0) -> list[tuple[int, str]]:
         """Chunks without a vector from `model`, by id, from id `after` on: paging by id keeps

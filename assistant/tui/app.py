@@ -10,9 +10,15 @@ from textual.app import App
 from textual.binding import Binding
 from textual.screen import Screen
 
-from assistant.tui.messages import PrecomputeFinished, PrecomputeProgressed
+from assistant.tui.messages import (
+    ImportFinished,
+    ImportProgressed,
+    PrecomputeFinished,
+    PrecomputeProgressed,
+    WorkFailed,
+)
 from assistant.tui.screens.cache import CacheScreen
-from assistant.tui.screens.chat import ChatScreen
+from assistant.tui.screens.chat import ChatScreen, library_line
 from assistant.tui.screens.import_ import ImportScreen
 from assistant.tui.services import SchedulerLike, Services, services_for
 from assistant.tui.tally import Tally
@@ -76,6 +82,19 @@ class AssistantApp(App[None]):
             self._show_idle(f"Last idle precompute: {m.summary}")
             self.notify(m.summary, title="Precomputed while you were away")
 
+    @on(ImportProgressed)
+    def _show_embedding(self, m: ImportProgressed) -> None:
+        """Every screen's header says how far an import's embedding is: the chat works
+        meanwhile (on every stored chunk by words; by meaning on those embedded so far)."""
+        if m.phase == "embed":
+            self.sub_title = embedding_line(m.done, m.total)
+
+    @on(ImportFinished)
+    @on(WorkFailed)
+    def _import_over(self, m: ImportFinished | WorkFailed) -> None:
+        if isinstance(m, ImportFinished) or m.job == "import":
+            self.sub_title = library_line(self.services.knowledge.stats())
+
     def _show_idle(self, line: str) -> None:
         self.idle_line = line
         cache = self.get_screen("cache")
@@ -115,6 +134,10 @@ class AssistantApp(App[None]):
 
     def action_toggle_theme(self) -> None:
         self.theme = THEMES[1] if self.theme == THEMES[0] else THEMES[0]
+
+
+def embedding_line(done: int, total: int) -> str:
+    return f"{done:,} of {total:,} chunks embedded · search and ask work meanwhile"
 
 
 def make_app(ctx: Context, theme: str = THEMES[0]) -> AssistantApp:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from assistant.context import Context
-    from assistant.importer import ImportReport
+    from assistant.importer import Importer, ImportReport
     from assistant.knowledge.store import ChunkRecord
 
 T = TypeVar("T")
@@ -99,7 +99,6 @@ class Services:
 def services_for(ctx: Context) -> Services:
     from assistant.context import bundled
     from assistant.idle import IdleScheduler, Precompute
-    from assistant.importer import Importer
 
     data = bundled("data")
     pipeline = Lazy(lambda: _warm(ctx, ctx.pipeline()))
@@ -107,18 +106,27 @@ def services_for(ctx: Context) -> Services:
     return Services(
         knowledge=ctx.store,
         pipeline=pipeline,
-        importer=Lazy(
-            lambda: _warm(
-                ctx,
-                Importer(ctx.store, ctx.embedder, settings.chunking, settings.embedding.batch_size),
-            )
-        ),
+        importer=Lazy(lambda: _warm(ctx, _importer(ctx))),
         # "precompute now" is asked for: no settling wait after an import (as the CLI's)
         precompute=lambda: Precompute(ctx, pipeline.get(), settle_seconds=0),
         demo_paths=[data / "mail" / "demo.mbox", data / "notes"],
         kv_budget_bytes=int(settings.cache.kv_budget_mb * 2**20),
         activity=ctx.activity,
         idle=lambda notify, done: IdleScheduler(ctx, notify, done),
+    )
+
+
+def _importer(ctx: Context) -> Importer:
+    """The import worker's Importer, on a connection of its own: the chat reads the knowledge
+    bank while it writes, and sees each committed batch (WAL), never a half-written one."""
+    from assistant.importer import Importer
+    from assistant.knowledge.db import open_db
+    from assistant.knowledge.store import KnowledgeStore
+
+    store = KnowledgeStore(open_db(ctx.home.knowledge_db))
+    settings = ctx.settings
+    return Importer(
+        store, ctx.embedder, settings.chunking, settings.embedding.batch_size, ctx.presence
     )
 
 

@@ -107,3 +107,76 @@ def test_a_near_miss_at_cosine_099_is_refused_and_a_paraphrase_is_served():
     assert bank.lookup(vectors[1], verify=verify_for(near_miss)) is None
     assert not bank.get(entry).stale
     assert bank.lookup(vectors[2], verify=verify_for(paraphrase)).entry.id == entry
+
+
+class Named:
+    """A tiny encoder with a name: axis `i` for a question that mentions word i."""
+
+    def __init__(self, name: str, words: list[str]) -> None:
+        self.name = name
+        self.words = words
+        self.calls = 0
+
+    def embed_batch(self, texts) -> np.ndarray:
+        self.calls += 1
+        out = np.zeros((len(texts), len(self.words)), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for i, word in enumerate(self.words):
+                out[row, i] = float(word in text)
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
+
+
+WORDS = ["kitchen", "tiles", "wedding"]
+
+
+def test_each_entry_names_its_encoder_and_other_encoders_are_never_compared():
+    db = open_cache_db(None)
+    old = QABank(db, 0.9, 10_000, embedder=Named("old-encoder", WORDS))
+    entry = old.add("kitchen start", unit(1, 0, 0), "On 2 March.", ["7"])
+    assert db.execute("SELECT encoder FROM qa_entries").fetchone()[0] == "old-encoder"
+    plain = QABank(db, 0.9, 10_000)  # no embedder: only unnamed vectors, none here
+    assert plain.lookup(unit(1, 0, 0)) is None and plain.nearest(unit(1, 0, 0)) is None
+    with pytest.raises(ValueError, match="embedded by old-encoder"):
+        plain.vector(entry)
+
+
+def test_switching_encoder_re_embeds_stored_questions_and_keeps_their_answers():
+    db = open_cache_db(None)
+    old = QABank(db, 0.9, 10_000, embedder=Named("old-encoder", WORDS))
+    kept = old.add("kitchen start", unit(0, 0, 1), "On 2 March.", ["7"])  # a vector unlike new's
+    old.lookup(unit(0, 0, 1))
+    new_encoder = Named("new-encoder", WORDS)
+    new = QABank(db, 0.9, 10_000, embedder=new_encoder)
+    hit = new.lookup(new_encoder.embed_batch(["kitchen start"])[0])
+    assert hit is not None and hit.entry.id == kept and hit.entry.answer == "On 2 March."
+    assert hit.entry.sources == ["7"] and hit.entry.hits == 1  # its hit under the old encoder
+    np.testing.assert_allclose(new.vector(kept), unit(1, 0, 0))
+    assert db.execute("SELECT encoder FROM qa_entries").fetchone()[0] == "new-encoder"
+    calls = new_encoder.calls
+    new.lookup(unit(1, 0, 0))
+    assert new_encoder.calls == calls  # re-embedded once, not per lookup
+    assert old.lookup(unit(0, 0, 1)) is None  # its old vector is gone, never served stale
+    assert old.lookup(unit(1, 0, 0)).entry.id == kept  # re-embedded back by the old encoder
+
+
+def test_an_old_home_keeps_its_answers_through_the_migration(tmp_path):
+    from sqlite_utils import Database
+
+    from cache.db import MIGRATIONS, apply_migrations, connect
+
+    path = tmp_path / "qa.db"
+    before = Database(connect(path))
+    apply_migrations(before, [m for m in MIGRATIONS if m[0] != "0005_qa_encoder"])
+    before.execute(  # an entry as the bank stored it before entries named their encoder
+        "INSERT INTO qa_entries (question, embedding, answer, sources, size, created, last_used) "
+        "VALUES ('kitchen start', ?, 'On 2 March.', '[\"7\"]', 60, 0, 0)",
+        [unit(0, 1, 0).tobytes()],
+    )
+    before.conn.close()
+    db = open_cache_db(path)
+    assert db.execute("SELECT encoder FROM qa_entries").fetchone()[0] == ""
+    encoder = Named("minilm", WORDS)
+    bank = QABank(db, 0.9, 10_000, embedder=encoder)
+    hit = bank.lookup(encoder.embed_batch(["kitchen start"])[0])
+    assert hit is not None and hit.entry.answer == "On 2 March." and hit.entry.sources == ["7"]
+    assert bank.stats()["entries"] == 1

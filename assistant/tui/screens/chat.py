@@ -31,6 +31,11 @@ from assistant.tui.widgets.welcome import Welcome
 log = logging.getLogger(__name__)
 
 
+def library_line(stats: dict) -> str:
+    """The header's line: what the knowledge bank holds."""
+    return f"{stats['emails']} mails · {stats['notes']} notes"
+
+
 class ChatScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "stop", "Stop"),
@@ -61,7 +66,8 @@ class ChatScreen(Screen[None]):
         """Offer the demo or an import while the knowledge bank is empty (checked again on
         every return to the chat, so an import from the Import screen clears it)."""
         stats = self.services.knowledge.stats()
-        self.app.sub_title = f"{stats['emails']} mails · {stats['notes']} notes"
+        self.app.sub_title = library_line(stats)  # an import's embedding line comes back
+        # with its next progress message
         empty = not stats["documents"]
         shown = self.query(Welcome)
         if empty and not shown:

@@ -22,7 +22,7 @@ from assistant.tui.services import Services
 from assistant.tui.throttle import Throttle
 
 log = logging.getLogger(__name__)
-PHASES = {"read": "Reading", "embed": "Embedding chunks"}
+PHASES = {"read": "Reading", "embed": "Embedding chunks (search and ask work meanwhile)"}
 
 
 class ImportScreen(Screen[None]):

@@ -94,3 +94,36 @@ def test_search_says_when_chunks_have_no_vector_from_its_encoder(tmp_path, capsy
     assert main(["search", "--home", str(home.root), "tiles"]) == 0
     err = capsys.readouterr().err
     assert "1 chunks have no vector from the encoder all-MiniLM-L6-v2" in err
+
+
+@pytest.mark.slow
+def test_the_qa_bank_re_embeds_its_questions_when_the_backend_changes(encoders):
+    from cache.db import open_cache_db
+    from cache.qa_bank import QABank
+
+    db = open_cache_db(None)
+    question = TEXTS[0]
+    before = QABank(db, 0.95, 1 << 20, embedder=encoders["onnx"])
+    entry = before.add(question, encoders["onnx"].embed_batch([question])[0], "On 2 March.")
+    after = QABank(db, 0.95, 1 << 20, embedder=encoders["onnx-int8"])
+    int8 = encoders["onnx-int8"].embed_batch([question])[0]
+    hit = after.lookup(int8)
+    assert hit is not None and hit.entry.id == entry and hit.entry.answer == "On 2 March."
+    np.testing.assert_allclose(after.vector(entry), int8, atol=1e-6)  # int8's, not float's
+    assert after.encoder == encoders["onnx-int8"].name != before.encoder
+
+
+@pytest.mark.slow
+def test_one_text_per_run_on_each_core_gives_the_padded_batch_vectors(encoders):
+    from assistant.knowledge.encoder import OnnxEmbedder
+
+    onnx = encoders["onnx"]
+    assert onnx.batch_size == 1 and onnx.threads == 1  # the default: nothing padded
+    texts = TEXTS * 5
+    batched = OnnxEmbedder(
+        onnx.path, onnx.tokenizer_file, onnx.name, batch_size=8, workers=1, threads=2
+    )
+    parallel = OnnxEmbedder(onnx.path, onnx.tokenizer_file, onnx.name, workers=2)
+    got = parallel.embed_batch(texts)
+    np.testing.assert_allclose(got, batched.embed_batch(texts), atol=1e-5)
+    np.testing.assert_allclose(got[:4], got[4:8], atol=1e-6)  # each row is its own text's

@@ -10,7 +10,7 @@ from textual.widgets import Input, ProgressBar, Static
 
 from assistant.importer import Importer
 from assistant.tui.app import AssistantApp
-from assistant.tui.messages import ImportProgressed
+from assistant.tui.messages import ImportProgressed, WorkFailed
 from assistant.tui.screens.chat import ChatScreen
 from assistant.tui.screens.import_ import ImportScreen
 from assistant.tui.services import Lazy
@@ -108,3 +108,20 @@ async def test_the_import_runs_on_in_the_background_while_the_chat_answers(loade
         await wait_for(pilot, lambda: not screen.running, timeout=60)
         assert screen.query_one("#bar", ProgressBar).percentage == 1.0
         assert text(screen, "#summary").startswith("Done: 244 added")
+
+
+async def test_the_header_says_how_far_embedding_is_on_every_screen(store, tmp_path):
+    services, _, _ = make_services(store, tmp_path)
+    app = AssistantApp(services)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+o")  # the import is started on its screen, then left
+        await wait_for(pilot, lambda: isinstance(app.screen, ImportScreen))
+        importing = app.screen
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChatScreen))
+        importing.post_message(ImportProgressed("embed", 3100, 16200, "", 0))  # as its worker
+        await wait_for(pilot, lambda: "3,100 of 16,200 chunks embedded" in app.sub_title)
+        assert isinstance(app.screen, ChatScreen)  # seen from the chat
+        assert "search and ask work meanwhile" in app.sub_title
+        importing.post_message(WorkFailed("import", "disk full"))
+        await wait_for(pilot, lambda: app.sub_title == "0 mails · 0 notes")
