@@ -36,6 +36,7 @@ from assistant.rerank.selfcheck import MAX_PROBES
 from cache import policy
 from cache.jobs import Job, JobQueue
 from cache.prediction import History, KnowledgeAbstract, get_meta, set_meta
+from cache.runs import RunLog
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +86,7 @@ class Precompute:
         self.queue = JobQueue(db)
         self.abstract = KnowledgeAbstract(db)
         self.history = History(db)
+        self.runs = RunLog(db)
         self.settle = self.settings.settle_seconds if settle_seconds is None else settle_seconds
         self.check = ctx.rerank_check()
         self.handlers = Handlers(
@@ -113,12 +115,12 @@ class Precompute:
     def _plan_refresh(self) -> int:
         version = self.ctx.store.version("chunks")
         if int(get_meta(self.db, "refresh_version", "0")) != version:
-            answered = self.pipe.qa.entries("answer IS NOT NULL AND stale = 0")
+            answered = self.pipe.qa.answered()
             self.pipe.qa.mark_stale([e.id for e in answered if not self.pipe.is_fresh(e)])
             set_meta(self.db, "refresh_version", str(version))
         return sum(
             self._enqueue("refresh", f"refresh:{e.id}:{version}", {"entry": e.id})
-            for e in self.pipe.qa.entries("stale = 1 AND answer IS NOT NULL")
+            for e in self.pipe.qa.answered(stale=True)
         )
 
     def _plan_abstract(self) -> int:
@@ -157,10 +159,7 @@ class Precompute:
 
     def _unpredicted_chunks(self, n: int) -> list[int]:
         """The newest chunks read into the abstract that no detail prediction has used yet."""
-        done = {
-            int(r[0].split(":")[1])
-            for r in self.db.execute("SELECT key FROM jobs WHERE kind = 'predict_detail'")
-        }
+        done = {int(key.split(":")[1]) for key in self.queue.keys("predict_detail")}
         ids = self.ctx.store.chunk_ids(upto=self.abstract.read_upto())
         return [i for i in reversed(ids) if i not in done][:n]
 
@@ -222,7 +221,7 @@ class Precompute:
         qa, cutoff = self.pipe.qa, self.settings.decode_cutoff
         queued = 0
         if policy.decode_pending(qa.threshold, cutoff):
-            for entry in qa.entries("answer IS NULL"):
+            for entry in qa.pending():
                 queued += self._enqueue("decode", f"decode:{entry.id}", {"entry": entry.id})
         stats = self.pipe.kv.stats()
         room = policy.kv_room(stats["bytes"], self._kv_budget())
@@ -256,7 +255,7 @@ class Precompute:
     ) -> PrecomputeReport:
         """Plan, then run jobs until done, `deadline` (epoch seconds), `cancelled()`, or — with
         `stop_for_user` — a user question. Otherwise a user question only pauses the run."""
-        report, start, run_id = PrecomputeReport(), time.time(), self._open_run()
+        report, start, run_id = PrecomputeReport(), time.time(), self.runs.open()
         self._predicted = False
         self.queue.recover()
         self.plan()
@@ -275,7 +274,7 @@ class Precompute:
                     notify(PrecomputeProgressed(done, done + self.queue.pending(), _label(job)))
         report.jobs_left = self.queue.pending()
         report.wall_seconds = time.time() - start
-        self._close_run(run_id, report)
+        self.runs.close(run_id, report.jobs_done, report.cpu_seconds, report.stopped)
         return report
 
     def _should_stop(self, deadline, cancelled, stop_for_user: bool) -> str | None:
@@ -307,34 +306,17 @@ class Precompute:
         report.cpu_seconds += spent
         report.by_kind[job.kind] = report.by_kind.get(job.kind, 0) + 1
 
-    def _open_run(self) -> int:
-        return self.db.execute("INSERT INTO runs (started) VALUES (?)", [time.time()]).lastrowid
-
-    def _close_run(self, run_id: int, report: PrecomputeReport) -> None:
-        self.db.execute(
-            "UPDATE runs SET finished = ?, jobs = ?, cpu_s = ?, stopped = ? WHERE id = ?",
-            [time.time(), report.jobs_done, report.cpu_seconds, report.stopped, run_id],
-        )
-
     # -- status --------------------------------------------------------------------------------
 
     def status(self) -> dict:
         counts = self.queue.counts()
-        row = self.db.execute(
-            "SELECT finished, jobs, cpu_s, stopped FROM runs WHERE finished IS NOT NULL "
-            "ORDER BY id DESC LIMIT 1"
-        ).fetchone()
-        last = None
-        if row:
-            when = datetime.fromtimestamp(row[0], UTC).isoformat(timespec="seconds")
-            last = {"finished": when, "jobs": row[1], "cpu_s": round(row[2], 1), "stopped": row[3]}
         return {
             "jobs_queued": counts["queued"] + counts["running"],
             "jobs_done": counts["done"],
             "jobs_failed": counts["failed"],
             "predicted_pending": self.pipe.qa.stats()["pending"],
             "abstract_items": self.abstract.count(),
-            "last_run": last,
+            "last_run": self.runs.last(),
             "rerank": self._rerank_status(),
         }
 
