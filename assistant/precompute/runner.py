@@ -35,7 +35,8 @@ from assistant.rerank.doc_kv import KIND as DOC_KV
 from assistant.rerank.selfcheck import MAX_PROBES
 from cache import policy
 from cache.jobs import Job, JobQueue
-from cache.prediction import History, KnowledgeAbstract, get_meta, set_meta
+from cache.meta import CacheMeta
+from cache.prediction import History, KnowledgeAbstract
 from cache.runs import RunLog
 
 log = logging.getLogger(__name__)
@@ -81,12 +82,12 @@ class Precompute:
         self.ctx = ctx
         self.settings = ctx.settings.precompute
         self.pipe = pipeline or ctx.pipeline()
-        db = self.pipe.qa.db
-        self.db = db
+        db = self.pipe.qa.db  # the cache database: each table below has its owner
         self.queue = JobQueue(db)
         self.abstract = KnowledgeAbstract(db)
         self.history = History(db)
         self.runs = RunLog(db)
+        self.meta = CacheMeta(db)
         self.settle = self.settings.settle_seconds if settle_seconds is None else settle_seconds
         self.check = ctx.rerank_check()
         self.handlers = Handlers(
@@ -114,10 +115,10 @@ class Precompute:
 
     def _plan_refresh(self) -> int:
         version = self.ctx.store.version("chunks")
-        if int(get_meta(self.db, "refresh_version", "0")) != version:
+        if int(self.meta.get("refresh_version", "0")) != version:
             answered = self.pipe.qa.answered()
             self.pipe.qa.mark_stale([e.id for e in answered if not self.pipe.is_fresh(e)])
-            set_meta(self.db, "refresh_version", str(version))
+            self.meta.set("refresh_version", str(version))
         return sum(
             self._enqueue("refresh", f"refresh:{e.id}:{version}", {"entry": e.id})
             for e in self.pipe.qa.answered(stale=True)

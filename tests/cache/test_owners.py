@@ -9,6 +9,7 @@ import numpy as np
 from cache.blobs import BlobStore
 from cache.db import open_cache_db
 from cache.jobs import JobQueue
+from cache.meta import CacheMeta
 from cache.qa_bank import QABank
 from cache.runs import RunLog
 
@@ -77,3 +78,11 @@ def test_the_run_log_reports_the_last_run_that_ended():
         "stopped": "deadline",
     }
     assert last["finished"].startswith(time.strftime("%Y-", time.gmtime()))
+
+
+def test_cache_meta_keeps_one_value_per_key():
+    meta = CacheMeta(open_cache_db(None))
+    assert meta.get("refresh_version", "0") == "0"
+    meta.set("refresh_version", "3")
+    meta.set("refresh_version", "4")
+    assert meta.get("refresh_version", "0") == "4"
