@@ -1,7 +1,20 @@
-"""Builds what a command or the TUI works with — home, settings, store, models — from one place."""
+"""Builds what a command or the TUI works with — home, settings, store, models — from one place.
+
+Threading model (the app: the Textual thread, its workers, the idle scheduler's thread):
+- One model lock (`LocalLLM.lock`) serialises use of the LLM; a user question pre-empts
+  background work within one piece (activity.py's busy markers, checked between pieces).
+- One connection per database, shared by every thread of the process: Python's sqlite3 is
+  built serialized, so each statement is atomic; the only multi-statement transactions are
+  an import's (KnowledgeStore, one import at a time) and the job queue's claim (one precompute
+  pass at a time, below). Other processes on the home use their own connections (WAL).
+- One precompute pass at a time per process (`precompute_lock`): the cache screen's `p` waits
+  for an idle pass to stop; an idle pass does not start while another runs.
+- Widgets are touched only from the Textual thread; workers post messages.
+"""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +45,8 @@ class Context:
     _pipeline: Pipeline | None = field(default=None, repr=False)
     _presence: Activity | None = field(default=None, repr=False)
     _reranker: Reranker | None = field(default=None, repr=False)
+    # held by the precompute pass that is running (the idle one or the one the user asked for)
+    precompute_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def presence(self) -> Activity:

@@ -49,6 +49,11 @@ class PrecomputeProgressed:
     job: str
 
 
+class PrecomputeBusy(RuntimeError):
+    """A precompute pass was asked for while another runs in this process (the idle one and the
+    cache screen's `p` share the cache's connection and its job queue: one at a time)."""
+
+
 @dataclass
 class PrecomputeReport:
     jobs_done: int = 0
@@ -253,9 +258,38 @@ class Precompute:
         notify: Callable[[PrecomputeProgressed], None] | None = None,
         cancelled: Callable[[], bool] = lambda: False,
         stop_for_user: bool = False,
+        wait: bool = True,
     ) -> PrecomputeReport:
         """Plan, then run jobs until done, `deadline` (epoch seconds), `cancelled()`, or — with
-        `stop_for_user` — a user question. Otherwise a user question only pauses the run."""
+        `stop_for_user` — a user question. Otherwise a user question only pauses the run.
+
+        One pass runs at a time in a process (they share the cache's connection): with `wait`
+        this one waits for the running pass to end (saying so through `notify`), else it raises
+        PrecomputeBusy."""
+        lock = self.ctx.precompute_lock
+        if not lock.acquire(blocking=False):
+            if not wait:
+                raise PrecomputeBusy("another precompute pass is running; this one did not start")
+            stopped = self._wait_turn(lock, deadline, notify, cancelled)
+            if stopped:
+                return PrecomputeReport(jobs_left=self.queue.pending(), stopped=stopped)
+        try:
+            return self._run(deadline, notify, cancelled, stop_for_user)
+        finally:
+            lock.release()
+
+    def _wait_turn(self, lock, deadline, notify, cancelled) -> str | None:
+        """Wait for `lock`; None once held, else why the wait ended (cancelled, deadline)."""
+        log.info("precompute: waiting for the pass already running to end")
+        if notify:
+            notify(PrecomputeProgressed(0, 1, "waiting for the running precompute to stop"))
+        while not lock.acquire(timeout=0.2):
+            stop = self._should_stop(deadline, cancelled, stop_for_user=False)
+            if stop:
+                return stop
+        return None
+
+    def _run(self, deadline, notify, cancelled, stop_for_user: bool) -> PrecomputeReport:
         report, start, run_id = PrecomputeReport(), time.time(), self.runs.open()
         self._predicted = False
         self.queue.recover()
