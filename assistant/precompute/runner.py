@@ -240,7 +240,7 @@ class Precompute:
         return queued
 
     def _kv_budget(self) -> int:
-        return int(self.ctx.settings.cache.kv_budget_mb * 2**20)
+        return self.ctx.settings.cache.kv_budget_bytes
 
     def _bytes_per_prompt(self, stats: dict[str, int]) -> int:
         return self._bytes_per_node(stats) * (self.ctx.settings.answer.context_chunks + 1)
