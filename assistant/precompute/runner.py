@@ -87,7 +87,7 @@ class Precompute:
         self.ctx = ctx
         self.settings = ctx.settings.precompute
         self.pipe = pipeline or ctx.pipeline()
-        db = self.pipe.qa.db  # the cache database: each table below has its owner
+        db = ctx.cache_db  # the pipeline's too; each table below has its owner
         self.queue = JobQueue(db)
         self.abstract = KnowledgeAbstract(db)
         self.history = History(db)
