@@ -10,7 +10,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.screen import Screen
 
-from assistant.tui.messages import PrecomputeFinished, PrecomputeProgressed
+from assistant.tui.messages import PrecomputeFinished, PrecomputeReported
 from assistant.tui.screens.cache import CacheScreen
 from assistant.tui.screens.chat import ChatScreen
 from assistant.tui.screens.import_ import ImportScreen
@@ -59,16 +59,17 @@ class AssistantApp(App[None]):
     def _idle_progressed(self, event: Any) -> None:
         """Called on the scheduler's thread: only posts a message."""
         if self._idle_throttle.ready(always=event.done == event.total):
-            self.post_message(PrecomputeProgressed(event.done, event.total, event.job, idle=True))
+            self.post_message(PrecomputeReported(event, idle=True))
 
     def _idle_done(self, report: Any) -> None:
         """Called on the scheduler's thread: only posts a message."""
         self.post_message(PrecomputeFinished(report.summary(), idle=True))
 
-    @on(PrecomputeProgressed)
-    def _show_idle_progress(self, m: PrecomputeProgressed) -> None:
+    @on(PrecomputeReported)
+    def _show_idle_progress(self, m: PrecomputeReported) -> None:
         if m.idle:
-            self._show_idle(f"Idle precompute: {m.done}/{m.total} · {m.job}")
+            e = m.event
+            self._show_idle(f"Idle precompute: {e.done}/{e.total} · {e.job}")
 
     @on(PrecomputeFinished)
     def _show_idle_finished(self, m: PrecomputeFinished) -> None:

@@ -10,7 +10,7 @@ from textual.widgets import Input, ProgressBar, Static
 
 from assistant.importer import Importer
 from assistant.tui.app import AssistantApp
-from assistant.tui.messages import ImportProgressed
+from assistant.tui.messages import ImportReported
 from assistant.tui.screens.chat import ChatScreen
 from assistant.tui.screens.import_ import ImportScreen
 from assistant.tui.services import Lazy
@@ -29,11 +29,11 @@ def text(screen, selector: str) -> str:
 async def test_demo_from_the_empty_state_imports_with_progress_to_100_percent(store, tmp_path):
     services, _, _ = make_services(store, tmp_path)
     app = AssistantApp(services)
-    progress: list[ImportProgressed] = []
+    progress: list = []  # the importer's events, as the screen received them
 
     def hook(message) -> None:
-        if isinstance(message, ImportProgressed):
-            progress.append(message)
+        if isinstance(message, ImportReported):
+            progress.append(message.event)
 
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await pilot.pause()
