@@ -14,6 +14,7 @@ from assistant.precompute import PrecomputeReport
 from assistant.tui.services import services_for
 from cache.jobs import JobQueue
 from tests.assistant.test_precompute import make_ctx
+from tests.conftest import make_email, write_mbox
 
 pytestmark = pytest.mark.slow
 
@@ -122,3 +123,34 @@ def test_a_waiting_manual_pass_can_be_stopped_before_its_turn(tmp_path):
     idle_pass.go.set()
     idle_thread.join(240)
     assert idle_pass.report is not None and idle_pass.report.jobs_done >= 1
+
+
+def test_an_import_a_precompute_and_questions_write_at_once_on_the_shared_connections(tmp_path):
+    """The app's threads share one connection per database: an import (its own transaction on
+    knowledge.db), a manual precompute (claiming jobs in cache.db) and user questions (writing
+    the QA bank and the KV tree) all at once lose nothing and corrupt nothing."""
+    services, pipeline = wired(tmp_path)
+    store = services.knowledge
+    before = store.stats()["emails"]
+    mails = [
+        make_email(subject=f"Order {i}", body=f"Parcel {i} ships on day {i}.", msgid=f"<o{i}@x>")
+        for i in range(30)
+    ]
+    box = write_mbox(tmp_path / "more.mbox", mails)
+    imported: list = []
+    importer = threading.Thread(target=lambda: imported.append(services.importer.get().run([box])))
+    manual = Pass()
+    manual.go.set()  # no holding still: it runs while the others write
+    precompute = manual.start(manual_run(services))
+    importer.start()
+    asked = [answered(pipeline).question for _ in range(2)]
+    importer.join(240)
+    manual.stop.set()
+    precompute.join(240)
+    assert imported and imported[0].errors == [] and imported[0].added == 30
+    stats = store.stats()
+    assert stats["emails"] == before + 30 and stats["embedded_chunks"] == stats["chunks"]
+    assert manual.report is not None and manual.report.failed == 0
+    assert QUESTION in {e.question for e in pipeline.qa.entries()} and asked == [QUESTION] * 2
+    for db in (store.db, pipeline.qa.db):
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
