@@ -22,6 +22,7 @@ comes back. Planning, in order of priority:
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -47,6 +48,10 @@ class PrecomputeProgressed:
     done: int
     total: int
     job: str
+
+
+Notify = Callable[[PrecomputeProgressed], None]
+Stop = Callable[[], bool]
 
 
 class PrecomputeBusy(RuntimeError):
@@ -278,7 +283,9 @@ class Precompute:
         finally:
             lock.release()
 
-    def _wait_turn(self, lock, deadline, notify, cancelled) -> str | None:
+    def _wait_turn(
+        self, lock: threading.Lock, deadline: float | None, notify: Notify | None, cancelled: Stop
+    ) -> str | None:
         """Wait for `lock`; None once held, else why the wait ended (cancelled, deadline)."""
         log.info("precompute: waiting for the pass already running to end")
         if notify:
@@ -289,7 +296,9 @@ class Precompute:
                 return stop
         return None
 
-    def _run(self, deadline, notify, cancelled, stop_for_user: bool) -> PrecomputeReport:
+    def _run(
+        self, deadline: float | None, notify: Notify | None, cancelled: Stop, stop_for_user: bool
+    ) -> PrecomputeReport:
         report, start, run_id = PrecomputeReport(), time.time(), self.runs.open()
         self._predicted = False
         self.queue.recover()
