@@ -96,6 +96,10 @@ class CacheSettings:
     reuse: str = "exact"
     repair: str = "sink-8"
 
+    @property
+    def kv_budget_bytes(self) -> int:
+        return int(self.kv_budget_mb * 2**20)
+
 
 @dataclass
 class AnswerSettings:

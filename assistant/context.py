@@ -1,10 +1,24 @@
-"""Builds what a command or the TUI works with — home, settings, store, models — from one place."""
+"""Builds what a command or the TUI works with — home, settings, store, models — from one place.
+
+Threading model (the app: the Textual thread, its workers, the idle scheduler's thread):
+- One model lock (`LocalLLM.lock`) serialises use of the LLM; a user question pre-empts
+  background work within one piece (activity.py's busy markers, checked between pieces).
+- One connection per database, shared by every thread of the process: Python's sqlite3 is
+  built serialized, so each statement is atomic; the only multi-statement transactions are
+  an import's (KnowledgeStore, one import at a time) and the job queue's claim (one precompute
+  pass at a time, below). Other processes on the home use their own connections (WAL).
+- One precompute pass at a time per process (`precompute_lock`): the cache screen's `p` waits
+  for an idle pass to stop; an idle pass does not start while another runs.
+- Widgets are touched only from the Textual thread; workers post messages.
+"""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import assistant
 from assistant.activity import Activity
@@ -16,28 +30,50 @@ from assistant.knowledge.retrieval import Retriever
 from assistant.knowledge.store import KnowledgeStore
 
 if TYPE_CHECKING:
+    from sqlite_utils import Database
+
     from assistant.pipeline import Pipeline
     from assistant.rerank.reranker import Reranker
     from assistant.rerank.selfcheck import RerankCheck
     from cache.blobs import BlobStore
 
+T = TypeVar("T")
+
 
 @dataclass
 class Context:
+    """Each part is built on first use, once, whichever thread asks first (the UI's workers and
+    the idle scheduler share one Context): one cache database connection, one BlobStore (the KV
+    tree's and the reranker's document KV), one embedder, retriever, reranker and pipeline."""
+
     home: Home
     settings: Settings
     store: KnowledgeStore
     _embedder: SentenceTransformerEmbedder | None = field(default=None, repr=False)
     _retriever: Retriever | None = field(default=None, repr=False)
     _pipeline: Pipeline | None = field(default=None, repr=False)
-    _presence: Activity | None = field(default=None, repr=False)
+    _presence: Activity = field(init=False, repr=False)  # made at once: the UI thread uses it
     _reranker: Reranker | None = field(default=None, repr=False)
+    _cache_db: Database | None = field(default=None, repr=False)
+    _blobs: BlobStore | None = field(default=None, repr=False)
+    # held by the precompute pass that is running (the idle one or the one the user asked for)
+    precompute_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # held while a part is built: a part built from others (the pipeline) builds them inside
+    _building: threading.RLock = field(default_factory=threading.RLock, repr=False)
+
+    def __post_init__(self) -> None:
+        self._presence = Activity(self.home.root)
+
+    def _once(self, name: str, build: Callable[[], T]) -> T:
+        """The part in attribute `name`, built by `build` if it is not there yet."""
+        with self._building:
+            if getattr(self, name) is None:
+                setattr(self, name, build())
+            return getattr(self, name)
 
     @property
     def presence(self) -> Activity:
         """The user's activity, shared with other processes on this home."""
-        if self._presence is None:
-            self._presence = Activity(self.home.root)
         return self._presence
 
     def activity(self) -> None:
@@ -46,30 +82,44 @@ class Context:
 
     @property
     def embedder(self) -> SentenceTransformerEmbedder:
-        if self._embedder is None:
-            self._embedder = make_embedder(self.settings.embedding)
-        return self._embedder
+        return self._once("_embedder", lambda: make_embedder(self.settings.embedding))
 
     def pipeline(self) -> Pipeline:
-        if self._pipeline is None:
-            self._pipeline = make_pipeline(self)
-        return self._pipeline
+        return self._once("_pipeline", lambda: make_pipeline(self))
 
     @property
     def retriever(self) -> Retriever:
-        if self._retriever is None:
-            self._retriever = Retriever(
+        return self._once(
+            "_retriever",
+            lambda: Retriever(
                 self.store, self.embedder, self.home.index_dir, self.settings.retrieval
-            )
-        return self._retriever
+            ),
+        )
+
+    @property
+    def cache_db(self) -> Database:
+        """The cache database, opened once."""
+        from cache.db import open_cache_db
+
+        return self._once("_cache_db", lambda: open_cache_db(self.home.cache_dir / "qa.db"))
+
+    @property
+    def blobs(self) -> BlobStore:
+        """The one blob store: KV-tree nodes and the reranker's document KV, each in budget."""
+        return self._once("_blobs", lambda: cache_blobs(self, self.cache_db))
 
     @property
     def reranker(self) -> Reranker:
-        if self._reranker is not None:
-            return self._reranker
-        from cache.db import open_cache_db
+        """The reranker, with its document KV in the one blob store."""
+        from assistant.rerank.loader import make_reranker
 
-        return self.reranker_on(cache_blobs(self, open_cache_db(self.home.cache_dir / "qa.db")))
+        def build() -> Reranker:
+            check = self.rerank_check()
+            return make_reranker(
+                self.settings, self.home.models_dir, self.blobs, decide=check.chosen
+            )
+
+        return self._once("_reranker", build)
 
     def rerank_check(self) -> RerankCheck:
         """The nightly reranker self-check's probes and result (`rerank = "auto"`)."""
@@ -77,26 +127,16 @@ class Context:
 
         return RerankCheck(self.home.cache_dir / "rerank_check.json")
 
-    def reranker_on(self, blobs: BlobStore) -> Reranker:
-        """The reranker, made (once) with its document KV in `blobs` (the pipeline's store)."""
-        if self._reranker is None:
-            from assistant.rerank.loader import make_reranker
 
-            check = self.rerank_check()
-            self._reranker = make_reranker(
-                self.settings, self.home.models_dir, blobs, decide=check.chosen
-            )
-        return self._reranker
-
-
-def cache_blobs(ctx: Context, db) -> BlobStore:
-    """The KV blob store: KV-tree nodes and the reranker's document KV, each with its budget."""
+def cache_blobs(ctx: Context, db: Database) -> BlobStore:
+    """A KV blob store on `db`: KV-tree nodes and the reranker's document KV, each with its
+    budget."""
     from assistant.rerank.doc_kv import KIND as DOC_KV
     from cache.blobs import BlobStore
     from cache.kv_tree import KIND
 
     budgets = {
-        KIND: int(ctx.settings.cache.kv_budget_mb * 2**20),
+        KIND: ctx.settings.cache.kv_budget_bytes,
         DOC_KV: int(ctx.settings.reranker.doc_kv_budget_mb * 2**20),
     }
     return BlobStore(db, ctx.home.cache_dir / "kv", budgets)
@@ -111,15 +151,13 @@ def open_context(home: Path | str | None = None) -> Context:
 def make_pipeline(ctx: Context) -> Pipeline:
     from assistant.llm import make_llm
     from assistant.pipeline import Pipeline
-    from cache.db import open_cache_db
     from cache.kv_tree import KVTree
     from cache.prediction import History
     from cache.qa_bank import QABank
     from cache.sentences import SentenceVectors
 
     cache = ctx.settings.cache
-    db = open_cache_db(ctx.home.cache_dir / "qa.db")
-    blobs = cache_blobs(ctx, db)
+    db = ctx.cache_db
     llm = make_llm(ctx.settings.llm)
     system = (bundled("prompts") / "answer.txt").read_text(encoding="utf-8")
     return Pipeline(
@@ -135,11 +173,11 @@ def make_pipeline(ctx: Context) -> Pipeline:
             cache.qa_candidate_threshold,
             embedder=ctx.embedder,
         ),
-        KVTree(db, blobs, llm.fingerprint),
+        KVTree(db, ctx.blobs, llm.fingerprint),
         system,
         activity=ctx.presence,
         history=History(db),
-        reranker=ctx.reranker_on(blobs),
+        reranker=ctx.reranker,
         sentences=SentenceVectors(db),
     )
 

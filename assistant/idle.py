@@ -12,7 +12,12 @@ from pathlib import Path
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from assistant.context import Context
-from assistant.precompute import Precompute, PrecomputeProgressed, PrecomputeReport
+from assistant.precompute import (
+    Precompute,
+    PrecomputeBusy,
+    PrecomputeProgressed,
+    PrecomputeReport,
+)
 
 __all__ = ["IdleScheduler", "Precompute", "PrecomputeProgressed", "PrecomputeReport", "on_ac"]
 
@@ -76,8 +81,12 @@ class IdleScheduler:
             return None
         try:
             report = Precompute(self.ctx).run(
-                notify=self.notify, cancelled=self._user_back, stop_for_user=True
+                notify=self.notify, cancelled=self._user_back, stop_for_user=True, wait=False
             )
+        except PrecomputeBusy:
+            log.info("idle precompute skipped: a precompute asked for by the user is running")
+            return None
+        else:
             log.info("idle precompute: %s", report.summary())
             if self.done:
                 self.done(report)

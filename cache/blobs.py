@@ -72,6 +72,10 @@ class BlobStore:
         )
         return data
 
+    def has(self, key: str) -> bool:
+        """Whether `key` is stored (its file is checked only when it is read)."""
+        return self.db.execute("SELECT 1 FROM blobs WHERE key = ?", [key]).fetchone() is not None
+
     def delete(self, key: str) -> None:
         self.db.execute("DELETE FROM blobs WHERE key = ?", [key])
         self._path(key).unlink(missing_ok=True)

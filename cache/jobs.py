@@ -107,6 +107,11 @@ class JobQueue:
         row = self.db.execute("SELECT state FROM jobs WHERE key = ?", [key]).fetchone()
         return row[0] if row else None
 
+    def keys(self, kind: str) -> list[str]:
+        """The keys of every job of `kind`, whatever its state."""
+        rows = self.db.execute("SELECT key FROM jobs WHERE kind = ?", [kind]).fetchall()
+        return [r[0] for r in rows]
+
     def pending(self) -> int:
         return int(
             self.db.execute(

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from sqlite_utils import Database
 
+from cache.meta import CacheMeta
 from cache.protocols import Embedder
 from cache.qa_bank import QABank
 
@@ -83,6 +84,7 @@ class KnowledgeAbstract:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        self.meta = CacheMeta(db)
 
     def merge(self, items: Iterable[AbstractItem]) -> int:
         """Add items not yet in the abstract; return how many were new."""
@@ -108,10 +110,10 @@ class KnowledgeAbstract:
 
     def read_upto(self) -> int:
         """The largest chunk id already read into the abstract."""
-        return int(get_meta(self.db, "abstract_upto", "0"))
+        return int(self.meta.get("abstract_upto", "0"))
 
     def mark_read(self, chunk_id: int) -> None:
-        set_meta(self.db, "abstract_upto", str(chunk_id))
+        self.meta.set("abstract_upto", str(chunk_id))
 
     def render(self, limit: int = 40) -> str:
         """The abstract as short text lines, newest topics first (for a prediction prompt)."""
@@ -144,16 +146,3 @@ class History:
 
     def last_id(self) -> int:
         return int(self.db.execute("SELECT coalesce(max(id), 0) FROM history").fetchone()[0])
-
-
-def get_meta(db: Database, key: str, default: str) -> str:
-    row = db.execute("SELECT value FROM cache_meta WHERE key = ?", [key]).fetchone()
-    return row[0] if row else default
-
-
-def set_meta(db: Database, key: str, value: str) -> None:
-    db.execute(
-        "INSERT INTO cache_meta VALUES (?, ?) "
-        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        [key, value],
-    )

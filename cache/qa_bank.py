@@ -280,7 +280,29 @@ class QABank:
             list(entry_ids),
         )
 
-    def entries(self, where: str = "1", params: Sequence = ()) -> list[QAEntry]:
+    def entries(self) -> list[QAEntry]:
+        """Every entry, oldest first."""
+        return self._select("1")
+
+    def answered(self, stale: bool = False) -> list[QAEntry]:
+        """The answered entries that are fresh (or, with `stale`, marked stale), oldest first."""
+        return self._select("answer IS NOT NULL AND stale = ?", [int(stale)])
+
+    def pending(self) -> list[QAEntry]:
+        """The entries with no answer yet (predicted questions kept as KV only), oldest first."""
+        return self._select("answer IS NULL")
+
+    def most_used(self, limit: int) -> list[tuple[int, int, float]]:
+        """(id, hits, last used) of the answered, fresh entries, most used first (ties: most
+        recently used), `limit` at most."""
+        rows = self.db.execute(
+            "SELECT id, hits, last_used FROM qa_entries WHERE answer IS NOT NULL "
+            "AND stale = 0 ORDER BY hits DESC, last_used DESC LIMIT ?",
+            [limit],
+        )
+        return [tuple(r) for r in rows.fetchall()]
+
+    def _select(self, where: str, params: Sequence = ()) -> list[QAEntry]:
         rows = self.db.execute(
             f"SELECT {_COLUMNS} FROM qa_entries WHERE {where} ORDER BY id", list(params)
         )

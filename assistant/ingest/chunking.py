@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from assistant.ingest.emails import display_name
@@ -66,29 +66,24 @@ def _pieces(text: str, limit: int) -> Iterator[str]:
 
 
 def _split_words(text: str, limit: int) -> Iterator[str]:
-    words: list[str] = []
-    size = 0
-    for word in text.split():
-        n = count_tokens(word)
-        if words and size + n > limit:
-            yield " ".join(words)
-            words, size = [], 0
-        words.append(word)
-        size += n
-    if words:
-        yield " ".join(words)
+    return _greedy(text.split(), limit, " ")
 
 
 def _pack(pieces: Iterator[str], budget: int) -> Iterator[str]:
-    """Greedily join pieces into chunks of at most `budget` tokens (a lone larger piece stays)."""
+    return _greedy(pieces, budget, "\n\n")
+
+
+def _greedy(items: Iterable[str], budget: int, sep: str) -> Iterator[str]:
+    """Greedily join items with `sep` into runs of at most `budget` tokens (a lone larger item
+    stays whole): words into a piece, pieces into a chunk."""
     current: list[str] = []
     size = 0
-    for piece in pieces:
-        n = count_tokens(piece)
+    for item in items:
+        n = count_tokens(item)
         if current and size + n > budget:
-            yield "\n\n".join(current)
+            yield sep.join(current)
             current, size = [], 0
-        current.append(piece)
+        current.append(item)
         size += n
     if current:
-        yield "\n\n".join(current)
+        yield sep.join(current)

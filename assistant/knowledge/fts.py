@@ -68,7 +68,8 @@ class ChunkFts:
         common terms, whose BM25 says little; its terms are assumed spread evenly over ids)."""
         if matches <= self.max_matches:
             return 0
-        newest = self.db.execute("SELECT coalesce(max(rowid), 0) FROM chunks").fetchone()[0]
+        row = self.db.execute("SELECT rowid FROM chunks_fts ORDER BY rowid DESC LIMIT 1")
+        newest = (row.fetchone() or (0,))[0]
         return int(newest - newest * self.max_matches / matches)
 
     def scores(self, terms: Sequence[str], ids: np.ndarray) -> np.ndarray:

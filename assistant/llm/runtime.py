@@ -154,11 +154,13 @@ class LocalLLM:
         self._llm._ctx.kv_cache_seq_rm(-1, 0, -1)
 
     def eval(self, tokens: Sequence[int]) -> None:
-        if self.n_past + len(tokens) > self.n_ctx:
-            raise LLMError(
-                f"prompt of {self.n_past + len(tokens)} tokens exceeds n_ctx {self.n_ctx}"
-            )
+        self._check_room(len(tokens))
         self._llm.eval(list(tokens))
+
+    def _check_room(self, n_tokens: int) -> None:
+        """LLMError unless `n_tokens` more fit in the context."""
+        if self.n_past + n_tokens > self.n_ctx:
+            raise LLMError(f"prompt of {self.n_past + n_tokens} tokens exceeds n_ctx {self.n_ctx}")
 
     def _use_two_sequences(self) -> None:
         from llama_cpp._internals import LlamaContext
@@ -221,8 +223,7 @@ class LocalLLM:
         delta = self.n_past - saved_at
         if delta and not self.can_shift:
             raise LLMError(f"{self.name}: its KV cannot be moved; the segment is recomputed")
-        if self.n_past + len(tokens) > self.n_ctx:
-            raise LLMError(f"prompt of {self.n_past + len(tokens)} tokens exceeds n_ctx")
+        self._check_room(len(tokens))
         memory = C.llama_get_memory(self._llm._ctx.ctx)
         try:
             self._load_scratch(blob, saved_at, len(tokens))
@@ -350,10 +351,7 @@ class LocalLLM:
         would otherwise cost more than the layers."""
         if not 1 <= first_scored < len(tokens) + 1:
             raise ValueError(f"first_scored {first_scored} outside 1..{len(tokens)}")
-        if self.n_past + len(tokens) > self.n_ctx:
-            raise LLMError(
-                f"prompt of {self.n_past + len(tokens)} tokens exceeds n_ctx {self.n_ctx}"
-            )
+        self._check_room(len(tokens))
         llm = self._llm
         llm._ctx.kv_cache_seq_rm(-1, llm.n_tokens, -1)
         rows: list[np.ndarray] = []
@@ -369,21 +367,24 @@ class LocalLLM:
                 rows.append(np.ctypeslib.as_array(llm._ctx.get_logits(), shape=shape).copy())
             llm.input_ids[llm.n_tokens : llm.n_tokens + len(batch)] = batch
             llm.n_tokens += len(batch)
-        logits = np.concatenate(rows).astype(np.float64)
-        top = logits.max(axis=1, keepdims=True)
-        log_z = top[:, 0] + np.log(np.exp(logits - top).sum(axis=1))
-        return logits[np.arange(len(logits)), np.asarray(tokens[first_scored:])] - log_z
+        return _log_softmax_of(np.concatenate(rows), tokens[first_scored:])
 
     def continuation_logprobs(self, tokens: Sequence[int]) -> np.ndarray:
         """log p(tokens[i] | state, tokens[:i]) for each i, from the current state (which must
         hold at least one token); leaves the state extended by `tokens`."""
         out = np.empty(len(tokens), dtype=np.float64)
         for i, token in enumerate(tokens):
-            logits = self.logits().astype(np.float64)
-            top = logits.max()
-            out[i] = logits[token] - top - np.log(np.exp(logits - top).sum())
+            out[i] = _log_softmax_of(self.logits()[None, :], [token])[0]
             self.eval([token])
         return out
+
+
+def _log_softmax_of(logits: np.ndarray, tokens: Sequence[int]) -> np.ndarray:
+    """log p(tokens[i]) under row i of `logits` (rows × vocabulary), in float64."""
+    logits = logits.astype(np.float64)
+    top = logits.max(axis=1, keepdims=True)
+    log_z = top[:, 0] + np.log(np.exp(logits - top).sum(axis=1))
+    return logits[np.arange(len(logits)), np.asarray(tokens)] - log_z
 
 
 def _pick(

@@ -1,5 +1,10 @@
 """Idle-time precompute: the job runner (runner.py) and what each kind of job does (handlers.py)."""
 
-from assistant.precompute.runner import Precompute, PrecomputeProgressed, PrecomputeReport
+from assistant.precompute.runner import (
+    Precompute,
+    PrecomputeBusy,
+    PrecomputeProgressed,
+    PrecomputeReport,
+)
 
-__all__ = ["Precompute", "PrecomputeProgressed", "PrecomputeReport"]
+__all__ = ["Precompute", "PrecomputeBusy", "PrecomputeProgressed", "PrecomputeReport"]

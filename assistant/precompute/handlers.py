@@ -230,13 +230,8 @@ class Handlers:
 
     def rebuild_candidates(self, limit: int = 50) -> list[policy.RebuildCandidate]:
         """Answered, fresh entries (most used first) whose prompt prefix is not in the KV tree."""
-        rows = self.pipe.qa.db.execute(
-            "SELECT id, hits, last_used FROM qa_entries WHERE answer IS NOT NULL "
-            "AND stale = 0 ORDER BY hits DESC, last_used DESC LIMIT ?",
-            [limit],
-        ).fetchall()
         out = []
-        for entry_id, hits, last_used in rows:
+        for entry_id, hits, last_used in self.pipe.qa.most_used(limit):
             texts = self._source_texts(entry_id)
             if texts and not self.pipe.kv_cached(texts):
                 out.append(policy.RebuildCandidate(entry_id, hits, last_used))

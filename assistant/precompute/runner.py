@@ -22,6 +22,7 @@ comes back. Planning, in order of priority:
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,7 +36,9 @@ from assistant.rerank.doc_kv import KIND as DOC_KV
 from assistant.rerank.selfcheck import MAX_PROBES
 from cache import policy
 from cache.jobs import Job, JobQueue
-from cache.prediction import History, KnowledgeAbstract, get_meta, set_meta
+from cache.meta import CacheMeta
+from cache.prediction import History, KnowledgeAbstract
+from cache.runs import RunLog
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +48,15 @@ class PrecomputeProgressed:
     done: int
     total: int
     job: str
+
+
+Notify = Callable[[PrecomputeProgressed], None]
+Stop = Callable[[], bool]
+
+
+class PrecomputeBusy(RuntimeError):
+    """A precompute pass was asked for while another runs in this process (the idle one and the
+    cache screen's `p` share the cache's connection and its job queue: one at a time)."""
 
 
 @dataclass
@@ -80,11 +92,12 @@ class Precompute:
         self.ctx = ctx
         self.settings = ctx.settings.precompute
         self.pipe = pipeline or ctx.pipeline()
-        db = self.pipe.qa.db
-        self.db = db
+        db = ctx.cache_db  # the pipeline's too; each table below has its owner
         self.queue = JobQueue(db)
         self.abstract = KnowledgeAbstract(db)
         self.history = History(db)
+        self.runs = RunLog(db)
+        self.meta = CacheMeta(db)
         self.settle = self.settings.settle_seconds if settle_seconds is None else settle_seconds
         self.check = ctx.rerank_check()
         self.handlers = Handlers(
@@ -112,13 +125,13 @@ class Precompute:
 
     def _plan_refresh(self) -> int:
         version = self.ctx.store.version("chunks")
-        if int(get_meta(self.db, "refresh_version", "0")) != version:
-            answered = self.pipe.qa.entries("answer IS NOT NULL AND stale = 0")
+        if int(self.meta.get("refresh_version", "0")) != version:
+            answered = self.pipe.qa.answered()
             self.pipe.qa.mark_stale([e.id for e in answered if not self.pipe.is_fresh(e)])
-            set_meta(self.db, "refresh_version", str(version))
+            self.meta.set("refresh_version", str(version))
         return sum(
             self._enqueue("refresh", f"refresh:{e.id}:{version}", {"entry": e.id})
-            for e in self.pipe.qa.entries("stale = 1 AND answer IS NOT NULL")
+            for e in self.pipe.qa.answered(stale=True)
         )
 
     def _plan_abstract(self) -> int:
@@ -157,10 +170,7 @@ class Precompute:
 
     def _unpredicted_chunks(self, n: int) -> list[int]:
         """The newest chunks read into the abstract that no detail prediction has used yet."""
-        done = {
-            int(r[0].split(":")[1])
-            for r in self.db.execute("SELECT key FROM jobs WHERE kind = 'predict_detail'")
-        }
+        done = {int(key.split(":")[1]) for key in self.queue.keys("predict_detail")}
         ids = self.ctx.store.chunk_ids(upto=self.abstract.read_upto())
         return [i for i in reversed(ids) if i not in done][:n]
 
@@ -222,7 +232,7 @@ class Precompute:
         qa, cutoff = self.pipe.qa, self.settings.decode_cutoff
         queued = 0
         if policy.decode_pending(qa.threshold, cutoff):
-            for entry in qa.entries("answer IS NULL"):
+            for entry in qa.pending():
                 queued += self._enqueue("decode", f"decode:{entry.id}", {"entry": entry.id})
         stats = self.pipe.kv.stats()
         room = policy.kv_room(stats["bytes"], self._kv_budget())
@@ -235,7 +245,7 @@ class Precompute:
         return queued
 
     def _kv_budget(self) -> int:
-        return int(self.ctx.settings.cache.kv_budget_mb * 2**20)
+        return self.ctx.settings.cache.kv_budget_bytes
 
     def _bytes_per_prompt(self, stats: dict[str, int]) -> int:
         return self._bytes_per_node(stats) * (self.ctx.settings.answer.context_chunks + 1)
@@ -253,10 +263,43 @@ class Precompute:
         notify: Callable[[PrecomputeProgressed], None] | None = None,
         cancelled: Callable[[], bool] = lambda: False,
         stop_for_user: bool = False,
+        wait: bool = True,
     ) -> PrecomputeReport:
         """Plan, then run jobs until done, `deadline` (epoch seconds), `cancelled()`, or — with
-        `stop_for_user` — a user question. Otherwise a user question only pauses the run."""
-        report, start, run_id = PrecomputeReport(), time.time(), self._open_run()
+        `stop_for_user` — a user question. Otherwise a user question only pauses the run.
+
+        One pass runs at a time in a process (they share the cache's connection): with `wait`
+        this one waits for the running pass to end (saying so through `notify`), else it raises
+        PrecomputeBusy."""
+        lock = self.ctx.precompute_lock
+        if not lock.acquire(blocking=False):
+            if not wait:
+                raise PrecomputeBusy("another precompute pass is running; this one did not start")
+            stopped = self._wait_turn(lock, deadline, notify, cancelled)
+            if stopped:
+                return PrecomputeReport(jobs_left=self.queue.pending(), stopped=stopped)
+        try:
+            return self._run(deadline, notify, cancelled, stop_for_user)
+        finally:
+            lock.release()
+
+    def _wait_turn(
+        self, lock: threading.Lock, deadline: float | None, notify: Notify | None, cancelled: Stop
+    ) -> str | None:
+        """Wait for `lock`; None once held, else why the wait ended (cancelled, deadline)."""
+        log.info("precompute: waiting for the pass already running to end")
+        if notify:
+            notify(PrecomputeProgressed(0, 1, "waiting for the running precompute to stop"))
+        while not lock.acquire(timeout=0.2):
+            stop = self._should_stop(deadline, cancelled, stop_for_user=False)
+            if stop:
+                return stop
+        return None
+
+    def _run(
+        self, deadline: float | None, notify: Notify | None, cancelled: Stop, stop_for_user: bool
+    ) -> PrecomputeReport:
+        report, start, run_id = PrecomputeReport(), time.time(), self.runs.open()
         self._predicted = False
         self.queue.recover()
         self.plan()
@@ -275,7 +318,7 @@ class Precompute:
                     notify(PrecomputeProgressed(done, done + self.queue.pending(), _label(job)))
         report.jobs_left = self.queue.pending()
         report.wall_seconds = time.time() - start
-        self._close_run(run_id, report)
+        self.runs.close(run_id, report.jobs_done, report.cpu_seconds, report.stopped)
         return report
 
     def _should_stop(self, deadline, cancelled, stop_for_user: bool) -> str | None:
@@ -307,34 +350,17 @@ class Precompute:
         report.cpu_seconds += spent
         report.by_kind[job.kind] = report.by_kind.get(job.kind, 0) + 1
 
-    def _open_run(self) -> int:
-        return self.db.execute("INSERT INTO runs (started) VALUES (?)", [time.time()]).lastrowid
-
-    def _close_run(self, run_id: int, report: PrecomputeReport) -> None:
-        self.db.execute(
-            "UPDATE runs SET finished = ?, jobs = ?, cpu_s = ?, stopped = ? WHERE id = ?",
-            [time.time(), report.jobs_done, report.cpu_seconds, report.stopped, run_id],
-        )
-
     # -- status --------------------------------------------------------------------------------
 
     def status(self) -> dict:
         counts = self.queue.counts()
-        row = self.db.execute(
-            "SELECT finished, jobs, cpu_s, stopped FROM runs WHERE finished IS NOT NULL "
-            "ORDER BY id DESC LIMIT 1"
-        ).fetchone()
-        last = None
-        if row:
-            when = datetime.fromtimestamp(row[0], UTC).isoformat(timespec="seconds")
-            last = {"finished": when, "jobs": row[1], "cpu_s": round(row[2], 1), "stopped": row[3]}
         return {
             "jobs_queued": counts["queued"] + counts["running"],
             "jobs_done": counts["done"],
             "jobs_failed": counts["failed"],
             "predicted_pending": self.pipe.qa.stats()["pending"],
             "abstract_items": self.abstract.count(),
-            "last_run": last,
+            "last_run": self.runs.last(),
             "rerank": self._rerank_status(),
         }
 

@@ -26,8 +26,7 @@ class DocKV:
         return f"{self.model}-{self.tag}-{segment_hash(prefix)}"
 
     def has(self, prefix: Sequence[int]) -> bool:
-        row = self.blobs.db.execute("SELECT 1 FROM blobs WHERE key = ?", [self.key(prefix)])
-        return row.fetchone() is not None
+        return self.blobs.has(self.key(prefix))
 
     def restore(self, llm: LocalLLM, prefix: Sequence[int]) -> bool:
         """Load the prefix's KV into `llm` (True), or leave it reset (False: not cached)."""

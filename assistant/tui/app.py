@@ -12,9 +12,9 @@ from textual.screen import Screen
 
 from assistant.tui.messages import (
     ImportFinished,
-    ImportProgressed,
+    ImportReported,
     PrecomputeFinished,
-    PrecomputeProgressed,
+    PrecomputeReported,
     WorkFailed,
 )
 from assistant.tui.screens.cache import CacheScreen
@@ -65,16 +65,17 @@ class AssistantApp(App[None]):
     def _idle_progressed(self, event: Any) -> None:
         """Called on the scheduler's thread: only posts a message."""
         if self._idle_throttle.ready(always=event.done == event.total):
-            self.post_message(PrecomputeProgressed(event.done, event.total, event.job, idle=True))
+            self.post_message(PrecomputeReported(event, idle=True))
 
     def _idle_done(self, report: Any) -> None:
         """Called on the scheduler's thread: only posts a message."""
         self.post_message(PrecomputeFinished(report.summary(), idle=True))
 
-    @on(PrecomputeProgressed)
-    def _show_idle_progress(self, m: PrecomputeProgressed) -> None:
+    @on(PrecomputeReported)
+    def _show_idle_progress(self, m: PrecomputeReported) -> None:
         if m.idle:
-            self._show_idle(f"Idle precompute: {m.done}/{m.total} · {m.job}")
+            e = m.event
+            self._show_idle(f"Idle precompute: {e.done}/{e.total} · {e.job}")
 
     @on(PrecomputeFinished)
     def _show_idle_finished(self, m: PrecomputeFinished) -> None:
@@ -82,10 +83,11 @@ class AssistantApp(App[None]):
             self._show_idle(f"Last idle precompute: {m.summary}")
             self.notify(m.summary, title="Precomputed while you were away")
 
-    @on(ImportProgressed)
-    def _show_embedding(self, m: ImportProgressed) -> None:
+    @on(ImportReported)
+    def _show_embedding(self, reported: ImportReported) -> None:
         """Every screen's header says how far an import's embedding is: the chat works
         meanwhile (on every stored chunk by words; by meaning on those embedded so far)."""
+        m = reported.event
         if m.phase == "embed":
             self.sub_title = embedding_line(m.done, m.total)
 

@@ -11,7 +11,8 @@ from textual.message import Message
 
 if TYPE_CHECKING:
     from assistant.evidence import Evidence
-    from assistant.importer import ImportReport
+    from assistant.importer import ImportProgressed, ImportReport
+    from assistant.precompute import PrecomputeProgressed
 
 
 @dataclass(frozen=True)
@@ -95,12 +96,11 @@ class JobStatusChanged(Message):
 
 
 @dataclass
-class ImportProgressed(Message):
-    phase: str  # "read" | "embed"
-    done: int
-    total: int
-    path: str
-    errors: int
+class ImportReported(Message):
+    """The importer's progress event, brought to the UI thread (one class per event: the TUI
+    carries the core's, it does not copy it field by field)."""
+
+    event: ImportProgressed
 
 
 @dataclass
@@ -124,10 +124,10 @@ class CacheStatsRead(Message):
 
 
 @dataclass
-class PrecomputeProgressed(Message):
-    done: int
-    total: int
-    job: str
+class PrecomputeReported(Message):
+    """The precompute's progress event, brought to the UI thread."""
+
+    event: PrecomputeProgressed
     idle: bool = False  # a run the idle scheduler started (not the "precompute now" key)
 
 

@@ -110,7 +110,7 @@ def services_for(ctx: Context) -> Services:
         # "precompute now" is asked for: no settling wait after an import (as the CLI's)
         precompute=lambda: Precompute(ctx, pipeline.get(), settle_seconds=0),
         demo_paths=[data / "mail" / "demo.mbox", data / "notes"],
-        kv_budget_bytes=int(settings.cache.kv_budget_mb * 2**20),
+        kv_budget_bytes=settings.cache.kv_budget_bytes,
         activity=ctx.activity,
         idle=lambda notify, done: IdleScheduler(ctx, notify, done),
     )

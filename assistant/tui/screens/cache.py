@@ -19,7 +19,7 @@ from assistant.tui.messages import (
     CacheStatsRead,
     JobStatusChanged,
     PrecomputeFinished,
-    PrecomputeProgressed,
+    PrecomputeReported,
     WorkFailed,
 )
 from assistant.tui.services import Services
@@ -183,7 +183,7 @@ class CacheScreen(Screen[None]):
 
         def notify(e) -> None:
             if throttle.ready(always=e.done == e.total):
-                self.post_message(PrecomputeProgressed(e.done, e.total, e.job))
+                self.post_message(PrecomputeReported(e))
 
         try:
             report = make().run(None, notify, lambda: worker.is_cancelled)
@@ -193,8 +193,9 @@ class CacheScreen(Screen[None]):
             return
         self.post_message(PrecomputeFinished(report.summary()))
 
-    @on(PrecomputeProgressed)
-    def _precompute_progressed(self, m: PrecomputeProgressed) -> None:
+    @on(PrecomputeReported)
+    def _precompute_progressed(self, reported: PrecomputeReported) -> None:
+        m = reported.event
         self.query_one("#precompute-status", Static).update(
             f"Precompute: {m.done}/{m.total} · {m.job}"
         )

@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Button, DirectoryTree, Footer, Header, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
-from assistant.tui.messages import ImportFinished, ImportProgressed, JobStatusChanged, WorkFailed
+from assistant.tui.messages import ImportFinished, ImportReported, JobStatusChanged, WorkFailed
 from assistant.tui.services import Services
 from assistant.tui.throttle import Throttle
 
@@ -96,7 +96,7 @@ class ImportScreen(Screen[None]):
 
         def notify(e) -> None:
             if throttle.ready(always=e.done in (1, e.total)):
-                self.post_message(ImportProgressed(e.phase, e.done, e.total, e.path, e.errors))
+                self.post_message(ImportReported(e))
 
         try:
             if not self.services.importer.ready:
@@ -113,8 +113,9 @@ class ImportScreen(Screen[None]):
     def _status(self, m: JobStatusChanged) -> None:
         self.query_one("#phase", Static).update(m.status)
 
-    @on(ImportProgressed)
-    def _progressed(self, m: ImportProgressed) -> None:
+    @on(ImportReported)
+    def _progressed(self, reported: ImportReported) -> None:
+        m = reported.event
         if (m.phase, m.path) != self.phase:
             self.phase, self.phase_started = (m.phase, m.path), time.monotonic()
         rate = m.done / max(time.monotonic() - self.phase_started, 1e-3)

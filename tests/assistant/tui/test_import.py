@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, ProgressBar, Static
 
-from assistant.importer import Importer
+from assistant.importer import Importer, ImportProgressed
 from assistant.tui.app import AssistantApp
-from assistant.tui.messages import ImportProgressed, WorkFailed
+from assistant.tui.messages import ImportReported, WorkFailed
 from assistant.tui.screens.chat import ChatScreen
 from assistant.tui.screens.import_ import ImportScreen
 from assistant.tui.services import Lazy
@@ -29,11 +29,11 @@ def text(screen, selector: str) -> str:
 async def test_demo_from_the_empty_state_imports_with_progress_to_100_percent(store, tmp_path):
     services, _, _ = make_services(store, tmp_path)
     app = AssistantApp(services)
-    progress: list[ImportProgressed] = []
+    progress: list = []  # the importer's events, as the screen received them
 
     def hook(message) -> None:
-        if isinstance(message, ImportProgressed):
-            progress.append(message)
+        if isinstance(message, ImportReported):
+            progress.append(message.event)
 
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await pilot.pause()
@@ -119,7 +119,8 @@ async def test_the_header_says_how_far_embedding_is_on_every_screen(store, tmp_p
         importing = app.screen
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, ChatScreen))
-        importing.post_message(ImportProgressed("embed", 3100, 16200, "", 0))  # as its worker
+        event = ImportProgressed("embed", 3100, 16200, "", 0)
+        importing.post_message(ImportReported(event))  # as its worker does
         await wait_for(pilot, lambda: "3,100 of 16,200 chunks embedded" in app.sub_title)
         assert isinstance(app.screen, ChatScreen)  # seen from the chat
         assert "search and ask work meanwhile" in app.sub_title

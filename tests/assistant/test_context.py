@@ -1,0 +1,56 @@
+"""The Context builds each part once, whichever part or thread asks first: one cache database
+connection and one blob store, shared by the pipeline, the KV tree and the reranker."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+import assistant.llm as llm_module
+import assistant.rerank.loader as loader
+from assistant.context import open_context
+
+pytestmark = pytest.mark.slow
+
+
+def spy(monkeypatch, module, name: str) -> list:
+    """Record each call's arguments of `module.name` (the real function still runs)."""
+    calls: list = []
+    real = getattr(module, name)
+
+    def recorded(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, recorded)
+    return calls
+
+
+def test_the_reranker_touched_first_shares_the_pipelines_blob_store(tmp_path, monkeypatch):
+    made = spy(monkeypatch, loader, "make_reranker")
+    ctx = open_context(tmp_path / "home")
+    reranker = ctx.reranker  # before the pipeline exists (`assistant search --rerank` does)
+    pipe = ctx.pipeline()
+    assert pipe.reranker is reranker and len(made) == 1
+    assert made[0][2] is ctx.blobs is pipe.kv.blobs
+    assert pipe.qa.db is ctx.cache_db is pipe.kv.db is ctx.blobs.db
+
+
+def test_threads_asking_at_once_get_one_pipeline_and_one_model(tmp_path, monkeypatch):
+    loads = spy(monkeypatch, llm_module, "make_llm")
+    ctx = open_context(tmp_path / "home")
+    start = threading.Barrier(4)
+    got: list = []
+
+    def ask() -> None:
+        start.wait()
+        got.append(ctx.pipeline())
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert len(got) == 4 and all(p is got[0] for p in got)
+    assert len(loads) == 1
