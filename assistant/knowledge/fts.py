@@ -7,14 +7,22 @@ candidates come from the query's rarer terms (together matching at most `max_mat
 and the candidates are then scored with every term, by rowid. A query whose rarest term alone
 matches more is ranked among about the newest `max_matches` chunks it matches.
 
+Scoring given chunks for all the query's terms is done here, with FTS5's own formula and
+statistics (row count and total length from the index's averages record, each chunk's length from
+its docsize row, document frequencies from fts5vocab): FTS5 cannot restrict a MATCH to a list of
+rowids, so `MATCH … AND rowid IN (…)` merges every matching row of every term, common ones
+included, before it filters (over a second at 1M chunks).
+
 FTS5's BM25 has k1 = 1.2 and b = 0.75 and counts stopwords in a chunk's length; the small-home
 index (bm25.py) uses rank-bm25's k1 = 1.5: bench/retrieval.py compares the two side by side.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -23,13 +31,40 @@ from sqlite_utils import Database
 from assistant.knowledge.bm25 import tokenize
 
 _ALNUM = re.compile(r"[^\W_]+", re.UNICODE)  # FTS5's unicode61 splits "a_b" where \w does not
+K1, B = 1.2, 0.75  # FTS5's bm25()
+
+
+def _plain(text: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
 def query_terms(query: str) -> list[str]:
     """The query's distinct terms as FTS5 indexes them, stopwords left out."""
-    plain = "".join(c for c in unicodedata.normalize("NFKD", query) if not unicodedata.combining(c))
-    terms = [t for token in tokenize(plain) for t in _ALNUM.findall(token)]
+    terms = [t for token in tokenize(_plain(query)) for t in _ALNUM.findall(token)]
     return list(dict.fromkeys(terms))
+
+
+def index_tokens(text: str) -> list[str]:
+    """A chunk's tokens as FTS5's unicode61 tokenizer indexes them (stopwords included)."""
+    return _ALNUM.findall(_plain(text).lower())
+
+
+def varints(blob: bytes) -> list[int]:
+    """The SQLite varints of an FTS5 record (its averages and docsize rows)."""
+    out, i = [], 0
+    while i < len(blob):
+        value = 0
+        for n in range(9):
+            byte = blob[i]
+            i += 1
+            if n == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+    return out
 
 
 def _match(terms: Sequence[str]) -> str:
@@ -42,6 +77,8 @@ class ChunkFts:
     def __init__(self, db: Database, max_matches: int = 2_000) -> None:
         self.db = db
         self.max_matches = max_matches
+        self._df: dict[str, int | None] = {}  # document frequencies, for `_df_of`
+        self._df_of = b""  # the averages record they were read under
 
     def search(self, query: str, n: int) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, BM25 scores) of the best `n` chunks, best first; empty when no term
@@ -73,27 +110,51 @@ class ChunkFts:
         return int(newest - newest * self.max_matches / matches)
 
     def scores(self, terms: Sequence[str], ids: np.ndarray) -> np.ndarray:
-        """BM25 of each of `ids` for all of `terms` (0 where none occurs in the chunk)."""
+        """BM25 of each of `ids` for all of `terms` (0 where none occurs in the chunk), as
+        FTS5's bm25() scores it, computed from the index's statistics (see the module)."""
         out = np.zeros(len(ids))
-        if not len(ids) or not terms:
+        df = self.frequencies(terms)
+        if not len(ids) or not df:
             return out
+        rows, total = self._totals()
+        idf = {t: max(math.log((rows - d + 0.5) / (d + 0.5)), 1e-6) for t, d in df.items()}
+        average = total / max(rows, 1)
         marks = ",".join("?" * len(ids))
-        rows = self.db.execute(
-            f"SELECT rowid, -bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? "
-            f"AND rowid IN ({marks})",
-            [_match(terms), *(int(i) for i in ids)],
-        ).fetchall()
-        where = {int(c): p for p, c in enumerate(ids.tolist())}
-        for chunk_id, score in rows:
-            out[where[chunk_id]] = score
+        keys = [int(i) for i in ids]
+        texts = dict(
+            self.db.execute(f"SELECT rowid, text FROM chunks_fts WHERE rowid IN ({marks})", keys)
+        )
+        sizes = self.db.execute(
+            f"SELECT id, sz FROM chunks_fts_docsize WHERE id IN ({marks})", keys
+        )
+        length = {i: varints(sz)[0] for i, sz in sizes}
+        for p, chunk_id in enumerate(keys):
+            if chunk_id not in texts:
+                continue
+            tf = Counter(t for t in index_tokens(texts[chunk_id]) if t in idf)
+            norm = K1 * (1 - B + B * length.get(chunk_id, 0) / average)
+            out[p] = sum(idf[t] * n * (K1 + 1) / (n + norm) for t, n in tf.items())
         return out
+
+    def _totals(self) -> tuple[int, int]:
+        """(rows, tokens in all rows) of the index: its averages record."""
+        row = self.db.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
+        values = varints(row[0]) if row and row[0] else []
+        return (values[0], values[1]) if len(values) >= 2 else (0, 0)
 
     def frequencies(self, terms: Sequence[str]) -> dict[str, int]:
         """How many chunks hold each of `terms` (terms in none are left out). One lookup per
-        term: fts5vocab answers `term = ?` from the index but `term IN (…)` by a scan."""
+        term: fts5vocab answers `term = ?` from the index but `term IN (…)` by a scan, and it
+        reads the term's whole posting list; kept until the index changes."""
+        record = self.db.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
+        if (record[0] if record else b"") != self._df_of:
+            self._df, self._df_of = {}, record[0] if record else b""
         sql = "SELECT doc FROM chunks_fts_terms WHERE term = ?"
-        found = ((t, self.db.execute(sql, [t]).fetchone()) for t in dict.fromkeys(terms))
-        return {t: row[0] for t, row in found if row is not None}
+        for t in dict.fromkeys(terms):
+            if t not in self._df:
+                row = self.db.execute(sql, [t]).fetchone()
+                self._df[t] = row[0] if row is not None else None
+        return {t: self._df[t] for t in dict.fromkeys(terms) if self._df[t] is not None}
 
     def selective(self, terms: Sequence[str]) -> tuple[list[str], int]:
         """The rarest terms that together occur in at most max_matches chunks (at least the
