@@ -12,7 +12,7 @@ import hashlib
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -249,11 +249,12 @@ def select_evidence(
     """The `limit` sentences of the prompt's chunks (`records`, in prompt order) that best
     answer `question`, best first. The sentences' vectors come from `stored` where it has them
     (chunk_vectors); without a store, one embed_batch call for all the sentences."""
-    per_chunk = [[f"{c} {s}".strip() for s, c in _sentences_in_context(r.text)] for r in records]
+    split = [list(_sentences_in_context(r.text)) for r in records]
+    per_chunk = [_scored_texts(pairs) for pairs in split]
     rows = [
         (rank, r.chunk_id, sentence)
-        for rank, r in enumerate(records)
-        for sentence, _ in _sentences_in_context(r.text)
+        for rank, (r, pairs) in enumerate(zip(records, split, strict=True))
+        for sentence, _ in pairs
     ]
     if not rows or limit <= 0:
         return []
@@ -287,9 +288,7 @@ def chunk_vectors(
     `stored`, else embedded one chunk per batch and stored: a chunk's vectors are the same
     whichever prompt it is in, and whether they were just computed or stored long ago."""
     if per_chunk is None:
-        per_chunk = [
-            [f"{c} {s}".strip() for s, c in _sentences_in_context(r.text)] for r in records
-        ]
+        per_chunk = [_scored_texts(_sentences_in_context(r.text)) for r in records]
     keys = [hashlib.sha256(r.text.encode()).hexdigest()[:32] for r in records]
     found = stored.get(embedder.name, keys)
     out = []
@@ -301,6 +300,11 @@ def chunk_vectors(
             found[key] = vectors
         out.append(found[key])
     return out
+
+
+def _scored_texts(pairs: Iterable[tuple[str, str]]) -> list[str]:
+    """What a sentence is scored (and embedded) as: its context (heading, list intro), then it."""
+    return [f"{context} {sentence}".strip() for sentence, context in pairs]
 
 
 def score_sentences(
