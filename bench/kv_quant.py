@@ -1,12 +1,13 @@
-"""Smaller KV nodes: the KV cache as q8_0 against f16, side by side in one run.
+"""Smaller KV nodes: the KV cache as q8_0 and q4_0 against f16, side by side in one run.
 
     python bench/kv_quant.py [--limit N] [--home DIR]
 
-Two pipelines on one demo home, [llm] kv_type f16 and q8_0 (q8_0 computes with flash attention).
+Three pipelines on one demo home, [llm] kv_type f16, q8_0 and q4_0 (the quantised ones compute
+with flash attention).
 Each answers each demo question twice: uncached, then with its [system, chunk …] prefix restored
 from its own KV tree (the first answer stored it). Per KV type: bytes per cached token, restore
 time per segment, answers identical cached vs uncached (exact reuse must stay token-identical),
-and against f16's uncached answers: identical answers, first-token agreement, mean KL(f16 ‖ q8_0)
+and against f16's uncached answers: identical answers, first-token agreement, mean KL(f16 ‖ type)
 of the first answer token, all facts in the answer, ROUGE-L. Writes bench/results/kv_quant.json.
 """
 
@@ -37,7 +38,7 @@ from reuse import FirstToken  # noqa: E402
 
 from assistant import pipeline as p  # noqa: E402
 
-TYPES = ("f16", "q8_0")
+TYPES = ("f16", "q8_0", "q4_0")
 
 
 def parse_args() -> argparse.Namespace:
@@ -111,7 +112,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             pipe = ctx.pipeline()
             pipes[kv_type] = (pipe, FirstToken(pipe.llm))
         for i, q in enumerate(questions):
-            for kv_type in TYPES[i % 2 :] + TYPES[: i % 2]:
+            turn = i % len(TYPES)
+            for kv_type in TYPES[turn:] + TYPES[:turn]:
                 pipe, first = pipes[kv_type]
                 uncached = answer(pipe, first, q, cached=False)
                 answer(pipe, first, q, cached=True)  # stores the prefix

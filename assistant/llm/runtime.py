@@ -79,7 +79,8 @@ class Vocab:
         return self._model.tokenize(text.encode("utf-8"), add_bos=first, special=True)
 
 
-KV_TYPES = {"f16": 1, "q8_0": 8}  # ggml type ids; a quantised V cache needs flash attention
+# ggml type ids; a quantised V cache needs flash attention
+KV_TYPES = {"f16": 1, "q8_0": 8, "q4_0": 2}
 
 
 class LocalLLM:
