@@ -9,9 +9,6 @@ hundred of its 30k rows), the layers through weights.LayerWindow (resident or st
 
 from __future__ import annotations
 
-import json
-import os
-import struct
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,8 +17,8 @@ import torch
 import torch.nn.functional as F
 
 from assistant.config import ConfigError
+from assistant.rerank.weights import DTYPES, SafetensorsFile
 
-DTYPES = {"F32": np.float32, "F16": np.float16}
 BERT_HEADS = ("BertForSequenceClassification",)
 
 
@@ -34,7 +31,7 @@ class BertArch:
     gelu_tanh: bool
 
 
-class BertFile:
+class BertFile(SafetensorsFile):
     """Random access to the tensors of a BERT cross-encoder's model.safetensors, by short name
     ("word", "layer.3.attention.self.query.weight", "classifier.weight"), without mapping it."""
 
@@ -46,14 +43,10 @@ class BertFile:
                 f'model.safetensors ({", ".join(BERT_HEADS)}); use `rerank = "cross"` for this '
                 "model"
             )
-        with path.open("rb") as fh:
-            (size,) = struct.unpack("<Q", fh.read(8))
-            header = json.loads(fh.read(size))
-        header.pop("__metadata__", None)
-        self.base = 8 + size
-        self.entries = {_short(name): entry for name, entry in header.items()}
+        super().__init__(path, _short)
         bad = {e["dtype"] for e in self.entries.values()} - set(DTYPES)
         if bad:
+            self.close()
             raise ConfigError(f"{path}: tensors in {bad}; pruned reranking reads F32 or F16")
         self.arch = BertArch(
             n_layers=int(config["num_hidden_layers"]),
@@ -62,22 +55,6 @@ class BertFile:
             eps=float(config.get("layer_norm_eps", 1e-12)),
             gelu_tanh=config.get("hidden_act", "gelu") in ("gelu_new", "gelu_pytorch_tanh"),
         )
-        self._fd = os.open(path, os.O_RDONLY)
-
-    def close(self) -> None:
-        os.close(self._fd)
-
-    def read(self, name: str, rows: slice | None = None) -> np.ndarray:
-        """The tensor (or a block of its rows) as a new array."""
-        entry = self.entries[name]
-        dtype = np.dtype(DTYPES[entry["dtype"]])
-        shape = list(entry["shape"])
-        start = self.base + entry["data_offsets"][0]
-        if rows is not None:
-            start += rows.start * int(np.prod(shape[1:])) * dtype.itemsize
-            shape[0] = min(rows.stop, shape[0]) - rows.start
-        count = int(np.prod(shape)) * dtype.itemsize
-        return np.frombuffer(os.pread(self._fd, count, start), dtype=dtype).reshape(shape)
 
     def small(self, name: str) -> torch.Tensor:
         return torch.from_numpy(self.read(name).astype(np.float32))
@@ -87,12 +64,7 @@ class BertFile:
         return {n[len(prefix) :]: self.small(n) for n in self.entries if n.startswith(prefix)}
 
     def layer_bytes(self, index: int) -> int:
-        prefix = f"layer.{index}."
-        return sum(
-            e["data_offsets"][1] - e["data_offsets"][0]
-            for n, e in self.entries.items()
-            if n.startswith(prefix)
-        )
+        return self.bytes_under(f"layer.{index}.")
 
 
 def _short(name: str) -> str:

@@ -16,7 +16,7 @@ import os
 import struct
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -50,25 +50,22 @@ def export_weights(gguf_path: Path, out: Path) -> Path:
     return out
 
 
-class WeightFile:
-    """Random access to the tensors of one safetensors file, without mapping it."""
+class SafetensorsFile:
+    """Random access to the tensors of one safetensors file, without mapping it; `rename` maps
+    a tensor's stored name to the name it is read by."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, rename: Callable[[str], str] = lambda name: name) -> None:
         self.path = path
         with path.open("rb") as fh:
             (size,) = struct.unpack("<Q", fh.read(8))
             header = json.loads(fh.read(size))
         self.base = 8 + size
-        meta = header.pop("__metadata__", {})
-        self.arch = Arch(**json.loads(meta["arch"]))
-        self.entries = header
+        self.metadata = header.pop("__metadata__", {})
+        self.entries = {rename(name): entry for name, entry in header.items()}
         self._fd = os.open(path, os.O_RDONLY)
 
     def close(self) -> None:
         os.close(self._fd)
-
-    def shape(self, name: str) -> tuple[int, ...]:
-        return tuple(self.entries[name]["shape"])
 
     def read(self, name: str, rows: slice | None = None) -> np.ndarray:
         """The tensor (or a block of its rows) as a new array."""
@@ -83,6 +80,25 @@ class WeightFile:
         count = int(np.prod(shape)) * dtype.itemsize
         return np.frombuffer(os.pread(self._fd, count, start), dtype=dtype).reshape(shape)
 
+    def bytes_under(self, prefix: str) -> int:
+        """Stored bytes of the tensors whose names start with `prefix` (one layer's)."""
+        return sum(
+            e["data_offsets"][1] - e["data_offsets"][0]
+            for n, e in self.entries.items()
+            if n.startswith(prefix)
+        )
+
+
+class WeightFile(SafetensorsFile):
+    """The exported GGUF weights (export_weights), with the architecture in their metadata."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.arch = Arch(**json.loads(self.metadata["arch"]))
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        return tuple(self.entries[name]["shape"])
+
     def layer(self, index: int) -> dict[str, torch.Tensor]:
         prefix = f"blk.{index}."
         return {
@@ -92,12 +108,7 @@ class WeightFile:
         }
 
     def layer_bytes(self, index: int) -> int:
-        prefix = f"blk.{index}."
-        return sum(
-            e["data_offsets"][1] - e["data_offsets"][0]
-            for n, e in self.entries.items()
-            if n.startswith(prefix)
-        )
+        return self.bytes_under(f"blk.{index}.")
 
     def small(self, name: str) -> torch.Tensor:
         return torch.from_numpy(self.read(name).copy())
