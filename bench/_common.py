@@ -399,3 +399,22 @@ def put_vectors(store: KnowledgeStore, model: str, ids: np.ndarray, vectors: np.
     for start in range(0, len(ids), 10_000):
         stop = start + 10_000
         store.put_embeddings(model, ids[start:stop].tolist(), vectors[start:stop])
+
+
+def plot_rss(timelines: dict[str, list], xlabel: str, title: str, path: Path) -> None:
+    """Resident memory over time, one line per run: `timelines` maps a name to (t, MiB) points."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for name, points in timelines.items():
+        t, m = zip(*points, strict=True)
+        ax.plot(t, m, label=name)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("RSS (MiB)")
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)

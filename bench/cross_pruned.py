@@ -44,6 +44,7 @@ from _common import (
     default_eval_dir,
     log,
     mean,
+    plot_rss,
     print_table,
     rss_mib,
     write_results,
@@ -316,21 +317,8 @@ def compare(args, depth: int, threshold: float, probes: str) -> dict[str, Any]:
 
 
 def plot(timelines: dict[str, list], depth: int, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    for name, points in timelines.items():
-        t, m = zip(*points, strict=True)
-        ax.plot(t, m, label=name)
-    ax.set_xlabel("seconds since the worker started")
-    ax.set_ylabel("RSS (MiB)")
-    ax.set_title(f"Cross-encoder reranking memory, DL19, {depth} candidates per query")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    title = f"Cross-encoder reranking memory, DL19, {depth} candidates per query"
+    plot_rss(timelines, "seconds since the worker started", title, path)
 
 
 def main() -> None:

@@ -27,7 +27,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import RESULTS_DIR, default_eval_dir, log, print_table, rss_mib, write_results
+from _common import (
+    RESULTS_DIR,
+    default_eval_dir,
+    log,
+    plot_rss,
+    print_table,
+    rss_mib,
+    write_results,
+)
 
 from assistant.config import Settings
 from assistant.rerank.elastic import LayerCosts, plan_resident, predicted_latency
@@ -231,21 +239,9 @@ def overlap(runs: list[dict], reference: list[dict], k: int) -> float:
 
 
 def plot(results: dict[str, dict], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    for name, res in results.items():
-        t, m = zip(*res["rss_timeline"], strict=True)
-        ax.plot(t, m, label=name)
-    ax.set_xlabel("seconds since process start")
-    ax.set_ylabel("RSS (MiB)")
-    ax.set_title("Reranker memory over time (each configuration in its own process)")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    title = "Reranker memory over time (each configuration in its own process)"
+    timelines = {name: res["rss_timeline"] for name, res in results.items()}
+    plot_rss(timelines, "seconds since process start", title, path)
 
 
 def main() -> None:
