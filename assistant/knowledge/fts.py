@@ -67,6 +67,12 @@ def varints(blob: bytes) -> list[int]:
     return out
 
 
+def _totals(record: bytes) -> tuple[int, int]:
+    """(rows, tokens in all rows) of the index, from its averages record."""
+    values = varints(record)
+    return (values[0], values[1]) if len(values) >= 2 else (0, 0)
+
+
 def _match(terms: Sequence[str]) -> str:
     return " OR ".join(f'"{t}"' for t in terms)
 
@@ -77,8 +83,8 @@ class ChunkFts:
     def __init__(self, db: Database, max_matches: int = 2_000) -> None:
         self.db = db
         self.max_matches = max_matches
-        self._df: dict[str, int | None] = {}  # document frequencies, for `_df_of`
-        self._df_of = b""  # the averages record they were read under
+        self._df: dict[str, int | None] = {}  # document frequencies, for `_record`
+        self._record = b""  # the index's averages record, as `_refresh` last read it
 
     def search(self, query: str, n: int) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, BM25 scores) of the best `n` chunks, best first; empty when no term
@@ -116,7 +122,7 @@ class ChunkFts:
         df = self.frequencies(terms)
         if not len(ids) or not df:
             return out
-        rows, total = self._totals()
+        rows, total = _totals(self._record)  # as frequencies() just read it
         idf = {t: max(math.log((rows - d + 0.5) / (d + 0.5)), 1e-6) for t, d in df.items()}
         average = total / max(rows, 1)
         marks = ",".join("?" * len(ids))
@@ -136,19 +142,19 @@ class ChunkFts:
             out[p] = sum(idf[t] * n * (K1 + 1) / (n + norm) for t, n in tf.items())
         return out
 
-    def _totals(self) -> tuple[int, int]:
-        """(rows, tokens in all rows) of the index: its averages record."""
+    def _refresh(self) -> None:
+        """Read the index's averages record; the kept document frequencies go when it changed
+        (an import or a delete)."""
         row = self.db.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
-        values = varints(row[0]) if row and row[0] else []
-        return (values[0], values[1]) if len(values) >= 2 else (0, 0)
+        record = row[0] if row and row[0] else b""
+        if record != self._record:
+            self._df, self._record = {}, record
 
     def frequencies(self, terms: Sequence[str]) -> dict[str, int]:
         """How many chunks hold each of `terms` (terms in none are left out). One lookup per
         term: fts5vocab answers `term = ?` from the index but `term IN (…)` by a scan, and it
         reads the term's whole posting list; kept until the index changes."""
-        record = self.db.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
-        if (record[0] if record else b"") != self._df_of:
-            self._df, self._df_of = {}, record[0] if record else b""
+        self._refresh()
         sql = "SELECT doc FROM chunks_fts_terms WHERE term = ?"
         for t in dict.fromkeys(terms):
             if t not in self._df:
