@@ -309,8 +309,10 @@ class Guard:
     (a name of one must be a word of the other); the kinds of question must be the same when both
     have one ("what"/"which" questions have none); no scale word may differ (CONTRASTS). With
     `words` = "match", every content word of each (up to a suffix, light verbs aside) must be a
-    word of the other too: a question that swaps "weight" for "date" asks another thing. "off"
-    leaves the content words to the embedding."""
+    word of the other too: a question that swaps "weight" for "date" asks another thing.
+    "covered" asks that only of the asked question's words (bench/results/threshold.json: it
+    serves questions that drop a qualifier, per person → total); "off" leaves the content words
+    to the embedding."""
 
     def __init__(self, words: str = "match") -> None:
         if words not in WORD_CHECKS:
