@@ -45,6 +45,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-cache", action="store_true", help="the naive path: no QA bank, no KV reuse"
     )
+    p.add_argument(
+        "--fresh",
+        action="store_true",
+        help="the stored answer served last time is not what you asked: it is no longer served "
+        "to questions as far from its own as this one, and the question is asked again",
+    )
     add_rerank(p)
     add_reuse(p)
     p.add_argument("--json", action="store_true", help="one JSON object per event (JSON lines)")

@@ -267,7 +267,15 @@ def cmd_ask(ctx: Context, args: Namespace) -> int:
 
     out = Console(highlight=False)
     _warn_unembedded(ctx)
-    for event in ctx.pipeline().answer(args.question, use_cache=not args.no_cache):
+    pipe = ctx.pipeline()
+    if args.fresh:
+        refused = pipe.refuse_hit(args.question)
+        if refused is not None and not args.json:
+            console.print(
+                f"[yellow]Not served again[/] for questions this far from "
+                f"“{escape(refused.question)}” (cosine {refused.similarity:.3f}); asking again"
+            )
+    for event in pipe.answer(args.question, use_cache=not args.no_cache):
         if args.json:
             print(json.dumps(_event_dict(event), ensure_ascii=False, default=str), flush=True)
         elif isinstance(event, p.TokenStreamed):

@@ -45,6 +45,7 @@ class Preempted(Exception):
 class QAHitFound:
     question: str  # the stored question that matched
     similarity: float
+    entry_id: int = 0  # the QA-bank entry served (what `refuse_hit` refuses)
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,7 @@ class Pipeline:
             hit = self.qa.lookup(vector, accept=self.is_fresh, verify=verify)
             clock.lap("qa_lookup")
             if hit is not None:
-                yield QAHitFound(hit.entry.question, hit.similarity)
+                yield QAHitFound(hit.entry.question, hit.similarity, hit.entry.id)
                 yield self._done_from_bank(question, hit.entry, clock)
                 return
         hits = self.candidates(question, vector)
@@ -157,6 +158,17 @@ class Pipeline:
         clock.lap("rerank")
         yield ChunksOrdered([h.chunk_id for h in hits])
         yield from self.generate(question, vector, hits, kv=kv, qa=qa, clock=clock)
+
+    def refuse_hit(self, question: str) -> QAHitFound | None:
+        """The user says the QA bank's answer for `question` is not what they asked: the entry
+        it would serve is served from now on only to questions more similar than this one
+        (cache/qa_bank.py). Returns what was refused, None when the bank serves nothing."""
+        vector = self.embedder.embed_batch([question])[0]
+        hit = self.qa.find(vector, self.verifier.check(question, vector))
+        if hit is None:
+            return None
+        self.qa.refuse(hit.entry.id, hit.similarity)
+        return QAHitFound(hit.entry.question, hit.similarity, hit.entry.id)
 
     def retrieve(self, question: str, vector, background: bool = False) -> list[Hit]:
         """The chunks a prompt for `question` gets, in prompt order (reranked when it is on):

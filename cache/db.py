@@ -123,6 +123,12 @@ _QA_ENCODER = """
 ALTER TABLE qa_entries ADD COLUMN encoder TEXT NOT NULL DEFAULT '';
 """
 
+_QA_REFUSED = """
+-- the similarity at which the user last said "not what I asked" of this entry's answer: it is
+-- served only to questions more similar than that (a per-entry threshold learned from refusals)
+ALTER TABLE qa_entries ADD COLUMN refused_at REAL NOT NULL DEFAULT 0;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
     ("0002_precompute", _PRECOMPUTE),
@@ -130,6 +136,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0004_kv_blob_key", _KV_BLOB_KEY),
     ("0005_qa_encoder", _QA_ENCODER),
     ("0006_sentence_vectors", _SENTENCE_VECTORS),
+    ("0007_qa_refused", _QA_REFUSED),
 ]
 
 

@@ -5,6 +5,10 @@ an in-memory matrix, reloaded only when the table changed). Unverified, a hit ne
 ≥ τ (`threshold`). Verified, the entries with similarity ≥ the lower `candidate_threshold` are
 candidates, nearest first, and the first one the caller's check accepts is the hit.
 
+The user may refuse a served answer ("not what I asked"): the entry then keeps the refused
+question's similarity as its own bound and is served only to questions more similar than that,
+whatever τ says (a per-entry threshold, learned from the cases where the shared one was wrong).
+
 Each entry names the encoder that made its vector. Only vectors of the bank's encoder are ever
 compared; an entry of another encoder (the user switched `[embedding] backend` or model, or the
 entry predates the name) is re-embedded from its question text when the bank next loads its
@@ -39,6 +43,7 @@ class QAEntry:
     origin: str
     hits: int
     chunk_watermark: int = 0  # the newest chunk id when it was answered
+    refused_at: float = 0.0  # served only above this similarity (0: never refused)
 
     @property
     def chunk_ids(self) -> list[int]:
@@ -55,13 +60,15 @@ class QAHit:
 CANDIDATES = 4  # entries a verified lookup checks at most (each check may retrieve)
 
 
-_COLUMNS = "id, question, answer, sources, knowledge_version, stale, origin, hits, chunk_watermark"
+_COLUMNS = (
+    "id, question, answer, sources, knowledge_version, stale, origin, hits, chunk_watermark, "
+    "refused_at"
+)
 
 
 def _entry(row: Sequence) -> QAEntry:
-    return QAEntry(
-        row[0], row[1], row[2], json.loads(row[3]), row[4], bool(row[5]), row[6], row[7], row[8]
-    )
+    sources = json.loads(row[3])
+    return QAEntry(row[0], row[1], row[2], sources, row[4], bool(row[5]), *row[6:])
 
 
 class QABank:
@@ -159,20 +166,39 @@ class QABank:
         Without `verify`: the nearest entry, if its similarity is ≥ τ. With `verify`: the entries
         with similarity ≥ the candidate threshold, nearest first (CANDIDATES at most), the first
         that `verify` accepts; a refused entry is just another question and stays as it is.
-        `accept` may veto an entry (the mail changed under it): that one is marked stale."""
+        `accept` may veto an entry (the mail changed under it): that one is marked stale. An entry
+        the user refused is passed over for questions no more similar than the refused one."""
+        hit = self.find(vector, verify)
+        while hit is not None and accept is not None and not accept(hit.entry):
+            self.mark_stale([hit.entry.id])
+            hit = self.find(vector, verify)
+        if hit is not None:
+            self._count_hit(hit.entry.id)
+        return hit
+
+    def find(
+        self, vector: np.ndarray, verify: Callable[[QAEntry], bool] | None = None
+    ) -> QAHit | None:
+        """The entry `lookup` would serve, freshness aside; nothing is counted or changed."""
         floor = self.floor(verify is not None)
         limit = CANDIDATES if verify is not None else 1
         for hit in islice(self._ranked(vector), limit):
             if hit.similarity < floor:
                 return None
+            if hit.similarity <= hit.entry.refused_at:
+                continue
             if verify is not None and not verify(hit.entry):
                 continue
-            if accept is not None and not accept(hit.entry):
-                self.mark_stale([hit.entry.id])
-                continue
-            self._count_hit(hit.entry.id)
             return hit
         return None
+
+    def refuse(self, entry_id: int, similarity: float) -> None:
+        """The user said the entry's answer does not answer a question `similarity` away: it is
+        served from now on only to questions more similar than that."""
+        self.db.execute(
+            "UPDATE qa_entries SET refused_at = max(refused_at, ?) WHERE id = ?",
+            [similarity, entry_id],
+        )
 
     def _ranked(self, vector: np.ndarray, answered_only: bool = True) -> Iterator[QAHit]:
         """Usable entries among the 32 most similar, most similar first."""

@@ -8,7 +8,7 @@ import pytest
 
 from assistant import pipeline as p
 from assistant.cli import main
-from assistant.context import Context
+from assistant.context import Context, open_context
 from assistant.evidence import Evidence
 from tests.conftest import DATA, make_email, write_mbox
 
@@ -162,3 +162,25 @@ def test_ask_with_the_real_models_prints_evidence_from_its_sources(tmp_path, mon
     assert main(["ask", "--home", home, "When does the demolition start?"]) == 0
     evidence = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("Evidence: “")]
     assert "Evidence: “Demolition starts on Monday 2 March.” [1]" in evidence
+
+
+@pytest.mark.slow
+def test_ask_fresh_refuses_the_served_answer_and_answers_afresh(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("ASSISTANT_ANSWER_MAX_TOKENS", "8")
+    box = write_mbox(
+        tmp_path / "box.mbox",
+        [make_email(subject="Kitchen", body="Demolition starts on Monday 2 March.")],
+    )
+    home = str(tmp_path / "h")
+    assert main(["import", "--home", home, str(box)]) == 0
+    assert main(["ask", "--home", home, "When does the demolition start?"]) == 0
+    capsys.readouterr()
+    assert main(["ask", "--home", home, "when does the demolition start"]) == 0
+    assert "QA-bank hit" in capsys.readouterr().err  # served from the first answer's entry
+    assert main(["ask", "--home", home, "--fresh", "when does the demolition start"]) == 0
+    err = capsys.readouterr().err
+    assert "Not served again" in err and "QA-bank hit" not in err
+    entries = {e.question: e for e in open_context(home).pipeline().qa.entries()}
+    refused = entries["When does the demolition start?"]
+    assert 0.9 < refused.refused_at < 1.0  # the cosine of the two wordings
+    assert "when does the demolition start" in entries  # the fresh answer has its own entry

@@ -180,3 +180,29 @@ def test_an_old_home_keeps_its_answers_through_the_migration(tmp_path):
     hit = bank.lookup(encoder.embed_batch(["kitchen start"])[0])
     assert hit is not None and hit.entry.answer == "On 2 March." and hit.entry.sources == ["7"]
     assert bank.stats()["entries"] == 1
+
+
+def test_a_refused_entry_is_served_only_to_questions_closer_than_the_refused_one(bank):
+    entry = bank.add("what does the venue cost per person", unit(1, 0, 0), "EUR 85 a head.")
+    asked = unit(1, 0.3, 0)  # cosine 0.958: served, and the user says it is not what they asked
+    hit = bank.lookup(asked)
+    assert hit is not None and hit.entry.id == entry
+    bank.refuse(entry, hit.similarity)
+    assert bank.lookup(asked) is None
+    assert bank.lookup(unit(1, 0.35, 0)) is None  # farther still: refused too
+    closer = bank.lookup(unit(1, 0.1, 0))  # cosine 0.995: nearer than the refused question
+    assert closer is not None and closer.entry.id == entry
+    bank.refuse(entry, 0.2)  # a lower bound never loosens a higher one
+    assert bank.get(entry).refused_at == pytest.approx(hit.similarity)
+    assert bank.get(entry).answer == "EUR 85 a head."  # the answer itself stays
+
+
+def test_a_refused_entry_gives_way_to_the_next_candidate():
+    bank = QABank(open_cache_db(None), 0.95, 10_000, candidate_threshold=0.8)
+    first = bank.add("what does the venue cost per person", unit(1, 0.1, 0), "EUR 85.")
+    second = bank.add("what does the venue cost", unit(1, 0.3, 0), "EUR 2,400 in all.")
+    asked = unit(1, 0.15, 0)
+    assert bank.lookup(asked, verify=lambda e: True).entry.id == first
+    bank.refuse(first, bank.find(asked, verify=lambda e: True).similarity)
+    assert bank.lookup(asked, verify=lambda e: True).entry.id == second
+    assert bank.get(first).hits == 1 and bank.get(second).hits == 1  # find counts nothing
