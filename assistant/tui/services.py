@@ -27,6 +27,8 @@ class PipelineLike(Protocol):
 
     def answer(self, question: str, use_cache: bool = True) -> Iterator[Any]: ...
 
+    def refuse_hit(self, question: str) -> Any: ...
+
 
 class ImporterLike(Protocol):
     def run(

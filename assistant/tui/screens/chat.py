@@ -40,6 +40,7 @@ class ChatScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "stop", "Stop"),
         Binding("tab", "next_pane", "Next pane"),
+        Binding("ctrl+r", "refuse", "Not what I asked"),
     ]
     PANES = ("#question", "#source-list", "#conversation")
 
@@ -49,6 +50,7 @@ class ChatScreen(Screen[None]):
         self.tally = tally
         self.turn = 0
         self.answering = False
+        self.served = ""  # the last turn's question when the QA bank answered it
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -91,19 +93,31 @@ class ChatScreen(Screen[None]):
         if not question:
             return
         event.input.clear()
+        self._start(question)
+
+    def _start(self, question: str, refuse: bool = False) -> None:
         self.turn += 1
         self.query_one("#conversation").mount(Turn(self.turn, question), before=None)
         self.answering = True
+        self.served = ""
         self.refresh_bindings()
-        self.answer(self.turn, question)
+        self.answer(self.turn, question, refuse)
+
+    def action_refuse(self) -> None:
+        """The QA bank's answer to the last question is not what was asked: that entry is no
+        longer served to questions this far from its own, and the question is asked again."""
+        if self.served and not self.answering:
+            self._start(self.served, refuse=True)
 
     @work(thread=True, exclusive=True, group="answer")
-    def answer(self, turn: int, question: str) -> None:
+    def answer(self, turn: int, question: str, refuse: bool = False) -> None:
         worker = get_current_worker()
         try:
             if not self.services.pipeline.ready:
                 self.post_message(AnswerStatusChanged(turn, "loading the models…"))
             pipeline = self.services.pipeline.get()
+            if refuse:
+                pipeline.refuse_hit(question)
             relay_answer(
                 pipeline,
                 self.services.knowledge,
@@ -131,6 +145,8 @@ class ChatScreen(Screen[None]):
         panes[(panes.index(self.focused) + 1) % len(panes)].focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "refuse":
+            return bool(self.served) and not self.answering
         return self.answering if action == "stop" else True
 
     def _turn(self, n: int) -> Turn:
@@ -152,9 +168,11 @@ class ChatScreen(Screen[None]):
     @on(AnswerFinished)
     def _finished(self, m: AnswerFinished) -> None:
         self.tally.record(m)
-        self._turn(m.turn).finish(m)
+        turn = self._turn(m.turn)
+        turn.finish(m)
         if m.turn == self.turn:
             self.query_one(SourcesPanel).show_evidence(m.evidence)
+            self.served = turn.question if m.qa_hit else ""
         self._ended(m.turn)
 
     @on(AnswerStopped)

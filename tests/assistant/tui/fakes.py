@@ -58,7 +58,7 @@ class FakePipeline:
         vector = self.embedder.embed_batch([question])[0]
         hit = self.qa.lookup(vector)
         if hit is not None:
-            yield QAHitFound(hit.entry.question, hit.similarity)
+            yield QAHitFound(hit.entry.question, hit.similarity, hit.entry.id)
             yield self._from_bank(question, hit.entry, start)
             return
         candidates = self.store.chunk_records(list(range(self.k + 1, 0, -1)))
@@ -74,6 +74,14 @@ class FakePipeline:
             question, answer, sources, False, reused, 100 * self.k + 20, _times(start, first)
         )
         yield self._checked(done, question, vector, records)
+
+    def refuse_hit(self, question: str) -> QAHitFound | None:
+        """As the real one: the entry a lookup would serve is refused at this similarity."""
+        hit = self.qa.find(self.embedder.embed_batch([question])[0])
+        if hit is None:
+            return None
+        self.qa.refuse(hit.entry.id, hit.similarity)
+        return QAHitFound(hit.entry.question, hit.similarity, hit.entry.id)
 
     def _stream(self):
         first = None

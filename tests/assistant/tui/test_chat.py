@@ -94,6 +94,27 @@ async def test_a_repeated_question_is_a_qa_hit_with_its_sources(rig):
         assert pilot.app.tally.qa_hits == 1 and pilot.app.tally.questions == 2
 
 
+async def test_not_what_i_asked_refuses_the_served_answer_and_asks_again(rig):
+    async with rig.app.run_test(size=SIZE) as pilot:
+        first = await ask(pilot, "when does the kitchen work start")
+        await wait_for(pilot, lambda: not first.running)
+        assert "ctrl+r" not in footer_keys(pilot)  # a fresh answer: nothing to refuse
+        second = await ask(pilot, "When does the kitchen work start")
+        await wait_for(pilot, lambda: not second.running)
+        assert badge(second).startswith("QA-bank hit")
+        assert footer_keys(pilot)["ctrl+r"] == "Not what I asked"
+        await pilot.press("ctrl+r")
+        screen = pilot.app.screen
+        third = screen.query_one(f"#turn-{screen.turn}", Turn)
+        assert third.question == "When does the kitchen work start"
+        await wait_for(pilot, lambda: not third.running)
+        assert badge(third).startswith("QA-bank miss")  # asked again, not served the refused one
+        refused, fresh = rig.pipeline.qa.entries()
+        assert refused.refused_at > 0.9 and fresh.refused_at == 0
+        assert fresh.question == "When does the kitchen work start"
+        assert "ctrl+r" not in footer_keys(pilot)
+
+
 async def test_enter_on_a_source_opens_the_whole_message(rig):
     async with rig.app.run_test(size=SIZE) as pilot:
         turn = await ask(pilot, "what about the tiles")
