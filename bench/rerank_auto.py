@@ -1,11 +1,13 @@
 """The `rerank = "auto"` self-check on the demo mail: predicted detail questions written by
 SmolLM2 from sampled chunks (their source is known), source@3 of fused against query likelihood
 (SmolLM2, document KV) and the test cross-encoder, pruned and not; what the check turns on, and
-its CPU cost (a night's check on this many questions).
+its CPU cost (a night's check on this many questions). A mode over --max-seconds CPU-s a question
+(the app's `[reranker] auto_max_seconds`; 0: no limit) is measured on the first probes only.
 
     python bench/rerank_auto.py [--chunks 30] [--cross DIR] [--reuse HOME] [--modes ...]
+                                [--max-seconds S] [--out NAME]
 
-Writes bench/results/rerank_auto.json.
+Writes bench/results/rerank_auto.json (or NAME.json).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 from _common import demo_context, log, print_table, require_demo, write_results
 from train_cross_encoder import DEFAULT_OUT
 
+from assistant.config import RerankerSettings
 from assistant.precompute.handlers import SEEDS, Handlers
 from assistant.rerank.loader import make_reranker
 from assistant.rerank.selection import select
@@ -41,6 +44,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--modes", nargs="+", default=["full", "cross", "cross-pruned"])
+    p.add_argument("--max-seconds", type=float, default=RerankerSettings().auto_max_seconds)
+    p.add_argument("--out", default="rerank_auto")
     return p.parse_args()
 
 
@@ -82,19 +87,20 @@ def main() -> None:
             hits = select(ctx.retriever, reranker, question, k, mode=mode)
             return [h.chunk_id for h in hits]
 
-        result = run_check(chosen, pairs, args.modes)
-    rows = [["fused", result.fused, "", "", "", result.fused_cpu_seconds]] + [
-        [m, r.source_at_3, r.wins, r.losses, r.p_value, r.cpu_seconds]
+        limit = args.max_seconds or float("inf")
+        result = run_check(chosen, pairs, args.modes, limit)
+    rows = [["fused", result.fused, "", "", "", result.fused_cpu_seconds, ""]] + [
+        [m, r.source_at_3, r.wins, r.losses, r.p_value, r.cpu_seconds, "yes" if r.too_slow else ""]
         for m, r in result.modes.items()
     ]
     print_table(
         f"Self-check on the demo: source@3 of {result.questions} predicted questions",
-        ["order", "source@3", "wins", "losses", "p (sign test)", "CPU s"],
+        ["order", "source@3", "wins", "losses", "p (sign test)", "CPU s", "too slow"],
         rows,
         note=f"turned on: {result.chosen}; writing the questions took {predict_cpu:.0f} CPU-s",
     )
     data = asdict(result) | {"predict_cpu_seconds": predict_cpu, "cross_model": str(args.cross)}
-    write_results("rerank_auto", data, {k: str(v) for k, v in vars(args).items()})
+    write_results(args.out, data, {k: str(v) for k, v in vars(args).items()})
 
 
 if __name__ == "__main__":

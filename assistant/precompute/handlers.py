@@ -192,7 +192,8 @@ class Handlers:
 
         probes = self.check.probes(settings.reranker.auto_questions)
         modes = [m for m in reranker.available if m in AUTO_MODES]
-        self.check.save(run_check(select, probes, modes), payload["probes"])
+        result = run_check(select, probes, modes, settings.reranker.auto_max_seconds)
+        self.check.save(result, payload["probes"])
 
     def _decode(self, payload: dict) -> None:
         """KV → QA: answer a pending entry (its prefix is in the tree, so only decoding costs)."""

@@ -10,6 +10,13 @@ pass a one-sided exact sign test at 5% (McNemar's test for paired hits). A reran
 question time and loses on mail it does not suit; a difference the sign test cannot tell from a
 coin stays off. Of the modes that pass, the one with the most net wins is on.
 
+A win is also priced: a reranker runs before every answer, so a mode whose CPU seconds per
+question exceed `max_seconds` (measured on its first SPEED_PROBES probes, on this machine) is
+"too slow" and is neither run further nor turned on, however well it ranks. The issue's own bar
+for a reranker on 2 cores is 20 candidates in ≤ 1.0 s; query likelihood with SmolLM2 takes
+several seconds a question here, so on a laptop `auto` keeps fused unless a fast reranker wins,
+and the check costs seconds, not the ~15 CPU-minutes a full QL pass over 120 probes took.
+
 One JSON file in the home's cache dir holds the probes and the last result; this class is its
 only reader and writer.
 """
@@ -30,6 +37,7 @@ TOP = 3  # the prompt's chunks (answer.context_chunks' default)
 AUTO_MODES = ("full", "cross", "cross-pruned")
 ALPHA = 0.05
 MAX_PROBES = 1000
+SPEED_PROBES = 3  # probes a mode's cost is measured on before it runs on the rest
 Selector = Callable[[str, int, str], list[int]]  # (question, k, mode) → chunk ids, best first
 
 
@@ -40,6 +48,7 @@ class ModeResult:
     losses: int  # fused had it, this mode did not
     p_value: float
     cpu_seconds: float
+    too_slow: bool = False  # over max_seconds a question: stopped after SPEED_PROBES
 
 
 @dataclass
@@ -53,7 +62,9 @@ class CheckResult:
 
     def summary(self) -> str:
         parts = [f"fused {self.fused:.2f}"] + [
-            f"{m} {r.source_at_3:.2f} (+{r.wins}/−{r.losses}, p={r.p_value:.2f})"
+            f"{m} too slow ({r.cpu_seconds / SPEED_PROBES:.1f} CPU-s a question)"
+            if r.too_slow
+            else f"{m} {r.source_at_3:.2f} (+{r.wins}/−{r.losses}, p={r.p_value:.2f})"
             for m, r in self.modes.items()
         ]
         cpu = self.fused_cpu_seconds + sum(r.cpu_seconds for r in self.modes.values())
@@ -72,27 +83,48 @@ def sign_test(wins: int, losses: int) -> float:
 
 
 def run_check(
-    select: Selector, probes: Sequence[tuple[str, int]], modes: Sequence[str]
+    select: Selector,
+    probes: Sequence[tuple[str, int]],
+    modes: Sequence[str],
+    max_seconds: float = math.inf,
+    clock: Callable[[], float] = time.process_time,
 ) -> CheckResult:
     """source@3 of fused and of each mode on `probes` (question, source chunk id), and the mode
-    the rule above turns on ("off" when none)."""
-    fused, fused_cpu = _hits(select, probes, "off")
+    the rules above turn on ("off" when none). `clock` counts the CPU seconds."""
+    fused, fused_cpu = _hits(select, probes, "off", clock)
     result = CheckResult(_now(), len(probes), _mean(fused), fused_cpu)
     for mode in modes:
-        hits, cpu = _hits(select, probes, mode)
-        wins = sum(h and not f for h, f in zip(hits, fused, strict=True))
-        losses = sum(f and not h for h, f in zip(hits, fused, strict=True))
-        result.modes[mode] = ModeResult(_mean(hits), wins, losses, sign_test(wins, losses), cpu)
-    passing = {m: r.wins - r.losses for m, r in result.modes.items() if r.p_value < ALPHA}
+        result.modes[mode] = _run_mode(select, probes, fused, mode, max_seconds, clock)
+    passing = {
+        m: r.wins - r.losses
+        for m, r in result.modes.items()
+        if r.p_value < ALPHA and not r.too_slow
+    }
     if passing:
         result.chosen = max(passing, key=lambda m: (passing[m], -list(modes).index(m)))
     return result
 
 
-def _hits(select: Selector, probes, mode: str) -> tuple[list[bool], float]:
-    cpu = time.process_time()
+def _run_mode(
+    select: Selector, probes, fused: list[bool], mode: str, max_seconds: float, clock
+) -> ModeResult:
+    """One mode on the first SPEED_PROBES probes, then, if it is fast enough, on the rest."""
+    hits, cpu = _hits(select, probes[:SPEED_PROBES], mode, clock)
+    too_slow = cpu > max_seconds * len(hits)
+    if not too_slow:
+        more, more_cpu = _hits(select, probes[SPEED_PROBES:], mode, clock)
+        hits, cpu = hits + more, cpu + more_cpu
+    pairs = list(zip(hits, fused, strict=False))
+    wins = sum(h and not f for h, f in pairs)
+    losses = sum(f and not h for h, f in pairs)
+    p_value = 1.0 if too_slow else sign_test(wins, losses)
+    return ModeResult(_mean(hits), wins, losses, p_value, cpu, too_slow)
+
+
+def _hits(select: Selector, probes, mode: str, clock) -> tuple[list[bool], float]:
+    cpu = clock()
     hits = [source in select(question, TOP, mode)[:TOP] for question, source in probes]
-    return hits, time.process_time() - cpu
+    return hits, clock() - cpu
 
 
 def _mean(values: Sequence[bool]) -> float:

@@ -54,7 +54,7 @@ def test_rerank_switch_from_file_then_env(tmp_path):
     env = {"ASSISTANT_RERANK": "cross-pruned", "ASSISTANT_RERANKER_CROSS_THRESHOLD": "0.25"}
     settings = load_settings(cfg, env=env)
     assert settings.rerank == "cross-pruned" and settings.reranker.cross_threshold == 0.25
-    assert load_settings(None, env={}).rerank == "off"
+    assert load_settings(None, env={}).rerank == "auto"
 
 
 def test_a_bad_rerank_switch_is_a_clear_error(tmp_path):

@@ -81,6 +81,44 @@ def test_a_small_win_is_not_enough():
     assert result.modes["cross"].wins == 2 and result.chosen == "off"
 
 
+class Clock:
+    """CPU seconds as a fake clock: each reading of a mode's selection adds its cost."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_winner_too_slow_for_every_question_stays_off_and_is_not_run_on_every_probe():
+    clock = Clock()
+    calls = {"cross": 0, "full": 0}
+
+    def costly(scorer, seconds: float, name: str):
+        class Timed(scorer):
+            def scores(self, query, passages, use_doc_kv=True, check=None):
+                clock.now += seconds
+                calls[name] += 1
+                return super().scores(query, passages)
+
+        return Timed
+
+    reranker = Reranker(
+        "auto",
+        RerankerSettings(candidates=10),
+        full=costly(SourceFirst, 6.0, "full"),  # query likelihood's cost here: seconds
+        cross=costly(SourceFirst, 0.4, "cross"),
+    )
+    result = run_check(selector(reranker), PROBES, ["full", "cross"], 1.0, clock)
+    assert result.modes["full"].too_slow and calls["full"] == 3  # measured, then left
+    assert not result.modes["cross"].too_slow and calls["cross"] == len(PROBES)
+    assert result.chosen == "cross"
+    assert "full too slow (6.0 CPU-s a question)" in result.summary()
+    alone = run_check(selector(reranker), PROBES, ["full"], 1.0, clock)
+    assert alone.chosen == "off"  # it ranks every source first, and still stays off
+
+
 def test_sign_test():
     assert sign_test(5, 0) == 1 / 32 and sign_test(4, 0) == 1 / 16
     assert sign_test(0, 0) == 1.0 and sign_test(3, 3) > 0.5
