@@ -15,6 +15,11 @@ to the chunks before them; a repair policy re-decodes some of them in place:
   of every token and is not reachable through llama.cpp's API. Evenly spaced runs give every
   later token repaired tokens within about RUN·100/R positions; runs, not single tokens, since
   llama.cpp decodes only consecutive positions in one batch and each batch costs a pass.
+
+Under "any-order" the evidence segment is quoted from the prompt's chunks: its runs of tokens
+that are a chunk's own tokens (`quoted_runs`) take that chunk's KV too (`place_part`), and only
+the rest (the heading, the dashes, a sentence's first token) is computed. The prompt's tokens
+stay what they are in every mode; only where their KV comes from differs.
 """
 
 from __future__ import annotations
@@ -29,6 +34,48 @@ log = logging.getLogger(__name__)
 
 REUSE_MODES = ("exact", "any-order")
 RUN = 8
+MIN_QUOTE = 6  # a run shorter than this is computed: a part costs a restore of its whole chunk
+
+
+@dataclass(frozen=True)
+class Quote:
+    """Tokens [start, start + length) of the evidence segment are tokens [at, at + length) of
+    the prompt chunk `chunk` (its index in the prompt)."""
+
+    start: int
+    length: int
+    chunk: int
+    at: int
+
+
+def quoted_runs(
+    tokens: Sequence[int], chunks: Sequence[Sequence[int]], least: int = MIN_QUOTE
+) -> list[Quote]:
+    """The runs of `tokens` found verbatim in one of `chunks`, longest first from the left, at
+    least `least` tokens each, not overlapping."""
+    where: dict[int, list[tuple[int, int]]] = {}
+    for c, chunk in enumerate(chunks):
+        for i, token in enumerate(chunk):
+            where.setdefault(token, []).append((c, i))
+    runs, i = [], 0
+    while i < len(tokens):
+        best = max(
+            ((_run(tokens, i, chunks[c], at), c, at) for c, at in where.get(tokens[i], ())),
+            default=(0, 0, 0),
+        )
+        if best[0] >= least:
+            runs.append(Quote(i, best[0], best[1], best[2]))
+            i += best[0]
+        else:
+            i += 1
+    return runs
+
+
+def _run(tokens: Sequence[int], i: int, chunk: Sequence[int], at: int) -> int:
+    n = 0
+    while i + n < len(tokens) and at + n < len(chunk) and tokens[i + n] == chunk[at + n]:
+        n += 1
+    return n
 
 
 @dataclass(frozen=True)

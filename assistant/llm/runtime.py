@@ -215,27 +215,40 @@ class LocalLLM:
 
         return bool(C.llama_memory_can_shift(C.llama_get_memory(self._llm._ctx.ctx)))
 
-    def append_range(self, blob: bytes, tokens: Sequence[int], saved_at: int) -> None:
+    def append_range(
+        self,
+        blob: bytes,
+        tokens: Sequence[int],
+        saved_at: int,
+        part: tuple[int, int] | None = None,
+    ) -> None:
         """Put a segment's KV, saved (`save_range`) at positions [saved_at, saved_at + n), after
         the current state: moved to n_past, its keys re-rotated, when that differs. With other
-        tokens before it than when saved, its KV is an approximation (`redecode` repairs it)."""
+        tokens before it than when saved, its KV is an approximation (`redecode` repairs it).
+        `part` = (a, b): only the KV of the segment's tokens [a, b) (`tokens` is the whole
+        segment's), as when a line quoted from a chunk follows it."""
         from llama_cpp import llama_cpp as C
 
-        delta = self.n_past - saved_at
+        a, b = part or (0, len(tokens))
+        if not 0 <= a < b <= len(tokens):
+            raise ValueError(f"part [{a}, {b}) outside a segment of {len(tokens)} tokens")
+        delta = self.n_past - (saved_at + a)
         if delta and not self.can_shift:
             raise LLMError(f"{self.name}: its KV cannot be moved; the segment is recomputed")
-        self._check_room(len(tokens))
+        self._check_room(b - a)
         memory = C.llama_get_memory(self._llm._ctx.ctx)
         try:
             self._load_scratch(blob, saved_at, len(tokens))
+            C.llama_memory_seq_rm(memory, 1, saved_at + b, -1)
+            C.llama_memory_seq_rm(memory, 1, saved_at, saved_at + a)
             if delta:
                 C.llama_memory_seq_add(memory, 1, -1, -1, delta)
             C.llama_memory_seq_cp(memory, 1, 0, -1, -1)
         finally:
             C.llama_memory_seq_rm(memory, 1, -1, -1)
         n = self._llm.n_tokens
-        self._llm.input_ids[n : n + len(tokens)] = tokens
-        self._llm.n_tokens = n + len(tokens)
+        self._llm.input_ids[n : n + b - a] = tokens[a:b]
+        self._llm.n_tokens = n + b - a
 
     def _load_scratch(self, blob: bytes, first: int, n_tokens: int) -> None:
         """Load `blob` into the scratch sequence; it must hold positions [first, first + n)."""

@@ -104,6 +104,28 @@ def test_kv_placed_where_it_was_saved_is_exact(llm):
     np.testing.assert_array_equal(llm.logits(), reference)
 
 
+@pytest.mark.parametrize("offset", [0, 300])
+def test_a_part_of_a_segment_placed_after_the_tokens_before_it_is_what_computing_gives(
+    llm, offset
+):
+    """Only tokens [a, b) of a saved segment, placed after the same tokens as when saved (a line
+    of a chunk quoted again), give the logits of computing them there, within the tolerance
+    (not bit for bit: the tokens around the part are decoded in other batches)."""
+    system, chunk, question = segments(llm)
+    a, b = 5, len(chunk) - 6
+    decode_at(llm, system + chunk, offset)
+    blob = llm.save_range(offset + len(system), offset + len(system) + len(chunk))
+    reference = uncached(llm, [system, chunk, question])
+    llm.reset()
+    llm.eval(system + chunk[:a])
+    llm.append_range(blob, chunk, saved_at=offset + len(system), part=(a, b))
+    assert llm.n_past == len(system) + b
+    llm.eval(chunk[b:] + question)
+    assert_close(reference, llm.logits())
+    with pytest.raises(ValueError):
+        llm.append_range(blob, chunk, saved_at=offset + len(system), part=(b, a))
+
+
 def test_the_tolerance_is_the_noise_floor(llm):
     """The same prompt computed from position 0 and from 300 differs by about as much as the
     tolerance allows (so it is not looser than it need be), and stays within it."""
