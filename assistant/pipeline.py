@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from assistant import support
 from assistant.activity import Activity
@@ -18,7 +19,7 @@ from assistant.knowledge.retrieval import Hit, Retriever
 from assistant.knowledge.store import ChunkRecord, KnowledgeStore
 from assistant.llm.decoding import RepeatGuard, sentences_ended
 from assistant.llm.prompt import Segments, build_segments, chat_frame
-from assistant.llm.reuse import Reused, parse_repair, place, repair
+from assistant.llm.reuse import Reused, parse_repair, place, place_quotes, repair
 from assistant.llm.runtime import LLMError, LocalLLM
 from assistant.qa_verify import HitVerifier
 from assistant.rerank import selection
@@ -382,10 +383,30 @@ class Pipeline:
         any_order = kv and self.settings.cache.reuse == "any-order"
         reused = self._prefill_prefix(segments, kv, check, any_order)
         clock.lap("kv_load")
-        self._eval(segments.evidence, check)
+        if reused.placed:  # the prompt is approximate already: quote the evidence's KV too
+            reused = self._quote_evidence(segments, reused, check)
+        else:
+            self._eval(segments.evidence, check)
         self._eval(segments.question, check)
         clock.lap("prefill")
         return reused
+
+    def _quote_evidence(self, segments: Segments, reused: Reused, check) -> Reused:
+        """Any-order, with chunks placed: the evidence segment's runs quoted from a prompt chunk
+        take their KV from that chunk's node (llm/reuse.py); the rest is computed. Repaired as
+        placed chunks are. A prompt whose chunks all came exactly stays exact."""
+        system = segment_hash(segments.system)
+        nodes = [self.kv.node_blob([system, segment_hash(c)]) for c in segments.chunks]
+        evaluate = partial(self._eval, check=check)
+        placed = place_quotes(self.llm, segments.evidence, segments.chunks, nodes, evaluate)
+        n = sum(length for _, length in placed)
+        repaired = repair(self.llm, parse_repair(self.settings.cache.repair), placed, check)
+        return replace(
+            reused,
+            tokens=reused.tokens + n,
+            placed=reused.placed + n,
+            repaired=reused.repaired + repaired,
+        )
 
     def _prefill_prefix(
         self, segments: Segments, kv: bool, check, any_order: bool = False

@@ -71,6 +71,31 @@ def quoted_runs(
     return runs
 
 
+def place_quotes(
+    llm: LocalLLM,
+    tokens: Sequence[int],
+    chunks: Sequence[Sequence[int]],
+    nodes: Sequence[tuple[bytes, int] | None],
+    evaluate: Callable[[Sequence[int]], None],
+) -> list[tuple[int, int]]:
+    """Append `tokens` (the evidence segment) to the prompt: each run quoted from chunk c with
+    a node (`nodes[c]`) placed from that node, the rest computed by `evaluate`. Returns the
+    placed runs as (position, length), as `repair` takes them."""
+    placed: list[tuple[int, int]] = []
+    done = 0
+    for quote in quoted_runs(tokens, chunks):
+        evaluate(tokens[done : quote.start])
+        first, end = llm.n_past, quote.start + quote.length
+        part = (quote.at, quote.at + quote.length)
+        if place(llm, nodes[quote.chunk], chunks[quote.chunk], part):
+            placed.append((first, quote.length))
+        else:
+            evaluate(tokens[quote.start : end])
+        done = end
+    evaluate(tokens[done:])
+    return placed
+
+
 def _run(tokens: Sequence[int], i: int, chunk: Sequence[int], at: int) -> int:
     n = 0
     while i + n < len(tokens) and at + n < len(chunk) and tokens[i + n] == chunk[at + n]:
@@ -134,15 +159,20 @@ class Reused:
         return "any-order" if self.placed else "exact"
 
 
-def place(llm: LocalLLM, node: tuple[bytes, int] | None, tokens: Sequence[int]) -> bool:
-    """Append a chunk's KV from its [system, chunk] node (blob, position after the chunk) at the
-    end of the prompt; False (nothing changed) when there is none, or it cannot be used here:
-    the caller computes the chunk instead."""
+def place(
+    llm: LocalLLM,
+    node: tuple[bytes, int] | None,
+    tokens: Sequence[int],
+    part: tuple[int, int] | None = None,
+) -> bool:
+    """Append a chunk's KV (or only its tokens `part`) from its [system, chunk] node (blob,
+    position after the chunk) at the end of the prompt; False (nothing changed) when there is
+    none, or it cannot be used here: the caller computes those tokens instead."""
     if node is None:
         return False
     blob, end = node
     try:
-        llm.append_range(blob, tokens, end - len(tokens))
+        llm.append_range(blob, tokens, end - len(tokens), part)
     except LLMError as exc:
         log.info("chunk KV not placed (%s); it is computed", exc)
         return False

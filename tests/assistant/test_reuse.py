@@ -12,6 +12,7 @@ from assistant import pipeline as p
 from assistant.config import Settings
 from assistant.llm import make_llm
 from assistant.llm.prompt import evidence_text
+from assistant.llm.reuse import quoted_runs
 from assistant.llm.runtime import LocalLLM
 from assistant.rerank.models import gemma_file
 from cache.kv_tree import KVTree, segment_hash
@@ -48,9 +49,12 @@ def precompute_chunk_nodes(pipe: p.Pipeline) -> list[str]:
 
 
 def fresh_tokens(pipe: p.Pipeline, done: p.AnswerDone) -> int:
-    evidence = evidence_text([e.sentence for e in done.evidence])
+    """The question's tokens and the evidence's not quoted from a prompt chunk: computed."""
+    evidence = pipe.llm.tokenize(evidence_text([e.sentence for e in done.evidence]))
+    chunks = pipe._segments(prompt_chunks(pipe), "").chunks
+    quoted = sum(q.length for q in quoted_runs(evidence, chunks))
     tail = f"{pipe.frame.middle}{QUESTION}{pipe.frame.tail}"
-    return len(pipe.llm.tokenize(evidence)) + len(pipe.llm.tokenize(tail))
+    return len(evidence) - quoted + len(pipe.llm.tokenize(tail))
 
 
 def node_key(pipe: p.Pipeline, chunk: str) -> str:
@@ -66,6 +70,9 @@ def test_every_precomputed_chunk_is_reused_wherever_it_lands(tmp_path, llm, fake
     assert answer.strip()
     assert done.kv_reuse == "any-order" and done.kv_repaired == 0
     assert done.kv_reused_tokens == done.prompt_tokens - fresh_tokens(pipe, done)
+    evidence = pipe.llm.tokenize(evidence_text([e.sentence for e in done.evidence]))
+    chunks = pipe._segments(prompt_chunks(pipe), "").chunks
+    assert sum(q.length for q in quoted_runs(evidence, chunks)) > len(evidence) / 2
     # a node below a placed chunk would hold KV no uncached run computes: none is stored
     segments = pipe._segments(prompt_chunks(pipe), "")
     assert not pipe.kv.has_blob([segment_hash(s) for s in segments.prefix])
@@ -76,9 +83,13 @@ def test_sink_repair_re_decodes_the_first_tokens_of_each_placed_chunk(tmp_path, 
     precompute_chunk_nodes(pipe)
     events = list(pipe.answer(QUESTION))
     reused = next(e for e in events if isinstance(e, p.KVReused))
-    assert (reused.mode, reused.repaired) == ("any-order", 4)  # the second chunk only
+    evidence = pipe.llm.tokenize(evidence_text([e.sentence for e in events[-1].evidence]))
+    quotes = quoted_runs(evidence, pipe._segments(prompt_chunks(pipe), "").chunks)
+    assert quotes and all(q.length >= 4 for q in quotes)
+    # the second chunk and each run of the evidence quoted from a chunk's KV
+    assert (reused.mode, reused.repaired) == ("any-order", 4 * (1 + len(quotes)))
     assert reused.segments == 3  # the system prompt and both chunks
-    assert events[-1].kv_repaired == 4
+    assert events[-1].kv_repaired == reused.repaired
 
 
 def test_exact_mode_is_token_identical_with_chunk_nodes_present(tmp_path, llm, fake_embedder):
