@@ -82,9 +82,9 @@ def main() -> None:
         other.reranker.model = str(args.cross)
         cross = make_reranker(other, ctx.home.models_dir, pipe.kv.blobs)
 
-        def chosen(question: str, k: int, mode: str) -> list[int]:
+        def chosen(question: str, k: int, mode: str, check) -> list[int]:
             reranker = ql if mode in ("off", "full") else cross
-            hits = select(ctx.retriever, reranker, question, k, mode=mode)
+            hits = select(ctx.retriever, reranker, question, k, mode=mode, check=check)
             return [h.chunk_id for h in hits]
 
         limit = args.max_seconds or float("inf")

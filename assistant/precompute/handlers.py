@@ -4,7 +4,7 @@ run again leaves the same state as one run once (entries are filled in, not adde
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from assistant.abstract import extract_items
 from assistant.config import PrecomputeSettings
@@ -183,10 +183,14 @@ class Handlers:
             if self.pipe.user_waiting():
                 raise Preempted
 
-        def select(question: str, k: int, mode: str) -> list[int]:
+        def select(question: str, k: int, mode: str, budget: Callable[[], None]) -> list[int]:
+            def check() -> None:
+                step_aside()
+                budget()
+
             hits = selection.select(
                 self.pipe.retriever, reranker, question, k, settings.answer.duplicates,
-                check=step_aside, mode=mode,
+                check=check, mode=mode,
             )  # fmt: skip
             return [h.chunk_id for h in hits]
 

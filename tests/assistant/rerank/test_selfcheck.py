@@ -50,8 +50,8 @@ PROBES = [(f"what about topic {c}", c) for c in range(18)]
 
 
 def selector(reranker: Reranker):
-    def run(question: str, k: int, mode: str) -> list[int]:
-        hits = select(FusedRetriever(), reranker, question, k, "keep", mode=mode)
+    def run(question: str, k: int, mode: str, check=None) -> list[int]:
+        hits = select(FusedRetriever(), reranker, question, k, "keep", mode=mode, check=check)
         return [h.chunk_id for h in hits]
 
     return run
@@ -98,7 +98,9 @@ def test_a_winner_too_slow_for_every_question_stays_off_and_is_not_run_on_every_
     def costly(scorer, seconds: float, name: str):
         class Timed(scorer):
             def scores(self, query, passages, use_doc_kv=True, check=None):
-                clock.now += seconds
+                for _ in passages:  # a candidate at a time, as QL scores them
+                    check()
+                    clock.now += seconds / len(passages)
                 calls[name] += 1
                 return super().scores(query, passages)
 
@@ -111,10 +113,12 @@ def test_a_winner_too_slow_for_every_question_stays_off_and_is_not_run_on_every_
         cross=costly(SourceFirst, 0.4, "cross"),
     )
     result = run_check(selector(reranker), PROBES, ["full", "cross"], 1.0, clock)
-    assert result.modes["full"].too_slow and calls["full"] == 3  # measured, then left
+    # stopped inside its first question, once 3 questions' worth of budget was spent
+    assert result.modes["full"].too_slow and calls["full"] == 0
+    assert result.modes["full"].cpu_seconds <= 3.0 + 6.0 / 10
     assert not result.modes["cross"].too_slow and calls["cross"] == len(PROBES)
     assert result.chosen == "cross"
-    assert "full too slow (6.0 CPU-s a question)" in result.summary()
+    assert "full too slow (> 1 CPU-s a question)" in result.summary()
     alone = run_check(selector(reranker), PROBES, ["full"], 1.0, clock)
     assert alone.chosen == "off"  # it ranks every source first, and still stays off
 
