@@ -263,11 +263,13 @@ def _size(path: Path) -> int:
 def cmd_ask(ctx: Context, args: Namespace) -> int:
     from rich.markup import escape
 
-    from assistant import pipeline as p
+    from assistant import events as p
+    from assistant.answer import ALL_LAYERS, NO_CACHE
 
     out = Console(highlight=False)
     _warn_unembedded(ctx)
-    for event in ctx.pipeline().answer(args.question, use_cache=not args.no_cache):
+    layers = NO_CACHE if args.no_cache else ALL_LAYERS
+    for event in ctx.answerer().answer(args.question, layers):
         if args.json:
             print(json.dumps(_event_dict(event), ensure_ascii=False, default=str), flush=True)
         elif isinstance(event, p.TokenStreamed):

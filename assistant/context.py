@@ -32,10 +32,16 @@ from assistant.knowledge.store import KnowledgeStore
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-    from assistant.pipeline import Pipeline
+    from assistant.answer import Answerer
+    from assistant.llm.runtime import LocalLLM
+    from assistant.prompt_cache import PromptCache
+    from assistant.qa_memory import QAMemory
     from assistant.rerank.reranker import Reranker
+    from assistant.rerank.selection import Selection
     from assistant.rerank.selfcheck import RerankCheck
     from cache.blobs import BlobStore
+    from cache.kv_tree import KVTree
+    from cache.qa_bank import QABank
 
 T = TypeVar("T")
 
@@ -44,21 +50,28 @@ T = TypeVar("T")
 class Context:
     """Each part is built on first use, once, whichever thread asks first (the UI's workers and
     the idle scheduler share one Context): one cache database connection, one BlobStore (the KV
-    tree's and the reranker's document KV), one embedder, retriever, reranker and pipeline."""
+    tree's and the reranker's document KV), one embedder, retriever, reranker, LLM, QA bank,
+    KV tree, selection, PromptCache and Answerer."""
 
     home: Home
     settings: Settings
     store: KnowledgeStore
     _embedder: SentenceTransformerEmbedder | None = field(default=None, repr=False)
     _retriever: Retriever | None = field(default=None, repr=False)
-    _pipeline: Pipeline | None = field(default=None, repr=False)
+    _llm: LocalLLM | None = field(default=None, repr=False)
+    _qa: QABank | None = field(default=None, repr=False)
+    _kv: KVTree | None = field(default=None, repr=False)
+    _selection: Selection | None = field(default=None, repr=False)
+    _memory: QAMemory | None = field(default=None, repr=False)
+    _prompt_cache: PromptCache | None = field(default=None, repr=False)
+    _answerer: Answerer | None = field(default=None, repr=False)
     _presence: Activity = field(init=False, repr=False)  # made at once: the UI thread uses it
     _reranker: Reranker | None = field(default=None, repr=False)
     _cache_db: Database | None = field(default=None, repr=False)
     _blobs: BlobStore | None = field(default=None, repr=False)
     # held by the precompute pass that is running (the idle one or the one the user asked for)
     precompute_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    # held while a part is built: a part built from others (the pipeline) builds them inside
+    # held while a part is built: a part built from others (the answerer) builds them inside
     _building: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
     def __post_init__(self) -> None:
@@ -84,8 +97,64 @@ class Context:
     def embedder(self) -> SentenceTransformerEmbedder:
         return self._once("_embedder", lambda: make_embedder(self.settings.embedding))
 
-    def pipeline(self) -> Pipeline:
-        return self._once("_pipeline", lambda: make_pipeline(self))
+    def answerer(self) -> Answerer:
+        """The user's answer path (loads the LLM on first use)."""
+        return self._once("_answerer", lambda: make_answerer(self))
+
+    def prompt_cache(self) -> PromptCache:
+        """Prompts prefilled with the KV tree and decoded: the answerer's and precompute's."""
+        return self._once("_prompt_cache", lambda: make_prompt_cache(self))
+
+    @property
+    def llm(self) -> LocalLLM:
+        from assistant.llm import make_llm
+
+        return self._once("_llm", lambda: make_llm(self.settings.llm))
+
+    @property
+    def qa(self) -> QABank:
+        """The QA bank, on the cache database."""
+        from cache.qa_bank import QABank
+
+        cache = self.settings.cache
+        return self._once(
+            "_qa",
+            lambda: QABank(
+                self.cache_db,
+                cache.qa_threshold,
+                int(cache.qa_budget_mb * 2**20),
+                cache.qa_candidate_threshold,
+                embedder=self.embedder,
+            ),
+        )
+
+    @property
+    def kv(self) -> KVTree:
+        """The KV tree of this model (loads the LLM: its fingerprint names the tree's nodes)."""
+        from cache.kv_tree import KVTree
+
+        return self._once("_kv", lambda: KVTree(self.cache_db, self.blobs, self.llm.fingerprint))
+
+    @property
+    def selection(self) -> Selection:
+        """The prompt's chunks for a question (retrieval, then the reranker when it is on)."""
+        from assistant.rerank.selection import Selection
+
+        return self._once(
+            "_selection", lambda: Selection(self.settings, self.retriever, self.reranker)
+        )
+
+    @property
+    def memory(self) -> QAMemory:
+        """Writes to the QA bank and checks that stored answers still hold."""
+        from assistant.qa_memory import QAMemory
+        from assistant.qa_verify import HitVerifier
+
+        def build() -> QAMemory:
+            verifier = HitVerifier(self.retriever, self.settings.cache)
+            return QAMemory(self.store, self.qa, self.embedder, self.selection, verifier)
+
+        return self._once("_memory", build)
 
     @property
     def retriever(self) -> Retriever:
@@ -148,37 +217,30 @@ def open_context(home: Path | str | None = None) -> Context:
     return Context(home=h, settings=settings, store=KnowledgeStore(open_db(h.knowledge_db)))
 
 
-def make_pipeline(ctx: Context) -> Pipeline:
-    from assistant.llm import make_llm
-    from assistant.pipeline import Pipeline
-    from cache.kv_tree import KVTree
-    from cache.prediction import History
-    from cache.qa_bank import QABank
+def make_prompt_cache(ctx: Context) -> PromptCache:
+    from assistant.prompt_cache import PromptCache
     from cache.sentences import SentenceVectors
 
-    cache = ctx.settings.cache
-    db = ctx.cache_db
-    llm = make_llm(ctx.settings.llm)
     system = (bundled("prompts") / "answer.txt").read_text(encoding="utf-8")
-    return Pipeline(
+    sentences = SentenceVectors(ctx.cache_db)
+    return PromptCache(
+        ctx.settings, ctx.llm, ctx.kv, system, ctx.embedder, sentences, activity=ctx.presence
+    )
+
+
+def make_answerer(ctx: Context) -> Answerer:
+    from assistant.answer import Answerer
+    from cache.prediction import History
+
+    return Answerer(
         ctx.settings,
         ctx.store,
         ctx.embedder,
-        ctx.retriever,
-        llm,
-        QABank(
-            db,
-            cache.qa_threshold,
-            int(cache.qa_budget_mb * 2**20),
-            cache.qa_candidate_threshold,
-            embedder=ctx.embedder,
-        ),
-        KVTree(db, ctx.blobs, llm.fingerprint),
-        system,
+        ctx.selection,
+        ctx.prompt_cache(),
+        ctx.memory,
         activity=ctx.presence,
-        history=History(db),
-        reranker=ctx.reranker,
-        sentences=SentenceVectors(db),
+        history=History(ctx.cache_db),
     )
 
 

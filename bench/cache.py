@@ -27,16 +27,17 @@ from _common import (  # noqa: E402
     write_results,
 )
 
-from assistant import pipeline as p  # noqa: E402
+from assistant import events as p  # noqa: E402
+from assistant.answer import ALL_LAYERS, NO_CACHE  # noqa: E402
 from assistant.context import Context, open_context  # noqa: E402
 
 MODES = ("naive", "cold", "kv_hit", "qa_hit")
 
 
 def run_once(ctx: Context, question: str, use_cache: bool, tau: float) -> dict[str, Any]:
-    pipe = ctx.pipeline()
+    pipe = ctx.answerer()
     pipe.qa.threshold = tau
-    events = list(pipe.answer(question, use_cache=use_cache))
+    events = list(pipe.answer(question, ALL_LAYERS if use_cache else NO_CACHE))
     done: p.AnswerDone = events[-1]
     text = "".join(e.text for e in events if isinstance(e, p.TokenStreamed)) or done.answer
     return {
@@ -84,7 +85,7 @@ def kv_bytes_per_token(ctx: Context) -> dict[str, float]:
         "SELECT b.size, n.n_tokens - coalesce(p.n_tokens, 0) FROM kv_nodes n "
         "JOIN blobs b ON b.key = n.blob_key LEFT JOIN kv_nodes p ON p.id = n.parent_id"
     )
-    rows = ctx.pipeline().kv.db.execute(sql).fetchall()
+    rows = ctx.answerer().kv.db.execute(sql).fetchall()
     per_token = [size / tokens for size, tokens in rows if tokens > 0]
     return {
         "blobs": len(rows),

@@ -50,7 +50,8 @@ from e2e_questions import (  # noqa: E402
 from e2e_report import acceptance, diagnosis, summarise  # noqa: E402
 from quality import has_expected, rouge_l  # noqa: E402
 
-from assistant import pipeline as p  # noqa: E402
+from assistant import events as p  # noqa: E402
+from assistant.answer import CacheLayers  # noqa: E402
 from assistant.context import Context, open_context  # noqa: E402
 from assistant.importer import Importer  # noqa: E402
 from assistant.precompute import Precompute  # noqa: E402
@@ -104,9 +105,9 @@ def open_design(design: Design, base: Context, root: Path, max_tokens: int) -> C
         ctx.settings.rerank = design.rerank
     if design.reuse is not None:
         ctx.settings.cache.reuse, ctx.settings.cache.repair = design.reuse
-    pipe = ctx.pipeline()
-    pipe.retrieve("warm up", pipe.embedder.embed_batch(["warm up"])[0])
-    pipe.complete("Hello", max_tokens=2, background=False)
+    pipe = ctx.answerer()
+    pipe.select("warm up", pipe.embedder.embed_batch(["warm up"])[0])
+    pipe.cache.complete("Hello", max_tokens=2, background=False)
     return ctx
 
 
@@ -125,7 +126,7 @@ def precompute(ctx: Context, design: Design, minutes: float) -> dict[str, Any]:
         log(f"{design.name}: {report.summary()}")
         if report.jobs_done == 0 or report.stopped != "finished":
             break
-    pipe = ctx.pipeline()
+    pipe = ctx.answerer()
     return total | {"jobs": kinds, "qa_bank": pipe.qa.stats(), "kv_tree": pipe.kv.stats()}
 
 
@@ -133,8 +134,8 @@ def precompute(ctx: Context, design: Design, minutes: float) -> dict[str, Any]:
 
 
 def ask(ctx: Context, design: Design, q: Question) -> dict[str, Any]:
-    pipe = ctx.pipeline()
-    events = list(pipe.answer(q.question, qa=design.qa, kv=design.kv))
+    pipe = ctx.answerer()
+    events = list(pipe.answer(q.question, CacheLayers(qa=design.qa, kv=design.kv)))
     done: p.AnswerDone = events[-1]
     ordered = next((e.chunk_ids for e in events if isinstance(e, p.ChunksOrdered)), [])
     reused = next((e for e in events if isinstance(e, p.KVReused)), None)

@@ -1,5 +1,5 @@
 """What the app needs from the rest of the program, behind one seam: `services_for(ctx)` wires the
-real pipeline, importer and precompute; pilot tests pass fakes of the same shape."""
+real Answerer, importer and precompute; pilot tests pass fakes of the same shape."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from assistant.context import Context
+    from assistant.idle import Precompute
     from assistant.importer import Importer, ImportReport
     from assistant.knowledge.store import ChunkRecord
 
@@ -21,11 +22,11 @@ class Stats(Protocol):
     def stats(self) -> dict[str, int]: ...
 
 
-class PipelineLike(Protocol):
+class AnswererLike(Protocol):
     qa: Stats
     kv: Stats
 
-    def answer(self, question: str, use_cache: bool = True) -> Iterator[Any]: ...
+    def answer(self, question: str) -> Iterator[Any]: ...
 
 
 class ImporterLike(Protocol):
@@ -86,7 +87,7 @@ class Lazy(Generic[T]):
 @dataclass
 class Services:
     knowledge: KnowledgeLike
-    pipeline: Lazy[PipelineLike]
+    answerer: Lazy[AnswererLike]
     importer: Lazy[ImporterLike]
     precompute: Callable[[], PrecomputeLike] | None  # a fresh one per run; None: no precompute
     demo_paths: list[Path]
@@ -98,22 +99,30 @@ class Services:
 
 def services_for(ctx: Context) -> Services:
     from assistant.context import bundled
-    from assistant.idle import IdleScheduler, Precompute
+    from assistant.idle import IdleScheduler
 
     data = bundled("data")
-    pipeline = Lazy(lambda: _warm(ctx, ctx.pipeline()))
+    answerer = Lazy(lambda: _warm(ctx, ctx.answerer()))
     settings = ctx.settings
     return Services(
         knowledge=ctx.store,
-        pipeline=pipeline,
+        answerer=answerer,
         importer=Lazy(lambda: _warm(ctx, _importer(ctx))),
         # "precompute now" is asked for: no settling wait after an import (as the CLI's)
-        precompute=lambda: Precompute(ctx, pipeline.get(), settle_seconds=0),
+        precompute=lambda: _precompute(ctx, answerer),
         demo_paths=[data / "mail" / "demo.mbox", data / "notes"],
         kv_budget_bytes=settings.cache.kv_budget_bytes,
         activity=ctx.activity,
         idle=lambda notify, done: IdleScheduler(ctx, notify, done),
     )
+
+
+def _precompute(ctx: Context, answerer: Lazy[AnswererLike]) -> Precompute:
+    """A precompute pass; the models it shares with the chat load here, once, if not yet."""
+    from assistant.idle import Precompute
+
+    answerer.get()
+    return Precompute(ctx, settle_seconds=0)
 
 
 def _importer(ctx: Context) -> Importer:

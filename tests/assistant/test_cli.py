@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from assistant import pipeline as p
+from assistant import events as p
+from assistant.answer import ALL_LAYERS, CacheLayers
 from assistant.cli import main
 from assistant.context import Context
 from assistant.evidence import Evidence
@@ -76,18 +77,18 @@ SOURCES = [
 DEMOLITION = Evidence(9, "Demolition starts Monday 2 March.")
 
 
-class ScriptedPipeline:
-    """Yields the pipeline's own events, as given: what `ask` prints is all there is to see."""
+class ScriptedAnswerer:
+    """Yields the Answerer's own events, as given: what `ask` prints is all there is to see."""
 
     def __init__(self, events: list) -> None:
         self.events = events
 
-    def answer(self, question: str, use_cache: bool = True):
+    def answer(self, question: str, layers: CacheLayers = ALL_LAYERS):
         yield from self.events
 
 
 def ask(monkeypatch, tmp_path, events: list, *flags: str) -> int:
-    monkeypatch.setattr(Context, "pipeline", lambda ctx: ScriptedPipeline(events))
+    monkeypatch.setattr(Context, "answerer", lambda ctx: ScriptedAnswerer(events))
     return main(["ask", "--home", str(tmp_path / "h"), *flags, "when does demolition start"])
 
 

@@ -31,8 +31,8 @@ def test_the_reranker_touched_first_shares_the_pipelines_blob_store(tmp_path, mo
     made = spy(monkeypatch, loader, "make_reranker")
     ctx = open_context(tmp_path / "home")
     reranker = ctx.reranker  # before the pipeline exists (`assistant search --rerank` does)
-    pipe = ctx.pipeline()
-    assert pipe.reranker is reranker and len(made) == 1
+    pipe = ctx.answerer()
+    assert pipe.select.reranker is reranker and len(made) == 1
     assert made[0][2] is ctx.blobs is pipe.kv.blobs
     assert pipe.qa.db is ctx.cache_db is pipe.kv.db is ctx.blobs.db
 
@@ -45,7 +45,7 @@ def test_threads_asking_at_once_get_one_pipeline_and_one_model(tmp_path, monkeyp
 
     def ask() -> None:
         start.wait()
-        got.append(ctx.pipeline())
+        got.append(ctx.answerer())
 
     threads = [threading.Thread(target=ask) for _ in range(4)]
     for t in threads:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from assistant import pipeline as p
+from assistant import events as p
+from assistant.answer import NO_CACHE
 from assistant.context import open_context
 from assistant.importer import Importer
 from assistant.precompute import Precompute
@@ -27,7 +28,7 @@ def test_qa_only_precompute_answers_predictions_and_stores_no_kv(tmp_path):
     ctx.settings.precompute.stride = 3  # one chunk's detail questions
     msgs = [make_email(subject=s, body=b, msgid=f"<m{i}@x>") for i, (s, b) in enumerate(MAILS)]
     Importer(ctx.store, ctx.embedder).run([write_mbox(tmp_path / "box.mbox", msgs)])
-    pipe = ctx.pipeline()
+    pipe = ctx.answerer()
     assert pipe.qa.threshold >= ctx.settings.precompute.decode_cutoff  # policy: prefill only
 
     runner = Precompute(ctx, settle_seconds=0, kv=False)
@@ -42,6 +43,6 @@ def test_qa_only_precompute_answers_predictions_and_stores_no_kv(tmp_path):
     assert pipe.kv.stats()["nodes"] == 0  # neither detail prediction nor populate saved KV
     (entry,) = [e for e in entries if e.question == question]
     vector = pipe.qa.vector(entry.id)
-    events = pipe.generate(question, vector, pipe.retrieve(question, vector), use_cache=False)
+    events = pipe.generate(question, vector, pipe.select(question, vector), NO_CACHE)
     naive = "".join(e.text for e in events if isinstance(e, p.TokenStreamed))
     assert entry.answer == naive.strip()

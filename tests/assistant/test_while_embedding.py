@@ -12,7 +12,7 @@ import threading
 import pytest
 
 from assistant.context import open_context
-from assistant.pipeline import AnswerDone
+from assistant.events import AnswerDone
 from assistant.tui.services import services_for
 from tests.conftest import DATA, REPO
 
@@ -67,7 +67,7 @@ def test_search_and_ask_answer_from_every_chunk_while_an_import_embeds(tmp_path)
         assert any(h.chunk_id not in with_vectors for h in hits)  # found by its words alone
         assert any("kitchen" in h.record.text.lower() for h in hits[:3])
 
-        pipeline = ctx.pipeline()
+        pipeline = ctx.answerer()
         done = list(pipeline.answer(QUESTION))[-1]
         assert isinstance(done, AnswerDone) and done.answer and done.sources
         assert pipeline.qa.stats()["entries"] == 0  # half-embedded retrieval: not remembered

@@ -101,11 +101,11 @@ class ChatScreen(Screen[None]):
     def answer(self, turn: int, question: str) -> None:
         worker = get_current_worker()
         try:
-            if not self.services.pipeline.ready:
+            if not self.services.answerer.ready:
                 self.post_message(AnswerStatusChanged(turn, "loading the models…"))
-            pipeline = self.services.pipeline.get()
+            answerer = self.services.answerer.get()
             relay_answer(
-                pipeline,
+                answerer,
                 self.services.knowledge,
                 turn,
                 question,
