@@ -29,12 +29,12 @@ from _common import (  # noqa: E402
 
 from assistant import events as p  # noqa: E402
 from assistant.answer import ALL_LAYERS, NO_CACHE  # noqa: E402
-from assistant.context import Context, open_context  # noqa: E402
+from assistant.services import Services, open_services  # noqa: E402
 
 MODES = ("naive", "cold", "kv_hit", "qa_hit")
 
 
-def run_once(ctx: Context, question: str, use_cache: bool, tau: float) -> dict[str, Any]:
+def run_once(ctx: Services, question: str, use_cache: bool, tau: float) -> dict[str, Any]:
     pipe = ctx.answerer()
     pipe.qa.threshold = tau
     events = list(pipe.answer(question, ALL_LAYERS if use_cache else NO_CACHE))
@@ -49,7 +49,7 @@ def run_once(ctx: Context, question: str, use_cache: bool, tau: float) -> dict[s
     }
 
 
-def measure(ctx: Context, questions: list[str], tau: float) -> dict[str, list[dict[str, Any]]]:
+def measure(ctx: Services, questions: list[str], tau: float) -> dict[str, list[dict[str, Any]]]:
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in MODES}
     for i, q in enumerate(questions, 1):
         log(f"[{i}/{len(questions)}] {q}")
@@ -79,7 +79,7 @@ def summarise(runs: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, floa
     return out
 
 
-def kv_bytes_per_token(ctx: Context) -> dict[str, float]:
+def kv_bytes_per_token(ctx: Services) -> dict[str, float]:
     # a node's blob holds its own segment: its tokens are its prefix length minus its parent's
     sql = (
         "SELECT b.size, n.n_tokens - coalesce(p.n_tokens, 0) FROM kv_nodes n "
@@ -105,7 +105,7 @@ def main() -> None:
         home = Path(tmp) / "home"
         if args.home:
             shutil.copytree(args.home, home, ignore=shutil.ignore_patterns("cache"))
-        ctx = open_context(home)
+        ctx = open_services(home)
         if not args.home:
             import_demo(ctx.store, ctx.embedder)
         ctx.settings.answer.max_tokens = args.max_tokens

@@ -3,7 +3,7 @@
     python bench/evidence.py [--home DIR]
 
 For every question of data/qa/mail_qa.jsonl, notes_qa.jsonl and evidence_holdout.jsonl, the
-prompt's chunks are retrieved as the app retrieves them (Context.answerer().select). Then: are
+prompt's chunks are retrieved as the app retrieves them (Services.answerer().select). Then: are
 all `must_contain` facts in those chunks, and in the evidence line (≤ 2 sentences) of each design:
 "baseline", the plain cosine pick of the best 2 sentences over naive splits (the first version of
 assistant/evidence.py); "cosine" and "bm25" alone over assistant.evidence's sentences; "mix", the

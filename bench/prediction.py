@@ -24,14 +24,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from _common import demo_context, load_qa, log, print_table, require_demo, write_results  # noqa: E402
 
-from assistant.context import Context  # noqa: E402
 from assistant.precompute import Precompute  # noqa: E402
+from assistant.services import Services  # noqa: E402
 from cache.kv_tree import segment_hash  # noqa: E402
 
 PENDING_TAUS = (0.95, 0.9, 0.85, 0.8)
 
 
-def lookup_plan(ctx: Context, questions: list[str]) -> list[dict[str, Any]]:
+def lookup_plan(ctx: Services, questions: list[str]) -> list[dict[str, Any]]:
     """Per question: its vector and its prompt's prefix-segment hashes and token counts."""
     pipe = ctx.answerer()
     vectors = pipe.embedder.embed_batch(questions)
@@ -46,7 +46,7 @@ def lookup_plan(ctx: Context, questions: list[str]) -> list[dict[str, Any]]:
     return plans
 
 
-def replay(ctx: Context, plans: list[dict[str, Any]], tau: float) -> dict[str, Any]:
+def replay(ctx: Services, plans: list[dict[str, Any]], tau: float) -> dict[str, Any]:
     """Ask the questions in order against the current caches plus what earlier ones left."""
     pipe = ctx.answerer()
     paths: set[tuple[str, ...]] = set()
@@ -112,7 +112,7 @@ def main() -> None:
         show(before, after, report, ctx, args, tau)
 
 
-def show(before: dict, after: dict, report, ctx: Context, args, tau: float) -> None:
+def show(before: dict, after: dict, report, ctx: Services, args, tau: float) -> None:
     cpu = round(report.cpu_seconds, 1)
     rows = [
         (

@@ -28,12 +28,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from assistant.context import Context
 from assistant.precompute.handlers import PRIORITY, Handlers
 from assistant.prompt_cache import Preempted
 from assistant.rerank import selfcheck
 from assistant.rerank.doc_kv import KIND as DOC_KV
 from assistant.rerank.selfcheck import MAX_PROBES
+from assistant.services import Services
 from cache import policy
 from cache.jobs import Job, JobQueue
 from cache.meta import CacheMeta
@@ -81,7 +81,7 @@ class PrecomputeReport:
 class Precompute:
     def __init__(
         self,
-        ctx: Context,
+        ctx: Services,
         settle_seconds: float | None = None,
         *,
         kv: bool = True,

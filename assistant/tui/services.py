@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from assistant.context import Context
     from assistant.idle import Precompute
     from assistant.importer import Importer, ImportReport
     from assistant.knowledge.store import ChunkRecord
+    from assistant.services import Services
 
 T = TypeVar("T")
 
@@ -85,7 +85,7 @@ class Lazy(Generic[T]):
 
 
 @dataclass
-class Services:
+class AppServices:
     knowledge: KnowledgeLike
     answerer: Lazy[AnswererLike]
     importer: Lazy[ImporterLike]
@@ -97,14 +97,14 @@ class Services:
     browse_root: Path = field(default_factory=Path.home)
 
 
-def services_for(ctx: Context) -> Services:
-    from assistant.context import bundled
+def services_for(ctx: Services) -> AppServices:
     from assistant.idle import IdleScheduler
+    from assistant.services import bundled
 
     data = bundled("data")
     answerer = Lazy(lambda: _warm(ctx, ctx.answerer()))
     settings = ctx.settings
-    return Services(
+    return AppServices(
         knowledge=ctx.store,
         answerer=answerer,
         importer=Lazy(lambda: _warm(ctx, _importer(ctx))),
@@ -117,7 +117,7 @@ def services_for(ctx: Context) -> Services:
     )
 
 
-def _precompute(ctx: Context, answerer: Lazy[AnswererLike]) -> Precompute:
+def _precompute(ctx: Services, answerer: Lazy[AnswererLike]) -> Precompute:
     """A precompute pass; the models it shares with the chat load here, once, if not yet."""
     from assistant.idle import Precompute
 
@@ -125,7 +125,7 @@ def _precompute(ctx: Context, answerer: Lazy[AnswererLike]) -> Precompute:
     return Precompute(ctx, settle_seconds=0)
 
 
-def _importer(ctx: Context) -> Importer:
+def _importer(ctx: Services) -> Importer:
     """The import worker's Importer, on a connection of its own: the chat reads the knowledge
     bank while it writes, and sees each committed batch (WAL), never a half-written one."""
     from assistant.importer import Importer
@@ -139,7 +139,7 @@ def _importer(ctx: Context) -> Importer:
     )
 
 
-def _warm(ctx: Context, value: T) -> T:
+def _warm(ctx: Services, value: T) -> T:
     """Load the embedding model now (it loads on first use): the wait then shows as "loading
     the models…" rather than inside the first answer's TTFT or the first embedding batch."""
     ctx.embedder.embed_batch(["warm-up"])

@@ -9,8 +9,8 @@ import pytest
 from assistant import events as p
 from assistant.answer import ALL_LAYERS, CacheLayers
 from assistant.cli import main
-from assistant.context import Context
 from assistant.evidence import Evidence
+from assistant.services import Services
 from tests.conftest import DATA, make_email, write_mbox
 
 
@@ -88,7 +88,7 @@ class ScriptedAnswerer:
 
 
 def ask(monkeypatch, tmp_path, events: list, *flags: str) -> int:
-    monkeypatch.setattr(Context, "answerer", lambda ctx: ScriptedAnswerer(events))
+    monkeypatch.setattr(Services, "answerer", lambda ctx: ScriptedAnswerer(events))
     return main(["ask", "--home", str(tmp_path / "h"), *flags, "when does demolition start"])
 
 

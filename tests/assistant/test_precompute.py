@@ -16,9 +16,9 @@ import pytest
 
 from assistant import events as p
 from assistant.answer import NO_CACHE
-from assistant.context import open_context
 from assistant.importer import Importer
 from assistant.precompute import Precompute
+from assistant.services import open_services
 from cache.kv_tree import KIND
 from tests.assistant.test_pipeline import MAILS
 from tests.conftest import REPO, make_email, write_mbox
@@ -29,7 +29,7 @@ QUESTIONS = ["When does the kitchen demolition start?", "Which tiles did we choo
 
 
 def make_ctx(tmp_path, mails=MAILS, stride: int = 0):
-    ctx = open_context(tmp_path / "home")
+    ctx = open_services(tmp_path / "home")
     ctx.settings.answer.context_chunks = 2
     ctx.settings.answer.max_tokens = 24
     ctx.settings.precompute.stride = stride

@@ -8,9 +8,9 @@ import pytest
 
 from assistant import events as p
 from assistant.answer import NO_CACHE
-from assistant.context import open_context
 from assistant.importer import Importer
 from assistant.precompute import Precompute
+from assistant.services import open_services
 from tests.conftest import make_email, write_mbox
 
 pytestmark = pytest.mark.slow
@@ -22,7 +22,7 @@ MAILS = [
 
 
 def test_qa_only_precompute_answers_predictions_and_stores_no_kv(tmp_path):
-    ctx = open_context(tmp_path / "home")
+    ctx = open_services(tmp_path / "home")
     ctx.settings.answer.context_chunks = 2
     ctx.settings.answer.max_tokens = 16
     ctx.settings.precompute.stride = 3  # one chunk's detail questions

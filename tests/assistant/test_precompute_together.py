@@ -1,4 +1,4 @@
-"""The app's wiring (tui/services.py's services_for over one Context) with the real models: a
+"""The app's wiring (tui/services.py's services_for over one Services) with the real models: a
 manual precompute (the cache screen's `p`) and an idle one never run at once on the shared
 cache connection, and a user question is answered while either runs."""
 

@@ -23,8 +23,8 @@ import pytest
 
 from assistant.answer import NO_CACHE
 from assistant.cli import main
-from assistant.context import open_context
 from assistant.importer import Importer
+from assistant.services import open_services
 from tests.conftest import REPO, FakeEmbedder, make_email, write_mbox
 from tests.hostile import HostileMailbox, write_hostile_mailbox
 from tests.robustness.checks import blob_problems, integrity, read_one
@@ -122,7 +122,7 @@ def test_ask_killed_mid_answer_gives_the_uninterrupted_answer_on_rerun(tmp_path,
     monkeypatch.setenv("ASSISTANT_ANSWER_MAX_TOKENS", "24")
     monkeypatch.setenv("ASSISTANT_ANSWER_CONTEXT_CHUNKS", "2")
     home = tmp_path / "home"
-    ctx = open_context(home)
+    ctx = open_services(home)
     msgs = [make_email(subject=s, body=b, msgid=f"<m{i}@x>") for i, (s, b) in enumerate(MAILS)]
     Importer(ctx.store, ctx.embedder).run([write_mbox(tmp_path / "box.mbox", msgs)])
     reference = list(ctx.answerer().answer(QUESTION, NO_CACHE))[-1].answer

@@ -22,7 +22,7 @@ from assistant.tui.messages import (
     PrecomputeReported,
     WorkFailed,
 )
-from assistant.tui.services import Services
+from assistant.tui.services import AppServices
 from assistant.tui.tally import Tally, plural
 from assistant.tui.throttle import Throttle
 
@@ -108,7 +108,7 @@ class CacheScreen(Screen[None]):
         Binding("escape", "app.pop_screen", "Back"),
     ]
 
-    def __init__(self, services: Services, tally: Tally) -> None:
+    def __init__(self, services: AppServices, tally: Tally) -> None:
         super().__init__()
         self.services = services
         self.tally = tally

@@ -22,7 +22,7 @@ from assistant.tui.messages import (
 )
 from assistant.tui.relay import relay_answer
 from assistant.tui.screens.message import MessageScreen
-from assistant.tui.services import Services
+from assistant.tui.services import AppServices
 from assistant.tui.tally import Tally
 from assistant.tui.widgets.sources import SourceItem, SourcesPanel
 from assistant.tui.widgets.turn import Turn
@@ -43,7 +43,7 @@ class ChatScreen(Screen[None]):
     ]
     PANES = ("#question", "#source-list", "#conversation")
 
-    def __init__(self, services: Services, tally: Tally) -> None:
+    def __init__(self, services: AppServices, tally: Tally) -> None:
         super().__init__()
         self.services = services
         self.tally = tally

@@ -8,7 +8,7 @@ import pytest
 
 from assistant.importer import Importer
 from assistant.tui.app import AssistantApp
-from assistant.tui.services import Lazy, Services
+from assistant.tui.services import AppServices, Lazy
 from tests.assistant.tui.fakes import FakeAnswerer, FakePrecompute, FakeScheduler
 from tests.conftest import DATA, FakeEmbedder, make_email, write_mbox
 
@@ -40,7 +40,7 @@ def make_services(store, tmp_path, delay: float = 0.01, questions=("what about t
     pipeline = FakeAnswerer(store, tmp_path / "kv", delay)
     activity: list[int] = []
     precompute = FakePrecompute(pipeline, list(questions))
-    services = Services(
+    services = AppServices(
         knowledge=store,
         answerer=Lazy(lambda: pipeline),
         importer=Lazy(lambda: Importer(store, FakeEmbedder())),

@@ -10,7 +10,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from assistant.answer import ALL_LAYERS, CacheLayers, checked
-from assistant.context import bundled
 from assistant.events import (
     AnswerDone,
     ChunksOrdered,
@@ -22,6 +21,7 @@ from assistant.events import (
 from assistant.evidence import Evidence, select_evidence
 from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.store import KnowledgeStore
+from assistant.services import bundled
 from cache.blobs import BlobStore
 from cache.db import open_cache_db
 from cache.kv_tree import KIND, KVTree, segment_hash

@@ -1,17 +1,25 @@
-"""Builds what a command or the TUI works with — home, settings, store, models — from one place.
+"""open_services(home, settings) → Services: every part a command or the TUI works with, built
+once, on first use, whichever thread asks first — each SQLite database opened once (the
+knowledge bank, the cache database), one BlobStore, one LocalLLM, one embedder, one Retriever,
+one reranker, one Selection, one PromptCache, one Answerer. Models load lazily inside their
+parts (the LLM when the KV tree or the PromptCache is first built, the embedder on first embed).
 
 Threading model (the app: the Textual thread, its workers, the idle scheduler's thread):
 - One model lock (`LocalLLM.lock`) serialises use of the LLM; a user question pre-empts
   background work within one piece (activity.py's busy markers, checked between pieces).
 - One connection per database, shared by every thread of the process: Python's sqlite3 is
-  built serialized, so each statement is atomic; the only multi-statement transactions are
-  an import's (KnowledgeStore, one import at a time) and the job queue's claim (one precompute
-  pass at a time, below). Other processes on the home use their own connections (WAL).
+  built serialized, so each statement is atomic; the only multi-statement transaction on a
+  shared connection is the job queue's claim (one precompute pass at a time, below). The one
+  exception is the TUI's import worker, which writes the knowledge bank in batches on a
+  connection of its own (tui/services.py) so the chat never reads a half-written batch; other
+  processes on the home use their own connections too (WAL).
 - One precompute pass at a time per process (`precompute_lock`): the cache screen's `p` waits
-  for an idle pass to stop; an idle pass does not start while another runs.
+  for an idle pass to stop; an idle pass does not start while another runs. A user question
+  during either waits only for the model lock (tests/assistant/test_precompute_together.py).
+- Parts are built under one re-entrant lock (`_building`), so two threads asking at once get
+  the same part (tests/assistant/test_services.py).
 - Widgets are touched only from the Textual thread; workers post messages.
 """
-
 from __future__ import annotations
 
 import threading
@@ -47,9 +55,9 @@ T = TypeVar("T")
 
 
 @dataclass
-class Context:
+class Services:
     """Each part is built on first use, once, whichever thread asks first (the UI's workers and
-    the idle scheduler share one Context): one cache database connection, one BlobStore (the KV
+    the idle scheduler share one Services): one cache database connection, one BlobStore (the KV
     tree's and the reranker's document KV), one embedder, retriever, reranker, LLM, QA bank,
     KV tree, selection, PromptCache and Answerer."""
 
@@ -197,7 +205,7 @@ class Context:
         return RerankCheck(self.home.cache_dir / "rerank_check.json")
 
 
-def cache_blobs(ctx: Context, db: Database) -> BlobStore:
+def cache_blobs(ctx: Services, db: Database) -> BlobStore:
     """A KV blob store on `db`: KV-tree nodes and the reranker's document KV, each with its
     budget."""
     from assistant.rerank.doc_kv import KIND as DOC_KV
@@ -211,13 +219,17 @@ def cache_blobs(ctx: Context, db: Database) -> BlobStore:
     return BlobStore(db, ctx.home.cache_dir / "kv", budgets)
 
 
-def open_context(home: Path | str | None = None) -> Context:
-    h = open_home(home)
-    settings = load_settings(h.config_file)
-    return Context(home=h, settings=settings, store=KnowledgeStore(open_db(h.knowledge_db)))
+def open_services(
+    home: Home | Path | str | None = None, settings: Settings | None = None
+) -> Services:
+    """The parts for `home` (opened, created if new), with `settings` (else its config file's and
+    the environment's). Only the knowledge bank is opened here; the rest is built on first use."""
+    h = home if isinstance(home, Home) else open_home(home)
+    settings = settings if settings is not None else load_settings(h.config_file)
+    return Services(home=h, settings=settings, store=KnowledgeStore(open_db(h.knowledge_db)))
 
 
-def make_prompt_cache(ctx: Context) -> PromptCache:
+def make_prompt_cache(ctx: Services) -> PromptCache:
     from assistant.prompt_cache import PromptCache
     from cache.sentences import SentenceVectors
 
@@ -228,7 +240,7 @@ def make_prompt_cache(ctx: Context) -> PromptCache:
     )
 
 
-def make_answerer(ctx: Context) -> Answerer:
+def make_answerer(ctx: Services) -> Answerer:
     from assistant.answer import Answerer
     from cache.prediction import History
 
