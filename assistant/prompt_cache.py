@@ -241,17 +241,26 @@ class PromptCache:
 
     # -- background work (the idle scheduler's jobs) -------------------------------------------
 
-    def prefill(self, chunks: Sequence[str], background: bool = True) -> tuple[int, int]:
+    def prefill(
+        self, chunks: Sequence[str], background: bool = True, *, missing_only: bool = False
+    ) -> tuple[int, int]:
         """Strategy 1: put the KV of [system, chunks…] in the tree, no question, no decoding.
+        With `missing_only`, a prefix the tree holds whole is left as it is (not restored):
+        the chunks are tokenised once for the check and the prefill.
         Returns (tokens reused, prefix tokens)."""
         segments = self.segments(chunks, "")
+        total = sum(len(s) for s in segments.prefix)
+        if missing_only and self._cached(segments):
+            return total, total
         with self.llm.lock:
             reused = self._prefill_prefix(segments, True, self.checker(background))
-        return reused.tokens, sum(len(s) for s in segments.prefix)
+        return reused.tokens, total
 
     def kv_cached(self, chunks: Sequence[str]) -> bool:
         """The whole [system, chunks…] prefix is in the KV tree."""
-        segments = self.segments(chunks, "")
+        return self._cached(self.segments(chunks, ""))
+
+    def _cached(self, segments: Segments) -> bool:
         hashes = [segment_hash(s) for s in segments.prefix]
         return self.kv.longest_prefix(hashes).depth == len(hashes)
 

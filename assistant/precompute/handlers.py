@@ -3,8 +3,11 @@ run again leaves the same state as one run once (entries are filled in, not adde
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from collections.abc import Iterator, Sequence
+
+import numpy as np
 
 from assistant.abstract import extract_items
 from assistant.config import PrecomputeSettings
@@ -138,17 +141,31 @@ class Handlers:
         self._queue_questions(parse_questions(text)[: payload["n"]], "predicted:general")
 
     def _queue_questions(self, questions: Sequence[str], origin: str) -> None:
+        """Queue a populate job per new question, with the vector drop_known embedded it to
+        (the job uses it rather than embedding the question again)."""
         qa = self.qa
-        for question, _ in drop_known(questions, self.embedder, qa, qa.threshold):
+        for question, vector in drop_known(questions, self.embedder, qa, qa.threshold):
             key = "populate:" + hashlib.sha1(question.lower().encode()).hexdigest()[:16]
-            payload = {"question": question, "origin": origin}
+            payload = {"question": question, "origin": origin, **self._packed(vector)}
             self.queue.enqueue("populate", key, payload, PRIORITY["populate"])
+
+    def _packed(self, vector: np.ndarray) -> dict[str, str]:
+        """A question's vector for a job's payload (JSON), with the encoder that made it."""
+        raw = np.asarray(vector, dtype=np.float32).tobytes()
+        return {"vector": base64.b64encode(raw).decode("ascii"), "encoder": self.embedder.name}
+
+    def _unpacked(self, payload: dict) -> np.ndarray:
+        """The payload's question vector; embedded now when the job has none (queued by an older
+        version) or another encoder made it."""
+        if payload.get("vector") and payload.get("encoder") == self.embedder.name:
+            return np.frombuffer(base64.b64decode(payload["vector"]), dtype=np.float32).copy()
+        return self.embedder.embed_batch([payload["question"]])[0]
 
     # -- filling and converting the cache layers -----------------------------------------------
 
     def _populate(self, payload: dict) -> None:
         question, qa = payload["question"], self.qa
-        vector = self.embedder.embed_batch([question])[0]
+        vector = self._unpacked(payload)
         near = qa.nearest(vector, answered_only=False)
         if near is not None and near.similarity >= qa.threshold:
             return  # a question like it is stored already
@@ -166,8 +183,8 @@ class Handlers:
         """Breadth: the [system, chunk] node, which every question retrieving this chunk first
         restores instead of prefilling (its first chunk is a third of its prompt)."""
         records = self.store.chunk_records([payload["chunk"]])
-        if records and not self.cache.kv_cached([records[0].text]):
-            self.cache.prefill([records[0].text])
+        if records:
+            self.cache.prefill([records[0].text], missing_only=True)
         self.cache.keep_sentences(records)
 
     def _doc_kv(self, payload: dict) -> None:
