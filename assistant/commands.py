@@ -14,14 +14,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from assistant.cli import dump_json
-from assistant.config import ConfigError, Settings
-from assistant.context import Context, bundled, open_context
-from assistant.home import touch_private
+from assistant.config import ConfigError, Settings, load_settings
+from assistant.home import open_home, touch_private
 from assistant.importer import Importer, ImportProgressed, ImportReport
 from assistant.ingest import SourceError
 from assistant.knowledge.db import DatabaseError
 from assistant.knowledge.embeddings import ModelMissing
 from assistant.llm import LLMError
+from assistant.services import Services, bundled, open_services
 
 console = Console(stderr=True, soft_wrap=True)
 
@@ -45,8 +45,10 @@ def user_errors() -> tuple[type[Exception], ...]:
 
 def run_command(args: Namespace) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    ctx = open_context(args.home)
-    apply_switches(ctx.settings, args)
+    home = open_home(args.home)
+    settings = load_settings(home.config_file)
+    apply_switches(settings, args)
+    ctx = open_services(home, settings)
     _log_to_file(ctx)
     handler = {
         None: cmd_app,
@@ -70,7 +72,7 @@ def apply_switches(settings: Settings, args: Namespace) -> None:
         settings.cache.repair = args.repair
 
 
-def _log_to_file(ctx: Context) -> None:
+def _log_to_file(ctx: Services) -> None:
     path = ctx.home.log_dir / "assistant.log"
     touch_private(path)
     handler = logging.FileHandler(path, encoding="utf-8")
@@ -79,14 +81,14 @@ def _log_to_file(ctx: Context) -> None:
     logging.getLogger("assistant").setLevel(logging.INFO)
 
 
-def cmd_app(ctx: Context, args: Namespace) -> int:
+def cmd_app(ctx: Services, args: Namespace) -> int:
     from assistant.tui.app import make_app
 
     make_app(ctx).run()
     return 0
 
 
-def cmd_import(ctx: Context, args: Namespace) -> int:
+def cmd_import(ctx: Services, args: Namespace) -> int:
     report = import_with_progress(ctx, args.paths)
     if args.json:
         dump_json(_report_dict(report))
@@ -95,7 +97,7 @@ def cmd_import(ctx: Context, args: Namespace) -> int:
     return 1 if report.seen == 0 and report.errors else 0
 
 
-def cmd_demo(ctx: Context, args: Namespace) -> int:
+def cmd_demo(ctx: Services, args: Namespace) -> int:
     data = bundled("data")
     report = import_with_progress(ctx, [data / "mail" / "demo.mbox", data / "notes"])
     print_report(ctx, report)
@@ -106,7 +108,7 @@ def cmd_demo(ctx: Context, args: Namespace) -> int:
     return 0
 
 
-def import_with_progress(ctx: Context, paths: list[Path]) -> ImportReport:
+def import_with_progress(ctx: Services, paths: list[Path]) -> ImportReport:
     settings = ctx.settings
     importer = Importer(
         ctx.store, ctx.embedder, settings.chunking, settings.embedding.batch_size, ctx.presence
@@ -130,7 +132,7 @@ def import_with_progress(ctx: Context, paths: list[Path]) -> ImportReport:
         return importer.run(paths, notify)
 
 
-def print_report(ctx: Context, report: ImportReport) -> None:
+def print_report(ctx: Services, report: ImportReport) -> None:
     console.print(f"[bold]Import:[/] {report.summary()}")
     rate = report.seen / report.read_seconds if report.read_seconds else 0.0
     console.print(
@@ -155,7 +157,7 @@ def _report_dict(report: ImportReport) -> dict:
     return data
 
 
-def cmd_search(ctx: Context, args: Namespace) -> int:
+def cmd_search(ctx: Services, args: Namespace) -> int:
     k = args.top or ctx.settings.retrieval.top_k
     if ctx.settings.rerank == "off" or not ctx.reranker.active:  # auto: the check's choice
         hits = ctx.retriever.search(args.query, k=k, mode=args.mode)
@@ -185,7 +187,7 @@ def cmd_search(ctx: Context, args: Namespace) -> int:
     return 0
 
 
-def _warn_unembedded(ctx: Context) -> None:
+def _warn_unembedded(ctx: Services) -> None:
     """Say so when chunks lack a vector from this encoder: an import is still embedding them
     (word search covers them, dense search joins batch by batch), or an import was stopped or
     embedding.backend changed (vectors of two encoders are never mixed)."""
@@ -218,7 +220,7 @@ def _hit_dict(rank: int, hit) -> dict:
     }
 
 
-def cmd_stats(ctx: Context, args: Namespace) -> int:
+def cmd_stats(ctx: Services, args: Namespace) -> int:
     stats = ctx.store.stats()
     stats["home"] = str(ctx.home.root)
     stats["bytes"] = {
@@ -248,7 +250,7 @@ def cmd_stats(ctx: Context, args: Namespace) -> int:
     return 0
 
 
-def _rerank_status(ctx: Context) -> dict:
+def _rerank_status(ctx: Services) -> dict:
     """The rerank setting, what is on now (auto: the nightly check's choice), the check."""
     from assistant.rerank import selfcheck
 
@@ -260,22 +262,24 @@ def _size(path: Path) -> int:
     return path.stat().st_size if path.exists() else 0
 
 
-def cmd_ask(ctx: Context, args: Namespace) -> int:
+def cmd_ask(ctx: Services, args: Namespace) -> int:
     from rich.markup import escape
 
-    from assistant import pipeline as p
+    from assistant import events as p
+    from assistant.answer import ALL_LAYERS, NO_CACHE
 
     out = Console(highlight=False)
     _warn_unembedded(ctx)
-    pipe = ctx.pipeline()
+    answerer = ctx.answerer()
     if args.fresh:
-        refused = pipe.refuse_hit(args.question)
+        refused = answerer.refuse_hit(args.question)
         if refused is not None and not args.json:
             console.print(
                 f"[yellow]Not served again[/] for questions this far from "
                 f"“{escape(refused.question)}” (cosine {refused.similarity:.3f}); asking again"
             )
-    for event in pipe.answer(args.question, use_cache=not args.no_cache):
+    layers = NO_CACHE if args.no_cache else ALL_LAYERS
+    for event in answerer.answer(args.question, layers):
         if args.json:
             print(json.dumps(_event_dict(event), ensure_ascii=False, default=str), flush=True)
         elif isinstance(event, p.TokenStreamed):
@@ -355,7 +359,7 @@ def _event_dict(event) -> dict:
     return data
 
 
-def cmd_precompute(ctx: Context, args: Namespace) -> int:
+def cmd_precompute(ctx: Services, args: Namespace) -> int:
     from assistant.idle import on_ac
     from assistant.precompute import Precompute
     from assistant.schedule import deadline_from

@@ -11,13 +11,13 @@ from pathlib import Path
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
-from assistant.context import Context
 from assistant.precompute import (
     Precompute,
     PrecomputeBusy,
     PrecomputeProgressed,
     PrecomputeReport,
 )
+from assistant.services import Services
 
 __all__ = ["IdleScheduler", "Precompute", "PrecomputeProgressed", "PrecomputeReport", "on_ac"]
 
@@ -43,7 +43,7 @@ def _read(path: Path) -> str:
 class IdleScheduler:
     def __init__(
         self,
-        ctx: Context,
+        ctx: Services,
         notify: Callable[[PrecomputeProgressed], None] | None = None,
         done: Callable[[PrecomputeReport], None] | None = None,
         check_seconds: float = 30.0,

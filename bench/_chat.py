@@ -46,12 +46,12 @@ async def wait_until(pilot, condition, timeout: float = TIMEOUT_S) -> float:
 
 
 async def chat(home: Path, questions: list[str]) -> dict:
-    from assistant.context import open_context
+    from assistant.services import open_services
     from assistant.tui.app import make_app
     from assistant.tui.screens.chat import ChatScreen
     from assistant.tui.widgets.turn import Turn
 
-    app = make_app(open_context(home))
+    app = make_app(open_services(home))
     turns = []
     async with app.run_test(size=SIZE) as pilot:
         started = status_kib("VmRSS")

@@ -311,16 +311,16 @@ def require_demo(qa: bool = True) -> None:
 
 
 def demo_context(tmp: Path, reuse: Path | None):
-    """A Context on a demo home under `tmp`: a copy of `reuse` (its caches and run markers left
+    """A Services on a demo home under `tmp`: a copy of `reuse` (its caches and run markers left
     out, so every run starts cold), else the demo corpus imported afresh."""
     import shutil
 
-    from assistant.context import open_context
+    from assistant.services import open_services
 
     home = tmp / "home"
     if reuse:
         shutil.copytree(reuse, home, ignore=shutil.ignore_patterns("cache", "run"))
-    ctx = open_context(home)
+    ctx = open_services(home)
     if not reuse:
         import_demo(ctx.store, ctx.embedder)
     return ctx

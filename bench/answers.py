@@ -37,7 +37,8 @@ from _common import (  # noqa: E402
 )
 from quality import has_expected, rouge_l  # noqa: E402
 
-from assistant import pipeline as p  # noqa: E402
+from assistant import events as p  # noqa: E402
+from assistant.answer import NO_CACHE, Answerer  # noqa: E402
 from assistant.knowledge.store import ChunkRecord  # noqa: E402
 
 # Each design: the [answer] settings it runs with ("system": another instruction in place of
@@ -134,9 +135,9 @@ def is_source(record: ChunkRecord, source: str) -> bool:
     return bool(source) and Path(record.note_path).resolve() == (REPO / "data" / source).resolve()
 
 
-def answer_once(pipe: p.Pipeline, q: Question) -> dict[str, Any]:
+def answer_once(pipe: Answerer, q: Question) -> dict[str, Any]:
     started = time.perf_counter()
-    events = list(pipe.answer(q.question, use_cache=False))
+    events = list(pipe.answer(q.question, NO_CACHE))
     seconds = time.perf_counter() - started
     ordered = next(e for e in events if isinstance(e, p.ChunksOrdered)).chunk_ids
     done = next(e for e in events if isinstance(e, p.AnswerDone))
@@ -202,14 +203,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     questions = load(args.questions, args.limit)
     with tempfile.TemporaryDirectory() as tmp:
         ctx = demo_context(Path(tmp), args.home)
-        pipe = ctx.pipeline()
-        base, system = ctx.settings, pipe.system_prompt
+        pipe = ctx.answerer()
+        base, system = ctx.settings, pipe.cache.system_prompt
         rows: dict[str, list[dict[str, Any]]] = {d: [] for d in names}
         for i, q in enumerate(questions):
             for name in names[i % len(names) :] + names[: i % len(names)]:
                 design = dict(DESIGNS[name])
-                pipe.system_prompt = design.pop("system", system)
-                pipe.settings = replace(base, answer=replace(base.answer, **design))
+                pipe.cache.system_prompt = design.pop("system", system)
+                settings = replace(base, answer=replace(base.answer, **design))
+                pipe.settings = pipe.cache.settings = pipe.select.settings = settings
                 rows[name].append(answer_once(pipe, q))
             log(f"{i + 1}/{len(questions)} {q.id}")
             if args.partial:

@@ -27,16 +27,17 @@ from _common import (  # noqa: E402
     write_results,
 )
 
-from assistant import pipeline as p  # noqa: E402
-from assistant.context import Context, open_context  # noqa: E402
+from assistant import events as p  # noqa: E402
+from assistant.answer import ALL_LAYERS, NO_CACHE, CacheLayers  # noqa: E402
+from assistant.services import Services, open_services  # noqa: E402
 
 MODES = ("naive", "cold", "kv_hit", "qa_hit")
 
 
-def run_once(ctx: Context, question: str, use_cache: bool, tau: float) -> dict[str, Any]:
-    pipe = ctx.pipeline()
+def run_once(ctx: Services, question: str, layers: CacheLayers, tau: float) -> dict[str, Any]:
+    pipe = ctx.answerer()
     pipe.qa.threshold = tau
-    events = list(pipe.answer(question, use_cache=use_cache))
+    events = list(pipe.answer(question, layers))
     done: p.AnswerDone = events[-1]
     text = "".join(e.text for e in events if isinstance(e, p.TokenStreamed)) or done.answer
     return {
@@ -48,14 +49,16 @@ def run_once(ctx: Context, question: str, use_cache: bool, tau: float) -> dict[s
     }
 
 
-def measure(ctx: Context, questions: list[str], tau: float) -> dict[str, list[dict[str, Any]]]:
+def measure(ctx: Services, questions: list[str], tau: float) -> dict[str, list[dict[str, Any]]]:
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in MODES}
     for i, q in enumerate(questions, 1):
         log(f"[{i}/{len(questions)}] {q}")
-        runs["naive"].append(run_once(ctx, q, use_cache=False, tau=tau))
-        runs["cold"].append(run_once(ctx, q, use_cache=True, tau=2.0))
-        runs["kv_hit"].append(run_once(ctx, q, use_cache=True, tau=2.0))
-        runs["qa_hit"].append(run_once(ctx, q, use_cache=True, tau=tau))
+        runs["naive"].append(run_once(ctx, q, NO_CACHE, tau))
+        runs["cold"].append(run_once(ctx, q, ALL_LAYERS, 2.0))
+        # the QA bank off: τ = 2 alone does not keep it from answering (a verified candidate
+        # above qa_candidate_threshold is served), so this run would be a QA hit
+        runs["kv_hit"].append(run_once(ctx, q, CacheLayers(qa=False), tau))
+        runs["qa_hit"].append(run_once(ctx, q, ALL_LAYERS, tau))
     return runs
 
 
@@ -78,13 +81,13 @@ def summarise(runs: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, floa
     return out
 
 
-def kv_bytes_per_token(ctx: Context) -> dict[str, float]:
+def kv_bytes_per_token(ctx: Services) -> dict[str, float]:
     # a node's blob holds its own segment: its tokens are its prefix length minus its parent's
     sql = (
         "SELECT b.size, n.n_tokens - coalesce(p.n_tokens, 0) FROM kv_nodes n "
         "JOIN blobs b ON b.key = n.blob_key LEFT JOIN kv_nodes p ON p.id = n.parent_id"
     )
-    rows = ctx.pipeline().kv.db.execute(sql).fetchall()
+    rows = ctx.answerer().kv.db.execute(sql).fetchall()
     per_token = [size / tokens for size, tokens in rows if tokens > 0]
     return {
         "blobs": len(rows),
@@ -104,14 +107,14 @@ def main() -> None:
         home = Path(tmp) / "home"
         if args.home:
             shutil.copytree(args.home, home, ignore=shutil.ignore_patterns("cache"))
-        ctx = open_context(home)
+        ctx = open_services(home)
         if not args.home:
             import_demo(ctx.store, ctx.embedder)
         ctx.settings.answer.max_tokens = args.max_tokens
         tau = ctx.settings.cache.qa_threshold
         qa = load_qa()
         questions = [q.question for q in qa[:: max(1, len(qa) // args.limit)]][: args.limit]
-        run_once(ctx, "warm up the models", use_cache=False, tau=tau)
+        run_once(ctx, "warm up the models", NO_CACHE, tau)
         runs = measure(ctx, questions, tau)
         report(runs, kv_bytes_per_token(ctx), args, tau)
 

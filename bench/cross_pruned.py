@@ -49,9 +49,10 @@ from _common import (
     rss_mib,
     write_results,
 )
+from pruning import calibrate, replay, top_k_overlap
 from train_cross_encoder import DEFAULT_OUT
 
-from assistant.rerank.policy import Pruner, calibrate, replay, top_k_overlap
+from assistant.rerank.policy import Pruner
 
 GRID = (0.0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0)
 DESIGNS = {  # name → (threshold key, resident layers; None: all)

@@ -20,7 +20,6 @@ import math
 import re
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,27 +32,13 @@ from assistant.config import Settings
 from assistant.knowledge.distinct import COSINE_BOUNDS, duplicates, shape
 from assistant.knowledge.retrieval import Hit, Retriever
 from assistant.knowledge.store import ChunkRecord
-from assistant.pipeline import Pipeline
+from assistant.rerank.selection import Selection
 
 K = 3  # the prompt's chunks (AnswerSettings.context_chunks)
 MARGIN = 0.03  # the bound sits this far above the most similar distinct pair, rounded up
 Vectors = dict[int, np.ndarray]
 _HEADER = re.compile(r"From: (?P<who>.*) \| Date: (?P<date>.*) \| Subject: (?P<subject>.*)")
 _PREFIX = re.compile(r"^((re|fwd|fw|sv|aw)\s*:\s*|\[[^\]]*\]\s*)+", re.IGNORECASE)
-
-
-@dataclass
-class Selection:
-    """What `Pipeline.candidates` and `Pipeline.rerank` read from their pipeline: the prompt's
-    own selection code, run without loading the chat model (reranker off, the default)."""
-
-    settings: Settings
-    retriever: Retriever
-    reranker: None = None
-
-    def select(self, question: str, vector: np.ndarray) -> list[Hit]:
-        hits = Pipeline.candidates(self, question, vector)  # type: ignore[arg-type]
-        return Pipeline.rerank(self, question, hits)  # type: ignore[arg-type]
 
 
 def parse_args() -> argparse.Namespace:
@@ -88,7 +73,7 @@ def describe(qa: QA, hits: list[Hit], vectors: Vectors, bound: float) -> dict[st
 def selection(retriever: Retriever, duplicates: str) -> Selection:
     settings = Settings()
     settings.answer.context_chunks, settings.answer.duplicates = K, duplicates
-    return Selection(settings, retriever)
+    return Selection(settings, retriever, None)  # the prompt's own selection, reranker off
 
 
 def bench_selection(ctx, items: list[QA], bound: float) -> dict[str, Any]:
@@ -97,7 +82,7 @@ def bench_selection(ctx, items: list[QA], bound: float) -> dict[str, Any]:
     rows = []
     for qa in items:
         vector = ctx.embedder.embed_batch([qa.question])[0]
-        before, after = keep.select(qa.question, vector), merge.select(qa.question, vector)
+        before, after = keep(qa.question, vector), merge(qa.question, vector)
         vectors = retriever.vectors([h.chunk_id for h in before + after])
         rows.append(
             {
@@ -254,7 +239,7 @@ def print_selection(selection: dict[str, Any]) -> None:
     ]
     columns = ["selection", "questions", "dup pair in top-3", "source@3", "answer@3", "3 slots"]
     note = (
-        f"Pipeline.candidates + rerank (reranker off), {K} chunks; before: duplicates = keep "
+        f"Selection.candidates + rerank (reranker off), {K} chunks; before: duplicates = keep "
         "(the fused top 3), after: duplicates = merge. "
         f"{s['changed']} of {selection['questions']} selections changed. source@3: the QA item's "
         "message or note among the chunks; answer@3: every must_contain string in their text"

@@ -50,10 +50,11 @@ from e2e_questions import (  # noqa: E402
 from e2e_report import acceptance, diagnosis, summarise  # noqa: E402
 from quality import has_expected, rouge_l  # noqa: E402
 
-from assistant import pipeline as p  # noqa: E402
-from assistant.context import Context, open_context  # noqa: E402
+from assistant import events as p  # noqa: E402
+from assistant.answer import CacheLayers  # noqa: E402
 from assistant.importer import Importer  # noqa: E402
 from assistant.precompute import Precompute  # noqa: E402
+from assistant.services import Services, open_services  # noqa: E402
 
 REPEATS = REPO / "data" / "qa" / "repeats.jsonl"
 
@@ -61,7 +62,7 @@ REPEATS = REPO / "data" / "qa" / "repeats.jsonl"
 @dataclass
 class Run:
     design: Design
-    ctx: Context | None = None
+    ctx: Services | None = None
     skipped: str | None = None
     precompute: dict[str, Any] = field(default_factory=dict)
     rows: list[dict[str, Any]] = field(default_factory=list)
@@ -80,12 +81,12 @@ def questions_for(args: argparse.Namespace) -> list[Question]:
     return build_sequence(spread(pool, args.limit), repeats)
 
 
-def prepare_base(root: Path, args: argparse.Namespace) -> Context:
+def prepare_base(root: Path, args: argparse.Namespace) -> Services:
     """The imported home every design copies: `--home` copied, else a fresh import of the demo
     corpus or of `--mailbox`."""
     if args.mailbox is None:
         return demo_context(root, args.home)
-    ctx = open_context(root / "home")
+    ctx = open_services(root / "home")
     log(f"importing {args.mailbox} once for all designs")
     report = Importer(ctx.store, ctx.embedder).run([args.mailbox])
     if report.errors:
@@ -93,10 +94,10 @@ def prepare_base(root: Path, args: argparse.Namespace) -> Context:
     return ctx
 
 
-def open_design(design: Design, base: Context, root: Path, max_tokens: int) -> Context:
+def open_design(design: Design, base: Services, root: Path, max_tokens: int) -> Services:
     home = root / design.name
     shutil.copytree(base.home.root, home, ignore=shutil.ignore_patterns("cache", "run"))
-    ctx = replace(open_context(home), _embedder=base.embedder)  # one embedder for all
+    ctx = replace(open_services(home), _embedder=base.embedder)  # one embedder for all
     ctx.settings.answer.max_tokens = max_tokens
     if design.tau is not None:
         ctx.settings.cache.qa_threshold = design.tau
@@ -104,13 +105,13 @@ def open_design(design: Design, base: Context, root: Path, max_tokens: int) -> C
         ctx.settings.rerank = design.rerank
     if design.reuse is not None:
         ctx.settings.cache.reuse, ctx.settings.cache.repair = design.reuse
-    pipe = ctx.pipeline()
-    pipe.retrieve("warm up", pipe.embedder.embed_batch(["warm up"])[0])
-    pipe.complete("Hello", max_tokens=2, background=False)
+    pipe = ctx.answerer()
+    pipe.select("warm up", pipe.embedder.embed_batch(["warm up"])[0])
+    pipe.cache.complete("Hello", max_tokens=2, background=False)
     return ctx
 
 
-def precompute(ctx: Context, design: Design, minutes: float) -> dict[str, Any]:
+def precompute(ctx: Services, design: Design, minutes: float) -> dict[str, Any]:
     """Precompute runs (each predicts one stride of questions) until the budget is spent or a
     run finds nothing to do."""
     deadline, total = time.time() + minutes * 60, {"cpu_seconds": 0.0, "wall_seconds": 0.0}
@@ -125,16 +126,16 @@ def precompute(ctx: Context, design: Design, minutes: float) -> dict[str, Any]:
         log(f"{design.name}: {report.summary()}")
         if report.jobs_done == 0 or report.stopped != "finished":
             break
-    pipe = ctx.pipeline()
+    pipe = ctx.answerer()
     return total | {"jobs": kinds, "qa_bank": pipe.qa.stats(), "kv_tree": pipe.kv.stats()}
 
 
 # -- asking -----------------------------------------------------------------------------------
 
 
-def ask(ctx: Context, design: Design, q: Question) -> dict[str, Any]:
-    pipe = ctx.pipeline()
-    events = list(pipe.answer(q.question, qa=design.qa, kv=design.kv))
+def ask(ctx: Services, design: Design, q: Question) -> dict[str, Any]:
+    pipe = ctx.answerer()
+    events = list(pipe.answer(q.question, CacheLayers(qa=design.qa, kv=design.kv)))
     done: p.AnswerDone = events[-1]
     ordered = next((e.chunk_ids for e in events if isinstance(e, p.ChunksOrdered)), [])
     reused = next((e for e in events if isinstance(e, p.KVReused)), None)

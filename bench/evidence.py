@@ -3,7 +3,7 @@
     python bench/evidence.py [--home DIR]
 
 For every question of data/qa/mail_qa.jsonl, notes_qa.jsonl and evidence_holdout.jsonl, the
-prompt's chunks are retrieved as the app retrieves them (Context.pipeline().retrieve). Then: are
+prompt's chunks are retrieved as the app retrieves them (Services.answerer().select). Then: are
 all `must_contain` facts in those chunks, and in the evidence line (≤ 2 sentences) of each design:
 "baseline", the plain cosine pick of the best 2 sentences over naive splits (the first version of
 assistant/evidence.py); "cosine" and "bm25" alone over assistant.evidence's sentences; "mix", the
@@ -143,12 +143,12 @@ def load_rows(paths: Sequence[Path]) -> list[dict[str, Any]]:
 
 
 def build_cases(ctx, rows: list[dict[str, Any]]) -> list[Case]:
-    pipe = ctx.pipeline()
+    pipe = ctx.answerer()
     every = ctx.store.chunk_records(ctx.store.chunk_texts()[0].tolist())
     cases = []
     for row in rows:
         vector = ctx.embedder.embed_batch([row["question"]])[0]
-        records = [h.record for h in pipe.retrieve(row["question"], vector)]
+        records = [h.record for h in pipe.select(row["question"], vector)]
         source = [r.text for r in every if is_source(r, row)]
         cases.append(Case(row, vector, records, source))
     return cases

@@ -36,7 +36,8 @@ from answers import Question, load  # noqa: E402
 from quality import has_expected, rouge_l  # noqa: E402
 from reuse import FirstToken  # noqa: E402
 
-from assistant import pipeline as p  # noqa: E402
+from assistant import events as p  # noqa: E402
+from assistant.answer import Answerer, CacheLayers  # noqa: E402
 
 TYPES = ("f16", "q8_0", "q4_0")
 
@@ -49,8 +50,8 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def answer(pipe: p.Pipeline, first: FirstToken, q: Question, cached: bool) -> dict[str, Any]:
-    events = list(pipe.answer(q.question, qa=False, kv=cached))
+def answer(pipe: Answerer, first: FirstToken, q: Question, cached: bool) -> dict[str, Any]:
+    events = list(pipe.answer(q.question, CacheLayers(qa=False, kv=cached)))
     done = next(e for e in events if isinstance(e, p.AnswerDone))
     return {
         "answer": done.answer,
@@ -62,7 +63,7 @@ def answer(pipe: p.Pipeline, first: FirstToken, q: Question, cached: bool) -> di
     }
 
 
-def node_sizes(pipe: p.Pipeline) -> tuple[int, int]:
+def node_sizes(pipe: Answerer) -> tuple[int, int]:
     """(bytes, tokens) of every KV node the tree holds."""
     rows = pipe.kv.db.execute(
         "SELECT b.size, n.n_tokens - coalesce(parent.n_tokens, 0) FROM kv_nodes n "
@@ -109,8 +110,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for kv_type in TYPES:
             ctx = demo_context(Path(tmp) / kv_type, args.home)
             ctx.settings.llm.kv_type = kv_type
-            pipe = ctx.pipeline()
-            pipes[kv_type] = (pipe, FirstToken(pipe.llm))
+            pipe = ctx.answerer()
+            pipes[kv_type] = (pipe, FirstToken(pipe.cache.llm))
         for i, q in enumerate(questions):
             turn = i % len(TYPES)
             for kv_type in TYPES[turn:] + TYPES[:turn]:

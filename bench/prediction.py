@@ -5,7 +5,7 @@ knowledge abstract and the chunks are read). They are then "asked" in order in t
 - reactive: the caches hold only what earlier questions of the sequence left (no precompute);
 - precompute: the same, on top of what one precompute run left.
 For each question the pipeline's own retrieval gives the prompt order, and the cache is looked up
-exactly as `Pipeline.answer` would (QA bank at τ; longest run of cached prefix segments in the KV
+exactly as `Answerer.answer` would (QA bank at τ; longest run of cached prefix segments in the KV
 tree) — without decoding, so both arms are measured on the same footing in minutes. The reactive
 layer is the set of prefix paths and answered questions of the earlier questions (no eviction
 under the default budget, so that set is what the tree would hold).
@@ -24,21 +24,21 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from _common import demo_context, load_qa, log, print_table, require_demo, write_results  # noqa: E402
 
-from assistant.context import Context  # noqa: E402
 from assistant.precompute import Precompute  # noqa: E402
+from assistant.services import Services  # noqa: E402
 from cache.kv_tree import segment_hash  # noqa: E402
 
 PENDING_TAUS = (0.95, 0.9, 0.85, 0.8)
 
 
-def lookup_plan(ctx: Context, questions: list[str]) -> list[dict[str, Any]]:
+def lookup_plan(ctx: Services, questions: list[str]) -> list[dict[str, Any]]:
     """Per question: its vector and its prompt's prefix-segment hashes and token counts."""
-    pipe = ctx.pipeline()
+    pipe = ctx.answerer()
     vectors = pipe.embedder.embed_batch(questions)
     plans = []
     for question, vector in zip(questions, vectors, strict=True):
-        hits = pipe.retrieve(question, vector)
-        segments = pipe._segments([h.record.text for h in hits], question)
+        hits = pipe.select(question, vector)
+        segments = pipe.cache.segments([h.record.text for h in hits], question)
         hashes = [segment_hash(s) for s in segments.prefix]
         plans.append(
             {"vector": vector, "hashes": hashes, "sizes": [len(s) for s in segments.prefix]}
@@ -46,9 +46,9 @@ def lookup_plan(ctx: Context, questions: list[str]) -> list[dict[str, Any]]:
     return plans
 
 
-def replay(ctx: Context, plans: list[dict[str, Any]], tau: float) -> dict[str, Any]:
+def replay(ctx: Services, plans: list[dict[str, Any]], tau: float) -> dict[str, Any]:
     """Ask the questions in order against the current caches plus what earlier ones left."""
-    pipe = ctx.pipeline()
+    pipe = ctx.answerer()
     paths: set[tuple[str, ...]] = set()
     earlier: list = []
     qa_hits = chunk_hits = chunk_total = reused = prompt = 0
@@ -112,7 +112,7 @@ def main() -> None:
         show(before, after, report, ctx, args, tau)
 
 
-def show(before: dict, after: dict, report, ctx: Context, args, tau: float) -> None:
+def show(before: dict, after: dict, report, ctx: Services, args, tau: float) -> None:
     cpu = round(report.cpu_seconds, 1)
     rows = [
         (
@@ -132,7 +132,7 @@ def show(before: dict, after: dict, report, ctx: Context, args, tau: float) -> N
             cpu,
         ),
     ]
-    stats = ctx.pipeline().qa.stats()
+    stats = ctx.answerer().qa.stats()
     print_table(
         f"Demo questions ({after['questions']}) never shown to the predictor; τ = {tau}",
         [
@@ -145,7 +145,7 @@ def show(before: dict, after: dict, report, ctx: Context, args, tau: float) -> N
         ],
         rows,
         note=f"precompute: {report.summary()}; QA bank: {stats['answered']} answered, "
-        f"{stats['pending']} pending; KV tree: {ctx.pipeline().kv.stats()}",
+        f"{stats['pending']} pending; KV tree: {ctx.answerer().kv.stats()}",
     )
     write_results(
         "prediction",
@@ -154,7 +154,7 @@ def show(before: dict, after: dict, report, ctx: Context, args, tau: float) -> N
             "precompute": after,
             "precompute_report": vars(report),
             "qa_bank": stats,
-            "kv_tree": ctx.pipeline().kv.stats(),
+            "kv_tree": ctx.answerer().kv.stats(),
             "strategy": "prefill only (τ ≥ decode_cutoff)"
             if tau >= ctx.settings.precompute.decode_cutoff
             else "prefill + decode",

@@ -19,14 +19,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from _common import demo_context, load_qa, log, percentile, print_table, require_demo, write_results  # noqa: E402
 
-from assistant import pipeline as p  # noqa: E402
+from assistant import events as p  # noqa: E402
+from assistant.answer import CacheLayers  # noqa: E402
 from assistant.precompute import Precompute  # noqa: E402
 
 
 def ask_all(pipe, questions: list[str], gap_s: float) -> list[float]:
     waits = []
     for question in questions:
-        done = [e for e in pipe.answer(question, qa=False) if isinstance(e, p.AnswerDone)][0]
+        events = pipe.answer(question, CacheLayers(qa=False))
+        done = [e for e in events if isinstance(e, p.AnswerDone)][0]
         waits.append(done.timings["wait"])
         time.sleep(gap_s)
     return waits
@@ -42,13 +44,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         ctx = demo_context(Path(tmp), args.home)
         ctx.settings.answer.max_tokens = 48
-        pipe = ctx.pipeline()
+        pipe = ctx.answerer()
         qa = load_qa()
         questions = [q.question for q in qa[:: max(1, len(qa) // args.questions)]][: args.questions]
         idle = ask_all(pipe, questions, 0.0)
         pipe.qa.threshold = 0.5  # strategy 2: background jobs decode
         stop = threading.Event()
-        runner = Precompute(ctx, pipeline=pipe, settle_seconds=0)
+        runner = Precompute(ctx, settle_seconds=0)
         worker = threading.Thread(target=runner.run, kwargs={"cancelled": stop.is_set})
         worker.start()
         time.sleep(20)  # let it get into prediction and population

@@ -33,6 +33,7 @@ from assistant.precompute.handlers import SEEDS, Handlers
 from assistant.rerank.loader import make_reranker
 from assistant.rerank.selection import select
 from assistant.rerank.selfcheck import run_check
+from cache.jobs import JobQueue
 from cache.prediction import History, KnowledgeAbstract
 
 
@@ -51,9 +52,11 @@ def parse_args() -> argparse.Namespace:
 
 def probes(ctx, pipe, n: int, seed: int) -> list[tuple[str, int]]:
     """(question, source chunk): what precompute's detail prediction records."""
+    db = ctx.cache_db
     handlers = Handlers(
-        pipe, ctx.store, KnowledgeAbstract(pipe.qa.db), History(pipe.qa.db), ctx.settings.precompute
-    )
+        pipe.cache, pipe.select, pipe.memory, ctx.store, JobQueue(db), KnowledgeAbstract(db),
+        History(db), ctx.settings.precompute,
+    )  # fmt: skip
     ids = ctx.store.chunk_ids()
     out = []
     for i, chunk in enumerate(random.Random(seed).sample(ids, min(n, len(ids))), 1):
@@ -71,7 +74,7 @@ def main() -> None:
         ctx = demo_context(Path(tmp), args.reuse)
         settings = ctx.settings
         settings.reranker.n_threads = args.threads
-        pipe = ctx.pipeline()
+        pipe = ctx.answerer()
         t0 = time.process_time()
         pairs = probes(ctx, pipe, args.chunks, args.seed)
         predict_cpu = time.process_time() - t0

@@ -40,6 +40,7 @@ from _common import (
     put_vectors,
     write_results,
 )
+from pruning import calibrate, replay
 from retrieval import dl19_vectors
 
 from assistant.config import EmbeddingSettings, RetrievalSettings
@@ -51,7 +52,7 @@ from assistant.llm.runtime import LocalLLM
 from assistant.rerank.doc_kv import DocKV
 from assistant.rerank.loader import torch_weights
 from assistant.rerank.models import resolve_model
-from assistant.rerank.policy import Pruner, calibrate, replay
+from assistant.rerank.policy import Pruner
 from assistant.rerank.prompt import PROMPTS
 from assistant.rerank.pruned import default_checks
 from assistant.rerank.scorer import QLScorer

@@ -36,10 +36,10 @@ from _common import (
     rss_mib,
     write_results,
 )
+from elastic import LayerCosts, plan_resident, predicted_latency
+from pruning import calibrate, top_k_overlap
 
 from assistant.config import Settings
-from assistant.rerank.elastic import LayerCosts, plan_resident, predicted_latency
-from assistant.rerank.policy import calibrate, top_k_overlap
 from cache.blobs import BlobStore
 from cache.db import open_cache_db
 

@@ -45,7 +45,8 @@ from _common import (  # noqa: E402
 from answers import Question, load  # noqa: E402
 from quality import has_expected, rouge_l  # noqa: E402
 
-from assistant import pipeline as p  # noqa: E402
+from assistant import events as p  # noqa: E402
+from assistant.answer import Answerer, CacheLayers  # noqa: E402
 
 # design → [cache] reuse and repair (None: no KV reuse at all)
 DESIGNS: dict[str, tuple[str, str] | None] = {
@@ -83,23 +84,23 @@ class FirstToken:
         return self.greedy(max_tokens, banned)
 
 
-def prompt_chunks(pipe: p.Pipeline, question: str) -> list:
+def prompt_chunks(pipe: Answerer, question: str) -> list:
     vector = pipe.embedder.embed_batch([question])[0]
-    return [h.record for h in pipe.retrieve(question, vector)]
+    return [h.record for h in pipe.select(question, vector)]
 
 
-def precompute(pipe: p.Pipeline, questions: list[Question]) -> int:
+def precompute(pipe: Answerer, questions: list[Question]) -> int:
     """A [system, chunk] node, and the sentence vectors of its evidence, for every chunk of
     every question's prompt (as precompute's chunk_kv jobs make them); how many."""
     chunks = {r.chunk_id: r for q in questions for r in prompt_chunks(pipe, q.question)}
     for i, record in enumerate(chunks.values()):
-        pipe.prefill([record.text], background=False)
-        pipe.keep_sentences([record])
+        pipe.cache.prefill([record.text], background=False)
+        pipe.cache.keep_sentences([record])
         log(f"chunk node {i + 1}/{len(chunks)}")
     return len(chunks)
 
 
-def drop_paths(pipe: p.Pipeline) -> None:
+def drop_paths(pipe: Answerer) -> None:
     """Forget every KV node below the [system, chunk] nodes (what an answer stored)."""
     rows = pipe.kv.db.execute(
         "SELECT blob_key FROM kv_nodes WHERE depth > 2 AND blob_key IS NOT NULL"
@@ -108,12 +109,12 @@ def drop_paths(pipe: p.Pipeline) -> None:
         pipe.kv.blobs.delete(key)
 
 
-def answer_once(pipe: p.Pipeline, first: FirstToken, q: Question, design: str) -> dict[str, Any]:
+def answer_once(pipe: Answerer, first: FirstToken, q: Question, design: str) -> dict[str, Any]:
     reuse = DESIGNS[design]
     if reuse:
         cache = replace(pipe.settings.cache, reuse=reuse[0], repair=reuse[1])
         pipe.settings = replace(pipe.settings, cache=cache)
-    events = list(pipe.answer(q.question, qa=False, kv=reuse is not None))
+    events = list(pipe.answer(q.question, CacheLayers(qa=False, kv=reuse is not None)))
     drop_paths(pipe)
     done = next(e for e in events if isinstance(e, p.AnswerDone))
     t = done.timings
@@ -178,8 +179,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     questions = load(args.questions, args.limit)
     with tempfile.TemporaryDirectory() as tmp:
         ctx = demo_context(Path(tmp), args.home)
-        pipe = ctx.pipeline()
-        first = FirstToken(pipe.llm)
+        pipe = ctx.answerer()
+        first = FirstToken(pipe.cache.llm)
         nodes = precompute(pipe, questions)
         rows: dict[str, list[dict[str, Any]]] = {d: [] for d in names}
         for i, q in enumerate(questions):

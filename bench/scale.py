@@ -44,13 +44,14 @@ from _common import (
     timed,
     write_results,
 )
+from hotcold_baseline import plan_uniform
 
 from assistant.config import EmbeddingSettings, RetrievalSettings
 from assistant.home import open_home
 from assistant.knowledge import ivf
 from assistant.knowledge.db import open_db
 from assistant.knowledge.embeddings import make_embedder
-from assistant.knowledge.hotcold import plan_hot, plan_uniform
+from assistant.knowledge.hotcold import plan_hot
 from assistant.knowledge.large import LargeSearch
 from assistant.knowledge.retrieval import DenseIndex, Retriever, top_n
 from assistant.knowledge.store import KnowledgeStore

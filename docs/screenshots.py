@@ -17,7 +17,7 @@ from pathlib import Path
 
 from textual.widgets import Static
 
-from assistant.context import open_context
+from assistant.services import open_services
 from assistant.tui.app import make_app
 from assistant.tui.screens.cache import CacheScreen
 from assistant.tui.screens.chat import ChatScreen
@@ -40,7 +40,7 @@ async def wait_for(pilot, condition, timeout: float = 300.0) -> None:
 
 
 async def shoot(home: Path, theme: str, jobs: int) -> None:
-    ctx = open_context(home)
+    ctx = open_services(home)
     if not ctx.store.stats()["documents"]:
         raise SystemExit(f"{home} is empty: run `assistant demo --home {home}` first")
     app = make_app(ctx, theme)

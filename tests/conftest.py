@@ -107,10 +107,10 @@ def load_qa() -> list[dict]:
 @pytest.fixture(scope="session")
 def demo_context(tmp_path_factory):
     """The demo corpus imported once per test session with the real embedder."""
-    from assistant.context import open_context
     from assistant.importer import Importer
+    from assistant.services import open_services
 
-    ctx = open_context(tmp_path_factory.mktemp("demo-home"))
+    ctx = open_services(tmp_path_factory.mktemp("demo-home"))
     report = Importer(ctx.store, ctx.embedder).run([DATA / "mail" / "demo.mbox", DATA / "notes"])
     assert report.errors == [] and report.seen > 150
     return ctx

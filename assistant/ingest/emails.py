@@ -100,7 +100,8 @@ def _parse_date(value: str) -> datetime | None:
         return None
     try:
         date = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError) as exc:
+        log.info("date %r unreadable (%s); the message is kept undated", value, exc)
         return None
     return date.replace(tzinfo=UTC) if date.tzinfo is None else date
 
@@ -193,4 +194,6 @@ def read_message(
     except NotAnEmail as exc:
         return Issue(source_path, where, f"not an email: {exc}; skipped")
     except Exception as exc:  # noqa: BLE001 - one bad message must never stop an import
+        # an unexpected failure is likely a parser bug: the log keeps its traceback
+        log.warning("%s %s: message skipped", source_path, where, exc_info=True)
         return Issue(source_path, where, f"could not parse ({type(exc).__name__}: {exc}); skipped")

@@ -33,19 +33,13 @@ def plan_hot(counts: np.ndarray, list_bytes: np.ndarray, budget_bytes: int) -> P
     """The clusters of most (decayed) probes per byte that fit in `budget_bytes`."""
     prior = list_bytes / max(int(list_bytes.sum()), 1) * 1e-6  # breaks ties, orders a cold start
     value = (counts + prior) / np.maximum(list_bytes, 1)
-    hot = _fill(np.argsort(-value, kind="stable"), list_bytes, budget_bytes)
+    hot = fill(np.argsort(-value, kind="stable"), list_bytes, budget_bytes)
     total = float(counts.sum())
     share = float(counts[hot].sum()) / total if total else 0.0
     return Plan(hot, int(list_bytes[hot].sum()), budget_bytes, share)
 
 
-def plan_uniform(list_bytes: np.ndarray, budget_bytes: int, seed: int = 0) -> Plan:
-    """The baseline: the same budget spent on clusters drawn without regard to access."""
-    hot = _fill(np.random.default_rng(seed).permutation(len(list_bytes)), list_bytes, budget_bytes)
-    return Plan(hot, int(list_bytes[hot].sum()), budget_bytes, float("nan"))
-
-
-def _fill(order: np.ndarray, list_bytes: np.ndarray, budget_bytes: int) -> np.ndarray:
+def fill(order: np.ndarray, list_bytes: np.ndarray, budget_bytes: int) -> np.ndarray:
     """The clusters taken in `order` while they fit (one too large is passed over)."""
     chosen, used = [], 0
     for cluster in order.tolist():

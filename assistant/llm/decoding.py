@@ -9,7 +9,7 @@ was a failure."); n-grams of digits and punctuation alone are exempt, so "1,000,
 Modes (values, not flags):
 - "ban": the token that would repeat an n-gram is never chosen (no-repeat n-gram decoding);
 - "stop": the answer ends where a repeated n-gram would begin (nothing of it is shown);
-- "off": only the exact-period loop check of the pipeline.
+- "off": only the exact-period loop check of the answer path (prompt_cache.is_looping).
 Both are deterministic, so cached and uncached runs still agree token for token.
 """
 

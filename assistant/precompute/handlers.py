@@ -3,16 +3,22 @@ run again leaves the same state as one run once (entries are filled in, not adde
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from collections.abc import Callable, Iterator, Sequence
 
+import numpy as np
+
 from assistant.abstract import extract_items
 from assistant.config import PrecomputeSettings
-from assistant.context import bundled
+from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.store import KnowledgeStore
-from assistant.pipeline import Pipeline, Preempted
+from assistant.prompt_cache import Preempted, PromptCache
+from assistant.qa_memory import QAMemory
 from assistant.rerank import selection
+from assistant.rerank.selection import Selection
 from assistant.rerank.selfcheck import AUTO_MODES, RerankCheck, run_check
+from assistant.services import bundled
 from cache import policy
 from cache.jobs import Job, JobQueue
 from cache.prediction import (
@@ -46,21 +52,28 @@ _BATCH = 256
 class Handlers:
     def __init__(
         self,
-        pipe: Pipeline,
+        cache: PromptCache,
+        select: Selection,
+        memory: QAMemory,
         store: KnowledgeStore,
+        queue: JobQueue,
         abstract: KnowledgeAbstract,
         history: History,
         settings: PrecomputeSettings,
         kv: bool = True,
         check: RerankCheck | None = None,
     ) -> None:
-        """`check`: where detail questions are kept with their source chunk, as probes for the
-        reranker self-check (`rerank = "auto"`), and where the check's result goes."""
-        self.pipe, self.store, self.abstract, self.history = pipe, store, abstract, history
+        """`cache` prefills and decodes, `select` chooses a question's chunks as the answer path
+        does, `memory` writes the QA bank. `check`: where detail questions are kept with their
+        source chunk, as probes for the reranker self-check (`rerank = "auto"`), and where the
+        check's result goes."""
+        self.cache, self.select, self.memory = cache, select, memory
+        self.qa, self.embedder = memory.qa, cache.embedder
+        self.store, self.abstract, self.history = store, abstract, history
         self.settings = settings
         self.kv = kv  # False: the QA bank only (every prediction decoded, no KV stored)
         self.check = check
-        self.queue = JobQueue(pipe.qa.db)
+        self.queue = queue
         self.seeds = SEEDS
         folder = bundled("prompts")
         self.prompts = {
@@ -108,79 +121,93 @@ class Handlers:
 
     def _chunks_near(self, questions: Sequence[str]) -> Iterator[str]:
         seen: set[int] = set()
-        k = 2 * self.pipe.settings.answer.context_chunks
+        k = 2 * self.select.settings.answer.context_chunks
         for question in questions:
-            vector = self.pipe.embedder.embed_batch([question])[0]
-            for hit in self.pipe.retriever.search(question, k=k, query_vector=vector):
+            vector = self.embedder.embed_batch([question])[0]
+            for hit in self.select.retriever.search(question, k=k, query_vector=vector):
                 if hit.chunk_id not in seen:
                     seen.add(hit.chunk_id)
                     yield hit.record.text
 
     def _questions_from(self, chunk: str, seeds: Sequence[str]) -> list[str]:
         prompts = [self.prompts["detail"].format(seed=s).rstrip("\n") for s in seeds]
-        outputs = self.pipe.continue_after_chunk(chunk, prompts, 24, kv=self.kv)
+        outputs = self.cache.continue_after_chunk(chunk, prompts, 24, kv=self.kv)
         cleaned = [clean_question(f"{s} {o}") for s, o in zip(seeds, outputs, strict=True)]
         return [q for q in cleaned if q]
 
     def _predict_general(self, payload: dict) -> None:
         prompt = self.prompts["general"].format(abstract=self.abstract.render())
-        text = self.pipe.complete(prompt.rstrip("\n"), max_tokens=24 * payload["n"])
+        text = self.cache.complete(prompt.rstrip("\n"), max_tokens=24 * payload["n"])
         self._queue_questions(parse_questions(text)[: payload["n"]], "predicted:general")
 
     def _queue_questions(self, questions: Sequence[str], origin: str) -> None:
-        qa = self.pipe.qa
-        for question, _ in drop_known(questions, self.pipe.embedder, qa, qa.threshold):
+        """Queue a populate job per new question, with the vector drop_known embedded it to
+        (the job uses it rather than embedding the question again)."""
+        qa = self.qa
+        for question, vector in drop_known(questions, self.embedder, qa, qa.threshold):
             key = "populate:" + hashlib.sha1(question.lower().encode()).hexdigest()[:16]
-            payload = {"question": question, "origin": origin}
+            payload = {"question": question, "origin": origin, **self._packed(vector)}
             self.queue.enqueue("populate", key, payload, PRIORITY["populate"])
+
+    def _packed(self, vector: np.ndarray) -> dict[str, str]:
+        """A question's vector for a job's payload (JSON), with the encoder that made it."""
+        raw = np.asarray(vector, dtype=np.float32).tobytes()
+        return {"vector": base64.b64encode(raw).decode("ascii"), "encoder": self.embedder.name}
+
+    def _unpacked(self, payload: dict) -> np.ndarray:
+        """The payload's question vector; embedded now when the job has none (queued by an older
+        version) or another encoder made it."""
+        if payload.get("vector") and payload.get("encoder") == self.embedder.name:
+            return np.frombuffer(base64.b64decode(payload["vector"]), dtype=np.float32).copy()
+        return self.embedder.embed_batch([payload["question"]])[0]
 
     # -- filling and converting the cache layers -----------------------------------------------
 
     def _populate(self, payload: dict) -> None:
-        question, qa = payload["question"], self.pipe.qa
-        vector = self.pipe.embedder.embed_batch([question])[0]
+        question, qa = payload["question"], self.qa
+        vector = self._unpacked(payload)
         near = qa.nearest(vector, answered_only=False)
         if near is not None and near.similarity >= qa.threshold:
             return  # a question like it is stored already
-        hits = self.pipe.retrieve(question, vector, background=True)
+        hits = self._select(question, vector)
         strategy = policy.choose_strategy(qa.threshold, self.settings.decode_cutoff)
         if strategy is policy.Strategy.PREFILL_DECODE or not self.kv:
             self._generate(question, vector, hits, payload["origin"])
             return
-        self.pipe.prefill([h.record.text for h in hits])
-        self.pipe.keep_sentences([h.record for h in hits])
+        self.cache.prefill([h.record.text for h in hits])
+        self.cache.keep_sentences([h.record for h in hits])
         ids = [str(h.chunk_id) for h in hits]
-        self.pipe.remember(question, vector, None, ids, payload["origin"])
+        self.memory.remember(question, vector, None, ids, payload["origin"])
 
     def _chunk_kv(self, payload: dict) -> None:
         """Breadth: the [system, chunk] node, which every question retrieving this chunk first
         restores instead of prefilling (its first chunk is a third of its prompt)."""
         records = self.store.chunk_records([payload["chunk"]])
-        if records and not self.pipe.kv_cached([records[0].text]):
-            self.pipe.prefill([records[0].text])
-        self.pipe.keep_sentences(records)
+        if records:
+            self.cache.prefill([records[0].text], missing_only=True)
+        self.cache.keep_sentences(records)
 
     def _doc_kv(self, payload: dict) -> None:
         """The reranker's document KV of a chunk (issue 7): a reranked question then evaluates
         only its own tokens for this candidate. Steps aside for the user between passages."""
-        reranker = self.pipe.reranker
+        reranker = self.select.reranker
         records = self.store.chunk_records([payload["chunk"]])
         if reranker is None or not reranker.active or not records:
             return
-        reranker.precompute([records[0].text], self.pipe.user_waiting)
-        if self.pipe.user_waiting():
+        reranker.precompute([records[0].text], self.cache.user_waiting)
+        if self.cache.user_waiting():
             raise Preempted
 
     def _rerank_check(self, payload: dict) -> None:
         """Nightly: source@3 of fused and of each reranker on the predicted questions whose
         source chunk is known; `rerank = "auto"` then uses what it turned on (selfcheck.py).
         Steps aside for the user between candidates (then runs again from the start)."""
-        reranker, settings = self.pipe.reranker, self.pipe.settings
+        reranker, settings = self.select.reranker, self.select.settings
         if reranker is None or self.check is None:
             return
 
         def step_aside() -> None:
-            if self.pipe.user_waiting():
+            if self.cache.user_waiting():
                 raise Preempted
 
         def select(question: str, k: int, mode: str, budget: Callable[[], None]) -> list[int]:
@@ -189,7 +216,7 @@ class Handlers:
                 budget()
 
             hits = selection.select(
-                self.pipe.retriever, reranker, question, k, settings.answer.duplicates,
+                self.select.retriever, reranker, question, k, settings.answer.duplicates,
                 check=check, mode=mode,
             )  # fmt: skip
             return [h.chunk_id for h in hits]
@@ -201,34 +228,39 @@ class Handlers:
 
     def _decode(self, payload: dict) -> None:
         """KV → QA: answer a pending entry (its prefix is in the tree, so only decoding costs)."""
-        entry = self.pipe.qa.get(payload["entry"])
+        entry = self.qa.get(payload["entry"])
         if entry is not None and entry.answer is None:
             self._answer_again(entry.id, entry.question, entry.origin)
 
     def _refresh(self, payload: dict) -> None:
-        entry = self.pipe.qa.get(payload["entry"])
+        entry = self.qa.get(payload["entry"])
         if entry is not None and entry.stale:
             self._answer_again(entry.id, entry.question, entry.origin)
 
     def _answer_again(self, entry_id: int, question: str, origin: str) -> None:
-        vector = self.pipe.qa.vector(entry_id)
-        hits = self.pipe.retrieve(question, vector, background=True)
+        vector = self.qa.vector(entry_id)
+        hits = self._select(question, vector)
         self._generate(question, vector, hits, origin)
 
-    def _generate(self, question: str, vector, hits, origin: str) -> None:
-        """Prefill and decode an answer into the QA bank (KV saved too, unless `kv` is off)."""
-        _drain(
-            self.pipe.generate(question, vector, hits, background=True, origin=origin, kv=self.kv)
-        )
+    def _select(self, question: str, vector) -> list[Hit]:
+        """The chunks the user's question would get; the rerank steps aside for the user."""
+        return self.select(question, vector, background=True, check=self.cache.checker(True))
+
+    def _generate(self, question: str, vector, hits: list[Hit], origin: str) -> None:
+        """Prefill and decode an answer into the QA bank (KV saved too, unless `kv` is off):
+        the prompt and answer the user's question would get."""
+        segments, _ = self.cache.prompt(question, vector, [h.record for h in hits])
+        answer = self.cache.draft(question, segments, kv=self.kv)
+        self.memory.keep(question, vector, answer, hits, origin)
 
     def _rebuild_kv(self, payload: dict) -> None:
         """QA → KV: prefill the prompt prefix an answered entry was made from."""
         texts = self._source_texts(payload["entry"])
         if texts:
-            self.pipe.prefill(texts)
+            self.cache.prefill(texts)
 
     def _source_texts(self, entry_id: int) -> list[str]:
-        entry = self.pipe.qa.get(entry_id)
+        entry = self.qa.get(entry_id)
         ids = entry.chunk_ids if entry else []
         records = self.store.chunk_records(ids)
         return [r.text for r in records] if len(records) == len(ids) else []
@@ -236,9 +268,9 @@ class Handlers:
     def rebuild_candidates(self, limit: int = 50) -> list[policy.RebuildCandidate]:
         """Answered, fresh entries (most used first) whose prompt prefix is not in the KV tree."""
         out = []
-        for entry_id, hits, last_used in self.pipe.qa.most_used(limit):
+        for entry_id, hits, last_used in self.qa.most_used(limit):
             texts = self._source_texts(entry_id)
-            if texts and not self.pipe.kv_cached(texts):
+            if texts and not self.cache.kv_cached(texts):
                 out.append(policy.RebuildCandidate(entry_id, hits, last_used))
         return out
 
@@ -248,8 +280,3 @@ def openers(questions: Sequence[str], most: int = 3) -> list[str]:
     words = [q.split()[0].capitalize() for q in questions if q.split()]
     counts = {w: words.count(w) for w in dict.fromkeys(words)}
     return sorted(counts, key=lambda w: -counts[w])[:most]
-
-
-def _drain(events: Iterator) -> None:
-    for _ in events:
-        pass

@@ -1,4 +1,4 @@
-"""Idle-time precompute (PerCache §4): plan jobs, run them through the pipeline, report progress.
+"""Idle-time precompute (PerCache §4): plan jobs, run them through the PromptCache, report progress.
 
 A run first plans — queues what the current state calls for — then drains the persisted queue
 until it is empty, the deadline passes, it is cancelled, or (for the idle scheduler) the user
@@ -28,12 +28,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from assistant.context import Context
-from assistant.pipeline import Pipeline, Preempted
 from assistant.precompute.handlers import PRIORITY, Handlers
+from assistant.prompt_cache import Preempted
 from assistant.rerank import selfcheck
 from assistant.rerank.doc_kv import KIND as DOC_KV
 from assistant.rerank.selfcheck import MAX_PROBES
+from assistant.services import Services
 from cache import policy
 from cache.jobs import Job, JobQueue
 from cache.meta import CacheMeta
@@ -81,18 +81,20 @@ class PrecomputeReport:
 class Precompute:
     def __init__(
         self,
-        ctx: Context,
-        pipeline: Pipeline | None = None,
+        ctx: Services,
         settle_seconds: float | None = None,
         *,
         kv: bool = True,
     ) -> None:
-        """`kv=False` fills the QA bank only: every predicted question is decoded and no KV is
-        stored, whatever τ (the sleep-time-compute baseline of bench/e2e.py)."""
+        """Precompute takes from `ctx` the PromptCache, the selection and the cache parts it
+        uses (the answer path's, shared). `kv=False` fills the QA bank only: every predicted
+        question is decoded and no KV is stored, whatever τ (the sleep-time-compute baseline of
+        bench/e2e.py)."""
         self.ctx = ctx
         self.settings = ctx.settings.precompute
-        self.pipe = pipeline or ctx.pipeline()
-        db = ctx.cache_db  # the pipeline's too; each table below has its owner
+        self.cache, self.select, self.memory = ctx.prompt_cache(), ctx.selection, ctx.memory
+        self.qa, self.kv_tree = ctx.qa, ctx.kv
+        db = ctx.cache_db  # the QA bank's and the KV tree's too; each table below has its owner
         self.queue = JobQueue(db)
         self.abstract = KnowledgeAbstract(db)
         self.history = History(db)
@@ -101,8 +103,8 @@ class Precompute:
         self.settle = self.settings.settle_seconds if settle_seconds is None else settle_seconds
         self.check = ctx.rerank_check()
         self.handlers = Handlers(
-            self.pipe, ctx.store, self.abstract, self.history, self.settings, kv=kv,
-            check=self.check,
+            self.cache, self.select, self.memory, ctx.store, self.queue, self.abstract,
+            self.history, self.settings, kv=kv, check=self.check,
         )  # fmt: skip
         self._predicted = False  # predictions are planned once per run: `stride` per run
 
@@ -126,12 +128,12 @@ class Precompute:
     def _plan_refresh(self) -> int:
         version = self.ctx.store.version("chunks")
         if int(self.meta.get("refresh_version", "0")) != version:
-            answered = self.pipe.qa.answered()
-            self.pipe.qa.mark_stale([e.id for e in answered if not self.pipe.is_fresh(e)])
+            answered = self.qa.answered()
+            self.qa.mark_stale([e.id for e in answered if not self.memory.is_fresh(e)])
             self.meta.set("refresh_version", str(version))
         return sum(
             self._enqueue("refresh", f"refresh:{e.id}:{version}", {"entry": e.id})
-            for e in self.pipe.qa.answered(stale=True)
+            for e in self.qa.answered(stale=True)
         )
 
     def _plan_abstract(self) -> int:
@@ -177,10 +179,10 @@ class Precompute:
     def _plan_doc_kv(self, batch: int = 64) -> int:
         """Up to `batch` chunks (newest first) without a doc_kv job for the reranker's mode,
         as many as its document-KV budget has room for."""
-        reranker = self.pipe.reranker
+        reranker = self.select.reranker
         if reranker is None or not reranker.active:
             return 0
-        blobs = self.pipe.kv.blobs
+        blobs = self.kv_tree.blobs
         used, count = blobs.used(DOC_KV), blobs.count(DOC_KV)
         per_doc = used // count if count else 4 * 2**20
         fits = min(batch, policy.kv_room(used, blobs.budgets.get(DOC_KV, 0)) // per_doc)
@@ -188,7 +190,7 @@ class Precompute:
 
     def _plan_rerank_check(self) -> int:
         """`rerank = "auto"`: the self-check, nightly, once there are enough probes."""
-        reranker, s = self.pipe.reranker, self.ctx.settings
+        reranker, s = self.select.reranker, self.ctx.settings
         if s.rerank != "auto" or reranker is None or not reranker.available:
             return 0
         if not self.check.due(s.reranker.auto_min_questions):
@@ -203,14 +205,14 @@ class Precompute:
         later is queued again once the budget has room."""
         if not (self.handlers.kv and self.settings.chunk_nodes):
             return 0
-        stats = self.pipe.kv.stats()
+        stats = self.kv_tree.stats()
         room = policy.kv_room(stats["bytes"], self._kv_budget())
         fits = min(batch, room // self._bytes_per_node(stats))
         evicted = stats["nodes"] - stats["nodes_with_kv"]
 
         def uncached(chunk_id: int) -> bool:
             records = self.ctx.store.chunk_records([chunk_id])
-            return bool(records) and not self.pipe.kv_cached([records[0].text])
+            return bool(records) and not self.cache.kv_cached([records[0].text])
 
         return self._queue_newest_chunks("chunk_kv", fits, f"chunk_kv:{{}}:{evicted}", uncached)
 
@@ -229,12 +231,12 @@ class Precompute:
         return queued
 
     def _plan_conversions(self) -> int:
-        qa, cutoff = self.pipe.qa, self.settings.decode_cutoff
+        qa, cutoff = self.qa, self.settings.decode_cutoff
         queued = 0
         if policy.decode_pending(qa.threshold, cutoff):
             for entry in qa.pending():
                 queued += self._enqueue("decode", f"decode:{entry.id}", {"entry": entry.id})
-        stats = self.pipe.kv.stats()
+        stats = self.kv_tree.stats()
         room = policy.kv_room(stats["bytes"], self._kv_budget())
         evicted = stats["nodes"] - stats["nodes_with_kv"]
         if room and evicted and self.handlers.kv:
@@ -358,14 +360,14 @@ class Precompute:
             "jobs_queued": counts["queued"] + counts["running"],
             "jobs_done": counts["done"],
             "jobs_failed": counts["failed"],
-            "predicted_pending": self.pipe.qa.stats()["pending"],
+            "predicted_pending": self.qa.stats()["pending"],
             "abstract_items": self.abstract.count(),
             "last_run": self.runs.last(),
             "rerank": self._rerank_status(),
         }
 
     def _rerank_status(self) -> dict:
-        reranker, setting = self.pipe.reranker, self.ctx.settings.rerank
+        reranker, setting = self.select.reranker, self.ctx.settings.rerank
         current = reranker.current if reranker is not None else "off"
         return selfcheck.status(setting, current, self.check)
 

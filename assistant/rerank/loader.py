@@ -24,7 +24,7 @@ def make_reranker(
     blobs: BlobStore,
     decide: Callable[[Sequence[str]], str] | None = None,
 ) -> Reranker:
-    """`blobs` must have a budget for the doc_kv kind (context.py gives it one). `[reranker]
+    """`blobs` must have a budget for the doc_kv kind (services.py gives it one). `[reranker]
     model` a folder: the cross-encoder modes; else the query-likelihood ones. `decide`: what
     the self-check turned on (for `rerank = "auto"`)."""
     check_mode(settings)

@@ -4,7 +4,8 @@ Only the top-k matters. When the scores spread enough (coefficient of variation 
 threshold) they are clustered (1-D k-means); clusters above the one holding the k-th best are
 accepted into the top-k, clusters below it dropped, and the boundary cluster goes on to the next
 layer. Pruning ends when accepted + still-running = k. Candidates are independent in the batch,
-so the same policy replays exactly on recorded scores (`replay`), which calibrates the threshold.
+so the same policy replays exactly on recorded scores, which calibrates the threshold
+(bench/pruning.py).
 """
 
 from __future__ import annotations
@@ -87,37 +88,3 @@ class Pruner:
 
 def _best_first(ids: np.ndarray, scores: np.ndarray) -> list[int]:
     return [int(ids[i]) for i in np.lexsort((ids, -scores))]
-
-
-def replay(
-    trace: np.ndarray, final: np.ndarray, k: int, threshold: float, exact: bool = False
-) -> list[int]:
-    """The order a pruned run gives, from recorded scores: trace[c] = every candidate's
-    provisional scores at check c; final = the scores after the last layer."""
-    pruner = Pruner(len(final), k, threshold, exact)
-    for row in trace:
-        if pruner.finished:
-            break
-        pruner.step(row[pruner.active])
-    if not pruner.finished:
-        pruner.scores.update({i: float(final[i]) for i in pruner.active})
-    return pruner.order()
-
-
-def top_k_overlap(order: Sequence[int], reference: Sequence[int], k: int) -> float:
-    return len(set(order[:k]) & set(reference[:k])) / k
-
-
-def calibrate(
-    traces: Sequence[tuple[np.ndarray, np.ndarray]], k: int, target: float, grid: Sequence[float]
-) -> float:
-    """The lowest threshold (most pruning) whose mean top-k overlap with the unpruned order
-    reaches `target` on recorded runs; inf (never prune) when none does."""
-    for threshold in sorted(grid):
-        overlaps = [
-            top_k_overlap(replay(t, f, k, threshold), list(np.argsort(-f, kind="stable")), k)
-            for t, f in traces
-        ]
-        if np.mean(overlaps) >= target:
-            return float(threshold)
-    return math.inf

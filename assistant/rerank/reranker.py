@@ -6,7 +6,7 @@ it can); `pruned` (the torch layer-wise QL forward) is built only by the benches
 is no mode to choose (config.RETIRED). `cross` scores every candidate with a cross-encoder;
 `cross-pruned` is its layer-wise pruned forward (grating.py). `auto` is what the nightly
 self-check turned on (selfcheck.py): fused unless a reranker beat it on the user's own mail.
-Models load on first use, so a pipeline with the reranker on starts as fast as without.
+Models load on first use, so an answer path with the reranker on starts as fast as without.
 """
 
 from __future__ import annotations

@@ -1,16 +1,20 @@
 """Which chunks a question gets: the fused hits, near-duplicates merged, then reranked when a
-reranker is on. One function, so `search --rerank`, the prompt (pipeline.py) and the nightly
-self-check (selfcheck.py) select the same way."""
+reranker is on. One function, so `search --rerank`, the prompt (answer.py, precompute through
+`Selection`) and the nightly self-check (selfcheck.py) select the same way."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from assistant.knowledge.distinct import SPARE, distinct_hits
 from assistant.knowledge.retrieval import Hit, Retriever
 from assistant.rerank.reranker import Reranker
+
+if TYPE_CHECKING:
+    from assistant.config import Settings
 
 
 def candidates(
@@ -64,3 +68,44 @@ def select(
     if mode is None:
         return reranker.rerank(question, hits, k, check)
     return reranker.rerank(question, hits, k, check, mode=mode)
+
+
+class Selection:
+    """The prompt's chunks for a question, as the settings say: what the answer path and
+    precompute both call, so background jobs fill the caches with the prefixes the user's
+    question will use."""
+
+    def __init__(self, settings: Settings, retriever: Retriever, reranker: Reranker | None) -> None:
+        self.settings = settings
+        self.retriever = retriever
+        self.reranker = reranker
+
+    def __call__(
+        self,
+        question: str,
+        vector,
+        background: bool = False,
+        check: Callable[[], None] | None = None,
+    ) -> list[Hit]:
+        """The chunks a prompt for `question` gets, in prompt order (reranked when it is on).
+        `check` is called between the reranker's pieces (a background job's step-aside)."""
+        return self.rerank(question, self.candidates(question, vector, background), check)
+
+    def candidates(self, question: str, vector, background: bool = False) -> list[Hit]:
+        """The fused hits, near-duplicates merged: the prompt's chunks, or the reranker's wider
+        candidate set. A `background` (predicted) question counts `predicted_weight` of an
+        asked one in the large index's hot/cold plan."""
+        k = width(self.settings.answer.context_chunks, self.reranker)
+        duplicates = self.settings.answer.duplicates
+        weight = self.settings.retrieval.predicted_weight if background else 1.0
+        return candidates(self.retriever, question, k, duplicates, vector, "hybrid", weight)
+
+    def rerank(
+        self, question: str, hits: list[Hit], check: Callable[[], None] | None = None
+    ) -> list[Hit]:
+        """The prompt's chunks in prompt order: the reranker orders `candidates`' distinct hits,
+        so near-duplicates never take two slots here either."""
+        k = self.settings.answer.context_chunks
+        if self.reranker is None:
+            return hits[:k]
+        return self.reranker.rerank(question, hits, k, check)

@@ -1,5 +1,5 @@
 """The Textual app: chat by default, Import and Cache screens kept installed (their workers run on
-when you leave them), a dark and a light theme. Everything it needs comes in as `Services`."""
+when you leave them), a dark and a light theme. Everything it needs comes in as `AppServices`."""
 
 from __future__ import annotations
 
@@ -20,12 +20,12 @@ from assistant.tui.messages import (
 from assistant.tui.screens.cache import CacheScreen
 from assistant.tui.screens.chat import ChatScreen, library_line
 from assistant.tui.screens.import_ import ImportScreen
-from assistant.tui.services import SchedulerLike, Services, services_for
+from assistant.tui.services import AppServices, SchedulerLike, services_for
 from assistant.tui.tally import Tally
 from assistant.tui.throttle import Throttle
 
 if TYPE_CHECKING:
-    from assistant.context import Context
+    from assistant.services import Services
 
 THEMES = ("textual-dark", "textual-light")
 
@@ -40,7 +40,7 @@ class AssistantApp(App[None]):
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
-    def __init__(self, services: Services, theme: str = THEMES[0]) -> None:
+    def __init__(self, services: AppServices, theme: str = THEMES[0]) -> None:
         super().__init__()
         self.services = services
         self.tally = Tally()
@@ -142,5 +142,5 @@ def embedding_line(done: int, total: int) -> str:
     return f"{done:,} of {total:,} chunks embedded · search and ask work meanwhile"
 
 
-def make_app(ctx: Context, theme: str = THEMES[0]) -> AssistantApp:
+def make_app(ctx: Services, theme: str = THEMES[0]) -> AssistantApp:
     return AssistantApp(services_for(ctx), theme)

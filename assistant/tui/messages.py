@@ -53,7 +53,7 @@ class AnswerStreamed(Message):
 
 @dataclass
 class AnswerFinished(Message):
-    """The pipeline's AnswerDone, for one turn. `source_ids` are the answer's chunks in the
+    """The Answerer's AnswerDone, for one turn. `source_ids` are the answer's chunks in the
     Sources panel's order, so an evidence sentence can name its source as [n]."""
 
     turn: int
@@ -66,7 +66,7 @@ class AnswerFinished(Message):
     supported: bool = True
     unsupported: list[str] = field(default_factory=list)
     source_ids: list[int] = field(default_factory=list)
-    kv_reuse: str = "exact"  # as the pipeline's AnswerDone
+    kv_reuse: str = "exact"  # as the Answerer's AnswerDone
     kv_repaired: int = 0
     drafted: str = ""  # the model's unsupported answer, when `answer` quotes the evidence
 

@@ -1,4 +1,4 @@
-"""Runs on a worker thread: turns the pipeline's events into UI messages and posts them.
+"""Runs on a worker thread: turns the Answerer's events into UI messages and posts them.
 
 Nothing here touches a widget; `post` is a MessagePump's thread-safe post_message."""
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from assistant import pipeline as p
+from assistant import events as p
 from assistant.tui.messages import (
     AnswerFinished,
     AnswerStatusChanged,
@@ -19,7 +19,7 @@ from assistant.tui.messages import (
     SourcesFound,
     SourceView,
 )
-from assistant.tui.services import KnowledgeLike, PipelineLike
+from assistant.tui.services import AnswererLike, KnowledgeLike
 
 if TYPE_CHECKING:
     from assistant.knowledge.store import ChunkRecord
@@ -28,7 +28,7 @@ Post = Callable[[Message], object]
 
 
 def relay_answer(
-    pipeline: PipelineLike,
+    answerer: AnswererLike,
     knowledge: KnowledgeLike,
     turn: int,
     question: str,
@@ -40,7 +40,7 @@ def relay_answer(
     started = time.perf_counter()
     post(AnswerStatusChanged(turn, "searching your mail and notes…"))
     relay = _Relay(turn, knowledge)
-    events = pipeline.answer(question)
+    events = answerer.answer(question)
     try:
         for event in events:
             if cancelled():

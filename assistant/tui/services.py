@@ -1,5 +1,5 @@
 """What the app needs from the rest of the program, behind one seam: `services_for(ctx)` wires the
-real pipeline, importer and precompute; pilot tests pass fakes of the same shape."""
+real Answerer, importer and precompute; pilot tests pass fakes of the same shape."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from assistant.context import Context
+    from assistant.idle import Precompute
     from assistant.importer import Importer, ImportReport
     from assistant.knowledge.store import ChunkRecord
+    from assistant.services import Services
 
 T = TypeVar("T")
 
@@ -21,11 +22,11 @@ class Stats(Protocol):
     def stats(self) -> dict[str, int]: ...
 
 
-class PipelineLike(Protocol):
+class AnswererLike(Protocol):
     qa: Stats
     kv: Stats
 
-    def answer(self, question: str, use_cache: bool = True) -> Iterator[Any]: ...
+    def answer(self, question: str) -> Iterator[Any]: ...
 
     def refuse_hit(self, question: str) -> Any: ...
 
@@ -86,9 +87,9 @@ class Lazy(Generic[T]):
 
 
 @dataclass
-class Services:
+class AppServices:
     knowledge: KnowledgeLike
-    pipeline: Lazy[PipelineLike]
+    answerer: Lazy[AnswererLike]
     importer: Lazy[ImporterLike]
     precompute: Callable[[], PrecomputeLike] | None  # a fresh one per run; None: no precompute
     demo_paths: list[Path]
@@ -98,19 +99,19 @@ class Services:
     browse_root: Path = field(default_factory=Path.home)
 
 
-def services_for(ctx: Context) -> Services:
-    from assistant.context import bundled
-    from assistant.idle import IdleScheduler, Precompute
+def services_for(ctx: Services) -> AppServices:
+    from assistant.idle import IdleScheduler
+    from assistant.services import bundled
 
     data = bundled("data")
-    pipeline = Lazy(lambda: _warm(ctx, ctx.pipeline()))
+    answerer = Lazy(lambda: _warm(ctx, ctx.answerer()))
     settings = ctx.settings
-    return Services(
+    return AppServices(
         knowledge=ctx.store,
-        pipeline=pipeline,
+        answerer=answerer,
         importer=Lazy(lambda: _warm(ctx, _importer(ctx))),
         # "precompute now" is asked for: no settling wait after an import (as the CLI's)
-        precompute=lambda: Precompute(ctx, pipeline.get(), settle_seconds=0),
+        precompute=lambda: _precompute(ctx, answerer),
         demo_paths=[data / "mail" / "demo.mbox", data / "notes"],
         kv_budget_bytes=settings.cache.kv_budget_bytes,
         activity=ctx.activity,
@@ -118,7 +119,15 @@ def services_for(ctx: Context) -> Services:
     )
 
 
-def _importer(ctx: Context) -> Importer:
+def _precompute(ctx: Services, answerer: Lazy[AnswererLike]) -> Precompute:
+    """A precompute pass; the models it shares with the chat load here, once, if not yet."""
+    from assistant.idle import Precompute
+
+    answerer.get()
+    return Precompute(ctx, settle_seconds=0)
+
+
+def _importer(ctx: Services) -> Importer:
     """The import worker's Importer, on a connection of its own: the chat reads the knowledge
     bank while it writes, and sees each committed batch (WAL), never a half-written one."""
     from assistant.importer import Importer
@@ -132,7 +141,7 @@ def _importer(ctx: Context) -> Importer:
     )
 
 
-def _warm(ctx: Context, value: T) -> T:
+def _warm(ctx: Services, value: T) -> T:
     """Load the embedding model now (it loads on first use): the wait then shows as "loading
     the models…" rather than inside the first answer's TTFT or the first embedding batch."""
     ctx.embedder.embed_batch(["warm-up"])

@@ -6,10 +6,11 @@ import sys
 
 import pytest
 
-from assistant import pipeline as p
+from assistant import events as p
+from assistant.answer import ALL_LAYERS, CacheLayers
 from assistant.cli import main
-from assistant.context import Context, open_context
 from assistant.evidence import Evidence
+from assistant.services import Services, open_services
 from tests.conftest import DATA, make_email, write_mbox
 
 
@@ -76,18 +77,18 @@ SOURCES = [
 DEMOLITION = Evidence(9, "Demolition starts Monday 2 March.")
 
 
-class ScriptedPipeline:
-    """Yields the pipeline's own events, as given: what `ask` prints is all there is to see."""
+class ScriptedAnswerer:
+    """Yields the Answerer's own events, as given: what `ask` prints is all there is to see."""
 
     def __init__(self, events: list) -> None:
         self.events = events
 
-    def answer(self, question: str, use_cache: bool = True):
+    def answer(self, question: str, layers: CacheLayers = ALL_LAYERS):
         yield from self.events
 
 
 def ask(monkeypatch, tmp_path, events: list, *flags: str) -> int:
-    monkeypatch.setattr(Context, "pipeline", lambda ctx: ScriptedPipeline(events))
+    monkeypatch.setattr(Services, "answerer", lambda ctx: ScriptedAnswerer(events))
     return main(["ask", "--home", str(tmp_path / "h"), *flags, "when does demolition start"])
 
 
@@ -180,7 +181,7 @@ def test_ask_fresh_refuses_the_served_answer_and_answers_afresh(tmp_path, monkey
     assert main(["ask", "--home", home, "--fresh", "when does the demolition start"]) == 0
     err = capsys.readouterr().err
     assert "Not served again" in err and "QA-bank hit" not in err
-    entries = {e.question: e for e in open_context(home).pipeline().qa.entries()}
+    entries = {e.question: e for e in open_services(home).qa.entries()}
     refused = entries["When does the demolition start?"]
     assert 0.9 < refused.refused_at < 1.0  # the cosine of the two wordings
     assert "when does the demolition start" in entries  # the fresh answer has its own entry

@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from assistant.answer import NO_CACHE
 from assistant.llm.decoding import RepeatGuard, sentences_ended
 
 WORDS = {1: "the", 2: " tiles", 3: " are", 4: " made", 5: " of", 6: " clay", 7: "."}
@@ -85,7 +86,7 @@ def test_a_looped_answer_is_cut_and_a_plain_one_is_not(tmp_path, fake_embedder):
     for mode in ("off", "ban", "stop"):
         pipe.settings.answer.repeat_guard = mode
         answers[mode] = {
-            q: run(pipe.answer(q, use_cache=False))[0]
+            q: run(pipe.answer(q, NO_CACHE))[0]
             for q in ("Tell me about the tiles.", "What about the wedding?")
         }
     looped = answers["off"]["Tell me about the tiles."]
@@ -106,9 +107,9 @@ def test_answer_ends_after_max_sentences(tmp_path, fake_embedder):
     pipe = build(tmp_path, make_llm(Settings().llm), fake_embedder, threshold=2.0)
     pipe.settings.answer.max_tokens, pipe.settings.answer.repeat_guard = 80, "off"
     pipe.settings.answer.max_sentences = pipe.settings.answer.evidence_sentences = 0
-    long, _ = run(pipe.answer("Tell me about the tiles.", use_cache=False))
+    long, _ = run(pipe.answer("Tell me about the tiles.", NO_CACHE))
     pipe.settings.answer.max_sentences = 1
-    short, _ = run(pipe.answer("Tell me about the tiles.", use_cache=False))
+    short, _ = run(pipe.answer("Tell me about the tiles.", NO_CACHE))
     assert sentences_ended(long) >= 2 and sentences_ended(short) <= 1
     assert long.startswith(short.strip()) and len(short) < len(long)
 
@@ -123,11 +124,11 @@ def test_context_aware_decoding_at_alpha_zero_is_greedy_and_cache_safe(tmp_path,
 
     pipe = build(tmp_path, make_llm(Settings().llm), fake_embedder, threshold=2.0)
     question = "When does the kitchen demolition start?"
-    greedy, _ = run(pipe.answer(question, use_cache=False))
+    greedy, _ = run(pipe.answer(question, NO_CACHE))
     pipe.settings.answer.decoding, pipe.settings.answer.cad_alpha = "cad", 0.0
-    assert run(pipe.answer(question, use_cache=False))[0] == greedy
+    assert run(pipe.answer(question, NO_CACHE))[0] == greedy
     pipe.settings.answer.cad_alpha = 0.5
-    naive, _ = run(pipe.answer(question, use_cache=False))
+    naive, _ = run(pipe.answer(question, NO_CACHE))
     first, _ = run(pipe.answer(question))
     again, done = run(pipe.answer(question))
     assert naive.strip() and naive == first == again and done.kv_reused_tokens > 0

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from assistant import pipeline as p
+from assistant import events as p
+from assistant import prompt_cache
+from assistant.answer import NO_CACHE, Answerer, assemble
 from assistant.config import Settings
 from assistant.importer import Importer
 from assistant.knowledge.retrieval import Retriever
 from assistant.llm import make_llm
 from assistant.llm.prompt import evidence_text
-from assistant.pipeline import Pipeline
 from cache.blobs import BlobStore
 from cache.db import open_cache_db
 from cache.kv_tree import KIND, KVTree
@@ -33,7 +34,7 @@ def llm():
     return make_llm(Settings().llm)
 
 
-def build(tmp_path, llm, embedder, threshold: float = 0.9) -> Pipeline:
+def build(tmp_path, llm, embedder, threshold: float = 0.9) -> Answerer:
     from assistant.knowledge.db import open_db
     from assistant.knowledge.store import KnowledgeStore
 
@@ -45,7 +46,7 @@ def build(tmp_path, llm, embedder, threshold: float = 0.9) -> Pipeline:
     settings.answer.max_tokens = 24
     db = open_cache_db(None)
     blobs = BlobStore(db, tmp_path / "kv", {KIND: 1 << 30})
-    return Pipeline(
+    return assemble(
         settings,
         store,
         embedder,
@@ -66,15 +67,15 @@ def run(events) -> tuple[str, p.AnswerDone]:
 def test_full_prefix_hit_gives_identical_tokens(tmp_path, llm, fake_embedder):
     pipe = build(tmp_path, llm, fake_embedder, threshold=2.0)  # τ > 1: never a QA hit
     question = "When does the kitchen demolition start?"
-    naive, naive_done = run(pipe.answer(question, use_cache=False))
+    naive, naive_done = run(pipe.answer(question, NO_CACHE))
     first, first_done = run(pipe.answer(question))
     again, again_done = run(pipe.answer(question))
     assert naive.strip() and naive == first == again
     assert first_done.kv_reused_tokens == 0
     assert again_done.evidence and again_done.evidence == naive_done.evidence
     evidence = evidence_text([e.sentence for e in again_done.evidence])
-    fresh = pipe.llm.tokenize(evidence) + pipe.llm.tokenize(
-        f"{pipe.frame.middle}{question}{pipe.frame.tail}"
+    fresh = pipe.cache.llm.tokenize(evidence) + pipe.cache.llm.tokenize(
+        f"{pipe.cache.frame.middle}{question}{pipe.cache.frame.tail}"
     )
     assert again_done.kv_reused_tokens == again_done.prompt_tokens - len(fresh) > 0
 
@@ -83,29 +84,30 @@ def test_evidence_after_the_question_keeps_cached_answers_identical(tmp_path, ll
     pipe = build(tmp_path, llm, fake_embedder, threshold=2.0)
     pipe.settings.answer.evidence_place = "question"
     question = "When does the kitchen demolition start?"
-    naive, naive_done = run(pipe.answer(question, use_cache=False))
+    naive, naive_done = run(pipe.answer(question, NO_CACHE))
     run(pipe.answer(question))  # fills the KV tree
     again, again_done = run(pipe.answer(question))
     assert naive.strip() and naive == again and again_done.kv_reused_tokens > 0
     lines = [e.sentence for e in naive_done.evidence]
-    segments = pipe._segments([MAILS[0][1]], question, lines)
+    segments = pipe.cache.segments([MAILS[0][1]], question, lines)
     assert lines and segments.evidence == []
-    asked = pipe.llm.detokenize(segments.question).decode()
+    asked = pipe.cache.llm.detokenize(segments.question).decode()
     assert asked.index(question) < asked.index(lines[0])
 
 
 def test_partial_prefix_hit_gives_identical_tokens(tmp_path, llm, fake_embedder):
     pipe = build(tmp_path, llm, fake_embedder, threshold=2.0)
-    hits = {h.record.title: h for h in pipe.retriever.search("kitchen tiles wedding battery", k=4)}
+    found = pipe.select.retriever.search("kitchen tiles wedding battery", k=4)
+    hits = {h.record.title: h for h in found}
     first = [hits["Kitchen start"], hits["Tiles"]]
     second = [hits["Kitchen start"], hits["Wedding"]]
     vec = fake_embedder.embed_batch(["q"])[0]
     q = "What did we choose for the kitchen?"
     run(pipe.generate(q, vec, first))
     cached, done = run(pipe.generate(q, vec, second))
-    naive, _ = run(pipe.generate(q, vec, second, use_cache=False))
-    shared = len(pipe.llm.tokenize(pipe.frame.head + SYSTEM, first=True)) + len(
-        pipe.llm.tokenize(hits["Kitchen start"].record.text.strip() + "\n\n")
+    naive, _ = run(pipe.generate(q, vec, second, NO_CACHE))
+    shared = len(pipe.cache.llm.tokenize(pipe.cache.frame.head + SYSTEM, first=True)) + len(
+        pipe.cache.llm.tokenize(hits["Kitchen start"].record.text.strip() + "\n\n")
     )
     assert done.kv_reused_tokens == shared
     assert cached == naive
@@ -114,7 +116,7 @@ def test_partial_prefix_hit_gives_identical_tokens(tmp_path, llm, fake_embedder)
 def test_truncated_blob_is_recomputed_not_used(tmp_path, llm, fake_embedder):
     pipe = build(tmp_path, llm, fake_embedder, threshold=2.0)
     question = "Who found the battery bug?"
-    reference, _ = run(pipe.answer(question, use_cache=False))
+    reference, _ = run(pipe.answer(question, NO_CACHE))
     run(pipe.answer(question))
     for blob in (tmp_path / "kv").rglob("*.bin"):
         blob.write_bytes(blob.read_bytes()[:1000])
@@ -160,7 +162,7 @@ def test_continuation_logprobs_agree_with_greedy_choice(llm):
 
 
 def test_loop_stop_is_for_repeats_not_numbers():
-    assert p.is_looping([7, 1, 2, 3, 1, 2, 3, 1, 2, 3])
-    assert not p.is_looping([4, 0, 0, 0])  # "4000": digits are single tokens
-    assert p.is_looping([5] * 8)
-    assert not p.is_looping(list(range(40)))
+    assert prompt_cache.is_looping([7, 1, 2, 3, 1, 2, 3, 1, 2, 3])
+    assert not prompt_cache.is_looping([4, 0, 0, 0])  # "4000": digits are single tokens
+    assert prompt_cache.is_looping([5] * 8)
+    assert not prompt_cache.is_looping(list(range(40)))

@@ -14,10 +14,11 @@ import time
 
 import pytest
 
-from assistant import pipeline as p
-from assistant.context import open_context
+from assistant import events as p
+from assistant.answer import NO_CACHE
 from assistant.importer import Importer
 from assistant.precompute import Precompute
+from assistant.services import open_services
 from cache.kv_tree import KIND
 from tests.assistant.test_pipeline import MAILS
 from tests.conftest import REPO, make_email, write_mbox
@@ -28,7 +29,7 @@ QUESTIONS = ["When does the kitchen demolition start?", "Which tiles did we choo
 
 
 def make_ctx(tmp_path, mails=MAILS, stride: int = 0):
-    ctx = open_context(tmp_path / "home")
+    ctx = open_services(tmp_path / "home")
     ctx.settings.answer.context_chunks = 2
     ctx.settings.answer.max_tokens = 24
     ctx.settings.precompute.stride = stride
@@ -44,7 +45,7 @@ def queue_questions(runner: Precompute, questions) -> None:
 
 def chunk_texts(pipe, question):
     vector = pipe.embedder.embed_batch([question])[0]
-    return [h.record.text for h in pipe.retrieve(question, vector)]
+    return [h.record.text for h in pipe.select(question, vector)]
 
 
 def answer_text(events) -> str:
@@ -53,7 +54,7 @@ def answer_text(events) -> str:
 
 def test_strategy_1_leaves_pending_entries_then_kv_to_qa_when_tau_falls(tmp_path):
     ctx = make_ctx(tmp_path)
-    pipe = ctx.pipeline()
+    pipe = ctx.answerer()
     assert pipe.qa.threshold >= ctx.settings.precompute.decode_cutoff
     runner = Precompute(ctx, settle_seconds=0)
     queue_questions(runner, QUESTIONS)
@@ -61,38 +62,38 @@ def test_strategy_1_leaves_pending_entries_then_kv_to_qa_when_tau_falls(tmp_path
     assert report.by_kind.get("populate") == 2
     entries = pipe.qa.entries()
     assert [e.answer for e in entries] == [None, None]  # strategy 1: prefilled, not decoded
-    assert all(pipe.kv_cached(chunk_texts(pipe, q)) for q in QUESTIONS)
+    assert all(pipe.cache.kv_cached(chunk_texts(pipe, q)) for q in QUESTIONS)
 
     pipe.qa.threshold = 0.85  # τ now below the cutoff: pending entries are decoded
     report = Precompute(ctx, settle_seconds=0).run()
     assert report.by_kind.get("decode") == 2
     for entry in pipe.qa.entries():
         vector = pipe.qa.vector(entry.id)
-        hits = pipe.retrieve(entry.question, vector)
-        naive = answer_text(pipe.generate(entry.question, vector, hits, use_cache=False))
+        hits = pipe.select(entry.question, vector)
+        naive = answer_text(pipe.generate(entry.question, vector, hits, NO_CACHE))
         assert entry.answer == naive.strip() and entry.answer
 
 
 def test_qa_to_kv_rebuilds_an_evicted_prefix_when_there_is_room(tmp_path):
     ctx = make_ctx(tmp_path)
-    pipe = ctx.pipeline()
+    pipe = ctx.answerer()
     list(pipe.answer(QUESTIONS[0]))
     texts = chunk_texts(pipe, QUESTIONS[0])
-    assert pipe.kv_cached(texts)
+    assert pipe.cache.kv_cached(texts)
     budget = pipe.kv.blobs.budgets[KIND]
     pipe.kv.blobs.budgets[KIND] = 0
     pipe.kv.blobs.evict(KIND)
     pipe.kv.blobs.budgets[KIND] = budget
-    assert not pipe.kv_cached(texts)
+    assert not pipe.cache.kv_cached(texts)
 
     report = Precompute(ctx, settle_seconds=0).run()
     assert report.by_kind.get("rebuild_kv") == 1
-    assert pipe.kv_cached(texts)
+    assert pipe.cache.kv_cached(texts)
 
 
 def test_chunk_nodes_let_an_unpredicted_question_restore_its_first_chunk(tmp_path):
     ctx = make_ctx(tmp_path)
-    pipe = ctx.pipeline()
+    pipe = ctx.answerer()
     texts = [r.text for r in ctx.store.chunk_records(ctx.store.chunk_ids())]
     ctx.settings.cache.kv_budget_mb = 0  # no room: no chunk node is queued
     assert Precompute(ctx, settle_seconds=0).run().by_kind.get("chunk_kv") is None
@@ -100,19 +101,19 @@ def test_chunk_nodes_let_an_unpredicted_question_restore_its_first_chunk(tmp_pat
 
     report = Precompute(ctx, settle_seconds=0).run()
     assert report.by_kind.get("chunk_kv") == len(texts)
-    assert all(pipe.kv_cached([t]) for t in texts)
-    assert pipe.sentences.count() == len(texts)  # the evidence's sentence vectors, kept too
+    assert all(pipe.cache.kv_cached([t]) for t in texts)
+    assert pipe.cache.sentences.count() == len(texts)  # the evidence's sentence vectors, kept too
     assert Precompute(ctx, settle_seconds=0).run().by_kind.get("chunk_kv") is None  # all done
 
     question = "Who is bringing the skip for the rubble?"  # never predicted, never asked
-    segments = pipe._segments(chunk_texts(pipe, question), question)
+    segments = pipe.cache.segments(chunk_texts(pipe, question), question)
     embedded = record_embeds(pipe.embedder)
     events = list(pipe.answer(question))
     assert embedded == [[question]]  # the question only: its evidence's sentences were kept
     (reused,) = [e for e in events if isinstance(e, p.KVReused)]
     assert reused.reused_tokens == len(segments.prefix[0]) + len(segments.prefix[1])
     vector = pipe.embedder.embed_batch([question])[0]
-    naive = pipe.generate(question, vector, pipe.retrieve(question, vector), use_cache=False)
+    naive = pipe.generate(question, vector, pipe.select(question, vector), NO_CACHE)
     assert answer_text(events) == answer_text(naive)
 
 
@@ -135,26 +136,26 @@ def test_with_reranking_on_precompute_fills_the_rerankers_document_kv(tmp_path):
     ctx = make_ctx(tmp_path)
     ctx.settings.rerank, ctx.settings.precompute.chunk_nodes = "full", False
     ctx.settings.reranker.candidates, ctx.settings.reranker.n_threads = 4, 1
-    pipe = ctx.pipeline()
+    pipe = ctx.answerer()
     texts = [r.text for r in ctx.store.chunk_records(ctx.store.chunk_ids())]
 
-    report = Precompute(ctx, pipeline=pipe, settle_seconds=0).run()
+    report = Precompute(ctx, settle_seconds=0).run()
     assert report.by_kind.get("doc_kv") == len(texts)
-    scorer = pipe.reranker._model("full")
+    scorer = pipe.select.reranker._model("full")
     assert all(scorer.doc_kv.has(scorer.tokens.prefix(t)) for t in texts)
     stored = pipe.kv.blobs.count(DOC_KV)
     question = "Which tiles did we choose?"
     vector = pipe.embedder.embed_batch([question])[0]
-    ordered = pipe.retrieve(question, vector)  # reranked from the stored document KV
+    ordered = pipe.select(question, vector)  # reranked from the stored document KV
     assert pipe.kv.blobs.count(DOC_KV) == stored
     fresh = scorer.scores(question, [h.record.text for h in ordered], use_doc_kv=False)
     assert list(fresh) == sorted(fresh, reverse=True)  # the same order as computed afresh
-    assert Precompute(ctx, pipeline=pipe, settle_seconds=0).run().by_kind.get("doc_kv") is None
+    assert Precompute(ctx, settle_seconds=0).run().by_kind.get("doc_kv") is None
 
 
 def test_new_mail_that_answers_an_old_question_makes_it_stale_and_it_is_refreshed(tmp_path):
     ctx = make_ctx(tmp_path)
-    pipe = ctx.pipeline()
+    pipe = ctx.answerer()
     question = "When will the roofers repair the roof?"
     list(pipe.answer(question))
     (entry,) = pipe.qa.entries()
@@ -168,20 +169,20 @@ def test_new_mail_that_answers_an_old_question_makes_it_stale_and_it_is_refreshe
     Importer(ctx.store, ctx.embedder).run([write_mbox(tmp_path / "new.mbox", [news])])
     new_chunk = ctx.store.max_chunk_id()
     vector = pipe.qa.vector(entry.id)
-    assert pipe.qa.lookup(vector, accept=pipe.is_fresh) is None  # not served any more
+    assert pipe.qa.lookup(vector, accept=pipe.memory.is_fresh) is None  # not served any more
     assert pipe.qa.get(entry.id).stale
 
     report = Precompute(ctx, settle_seconds=0).run()
     assert report.by_kind.get("refresh") == 1
     refreshed = pipe.qa.get(entry.id)
     assert not refreshed.stale and str(new_chunk) in refreshed.sources
-    hit = pipe.qa.lookup(vector, accept=pipe.is_fresh)
+    hit = pipe.qa.lookup(vector, accept=pipe.memory.is_fresh)
     assert hit is not None and hit.entry.id == entry.id
 
 
 def test_a_killed_precompute_resumes_without_redoing_finished_jobs(tmp_path):
     ctx = make_ctx(tmp_path)
-    runner = Precompute(ctx, pipeline=ctx.pipeline(), settle_seconds=0)
+    runner = Precompute(ctx, settle_seconds=0)
     questions = [f"What happens with the {w}?" for w in ("kitchen", "tiles", "wedding", "radio")]
     queue_questions(runner, questions)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "ASSISTANT_PRECOMPUTE_STRIDE": "0"}
@@ -223,14 +224,15 @@ def _jobs(db) -> dict[str, tuple[str, int]]:
 
 def test_a_user_question_preempts_a_running_job(tmp_path):
     ctx = make_ctx(tmp_path)
-    pipe = ctx.pipeline()
+    pipe = ctx.answerer()
     question = "Who found the battery bug?"
     vector = pipe.embedder.embed_batch([question])[0]
-    reference = answer_text(pipe.generate(question, vector, pipe.retrieve(question, vector), False))
+    hits = pipe.select(question, vector)
+    reference = answer_text(pipe.generate(question, vector, hits, NO_CACHE))
 
     pipe.qa.threshold = 0.5  # below the cutoff: strategy 2, the background job decodes
     ctx.settings.precompute.chunk_nodes = False  # the one job is the decoding one
-    runner = Precompute(ctx, pipeline=pipe, settle_seconds=0)
+    runner = Precompute(ctx, settle_seconds=0)
     queue_questions(runner, ["Tell me everything about the kitchen, the tiles and the wedding?"])
     released = []
     release = runner.queue.release
@@ -271,7 +273,7 @@ def test_the_idle_scheduler_runs_a_pass_once_the_user_is_away(tmp_path):
     queue_questions(runner, QUESTIONS[:1])
     report = IdleScheduler(ctx).tick()
     assert report is not None and report.by_kind.get("populate") == 1
-    assert ctx.pipeline().qa.stats()["pending"] == 1
+    assert ctx.answerer().qa.stats()["pending"] == 1
 
 
 def test_history_based_prediction_writes_questions_in_the_users_style(tmp_path):
@@ -280,7 +282,7 @@ def test_history_based_prediction_writes_questions_in_the_users_style(tmp_path):
     assert openers(["when is x?", "When is y?", "who is z?"]) == ["When", "Who"]
     ctx = make_ctx(tmp_path, stride=8)
     ctx.settings.precompute.history_share = 0.5
-    pipe = ctx.pipeline()
+    pipe = ctx.answerer()
     for question in ("When does the kitchen demolition start?", "When is Elin's wedding?"):
         list(pipe.answer(question))
     report = Precompute(ctx, settle_seconds=0).run()

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from assistant import pipeline as p
-from assistant.context import open_context
+from assistant import events as p
+from assistant.answer import NO_CACHE
 from assistant.importer import Importer
 from assistant.precompute import Precompute
+from assistant.services import open_services
 from tests.conftest import make_email, write_mbox
 
 pytestmark = pytest.mark.slow
@@ -21,13 +22,13 @@ MAILS = [
 
 
 def test_qa_only_precompute_answers_predictions_and_stores_no_kv(tmp_path):
-    ctx = open_context(tmp_path / "home")
+    ctx = open_services(tmp_path / "home")
     ctx.settings.answer.context_chunks = 2
     ctx.settings.answer.max_tokens = 16
     ctx.settings.precompute.stride = 3  # one chunk's detail questions
     msgs = [make_email(subject=s, body=b, msgid=f"<m{i}@x>") for i, (s, b) in enumerate(MAILS)]
     Importer(ctx.store, ctx.embedder).run([write_mbox(tmp_path / "box.mbox", msgs)])
-    pipe = ctx.pipeline()
+    pipe = ctx.answerer()
     assert pipe.qa.threshold >= ctx.settings.precompute.decode_cutoff  # policy: prefill only
 
     runner = Precompute(ctx, settle_seconds=0, kv=False)
@@ -42,6 +43,6 @@ def test_qa_only_precompute_answers_predictions_and_stores_no_kv(tmp_path):
     assert pipe.kv.stats()["nodes"] == 0  # neither detail prediction nor populate saved KV
     (entry,) = [e for e in entries if e.question == question]
     vector = pipe.qa.vector(entry.id)
-    events = pipe.generate(question, vector, pipe.retrieve(question, vector), use_cache=False)
+    events = pipe.generate(question, vector, pipe.select(question, vector), NO_CACHE)
     naive = "".join(e.text for e in events if isinstance(e, p.TokenStreamed))
     assert entry.answer == naive.strip()

@@ -1,4 +1,4 @@
-"""The app's wiring (tui/services.py's services_for over one Context) with the real models: a
+"""The app's wiring (tui/services.py's services_for over one Services) with the real models: a
 manual precompute (the cache screen's `p`) and an idle one never run at once on the shared
 cache connection, and a user question is answered while either runs."""
 
@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from assistant import pipeline as p
+from assistant import events as p
 from assistant.precompute import PrecomputeReport
 from assistant.tui.services import services_for
 from cache.jobs import JobQueue
@@ -53,7 +53,7 @@ def wired(tmp_path):
     ctx.settings.precompute.idle_minutes = 0  # the user counts as away at once
     ctx.settings.precompute.ac_only = False
     services = services_for(ctx)
-    pipeline = services.pipeline.get()
+    pipeline = services.answerer.get()
     queue = JobQueue(pipeline.qa.db)
     for q in ("Which tiles did we choose?", "Who is the electrician?", "What does it cost?"):
         queue.enqueue("populate", f"populate:{q}", {"question": q, "origin": "test"}, 40)

@@ -105,8 +105,8 @@ def test_one_lookup_retrieves_once_and_off_means_no_check(world):
 
 
 def test_remember_fills_in_a_paraphrase_but_not_a_near_miss(world, tmp_path):
+    from assistant.answer import assemble
     from assistant.llm import make_llm
-    from assistant.pipeline import Pipeline
     from cache.blobs import BlobStore
     from cache.kv_tree import KIND, KVTree
 
@@ -115,12 +115,13 @@ def test_remember_fills_in_a_paraphrase_but_not_a_near_miss(world, tmp_path):
     llm = make_llm(Settings().llm)
     bank = QABank(db, 0.95, 1 << 20, candidate_threshold=0.8)
     kv = KVTree(db, BlobStore(db, tmp_path / "kv", {KIND: 1 << 20}), llm.fingerprint)
-    pipe = Pipeline(Settings(), retriever.store, embedder, retriever, llm, bank, kv, "S")
-    pending = pipe.remember("Who lives in flat 220 on my floor?", _v(embedder, 220), None, ["1"])
-    other = pipe.remember("Who lives in flat 218 on my floor?", _v(embedder, 218), "Nobody.", ["2"])
+    pipe = assemble(Settings(), retriever.store, embedder, retriever, llm, bank, kv, "S")
+    remember = pipe.memory.remember
+    pending = remember("Who lives in flat 220 on my floor?", _v(embedder, 220), None, ["1"])
+    other = remember("Who lives in flat 218 on my floor?", _v(embedder, 218), "Nobody.", ["2"])
     assert other != pending and bank.get(pending).answer is None  # a near-miss: its own entry
     again = "who lives in flat 220 on my floor"
-    assert pipe.remember(again, embedder.embed_batch([again])[0], "Joke.", ["1"]) == pending
+    assert pipe.memory.remember(again, embedder.embed_batch([again])[0], "Joke.", ["1"]) == pending
     assert bank.get(pending).answer == "Joke."
 
 

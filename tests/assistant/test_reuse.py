@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from assistant import pipeline as p
+from assistant import events as p
+from assistant.answer import NO_CACHE, Answerer
 from assistant.config import Settings
 from assistant.llm import make_llm
 from assistant.llm.prompt import evidence_text
@@ -27,38 +28,39 @@ def llm() -> LocalLLM:
     return make_llm(Settings().llm)
 
 
-def pipeline(tmp_path, llm, embedder, reuse: str, repair: str = "none") -> p.Pipeline:
+def pipeline(tmp_path, llm, embedder, reuse: str, repair: str = "none") -> Answerer:
     pipe = build(tmp_path, llm, embedder, threshold=2.0)  # τ > 1: never a QA hit
     pipe.settings.cache.reuse, pipe.settings.cache.repair = reuse, repair
     return pipe
 
 
-def prompt_chunks(pipe: p.Pipeline) -> list[str]:
+def prompt_chunks(pipe: Answerer) -> list[str]:
     """The chunk texts the question's prompt holds, in prompt order."""
     vector = pipe.embedder.embed_batch([QUESTION])[0]
-    return [h.record.text for h in pipe.rerank(QUESTION, pipe.candidates(QUESTION, vector))]
+    candidates = pipe.select.candidates(QUESTION, vector)
+    return [h.record.text for h in pipe.select.rerank(QUESTION, candidates)]
 
 
-def precompute_chunk_nodes(pipe: p.Pipeline) -> list[str]:
+def precompute_chunk_nodes(pipe: Answerer) -> list[str]:
     """A [system, chunk] node for every chunk of the prompt, as precompute makes them."""
     chunks = prompt_chunks(pipe)
     assert len(chunks) == 2
     for chunk in chunks:
-        pipe.prefill([chunk], background=False)
+        pipe.cache.prefill([chunk], background=False)
     return chunks
 
 
-def fresh_tokens(pipe: p.Pipeline, done: p.AnswerDone) -> int:
+def fresh_tokens(pipe: Answerer, done: p.AnswerDone) -> int:
     """The question's tokens and the evidence's not quoted from a prompt chunk: computed."""
-    evidence = pipe.llm.tokenize(evidence_text([e.sentence for e in done.evidence]))
-    chunks = pipe._segments(prompt_chunks(pipe), "").chunks
+    evidence = pipe.cache.llm.tokenize(evidence_text([e.sentence for e in done.evidence]))
+    chunks = pipe.cache.segments(prompt_chunks(pipe), "").chunks
     quoted = sum(q.length for q in quoted_runs(evidence, chunks))
-    tail = f"{pipe.frame.middle}{QUESTION}{pipe.frame.tail}"
-    return len(evidence) - quoted + len(pipe.llm.tokenize(tail))
+    tail = f"{pipe.cache.frame.middle}{QUESTION}{pipe.cache.frame.tail}"
+    return len(evidence) - quoted + len(pipe.cache.llm.tokenize(tail))
 
 
-def node_key(pipe: p.Pipeline, chunk: str) -> str:
-    segments = pipe._segments([chunk], "")
+def node_key(pipe: Answerer, chunk: str) -> str:
+    segments = pipe.cache.segments([chunk], "")
     nodes = pipe.kv.path([segment_hash(s) for s in segments.prefix])
     return nodes[-1][1]
 
@@ -70,11 +72,11 @@ def test_every_precomputed_chunk_is_reused_wherever_it_lands(tmp_path, llm, fake
     assert answer.strip()
     assert done.kv_reuse == "any-order" and done.kv_repaired == 0
     assert done.kv_reused_tokens == done.prompt_tokens - fresh_tokens(pipe, done)
-    evidence = pipe.llm.tokenize(evidence_text([e.sentence for e in done.evidence]))
-    chunks = pipe._segments(prompt_chunks(pipe), "").chunks
+    evidence = pipe.cache.llm.tokenize(evidence_text([e.sentence for e in done.evidence]))
+    chunks = pipe.cache.segments(prompt_chunks(pipe), "").chunks
     assert sum(q.length for q in quoted_runs(evidence, chunks)) > len(evidence) / 2
     # a node below a placed chunk would hold KV no uncached run computes: none is stored
-    segments = pipe._segments(prompt_chunks(pipe), "")
+    segments = pipe.cache.segments(prompt_chunks(pipe), "")
     assert not pipe.kv.has_blob([segment_hash(s) for s in segments.prefix])
 
 
@@ -83,8 +85,8 @@ def test_sink_repair_re_decodes_the_first_tokens_of_each_placed_chunk(tmp_path, 
     precompute_chunk_nodes(pipe)
     events = list(pipe.answer(QUESTION))
     reused = next(e for e in events if isinstance(e, p.KVReused))
-    evidence = pipe.llm.tokenize(evidence_text([e.sentence for e in events[-1].evidence]))
-    quotes = quoted_runs(evidence, pipe._segments(prompt_chunks(pipe), "").chunks)
+    evidence = pipe.cache.llm.tokenize(evidence_text([e.sentence for e in events[-1].evidence]))
+    quotes = quoted_runs(evidence, pipe.cache.segments(prompt_chunks(pipe), "").chunks)
     assert quotes and all(q.length >= 4 for q in quotes)
     # the second chunk and each run of the evidence quoted from a chunk's KV
     assert (reused.mode, reused.repaired) == ("any-order", 4 * (1 + len(quotes)))
@@ -95,18 +97,18 @@ def test_sink_repair_re_decodes_the_first_tokens_of_each_placed_chunk(tmp_path, 
 def test_exact_mode_is_token_identical_with_chunk_nodes_present(tmp_path, llm, fake_embedder):
     pipe = pipeline(tmp_path, llm, fake_embedder, "exact")
     precompute_chunk_nodes(pipe)
-    naive, _ = run(pipe.answer(QUESTION, use_cache=False))
+    naive, _ = run(pipe.answer(QUESTION, NO_CACHE))
     cached, done = run(pipe.answer(QUESTION))
     assert cached == naive and done.kv_reuse == "exact"
-    first_chunk = len(pipe._segments(prompt_chunks(pipe)[:1], "").prefix[1])
-    system = len(pipe._segments([], "").system)
+    first_chunk = len(pipe.cache.segments(prompt_chunks(pipe)[:1], "").prefix[1])
+    system = len(pipe.cache.segments([], "").system)
     assert done.kv_reused_tokens == system + first_chunk  # the second chunk was computed
 
 
 def test_a_damaged_blob_is_computed_not_placed(tmp_path, llm, fake_embedder):
     pipe = pipeline(tmp_path, llm, fake_embedder, "any-order")
     chunks = precompute_chunk_nodes(pipe)
-    naive, _ = run(pipe.answer(QUESTION, use_cache=False))
+    naive, _ = run(pipe.answer(QUESTION, NO_CACHE))
     path = pipe.kv.blobs._path(node_key(pipe, chunks[1]))
     path.write_bytes(path.read_bytes()[:-16] + bytes(16))  # same size, other bytes
     cached, done = run(pipe.answer(QUESTION))
@@ -118,7 +120,7 @@ def test_a_foreign_model_blob_is_never_placed(tmp_path, llm, fake_embedder):
     model under this model's key (with a valid checksum) does not load, and is computed."""
     pipe = pipeline(tmp_path, llm, fake_embedder, "any-order")
     chunks = prompt_chunks(pipe)
-    naive, _ = run(pipe.answer(QUESTION, use_cache=False))
+    naive, _ = run(pipe.answer(QUESTION, NO_CACHE))
     gemma = LocalLLM(gemma_file(Path(tmp_path / "models")), n_ctx=1024, n_threads=1)
     foreign = KVTree(pipe.kv.db, pipe.kv.blobs, gemma.fingerprint)
     for chunk in chunks:  # gemma's own [system, chunk] nodes, as its precompute makes them
@@ -126,11 +128,11 @@ def test_a_foreign_model_blob_is_never_placed(tmp_path, llm, fake_embedder):
         gemma.reset()
         gemma.eval(system + tokens)
         blob = gemma.save_range(len(system), gemma.n_past)
-        hashes = [segment_hash(s) for s in pipe._segments([chunk], "").prefix]
+        hashes = [segment_hash(s) for s in pipe.cache.segments([chunk], "").prefix]
         assert foreign.store(hashes, gemma.n_past, blob)
     cached, done = run(pipe.answer(QUESTION))
     assert cached == naive and done.kv_reused_tokens == 0  # nothing of gemma's was found
-    pipe.prefill([chunks[1]], background=False)  # this model's node for the second chunk …
+    pipe.cache.prefill([chunks[1]], background=False)  # this model's node for the second chunk …
     pipe.kv.blobs.put("kv", node_key(pipe, chunks[1]), blob)  # … holding gemma's KV
     cached, done = run(pipe.answer(QUESTION))
     assert cached == naive and done.kv_reuse == "exact"
@@ -144,7 +146,7 @@ def test_a_model_that_cannot_shift_falls_back_to_exact_reuse(
 ):
     pipe = pipeline(tmp_path, llm, fake_embedder, "any-order")
     precompute_chunk_nodes(pipe)
-    naive, _ = run(pipe.answer(QUESTION, use_cache=False))
+    naive, _ = run(pipe.answer(QUESTION, NO_CACHE))
     monkeypatch.setattr(LocalLLM, "can_shift", property(lambda self: False))
     cached, done = run(pipe.answer(QUESTION))
     assert cached == naive and done.kv_reuse == "exact"

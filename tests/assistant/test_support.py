@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from assistant.answer import checked
+from assistant.events import AnswerDone
 from assistant.evidence import Evidence
-from assistant.pipeline import AnswerDone, checked
 from assistant.support import answers_what_was_asked, check, quotable, unsupported_terms
 
 SOURCES = [

@@ -11,8 +11,8 @@ import threading
 
 import pytest
 
-from assistant.context import open_context
-from assistant.pipeline import AnswerDone
+from assistant.events import AnswerDone
+from assistant.services import open_services
 from assistant.tui.services import services_for
 from tests.conftest import DATA, REPO
 
@@ -44,7 +44,7 @@ def cli_search(home) -> subprocess.CompletedProcess:
 
 
 def test_search_and_ask_answer_from_every_chunk_while_an_import_embeds(tmp_path):
-    ctx = open_context(tmp_path / "home")
+    ctx = open_services(tmp_path / "home")
     ctx.settings.answer.max_tokens = 24
     importer = services_for(ctx).importer.get()
     assert importer.store is not ctx.store  # the import writes on a connection of its own
@@ -67,7 +67,7 @@ def test_search_and_ask_answer_from_every_chunk_while_an_import_embeds(tmp_path)
         assert any(h.chunk_id not in with_vectors for h in hits)  # found by its words alone
         assert any("kitchen" in h.record.text.lower() for h in hits[:3])
 
-        pipeline = ctx.pipeline()
+        pipeline = ctx.answerer()
         done = list(pipeline.answer(QUESTION))[-1]
         assert isinstance(done, AnswerDone) and done.answer and done.sources
         assert pipeline.qa.stats()["entries"] == 0  # half-embedded retrieval: not remembered

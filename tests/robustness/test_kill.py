@@ -21,9 +21,10 @@ from pathlib import Path
 
 import pytest
 
+from assistant.answer import NO_CACHE
 from assistant.cli import main
-from assistant.context import open_context
 from assistant.importer import Importer
+from assistant.services import open_services
 from tests.conftest import REPO, FakeEmbedder, make_email, write_mbox
 from tests.hostile import HostileMailbox, write_hostile_mailbox
 from tests.robustness.checks import blob_problems, integrity, read_one
@@ -121,10 +122,10 @@ def test_ask_killed_mid_answer_gives_the_uninterrupted_answer_on_rerun(tmp_path,
     monkeypatch.setenv("ASSISTANT_ANSWER_MAX_TOKENS", "24")
     monkeypatch.setenv("ASSISTANT_ANSWER_CONTEXT_CHUNKS", "2")
     home = tmp_path / "home"
-    ctx = open_context(home)
+    ctx = open_services(home)
     msgs = [make_email(subject=s, body=b, msgid=f"<m{i}@x>") for i, (s, b) in enumerate(MAILS)]
     Importer(ctx.store, ctx.embedder).run([write_mbox(tmp_path / "box.mbox", msgs)])
-    reference = list(ctx.pipeline().answer(QUESTION, use_cache=False))[-1].answer
+    reference = list(ctx.answerer().answer(QUESTION, NO_CACHE))[-1].answer
     assert reference
 
     proc = cli(home, "ask", "--json", QUESTION, stdout=subprocess.PIPE)
@@ -137,12 +138,12 @@ def test_ask_killed_mid_answer_gives_the_uninterrupted_answer_on_rerun(tmp_path,
     assert read_one(cache, "SELECT count(blob_key) FROM kv_nodes") == 3  # system + 2 chunks
     assert read_one(cache, "SELECT count(*) FROM qa_entries") == 0  # killed before it was added
 
-    done = list(ctx.pipeline().answer(QUESTION))[-1]  # the rerun, in-process: faster
+    done = list(ctx.answerer().answer(QUESTION))[-1]  # the rerun, in-process: faster
     prefix = read_one(cache, "SELECT max(n_tokens) FROM kv_nodes WHERE depth = 3")
     assert done.kv_reused_tokens == prefix and done.answer == reference
     assert integrity(cache) == []
     with closing(sqlite3.connect(cache)) as conn:
         assert blob_problems(conn, home / "cache" / "kv") == []
     assert read_one(cache, "SELECT count(*) FROM qa_entries WHERE question = ?", (QUESTION,)) == 1
-    again = list(ctx.pipeline().answer(QUESTION))
+    again = list(ctx.answerer().answer(QUESTION))
     assert again[-1].qa_hit and again[-1].answer == reference

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
+from assistant.answer import NO_CACHE
 from assistant.config import Settings
 from assistant.llm import make_llm
 from tests.assistant.test_pipeline import build, run
@@ -53,7 +54,7 @@ def llm():
 def test_a_damaged_kv_blob_never_changes_an_answer(tmp_path, llm, fake_embedder):
     pipe = build(tmp_path, llm, fake_embedder, threshold=2.0)  # τ > 1: the QA bank never answers
     question = "Who found the battery bug?"
-    reference, _ = run(pipe.answer(question, use_cache=False))
+    reference, _ = run(pipe.answer(question, NO_CACHE))
     run(pipe.answer(question))  # stores the KV of system, chunk 1, chunk 2
     nodes = pipe.kv.db.execute("SELECT blob_key, n_tokens FROM kv_nodes ORDER BY depth").fetchall()
     assert len(nodes) == 3 and all(key for key, _ in nodes)

@@ -22,7 +22,7 @@ from assistant.tui.messages import (
     PrecomputeReported,
     WorkFailed,
 )
-from assistant.tui.services import Services
+from assistant.tui.services import AppServices
 from assistant.tui.tally import Tally, plural
 from assistant.tui.throttle import Throttle
 
@@ -108,7 +108,7 @@ class CacheScreen(Screen[None]):
         Binding("escape", "app.pop_screen", "Back"),
     ]
 
-    def __init__(self, services: Services, tally: Tally) -> None:
+    def __init__(self, services: AppServices, tally: Tally) -> None:
         super().__init__()
         self.services = services
         self.tally = tally
@@ -145,11 +145,11 @@ class CacheScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="cache-stats")
     def read_stats(self) -> None:
         try:
-            if not self.services.pipeline.ready:
+            if not self.services.answerer.ready:
                 self.post_message(JobStatusChanged("stats", "Loading the models…"))
-            pipeline = self.services.pipeline.get()
+            answerer = self.services.answerer.get()
             pc = self.services.precompute().status() if self.services.precompute else None
-            self.post_message(CacheStatsRead(pipeline.qa.stats(), pipeline.kv.stats(), pc))
+            self.post_message(CacheStatsRead(answerer.qa.stats(), answerer.kv.stats(), pc))
         except Exception as exc:  # the worker's boundary: report it, keep the app running
             log.exception("reading the cache stats failed")
             self.post_message(WorkFailed("stats", str(exc) or type(exc).__name__))

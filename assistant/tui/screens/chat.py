@@ -22,7 +22,7 @@ from assistant.tui.messages import (
 )
 from assistant.tui.relay import relay_answer
 from assistant.tui.screens.message import MessageScreen
-from assistant.tui.services import Services
+from assistant.tui.services import AppServices
 from assistant.tui.tally import Tally
 from assistant.tui.widgets.sources import SourceItem, SourcesPanel
 from assistant.tui.widgets.turn import Turn
@@ -44,7 +44,7 @@ class ChatScreen(Screen[None]):
     ]
     PANES = ("#question", "#source-list", "#conversation")
 
-    def __init__(self, services: Services, tally: Tally) -> None:
+    def __init__(self, services: AppServices, tally: Tally) -> None:
         super().__init__()
         self.services = services
         self.tally = tally
@@ -113,13 +113,13 @@ class ChatScreen(Screen[None]):
     def answer(self, turn: int, question: str, refuse: bool = False) -> None:
         worker = get_current_worker()
         try:
-            if not self.services.pipeline.ready:
+            if not self.services.answerer.ready:
                 self.post_message(AnswerStatusChanged(turn, "loading the models…"))
-            pipeline = self.services.pipeline.get()
+            answerer = self.services.answerer.get()
             if refuse:
-                pipeline.refuse_hit(question)
+                answerer.refuse_hit(question)
             relay_answer(
-                pipeline,
+                answerer,
                 self.services.knowledge,
                 turn,
                 question,

@@ -18,7 +18,7 @@ from textual.widgets import Button, DirectoryTree, Footer, Header, Input, Progre
 from textual.worker import get_current_worker
 
 from assistant.tui.messages import ImportFinished, ImportReported, JobStatusChanged, WorkFailed
-from assistant.tui.services import Services
+from assistant.tui.services import AppServices
 from assistant.tui.throttle import Throttle
 
 log = logging.getLogger(__name__)
@@ -28,7 +28,7 @@ PHASES = {"read": "Reading", "embed": "Embedding chunks (search and ask work mea
 class ImportScreen(Screen[None]):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
 
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: AppServices) -> None:
         super().__init__()
         self.services = services
         self.running = False

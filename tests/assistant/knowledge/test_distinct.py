@@ -8,12 +8,12 @@ import re
 import numpy as np
 import pytest
 
+from assistant.answer import Answerer, assemble
 from assistant.config import Settings
 from assistant.importer import Importer
 from assistant.knowledge.distinct import COSINE_BOUNDS, SPARE, distinct, distinct_hits, shape
 from assistant.knowledge.retrieval import DenseIndex, Hit, Retriever
 from assistant.knowledge.store import ChunkRecord
-from assistant.pipeline import Pipeline
 from cache.blobs import BlobStore
 from cache.db import open_cache_db
 from cache.kv_tree import KIND, KVTree
@@ -173,7 +173,7 @@ class NoModel:
     fingerprint = "no-model"
 
 
-def build_pipeline(store, embedder, tmp_path, reranker=None) -> Pipeline:
+def build_pipeline(store, embedder, tmp_path, reranker=None) -> Answerer:
     settings = Settings()
     settings.answer.context_chunks = 3
     db = open_cache_db(None)
@@ -181,13 +181,13 @@ def build_pipeline(store, embedder, tmp_path, reranker=None) -> Pipeline:
     retriever = Retriever(store, embedder, None)
     kv = KVTree(db, blobs, NoModel.fingerprint)
     qa = QABank(db, 0.9, 1 << 20)
-    return Pipeline(settings, store, embedder, retriever, NoModel(), qa, kv, "", reranker=reranker)
+    return assemble(settings, store, embedder, retriever, NoModel(), qa, kv, "", reranker=reranker)
 
 
 def test_pipeline_retrieve_returns_distinct_chunks(store, fake_embedder, tmp_path):
     import_mails(store, fake_embedder, tmp_path)
     pipe = build_pipeline(store, fake_embedder, tmp_path)
-    chosen = pipe.retrieve(QUESTION, fake_embedder.embed_batch([QUESTION])[0])
+    chosen = pipe.select(QUESTION, fake_embedder.embed_batch([QUESTION])[0])
     message_ids = [h.record.message_id for h in chosen]
     assert len(message_ids) == 3 and message_ids[0] == "f0@x" and len(set(message_ids)) == 3
 
@@ -209,7 +209,7 @@ def test_the_reranker_orders_distinct_candidates(store, fake_embedder, tmp_path)
     import_mails(store, fake_embedder, tmp_path)
     reranker = ReversingReranker()
     pipe = build_pipeline(store, fake_embedder, tmp_path, reranker)
-    chosen = pipe.retrieve(QUESTION, fake_embedder.embed_batch([QUESTION])[0])
+    chosen = pipe.select(QUESTION, fake_embedder.embed_batch([QUESTION])[0])
     given = [h.record.message_id for h in reranker.given]
     assert sorted(given) == ["f0@x", "f1@x", "f2@x", "f3@x"]  # 4 candidates, the copy merged
     assert len(chosen) == 3 and len({h.record.message_id for h in chosen}) == 3

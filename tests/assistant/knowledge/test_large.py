@@ -15,8 +15,9 @@ from assistant.knowledge import ivf
 from assistant.knowledge.bm25 import BM25Index
 from assistant.knowledge.db import MIGRATIONS, open_db
 from assistant.knowledge.fts import ChunkFts, query_terms
-from assistant.knowledge.hotcold import AccessCounts, plan_hot, plan_uniform
+from assistant.knowledge.hotcold import AccessCounts, plan_hot
 from assistant.knowledge.retrieval import DenseIndex, Retriever, top_n, zscore_fusion
+from bench.hotcold_baseline import plan_uniform
 from cache.db import apply_migrations, connect
 from tests.assistant.knowledge.test_retrieval import MAILS
 from tests.conftest import make_email, write_mbox

@@ -1,5 +1,5 @@
 """Predicted questions count less than asked ones in the large index's hot/cold plan: the weight
-travels from the pipeline's background retrieval through the selection to Retriever.search."""
+travels from precompute's background selection through the selection to Retriever.search."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from assistant.config import Settings
-from assistant.pipeline import Pipeline
+from assistant.rerank.selection import Selection
 
 
 class RecordingRetriever:
@@ -30,10 +30,10 @@ def test_a_background_question_counts_the_predicted_weight() -> None:
     settings = Settings()
     settings.retrieval.predicted_weight = 0.25
     retriever = RecordingRetriever()
-    pipe = SimpleNamespace(settings=settings, reranker=None, retriever=retriever)
+    select = Selection(settings, retriever, None)  # type: ignore[arg-type]
     vector = np.zeros(4, dtype=np.float32)
     for duplicates in ("merge", "keep"):
         settings.answer.duplicates = duplicates
-        Pipeline.candidates(pipe, "when does the kitchen start?", vector)
-        Pipeline.candidates(pipe, "when does the kitchen start?", vector, background=True)
+        select.candidates("when does the kitchen start?", vector)
+        select.candidates("when does the kitchen start?", vector, background=True)
     assert retriever.weights == [1.0, 0.25, 1.0, 0.25]

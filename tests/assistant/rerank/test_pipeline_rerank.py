@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from assistant import pipeline as p
+from assistant import events as p
+from assistant.answer import NO_CACHE
 from assistant.config import Settings
 from assistant.llm import make_llm
 from assistant.rerank.loader import make_reranker
@@ -21,13 +22,13 @@ def test_the_reranker_orders_a_wider_candidate_set(tmp_path, fake_embedder):
     settings.rerank, settings.reranker.model = "full", "smollm2-135m"
     settings.reranker.candidates, settings.reranker.n_threads = 4, 1
     blobs = BlobStore(open_cache_db(None), tmp_path / "doc", {"doc_kv": 1 << 30})
-    pipe.reranker = make_reranker(settings, tmp_path / "models", blobs)
+    pipe.select.reranker = make_reranker(settings, tmp_path / "models", blobs)
     question = "What tiles did we choose for the kitchen?"
-    events = list(pipe.answer(question, use_cache=False))
+    events = list(pipe.answer(question, NO_CACHE))
     retrieved = next(e for e in events if isinstance(e, p.ChunksRetrieved)).hits
     ordered = next(e for e in events if isinstance(e, p.ChunksOrdered)).chunk_ids
     assert len(retrieved) == 4 and len(ordered) == 2  # 4 candidates, 2 context chunks
-    expected = pipe.reranker.rerank(question, retrieved, 2)  # now from the document KV
+    expected = pipe.select.reranker.rerank(question, retrieved, 2)  # now from the document KV
     assert ordered == [h.chunk_id for h in expected]
     done = events[-1]
     assert [s["chunk_id"] for s in done.sources] == ordered

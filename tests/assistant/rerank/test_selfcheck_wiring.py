@@ -55,7 +55,7 @@ def test_precompute_keeps_probes_and_runs_the_check(tmp_path, tiny_cross):
     assert report.by_kind.get("rerank_check") == 1
     result = runner.check.result()
     assert result.questions == len(probes) and set(result.modes) == {"cross", "cross-pruned"}
-    assert runner.status()["rerank"]["on"] == ctx.pipeline().reranker.current
+    assert runner.status()["rerank"]["on"] == ctx.answerer().select.reranker.current
     assert Precompute(ctx, settle_seconds=0)._plan_rerank_check() == 0  # checked: not due
 
 

@@ -8,8 +8,8 @@ import pytest
 
 from assistant.importer import Importer
 from assistant.tui.app import AssistantApp
-from assistant.tui.services import Lazy, Services
-from tests.assistant.tui.fakes import FakePipeline, FakePrecompute, FakeScheduler
+from assistant.tui.services import AppServices, Lazy
+from tests.assistant.tui.fakes import FakeAnswerer, FakePrecompute, FakeScheduler
 from tests.conftest import DATA, FakeEmbedder, make_email, write_mbox
 
 SIZE = (80, 24)
@@ -37,12 +37,12 @@ def loaded_store(store, tmp_path):
 
 
 def make_services(store, tmp_path, delay: float = 0.01, questions=("what about the tiles",)):
-    pipeline = FakePipeline(store, tmp_path / "kv", delay)
+    pipeline = FakeAnswerer(store, tmp_path / "kv", delay)
     activity: list[int] = []
     precompute = FakePrecompute(pipeline, list(questions))
-    services = Services(
+    services = AppServices(
         knowledge=store,
-        pipeline=Lazy(lambda: pipeline),
+        answerer=Lazy(lambda: pipeline),
         importer=Lazy(lambda: Importer(store, FakeEmbedder())),
         precompute=lambda: precompute,
         demo_paths=[DATA / "mail" / "demo.mbox", DATA / "notes"],
@@ -57,7 +57,7 @@ def make_services(store, tmp_path, delay: float = 0.01, questions=("what about t
 @dataclass
 class Rig:
     app: AssistantApp
-    pipeline: FakePipeline
+    pipeline: FakeAnswerer
     activity: list[int]
 
 

@@ -1,4 +1,4 @@
-"""Deterministic stand-ins for the pipeline and the precompute, with the real cache library
+"""Deterministic stand-ins for the Answerer and the precompute, with the real cache library
 underneath (an in-memory QA bank and KV tree), so the cache screen's counts are real counts."""
 
 from __future__ import annotations
@@ -9,19 +9,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from assistant.context import bundled
-from assistant.evidence import Evidence, select_evidence
-from assistant.knowledge.retrieval import Hit
-from assistant.knowledge.store import KnowledgeStore
-from assistant.pipeline import (
+from assistant.answer import ALL_LAYERS, CacheLayers, checked
+from assistant.events import (
     AnswerDone,
     ChunksOrdered,
     ChunksRetrieved,
     KVReused,
     QAHitFound,
     TokenStreamed,
-    checked,
 )
+from assistant.evidence import Evidence, select_evidence
+from assistant.knowledge.retrieval import Hit
+from assistant.knowledge.store import KnowledgeStore
+from assistant.services import bundled
 from cache.blobs import BlobStore
 from cache.db import open_cache_db
 from cache.kv_tree import KIND, KVTree, segment_hash
@@ -32,7 +32,7 @@ SYSTEM = (bundled("prompts") / "answer.txt").read_text(encoding="utf-8")  # the 
 ANSWER = "The kitchen work starts on Monday 2 March, says Bram in his last mail."
 
 
-class FakePipeline:
+class FakeAnswerer:
     """Retrieves k+1 candidates (newest first) and, as a reranker does, puts k of them in another
     order into the "prompt"; streams `reply` word by word (`delay` s per word), stores one KV node
     per prompt chunk and the answer in the QA bank; a repeated question is a QA hit. Evidence and
@@ -53,7 +53,7 @@ class FakePipeline:
         self.kv = KVTree(db, BlobStore(db, kv_dir, {KIND: 2**30}), "fake-model")
         self.closed = 0  # generators closed before their end (a cancelled answer)
 
-    def answer(self, question: str, use_cache: bool = True):
+    def answer(self, question: str, layers: CacheLayers = ALL_LAYERS):
         start = time.perf_counter()
         vector = self.embedder.embed_batch([question])[0]
         hit = self.qa.lookup(vector)
@@ -145,7 +145,7 @@ class Report:
 class FakePrecompute:
     """The shape of assistant.idle.Precompute: answers `questions` into the fake's QA bank."""
 
-    def __init__(self, pipeline: FakePipeline, questions: list[str], delay: float = 0.01):
+    def __init__(self, pipeline: FakeAnswerer, questions: list[str], delay: float = 0.01):
         self.pipeline, self.questions, self.delay = pipeline, list(questions), delay
         self.done = 0
         self.before_job: Callable[[int], None] = lambda jobs: None  # a test may hold a job here

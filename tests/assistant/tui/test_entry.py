@@ -15,6 +15,6 @@ def test_bare_assistant_opens_the_app_on_the_given_home(tmp_path, monkeypatch, c
     app = opened[0]
     assert app.services.knowledge.stats()["documents"] == 0
     assert [p.name for p in app.services.demo_paths] == ["demo.mbox", "notes"]
-    assert not app.services.pipeline.ready  # the models load on first use, in a worker
+    assert not app.services.answerer.ready  # the models load on first use, in a worker
     assert main(["--home", str(home), "stats", "--json"]) == 0
     assert '"documents": 0' in capsys.readouterr().out

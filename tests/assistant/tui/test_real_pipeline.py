@@ -9,8 +9,8 @@ import re
 import pytest
 from textual.widgets import Static
 
-from assistant.context import Context
 from assistant.home import open_home
+from assistant.services import Services
 from assistant.tui.app import make_app
 from assistant.tui.screens.cache import CacheScreen
 from assistant.tui.widgets.sources import SourceItem
@@ -22,11 +22,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.asyncio]
 
 
 @pytest.fixture
-def fresh_cache_context(demo_context, tmp_path) -> Context:
+def fresh_cache_context(demo_context, tmp_path) -> Services:
     """The session's demo knowledge bank with an empty cache of its own."""
     settings = copy.deepcopy(demo_context.settings)
     settings.answer.max_tokens = 40
-    return Context(
+    return Services(
         home=open_home(tmp_path / "home"),
         settings=settings,
         store=demo_context.store,

@@ -1,5 +1,5 @@
-"""The Context builds each part once, whichever part or thread asks first: one cache database
-connection and one blob store, shared by the pipeline, the KV tree and the reranker."""
+"""Services builds each part once, whichever part or thread asks first: one cache database
+connection and one blob store, shared by the answer path, the KV tree and the reranker."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 import assistant.llm as llm_module
 import assistant.rerank.loader as loader
-from assistant.context import open_context
+from assistant.services import open_services
 
 pytestmark = pytest.mark.slow
 
@@ -27,25 +27,25 @@ def spy(monkeypatch, module, name: str) -> list:
     return calls
 
 
-def test_the_reranker_touched_first_shares_the_pipelines_blob_store(tmp_path, monkeypatch):
+def test_the_reranker_touched_first_shares_the_answerers_blob_store(tmp_path, monkeypatch):
     made = spy(monkeypatch, loader, "make_reranker")
-    ctx = open_context(tmp_path / "home")
-    reranker = ctx.reranker  # before the pipeline exists (`assistant search --rerank` does)
-    pipe = ctx.pipeline()
-    assert pipe.reranker is reranker and len(made) == 1
+    ctx = open_services(tmp_path / "home")
+    reranker = ctx.reranker  # before the answerer exists (`assistant search --rerank` does)
+    pipe = ctx.answerer()
+    assert pipe.select.reranker is reranker and len(made) == 1
     assert made[0][2] is ctx.blobs is pipe.kv.blobs
     assert pipe.qa.db is ctx.cache_db is pipe.kv.db is ctx.blobs.db
 
 
-def test_threads_asking_at_once_get_one_pipeline_and_one_model(tmp_path, monkeypatch):
+def test_threads_asking_at_once_get_one_answerer_and_one_model(tmp_path, monkeypatch):
     loads = spy(monkeypatch, llm_module, "make_llm")
-    ctx = open_context(tmp_path / "home")
+    ctx = open_services(tmp_path / "home")
     start = threading.Barrier(4)
     got: list = []
 
     def ask() -> None:
         start.wait()
-        got.append(ctx.pipeline())
+        got.append(ctx.answerer())
 
     threads = [threading.Thread(target=ask) for _ in range(4)]
     for t in threads:

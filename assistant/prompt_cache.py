@@ -1,0 +1,373 @@
+"""PromptCache: a [system, chunk…, evidence, question] prompt built, prefilled restoring what the
+KV tree holds (saving each segment it computes as a tree node), and decoded. The answer path
+(answer.py) and precompute both use it; neither reaches through the other."""
+
+from __future__ import annotations
+
+import codecs
+import logging
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+from functools import partial
+
+from assistant.activity import Activity
+from assistant.config import Settings
+from assistant.events import KVReused, TokenStreamed
+from assistant.evidence import Evidence, chunk_vectors, select_evidence
+from assistant.knowledge.store import ChunkRecord
+from assistant.llm.decoding import RepeatGuard, sentences_ended
+from assistant.llm.prompt import Segments, build_segments, chat_frame
+from assistant.llm.reuse import Reused, parse_repair, place, place_quotes, repair
+from assistant.llm.runtime import LLMError, LocalLLM
+from cache.kv_tree import KVTree, segment_hash
+from cache.protocols import Embedder
+from cache.sentences import SentenceVectors
+
+log = logging.getLogger(__name__)
+
+# Tokens per llama eval call (~0.3 s here): a background job checks between pieces whether a user
+# is waiting, so it steps aside within a second. Logits do not depend on the piece size (checked
+# in tests), so cached and uncached runs still agree token for token.
+PIECE = 32
+
+Check = Callable[[], None]
+
+
+class Preempted(Exception):
+    """A background job stepped aside for a user question; it goes back in the queue."""
+
+
+class PromptCache:
+    def __init__(
+        self,
+        settings: Settings,
+        llm: LocalLLM,
+        kv_tree: KVTree,
+        system_prompt: str,
+        embedder: Embedder,
+        sentences: SentenceVectors | None = None,
+        activity: Activity | None = None,
+    ) -> None:
+        self.settings = settings
+        self.llm = llm
+        self.kv = kv_tree
+        self.system_prompt = system_prompt
+        self.embedder = embedder
+        self.sentences = sentences  # the evidence's sentence vectors per chunk, kept
+        self.activity = activity
+        self.frame = chat_frame(llm)
+
+    # -- the prompt ----------------------------------------------------------------------------
+
+    def prompt(
+        self, question: str, vector, records: Sequence[ChunkRecord]
+    ) -> tuple[Segments, list[Evidence]]:
+        """The prompt's segments for `question` over `records` (in the order given), and the
+        evidence lines it quotes."""
+        evidence = self.evidence(question, vector, records)
+        texts = [r.text for r in records]
+        return self.segments(texts, question, [e.sentence for e in evidence]), evidence
+
+    def segments(
+        self, chunks: Sequence[str], question: str, evidence: Sequence[str] = ()
+    ) -> Segments:
+        """The prompt's segments, chunks in the configured order: every path (answers,
+        precompute's prefills, the KV checks) orders them here, so their KV paths match."""
+        ordered = list(chunks)
+        if self.settings.answer.chunk_order == "best-last":
+            ordered.reverse()
+        place_ = self.settings.answer.evidence_place
+        system = self.system_prompt
+        return build_segments(self.llm, self.frame, system, ordered, question, evidence, place_)
+
+    def evidence(self, question: str, vector, records: Sequence[ChunkRecord]) -> list[Evidence]:
+        """The sentences of `records` that best match the question (none when switched off)."""
+        limit = self.settings.answer.evidence_sentences
+        if limit <= 0 or not records:
+            return []
+        return select_evidence(
+            question, vector, list(records), self.embedder, limit=limit, stored=self.sentences
+        )
+
+    def keep_sentences(self, records: Sequence[ChunkRecord]) -> None:
+        """Precompute: store the sentence vectors the evidence of a question using these chunks
+        will read (nothing when evidence is off or no store is wired)."""
+        if self.sentences is not None and self.settings.answer.evidence_sentences > 0:
+            chunk_vectors(records, self.embedder, self.sentences)
+
+    # -- answering -----------------------------------------------------------------------------
+
+    def stream(
+        self, question: str, segments: Segments, kv: bool, check: Check, clock: Clock
+    ) -> Iterator[KVReused | TokenStreamed]:
+        """Prefill `segments` (restoring and saving KV when `kv`), say how much was reused,
+        then decode the answer token by token, up to [answer] max_sentences."""
+        pieces: list[str] = []
+        with self.llm.lock:
+            clock.lap("wait")  # for the model: a background job steps aside within a piece
+            reused = self._prefill(segments, kv, clock, check)
+            yield KVReused(
+                reused.tokens, segments.total, reused.mode, reused.repaired, reused.segments
+            )
+            tokens = self._answer_tokens(question)
+            limit = self.settings.answer.max_sentences
+            for text in self.decode(self.settings.answer.max_tokens, check, clock, tokens):
+                pieces.append(text)
+                yield TokenStreamed(text)
+                if limit and sentences_ended("".join(pieces)) >= limit:
+                    break
+            clock.lap("decode")
+
+    def draft(self, question: str, segments: Segments, kv: bool, background: bool = True) -> str:
+        """The whole answer `stream` decodes, as text (precompute's answers)."""
+        events = self.stream(question, segments, kv, self.checker(background), Clock())
+        return "".join(e.text for e in events if isinstance(e, TokenStreamed)).strip()
+
+    def _answer_tokens(self, question: str) -> Callable[[int, Callable], Iterator[int]]:
+        """The answer's decoder: greedy, or context-aware against the question alone."""
+        answer = self.settings.answer
+        if answer.decoding != "cad":
+            return self.llm.greedy
+        plain = self.segments([], question)
+        tokens = plain.system + plain.question
+        return lambda n, ban: self.llm.contrastive(n, tokens, answer.cad_alpha, ban)
+
+    def decode(
+        self, max_tokens: int, check: Check, clock: Clock | None = None, tokens_of=None
+    ) -> Iterator[str]:
+        """Greedy tokens as text, under the repeat guard: in "stop" mode the last n-1 tokens are
+        held back until they are known not to begin a repeat (then they are dropped)."""
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        guard = self._guard()
+        tokens: list[int] = []
+        shown = 0
+
+        def show(upto: int) -> Iterator[str]:
+            nonlocal shown
+            upto = max(shown, upto)  # while fewer than `holds_back` tokens, `upto` is negative
+            for token in tokens[shown:upto]:
+                text = decoder.decode(self.llm.detokenize([token]))
+                if text:
+                    yield text
+            shown = upto
+
+        for token in (tokens_of or self.llm.greedy)(max_tokens, guard.banned):
+            if not tokens and clock is not None:
+                clock.mark("ttft")
+            tokens.append(token)
+            if is_looping(tokens) or guard.repeated(tokens):
+                return
+            yield from show(len(tokens) - guard.holds_back)
+            check()
+        yield from show(len(tokens))
+
+    def _guard(self) -> RepeatGuard:
+        answer = self.settings.answer
+        return RepeatGuard(answer.repeat_guard, answer.repeat_ngram, self.llm.is_word)
+
+    # -- stepping aside for the user -----------------------------------------------------------
+
+    def user_waiting(self) -> bool:
+        """A user question is waiting for the model (background work steps aside)."""
+        return self.activity is not None and self.activity.user_waiting()
+
+    def checker(self, background: bool) -> Check:
+        """What a run calls between pieces: a `background` one raises Preempted when a user
+        question is waiting."""
+
+        def check() -> None:
+            if background and self.user_waiting():
+                raise Preempted
+
+        return check
+
+    def _eval(self, tokens: Sequence[int], check: Check) -> None:
+        for start in range(0, len(tokens), PIECE):
+            check()
+            self.llm.eval(tokens[start : start + PIECE])
+
+    # -- prefill with the KV tree --------------------------------------------------------------
+
+    def _prefill(self, segments: Segments, kv: bool, clock: Clock, check: Check) -> Reused:
+        """Restore the longest cached prefix, evaluate the rest segment by segment (saving each new
+        segment's KV as a tree node), then the question. With [cache] reuse = "any-order" a chunk
+        with a [system, chunk] node is placed instead of evaluated."""
+        any_order = kv and self.settings.cache.reuse == "any-order"
+        reused = self._prefill_prefix(segments, kv, check, any_order)
+        clock.lap("kv_load")
+        if reused.placed:  # the prompt is approximate already: quote the evidence's KV too
+            reused = self._quote_evidence(segments, reused, check)
+        else:
+            self._eval(segments.evidence, check)
+        self._eval(segments.question, check)
+        clock.lap("prefill")
+        return reused
+
+    def _quote_evidence(self, segments: Segments, reused: Reused, check: Check) -> Reused:
+        """Any-order, with chunks placed: the evidence segment's runs quoted from a prompt chunk
+        take their KV from that chunk's node (llm/reuse.py); the rest is computed. Repaired as
+        placed chunks are. A prompt whose chunks all came exactly stays exact."""
+        system = segment_hash(segments.system)
+        nodes = [self.kv.node_blob([system, segment_hash(c)]) for c in segments.chunks]
+        evaluate = partial(self._eval, check=check)
+        placed = place_quotes(self.llm, segments.evidence, segments.chunks, nodes, evaluate)
+        n = sum(length for _, length in placed)
+        repaired = repair(self.llm, parse_repair(self.settings.cache.repair), placed, check)
+        return replace(
+            reused,
+            tokens=reused.tokens + n,
+            placed=reused.placed + n,
+            repaired=reused.repaired + repaired,
+        )
+
+    def _prefill_prefix(
+        self, segments: Segments, kv: bool, check: Check, any_order: bool = False
+    ) -> Reused:
+        hashes = [segment_hash(s) for s in segments.prefix]
+        start = self._restore(segments, hashes) if kv else 0
+        if not start:
+            self.llm.reset()
+        placed: list[tuple[int, int]] = []  # (position, length) of chunks placed any-order
+        for depth in range(start, len(segments.prefix)):
+            first, tokens = self.llm.n_past, segments.prefix[depth]
+            if any_order and depth > 1 and self._place(hashes[0], hashes[depth], tokens):
+                placed.append((first, len(tokens)))
+                continue
+            self._eval(tokens, check)
+            if kv and not placed:  # a node holds only KV an uncached run computes
+                blob = self.llm.save_range(first, self.llm.n_past)
+                self.kv.store(hashes[: depth + 1], self.llm.n_past, blob)
+        restored = sum(len(s) for s in segments.prefix[:start])
+        n_placed = sum(n for _, n in placed)
+        policy = parse_repair(self.settings.cache.repair)
+        repaired = repair(self.llm, policy, placed, check)
+        return Reused(restored + n_placed, n_placed, repaired, start + len(placed))
+
+    def _place(self, system: str, chunk: str, tokens: Sequence[int]) -> bool:
+        """Any-order reuse: the chunk's [system, chunk] node KV, moved to the prompt's end."""
+        return place(self.llm, self.kv.node_blob([system, chunk]), tokens)
+
+    def _restore(self, segments: Segments, hashes: list[str]) -> int:
+        """Restore the longest cached run of prefix segments; return how many (0: none)."""
+        restore = self.kv.longest_prefix(hashes)
+        tokens = [t for seg in segments.prefix[: restore.depth] for t in seg]
+        if not restore.depth or restore.n_tokens != len(tokens):
+            return 0
+        try:
+            self.llm.restore_ranges(restore.blobs, tokens)
+        except LLMError as exc:
+            log.warning("cached KV not restored (%s); the prompt is computed instead", exc)
+            return 0
+        return restore.depth
+
+    # -- background work (the idle scheduler's jobs) -------------------------------------------
+
+    def prefill(
+        self, chunks: Sequence[str], background: bool = True, *, missing_only: bool = False
+    ) -> tuple[int, int]:
+        """Strategy 1: put the KV of [system, chunks…] in the tree, no question, no decoding.
+        With `missing_only`, a prefix the tree holds whole is left as it is (not restored):
+        the chunks are tokenised once for the check and the prefill.
+        Returns (tokens reused, prefix tokens)."""
+        segments = self.segments(chunks, "")
+        total = sum(len(s) for s in segments.prefix)
+        if missing_only and self._cached(segments):
+            return total, total
+        with self.llm.lock:
+            reused = self._prefill_prefix(segments, True, self.checker(background))
+        return reused.tokens, total
+
+    def kv_cached(self, chunks: Sequence[str]) -> bool:
+        """The whole [system, chunks…] prefix is in the KV tree."""
+        return self._cached(self.segments(chunks, ""))
+
+    def _cached(self, segments: Segments) -> bool:
+        hashes = [segment_hash(s) for s in segments.prefix]
+        return self.kv.longest_prefix(hashes).depth == len(hashes)
+
+    def continue_after_chunk(
+        self,
+        chunk: str,
+        prompts: Sequence[str],
+        max_tokens: int,
+        background: bool = True,
+        kv: bool = True,
+    ) -> list[str]:
+        """For each prompt, the greedy continuation (to the end of its line) of
+        [system, chunk, prompt]. The [system, chunk] prefix is read from, or added to, the KV
+        tree (unless `kv` is off): the node a later question retrieving this chunk first will
+        reuse."""
+        check = self.checker(background)
+        segments = self.segments([chunk], "")
+        tokens = [t for seg in segments.prefix for t in seg]
+        out = []
+        with self.llm.lock:
+            self._prefill_prefix(segments, kv, check)
+            base = self.llm.save_range(0, self.llm.n_past)
+            for prompt in prompts:
+                self.llm.restore_ranges([base], tokens)
+                out.append(self._continue_line(self.llm.tokenize(prompt), max_tokens, check))
+        return out
+
+    def complete(self, text: str, max_tokens: int, background: bool = True) -> str:
+        """A plain greedy completion of `text` (no chat frame), up to a blank line."""
+        check = self.checker(background)
+        with self.llm.lock:
+            self.llm.reset()
+            tokens = self.llm.tokenize(text, first=True)
+            self._eval(tokens, check)
+            return self._continue_line(None, max_tokens, check, stop="\n\n")
+
+    def _continue_line(self, tokens, max_tokens: int, check: Check, stop: str = "\n") -> str:
+        if tokens:
+            self._eval(tokens, check)
+        text = ""
+        for piece in self.decode(max_tokens, check):
+            text += piece
+            if stop in text:
+                break
+        return text.split(stop, 1)[0]
+
+
+def is_looping(tokens: list[int], longest: int = 16) -> bool:
+    """True when the tail is one span of 1..`longest` tokens repeated (3 times; short spans more,
+    as digits are single tokens: "10000" is not a loop): a small model stuck in a loop.
+    Stopping there is deterministic, so cached and uncached runs agree."""
+    for period in range(1, longest + 1):
+        repeats = {1: 8, 2: 5}.get(period, 3)
+        if len(tokens) < period * repeats:
+            continue
+        tail = tokens[-period:]
+        if all(
+            tokens[-period * (i + 1) : len(tokens) - period * i] == tail for i in range(repeats)
+        ):
+            return True
+    return False
+
+
+class Clock:
+    """Stage timings: lap(name) adds the time since the previous lap to `name`."""
+
+    STAGES = (
+        "embed", "qa_lookup", "retrieve", "rerank", "wait", "kv_load", "prefill", "decode", "ttft",
+    )  # fmt: skip
+
+    def __init__(self) -> None:
+        self.start = self.last = time.perf_counter()
+        self.times: dict[str, float] = {}
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.times[name] = self.times.get(name, 0.0) + now - self.last
+        self.last = now
+
+    def mark(self, name: str) -> None:
+        self.times.setdefault(name, time.perf_counter() - self.start)
+
+    def done(self) -> dict[str, float]:
+        self.times["total"] = time.perf_counter() - self.start
+        self.times.setdefault("ttft", self.times["total"])  # no token: the first byte is the end
+        for stage in self.STAGES:
+            self.times.setdefault(stage, 0.0)
+        return {k: round(v, 6) for k, v in self.times.items()}

@@ -1,0 +1,69 @@
+"""What goes into the QA bank, and whether a stored answer still holds: the answer path and
+precompute both write answers (and pending entries) through here."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from assistant.knowledge.retrieval import Hit
+from assistant.knowledge.store import KnowledgeStore
+from assistant.qa_verify import HitVerifier
+from assistant.rerank.selection import Selection
+from cache.protocols import Embedder
+from cache.qa_bank import QABank, QAEntry
+
+
+class QAMemory:
+    def __init__(
+        self,
+        store: KnowledgeStore,
+        qa: QABank,
+        embedder: Embedder,
+        select: Selection,
+        verifier: HitVerifier,
+    ) -> None:
+        self.store, self.qa, self.embedder = store, qa, embedder
+        self.select, self.verifier = select, verifier
+
+    def is_fresh(self, entry: QAEntry) -> bool:
+        """False when the mail changed under a stored answer: one of its sources is gone, or a
+        chunk newer than the answer now ranks in its question's top-k. Cheap when nothing was
+        imported since (one max(id) query); a confirmed entry is not checked again."""
+        ids = entry.chunk_ids
+        newest = self.store.max_chunk_id()
+        if len(self.store.chunk_records(ids)) != len(ids):
+            return False
+        if entry.chunk_watermark >= newest:
+            return True
+        top = self.select(entry.question, self.qa.vector(entry.id))
+        if any(h.chunk_id > entry.chunk_watermark for h in top):
+            return False
+        self.qa.confirm(entry.id, newest)
+        return True
+
+    def keep(self, question: str, vector, answer: str, hits: Sequence[Hit], origin: str) -> None:
+        """Remember an answer made from `hits`, unless an import is still embedding: dense search
+        then saw only part of the mail."""
+        if self.store.all_embedded(self.embedder.name):
+            chunk_ids = [str(h.record.ref()["chunk_id"]) for h in hits]
+            self.remember(question, vector, answer, chunk_ids, origin)
+
+    def remember(
+        self, question: str, vector, answer: str | None, sources: list[str], origin: str = "user"
+    ) -> int:
+        """Store an answer (or a pending entry) in the QA bank. A pending or stale entry for the
+        same question (as similar as a hit needs, and passing the guard, so that a near-miss
+        never overwrites another question's entry) is filled in rather than duplicated."""
+        version, watermark = self.store.version("chunks"), self.store.max_chunk_id()
+        near = self.qa.nearest(vector, answered_only=False)
+        floor = min(self.qa.floor(self.verifier.active), 0.999)
+        same = (
+            near is not None
+            and near.similarity >= floor
+            and self.verifier.same_question(question, near.entry)
+        )
+        if same and (near.entry.answer is None or near.entry.stale):
+            if answer is not None:
+                self.qa.set_answer(near.entry.id, answer, sources, version, watermark)
+            return near.entry.id
+        return self.qa.add(question, vector, answer, sources, version, origin, watermark)

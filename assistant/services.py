@@ -1,0 +1,265 @@
+"""open_services(home, settings) → Services: every part a command or the TUI works with, built
+once, on first use, whichever thread asks first — each SQLite database opened once (the
+knowledge bank, the cache database), one BlobStore, one LocalLLM, one embedder, one Retriever,
+one reranker, one Selection, one PromptCache, one Answerer. Models load lazily inside their
+parts (the LLM when the KV tree or the PromptCache is first built, the embedder on first embed).
+
+Threading model (the app: the Textual thread, its workers, the idle scheduler's thread):
+- One model lock (`LocalLLM.lock`) serialises use of the LLM; a user question pre-empts
+  background work within one piece (activity.py's busy markers, checked between pieces).
+- One connection per database, shared by every thread of the process: Python's sqlite3 is
+  built serialized, so each statement is atomic; the only multi-statement transaction on a
+  shared connection is the job queue's claim (one precompute pass at a time, below). The one
+  exception is the TUI's import worker, which writes the knowledge bank in batches on a
+  connection of its own (tui/services.py) so the chat never reads a half-written batch; other
+  processes on the home use their own connections too (WAL).
+- One precompute pass at a time per process (`precompute_lock`): the cache screen's `p` waits
+  for an idle pass to stop; an idle pass does not start while another runs. A user question
+  during either waits only for the model lock (tests/assistant/test_precompute_together.py).
+- Parts are built under one re-entrant lock (`_building`), so two threads asking at once get
+  the same part (tests/assistant/test_services.py).
+- Widgets are touched only from the Textual thread; workers post messages.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+import assistant
+from assistant.activity import Activity
+from assistant.config import Settings, load_settings
+from assistant.home import Home, open_home
+from assistant.knowledge.db import open_db
+from assistant.knowledge.embeddings import SentenceTransformerEmbedder, make_embedder
+from assistant.knowledge.retrieval import Retriever
+from assistant.knowledge.store import KnowledgeStore
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+    from assistant.answer import Answerer
+    from assistant.llm.runtime import LocalLLM
+    from assistant.prompt_cache import PromptCache
+    from assistant.qa_memory import QAMemory
+    from assistant.rerank.reranker import Reranker
+    from assistant.rerank.selection import Selection
+    from assistant.rerank.selfcheck import RerankCheck
+    from cache.blobs import BlobStore
+    from cache.kv_tree import KVTree
+    from cache.qa_bank import QABank
+
+T = TypeVar("T")
+
+
+@dataclass
+class Services:
+    """Each part is built on first use, once, whichever thread asks first (the UI's workers and
+    the idle scheduler share one Services): one cache database connection, one BlobStore (the KV
+    tree's and the reranker's document KV), one embedder, retriever, reranker, LLM, QA bank,
+    KV tree, selection, PromptCache and Answerer."""
+
+    home: Home
+    settings: Settings
+    store: KnowledgeStore
+    _embedder: SentenceTransformerEmbedder | None = field(default=None, repr=False)
+    _retriever: Retriever | None = field(default=None, repr=False)
+    _llm: LocalLLM | None = field(default=None, repr=False)
+    _qa: QABank | None = field(default=None, repr=False)
+    _kv: KVTree | None = field(default=None, repr=False)
+    _selection: Selection | None = field(default=None, repr=False)
+    _memory: QAMemory | None = field(default=None, repr=False)
+    _prompt_cache: PromptCache | None = field(default=None, repr=False)
+    _answerer: Answerer | None = field(default=None, repr=False)
+    _presence: Activity = field(init=False, repr=False)  # made at once: the UI thread uses it
+    _reranker: Reranker | None = field(default=None, repr=False)
+    _cache_db: Database | None = field(default=None, repr=False)
+    _blobs: BlobStore | None = field(default=None, repr=False)
+    # held by the precompute pass that is running (the idle one or the one the user asked for)
+    precompute_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # held while a part is built: a part built from others (the answerer) builds them inside
+    _building: threading.RLock = field(default_factory=threading.RLock, repr=False)
+
+    def __post_init__(self) -> None:
+        self._presence = Activity(self.home.root)
+
+    def _once(self, name: str, build: Callable[[], T]) -> T:
+        """The part in attribute `name`, built by `build` if it is not there yet."""
+        with self._building:
+            if getattr(self, name) is None:
+                setattr(self, name, build())
+            return getattr(self, name)
+
+    @property
+    def presence(self) -> Activity:
+        """The user's activity, shared with other processes on this home."""
+        return self._presence
+
+    def activity(self) -> None:
+        """The user did something (the app calls this on every keypress)."""
+        self.presence.touch()
+
+    @property
+    def embedder(self) -> SentenceTransformerEmbedder:
+        return self._once("_embedder", lambda: make_embedder(self.settings.embedding))
+
+    def answerer(self) -> Answerer:
+        """The user's answer path (loads the LLM on first use)."""
+        return self._once("_answerer", lambda: make_answerer(self))
+
+    def prompt_cache(self) -> PromptCache:
+        """Prompts prefilled with the KV tree and decoded: the answerer's and precompute's."""
+        return self._once("_prompt_cache", lambda: make_prompt_cache(self))
+
+    @property
+    def llm(self) -> LocalLLM:
+        from assistant.llm import make_llm
+
+        return self._once("_llm", lambda: make_llm(self.settings.llm))
+
+    @property
+    def qa(self) -> QABank:
+        """The QA bank, on the cache database."""
+        from cache.qa_bank import QABank
+
+        cache = self.settings.cache
+        return self._once(
+            "_qa",
+            lambda: QABank(
+                self.cache_db,
+                cache.qa_threshold,
+                int(cache.qa_budget_mb * 2**20),
+                cache.qa_candidate_threshold,
+                embedder=self.embedder,
+            ),
+        )
+
+    @property
+    def kv(self) -> KVTree:
+        """The KV tree of this model (loads the LLM: its fingerprint names the tree's nodes)."""
+        from cache.kv_tree import KVTree
+
+        return self._once("_kv", lambda: KVTree(self.cache_db, self.blobs, self.llm.fingerprint))
+
+    @property
+    def selection(self) -> Selection:
+        """The prompt's chunks for a question (retrieval, then the reranker when it is on)."""
+        from assistant.rerank.selection import Selection
+
+        return self._once(
+            "_selection", lambda: Selection(self.settings, self.retriever, self.reranker)
+        )
+
+    @property
+    def memory(self) -> QAMemory:
+        """Writes to the QA bank and checks that stored answers still hold."""
+        from assistant.qa_memory import QAMemory
+        from assistant.qa_verify import HitVerifier
+
+        def build() -> QAMemory:
+            verifier = HitVerifier(self.retriever, self.settings.cache)
+            return QAMemory(self.store, self.qa, self.embedder, self.selection, verifier)
+
+        return self._once("_memory", build)
+
+    @property
+    def retriever(self) -> Retriever:
+        return self._once(
+            "_retriever",
+            lambda: Retriever(
+                self.store, self.embedder, self.home.index_dir, self.settings.retrieval
+            ),
+        )
+
+    @property
+    def cache_db(self) -> Database:
+        """The cache database, opened once."""
+        from cache.db import open_cache_db
+
+        return self._once("_cache_db", lambda: open_cache_db(self.home.cache_dir / "qa.db"))
+
+    @property
+    def blobs(self) -> BlobStore:
+        """The one blob store: KV-tree nodes and the reranker's document KV, each in budget."""
+        return self._once("_blobs", lambda: cache_blobs(self, self.cache_db))
+
+    @property
+    def reranker(self) -> Reranker:
+        """The reranker, with its document KV in the one blob store."""
+        from assistant.rerank.loader import make_reranker
+
+        def build() -> Reranker:
+            check = self.rerank_check()
+            return make_reranker(
+                self.settings, self.home.models_dir, self.blobs, decide=check.chosen
+            )
+
+        return self._once("_reranker", build)
+
+    def rerank_check(self) -> RerankCheck:
+        """The nightly reranker self-check's probes and result (`rerank = "auto"`)."""
+        from assistant.rerank.selfcheck import RerankCheck
+
+        return RerankCheck(self.home.cache_dir / "rerank_check.json")
+
+
+def cache_blobs(ctx: Services, db: Database) -> BlobStore:
+    """A KV blob store on `db`: KV-tree nodes and the reranker's document KV, each with its
+    budget."""
+    from assistant.rerank.doc_kv import KIND as DOC_KV
+    from cache.blobs import BlobStore
+    from cache.kv_tree import KIND
+
+    budgets = {
+        KIND: ctx.settings.cache.kv_budget_bytes,
+        DOC_KV: int(ctx.settings.reranker.doc_kv_budget_mb * 2**20),
+    }
+    return BlobStore(db, ctx.home.cache_dir / "kv", budgets)
+
+
+def open_services(
+    home: Home | Path | str | None = None, settings: Settings | None = None
+) -> Services:
+    """The parts for `home` (opened, created if new), with `settings` (else its config file's and
+    the environment's). Only the knowledge bank is opened here; the rest is built on first use."""
+    h = home if isinstance(home, Home) else open_home(home)
+    settings = settings if settings is not None else load_settings(h.config_file)
+    return Services(home=h, settings=settings, store=KnowledgeStore(open_db(h.knowledge_db)))
+
+
+def make_prompt_cache(ctx: Services) -> PromptCache:
+    from assistant.prompt_cache import PromptCache
+    from cache.sentences import SentenceVectors
+
+    system = (bundled("prompts") / "answer.txt").read_text(encoding="utf-8")
+    sentences = SentenceVectors(ctx.cache_db)
+    return PromptCache(
+        ctx.settings, ctx.llm, ctx.kv, system, ctx.embedder, sentences, activity=ctx.presence
+    )
+
+
+def make_answerer(ctx: Services) -> Answerer:
+    from assistant.answer import Answerer
+    from cache.prediction import History
+
+    return Answerer(
+        ctx.settings,
+        ctx.store,
+        ctx.embedder,
+        ctx.selection,
+        ctx.prompt_cache(),
+        ctx.memory,
+        activity=ctx.presence,
+        history=History(ctx.cache_db),
+    )
+
+
+def bundled(name: str) -> Path:
+    """A folder shipped with the app (`data`, `prompts`): in the wheel, or in the source tree."""
+    package = Path(assistant.__file__).parent
+    for candidate in (package / "_bundled" / name, package.parent / name):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"the {name}/ folder is not installed with the app ({package})")
