@@ -54,6 +54,8 @@ _REFUSAL = re.compile(
     r"|\bdon't know\b|\bdoes(n't| not) (say|mention)\b",
     re.IGNORECASE,
 )
+# an answer must take at least this share of what it says from its sources: most of it
+GROUNDED = 0.5
 _NUMBER_WORDS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
     "fifteen sixteen seventeen eighteen nineteen twenty"
@@ -258,8 +260,8 @@ def check(
 ) -> tuple[bool, list[str]]:
     """(supported, the terms at fault): an answer is supported when every term of it stands in
     `sources` or in the question, it holds the kind of term asked for, it agrees with its
-    `evidence` lines on that kind, and it says something of its sources beyond the question and
-    the prompt's `instruction`."""
+    `evidence` lines on that kind, it says something of its sources beyond the question and
+    the prompt's `instruction`, and most of what it says is in its sources."""
     terms = unsupported_terms(answer, sources, question)
     disagree = disagreeing_terms(answer, evidence, question)
     supported = (
@@ -267,8 +269,21 @@ def check(
         and not disagree
         and answers_what_was_asked(answer, question)
         and says_something(answer, sources, question, instruction)
+        and grounded_share(answer, sources, question) >= GROUNDED
     )
     return supported, terms + [t for t in disagree if t not in terms]
+
+
+def grounded_share(answer: str, sources: Sequence[str], question: str) -> float:
+    """The share of the answer's content words (beyond the question's) that its sources hold. A
+    tiny model drifting from the mail ("The summer was a great time for Daan, but he's not happy
+    about it") writes mostly words no source has, and names nothing checkable: the term checks
+    pass it, this one does not. An answer that adds nothing to the question counts as grounded
+    (says_something judges it)."""
+    said = _stems(_claimed(answer)) - _stems(question)
+    if not said:
+        return 1.0
+    return len(said & _stems(" ".join(sources))) / len(said)
 
 
 def disagreeing_terms(answer: str, evidence: Sequence[str], question: str) -> list[str]:

@@ -2,6 +2,11 @@
 hold them, and does the unsupported mark fall on the wrong answers? Side by side in one run.
 
     python bench/answers.py [--questions FILE.jsonl ...] [--limit N] [--designs a,b] [--home DIR]
+    python bench/answers.py --remark bench/results/answers_all.json --out NAME
+
+`--remark` keeps a results file's answers and marks them again with today's support check (the
+answers do not depend on it): each question's prompt chunks are selected again as its design
+selects them, and the evidence lines are the stored ones.
 
 Every design answers every question with the caches off (the model's own answer), over one
 imported demo home. Designs differ only in answer settings ([answer] in config.toml) and the
@@ -15,6 +20,7 @@ reference answer, seconds per answer. Writes bench/results/answers.json.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import tempfile
 import time
@@ -38,6 +44,7 @@ from _common import (  # noqa: E402
 from quality import has_expected, rouge_l  # noqa: E402
 
 from assistant import events as p  # noqa: E402
+from assistant import support  # noqa: E402
 from assistant.answer import NO_CACHE, Answerer  # noqa: E402
 from assistant.knowledge.store import ChunkRecord  # noqa: E402
 
@@ -111,6 +118,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--home", type=Path, help="an imported home to copy (default: import)")
     parser.add_argument("--out", default="answers")
     parser.add_argument("--partial", action="store_true", help="write the JSON after each question")
+    parser.add_argument("--remark", type=Path, help="a results file whose answers to mark again")
     return parser.parse_args()
 
 
@@ -195,12 +203,31 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def remark(pipe: Answerer, q: Question, row: dict[str, Any]) -> dict[str, Any]:
+    """`row` (an answer to `q`) with its support check done again over its prompt chunks."""
+    if row.get("quoted"):
+        raise SystemExit(f"{q.id}: a quoted answer keeps no draft to mark again")
+    vector = pipe.embedder.embed_batch([q.question])[0]
+    hits = pipe.select.rerank(q.question, pipe.select.candidates(q.question, vector))
+    texts = [h.record.text for h in hits]
+    args = (row["answer"], texts, q.question, row["evidence"], pipe.cache.system_prompt)
+    supported, terms = support.check(*args)
+    return {**row, "supported": supported, "unsupported": terms}
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    old = json.loads(args.remark.read_text(encoding="utf-8")) if args.remark else None
+    if old is not None:
+        args.designs = ",".join(old["rows"])
     names = [d for d in args.designs.split(",") if d]
     unknown = [d for d in names if d not in DESIGNS]
     if unknown:
         raise SystemExit(f"unknown designs: {', '.join(unknown)} (known: {', '.join(DESIGNS)})")
-    questions = load(args.questions, args.limit)
+    questions = load(args.questions, args.limit if old is None else 0)
+    if old is not None:  # the questions the file answered, in its order
+        ids = [r["id"] for r in next(iter(old["rows"].values()))]
+        by_id = {q.id: q for q in questions}
+        questions = [by_id[i] for i in ids]
     with tempfile.TemporaryDirectory() as tmp:
         ctx = demo_context(Path(tmp), args.home)
         pipe = ctx.answerer()
@@ -212,7 +239,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 pipe.cache.system_prompt = design.pop("system", system)
                 settings = replace(base, answer=replace(base.answer, **design))
                 pipe.settings = pipe.cache.settings = pipe.select.settings = settings
-                rows[name].append(answer_once(pipe, q))
+                if old is None:
+                    rows[name].append(answer_once(pipe, q))
+                else:
+                    stored = {r["id"]: r for r in old["rows"][name]}
+                    rows[name].append(remark(pipe, q, stored[q.id]))
             log(f"{i + 1}/{len(questions)} {q.id}")
             if args.partial:
                 write_results(args.out, results(args, names, rows), {"partial": i + 1})

@@ -5,7 +5,14 @@ from __future__ import annotations
 from assistant.answer import checked
 from assistant.events import AnswerDone
 from assistant.evidence import Evidence
-from assistant.support import answers_what_was_asked, check, quotable, unsupported_terms
+from assistant.support import (
+    GROUNDED,
+    answers_what_was_asked,
+    check,
+    grounded_share,
+    quotable,
+    unsupported_terms,
+)
 
 SOURCES = [
     "From: Daan | Date: 2026-05-30 | Subject: Battery drain\n"
@@ -124,3 +131,14 @@ def test_a_supported_answer_is_never_replaced() -> None:
     draft = AnswerDone("q", "Demolition starts on Monday 2 March.", [], False, 0, 9)
     done = checked(draft, evidence, SOURCES_KITCHEN, "When does demolition start?", "")
     assert done.answer == draft.answer and done.supported and not done.drafted
+
+
+def test_an_answer_mostly_in_words_no_source_has_is_unsupported() -> None:
+    """A drifting answer with nothing checkable in it: most of what it says is in no source."""
+    question = "What did we agree about Daan's working week?"
+    drift = "The summer was a great time for Daan, but he's not happy about the summer."
+    assert grounded_share(drift, SOURCES, question) < GROUNDED
+    assert check(drift, SOURCES, question) == (False, [])
+    grounded = "Daan reproduced the battery drain with the Nordic PPK2 probe."
+    assert grounded_share(grounded, SOURCES, question) >= GROUNDED
+    assert check(grounded, SOURCES, question) == (True, [])
