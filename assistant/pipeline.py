@@ -134,11 +134,11 @@ class Pipeline:
         """A user question. `use_cache=False` is the naive path; `qa`/`kv` switch one layer off.
         While it runs, background precompute steps aside."""
         with self.activity.busy() if self.activity else nullcontext():
-            if self.history is not None:
-                self.history.add(question)
-            yield from self._answer(question, qa and use_cache, kv and use_cache)
+            asked = self.history.add(question) if self.history is not None else None
+            yield from self._answer(question, qa and use_cache, kv and use_cache, asked)
 
-    def _answer(self, question: str, qa: bool, kv: bool) -> Iterator[Event]:
+    def _answer(self, question: str, qa: bool, kv: bool, asked: int | None) -> Iterator[Event]:
+        """`asked`: the question's history row, told the chunks it is answered from."""
         clock = _Clock()
         vector = self.embedder.embed_batch([question])[0]
         clock.lap("embed")
@@ -147,6 +147,7 @@ class Pipeline:
             hit = self.qa.lookup(vector, accept=self.is_fresh, verify=verify)
             clock.lap("qa_lookup")
             if hit is not None:
+                self._accessed(asked, hit.entry.chunk_ids)
                 yield QAHitFound(hit.entry.question, hit.similarity)
                 yield self._done_from_bank(question, hit.entry, clock)
                 return
@@ -156,7 +157,12 @@ class Pipeline:
         hits = self.rerank(question, hits)
         clock.lap("rerank")
         yield ChunksOrdered([h.chunk_id for h in hits])
+        self._accessed(asked, [h.chunk_id for h in hits])
         yield from self.generate(question, vector, hits, kv=kv, qa=qa, clock=clock)
+
+    def _accessed(self, asked: int | None, chunk_ids: list[int]) -> None:
+        if asked is not None and self.history is not None:
+            self.history.retrieved(asked, chunk_ids)
 
     def retrieve(self, question: str, vector, background: bool = False) -> list[Hit]:
         """The chunks a prompt for `question` gets, in prompt order (reranked when it is on):

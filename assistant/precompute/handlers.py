@@ -147,10 +147,27 @@ class Handlers:
         if strategy is policy.Strategy.PREFILL_DECODE or not self.kv:
             self._generate(question, vector, hits, payload["origin"])
             return
-        self.pipe.prefill([h.record.text for h in hits])
+        self._prefill_within_room([h.record.text for h in hits])
         self.pipe.keep_sentences([h.record for h in hits])
         ids = [str(h.chunk_id) for h in hits]
         self.pipe.remember(question, vector, None, ids, payload["origin"])
+
+    def _prefill_within_room(self, texts: list[str]) -> None:
+        """Strategy 1's KV, as far as the budget's headroom holds it (a predicted question never
+        evicts what is there): with any-order reuse a node per chunk, which serves wherever a
+        later prompt puts the chunk; else the prompt's prefix path."""
+        if self.pipe.settings.cache.reuse == "any-order":
+            for text in texts:
+                if not self.pipe.kv_cached([text]) and self._room_for(1):
+                    self.pipe.prefill([text])
+        elif not self.pipe.kv_cached(texts) and self._room_for(len(texts)):
+            self.pipe.prefill(texts)
+
+    def _room_for(self, nodes: int) -> bool:
+        """The KV budget's headroom (cache/policy.py) has room for `nodes` more tree nodes."""
+        stats = self.pipe.kv.stats()
+        room = policy.kv_room(stats["bytes"], self.pipe.settings.cache.kv_budget_bytes)
+        return room >= nodes * policy.node_bytes(stats["bytes"], stats["nodes_with_kv"])
 
     def _chunk_kv(self, payload: dict) -> None:
         """Breadth: the [system, chunk] node, which every question retrieving this chunk first
