@@ -173,7 +173,7 @@ class Handlers:
         """Breadth: the [system, chunk] node, which every question retrieving this chunk first
         restores instead of prefilling (its first chunk is a third of its prompt)."""
         records = self.store.chunk_records([payload["chunk"]])
-        if records and not self.pipe.kv_cached([records[0].text]):
+        if records and not self.pipe.kv_cached([records[0].text]) and self._room_for(1):
             self.pipe.prefill([records[0].text])
         self.pipe.keep_sentences(records)
 

@@ -45,6 +45,9 @@ from cache.prediction import History, KnowledgeAbstract
 from cache.runs import RunLog
 
 log = logging.getLogger(__name__)
+# under plan "access", the node of a chunk no question used yet: after the predicted questions
+# are populated (their chunks' nodes come first)
+_UNUSED_CHUNK_KV = PRIORITY["populate"] + 1
 
 
 @dataclass(frozen=True)
@@ -217,16 +220,21 @@ class Precompute:
             return bool(records) and not self.pipe.kv_cached([records[0].text])
 
         key = f"chunk_kv:{{}}:{evicted}"
-        return self._queue_chunks("chunk_kv", fits, key, uncached, self._node_order())
+        order, priority = self._node_plan()
+        return self._queue_chunks("chunk_kv", fits, key, uncached, order, priority)
 
-    def _node_order(self) -> Iterable[int]:
-        """The chunks in the order `[precompute] plan` gives their [system, chunk] nodes."""
+    def _node_plan(self) -> tuple[Iterable[int], Callable[[int], int]]:
+        """The chunks in the order `[precompute] plan` gives their [system, chunk] nodes, and
+        each one's job priority: under "access", a chunk no question used waits behind the
+        predicted questions, which may use it (and whose chunks then come first)."""
         newest = reversed(self.ctx.store.chunk_ids())
         if self.settings.plan == "newest":
-            return newest
+            return newest, lambda _: PRIORITY["chunk_kv"]
         asked, predicted = self.history.chunk_counts(), self.pipe.qa.chunk_uses("predicted")
         weight = self.ctx.settings.retrieval.predicted_weight
-        return policy.access_order(newest, asked, predicted, weight)
+        used = set(asked) | (set(predicted) if weight > 0 else set())
+        order = policy.access_order(newest, asked, predicted, weight)
+        return order, lambda i: PRIORITY["chunk_kv"] if i in used else _UNUSED_CHUNK_KV
 
     def _queue_chunks(
         self,
@@ -235,17 +243,19 @@ class Precompute:
         key: str,
         wanted: Callable[[int], bool] = lambda _: True,
         order: Iterable[int] | None = None,
+        priority: Callable[[int], int] | None = None,
     ) -> int:
         """Queue a `kind` job for up to `most` chunks, in `order` (default newest first), that
-        have no job under `key` (formatted with the chunk id) yet and are `wanted`; return how
-        many."""
+        have no job under `key` (formatted with the chunk id) yet and are `wanted`, each at
+        `priority(chunk)` (default the kind's); return how many."""
         queued = 0
         for chunk_id in reversed(self.ctx.store.chunk_ids()) if order is None else order:
             if queued >= most:
                 break
             name = key.format(chunk_id)
             if self.queue.state_of(name) is None and wanted(chunk_id):
-                queued += self._enqueue(kind, name, {"chunk": chunk_id})
+                rank = PRIORITY[kind] if priority is None else priority(chunk_id)
+                queued += int(self.queue.enqueue(kind, name, {"chunk": chunk_id}, rank))
         return queued
 
     def _plan_conversions(self) -> int:
