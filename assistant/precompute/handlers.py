@@ -117,8 +117,11 @@ class Handlers:
                     yield hit.record.text
 
     def _questions_from(self, chunk: str, seeds: Sequence[str]) -> list[str]:
+        """Questions written after `chunk`. Its [system, chunk] node is read from the KV tree,
+        and kept there only within the headroom: a prediction never evicts the planned nodes."""
         prompts = [self.prompts["detail"].format(seed=s).rstrip("\n") for s in seeds]
-        outputs = self.pipe.continue_after_chunk(chunk, prompts, 24, kv=self.kv)
+        kv = self.kv and (self._room_for(1) or self.pipe.kv_cached([chunk]))
+        outputs = self.pipe.continue_after_chunk(chunk, prompts, 24, kv=kv)
         cleaned = [clean_question(f"{s} {o}") for s, o in zip(seeds, outputs, strict=True)]
         return [q for q in cleaned if q]
 
