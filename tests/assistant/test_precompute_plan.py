@@ -9,6 +9,7 @@ from assistant.cli import build_parser
 from assistant.commands import apply_switches
 from assistant.config import ConfigError, load_settings
 from assistant.precompute import Precompute
+from cache.jobs import Job
 from tests.assistant.test_precompute import QUESTIONS, chunk_texts, make_ctx, queue_questions
 
 KITCHEN = "When does the kitchen demolition start?"  # its first chunk is the oldest mail's
@@ -118,3 +119,19 @@ def test_with_any_order_reuse_populate_stores_a_node_per_chunk_not_a_prefix_path
         assert len(texts) == 2
         assert all(pipe.kv_cached([t]) for t in texts)
         assert not pipe.kv_cached(texts)  # no [system, chunk, chunk] path
+
+
+@pytest.mark.slow
+def test_a_detail_prediction_keeps_its_chunk_node_only_within_the_headroom(tmp_path):
+    ctx = make_ctx(tmp_path)
+    pipe = ctx.pipeline()
+    first, second = ctx.store.chunk_ids()[:2]
+    handlers = Precompute(ctx, settle_seconds=0).handlers
+    handlers.run(Job(0, "predict_detail", "a", {"chunk": first}, 30, 0))
+    stats = pipe.kv.stats()
+    assert stats["nodes_with_kv"] == 2  # [system] and [system, chunk]: there was room
+    node = stats["bytes"] // stats["nodes_with_kv"]
+    ctx.settings.cache.kv_budget_mb = (stats["bytes"] + node / 2) / 0.9 / 2**20
+    handlers.run(Job(0, "predict_detail", "b", {"chunk": second}, 30, 0))
+    assert pipe.kv.stats() == stats  # no room: the node was computed, not kept
+    assert handlers.queue.keys("populate")  # the questions were written all the same
