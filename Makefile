@@ -39,6 +39,7 @@ bench:
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/cache.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/reuse.py --limit 20
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/kv_quant.py --limit 6
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/plan.py --scale 20 --minutes 3
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/prediction.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/preemption.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/rerank_quality.py --pruned-queries 43

@@ -77,11 +77,11 @@ class Answerer:
         """A user question, using the cache `layers` given. While it runs, background
         precompute steps aside."""
         with self.activity.busy() if self.activity else nullcontext():
-            if self.history is not None:
-                self.history.add(question)
-            yield from self._answer(question, layers)
+            asked = self.history.add(question) if self.history is not None else None
+            yield from self._answer(question, layers, asked)
 
-    def _answer(self, question: str, layers: CacheLayers) -> Iterator[Event]:
+    def _answer(self, question: str, layers: CacheLayers, asked: int | None) -> Iterator[Event]:
+        """`asked`: the question's history row, told the chunks it is answered from."""
         clock = Clock()
         vector = self.embedder.embed_batch([question])[0]
         clock.lap("embed")
@@ -90,6 +90,7 @@ class Answerer:
             hit = self.qa.lookup(vector, accept=self.memory.is_fresh, verify=verify)
             clock.lap("qa_lookup")
             if hit is not None:
+                self._accessed(asked, hit.entry.chunk_ids)
                 yield QAHitFound(hit.entry.question, hit.similarity, hit.entry.id)
                 yield self._done_from_bank(question, hit.entry, clock)
                 return
@@ -99,7 +100,12 @@ class Answerer:
         hits = self.select.rerank(question, hits)
         clock.lap("rerank")
         yield ChunksOrdered([h.chunk_id for h in hits])
+        self._accessed(asked, [h.chunk_id for h in hits])
         yield from self.generate(question, vector, hits, layers, clock)
+
+    def _accessed(self, asked: int | None, chunk_ids: list[int]) -> None:
+        if asked is not None and self.history is not None:
+            self.history.retrieved(asked, chunk_ids)
 
     def refuse_hit(self, question: str) -> QAHitFound | None:
         """The user says the QA bank's answer for `question` is not what they asked: the entry

@@ -67,6 +67,13 @@ def build_parser() -> argparse.ArgumentParser:
     when.add_argument("--until", metavar="HH:MM", help="stop at this local time (e.g. 07:00)")
     p.add_argument("--ac-only", action="store_true", help="do nothing on battery power")
     p.add_argument("--status", action="store_true", help="show the queue and the last run only")
+    p.add_argument(
+        "--plan",
+        choices=["access", "newest"],
+        default=None,
+        help="which chunks get KV nodes first: the most used, or the newest "
+        "(default: [precompute] plan)",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     return parser
 

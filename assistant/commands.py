@@ -70,6 +70,8 @@ def apply_switches(settings: Settings, args: Namespace) -> None:
         settings.cache.reuse = args.reuse
     if getattr(args, "repair", None):
         settings.cache.repair = args.repair
+    if getattr(args, "plan", None):
+        settings.precompute.plan = args.plan
 
 
 def _log_to_file(ctx: Services) -> None:

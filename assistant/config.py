@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cache.policy import PLANS
+
 
 class ConfigError(ValueError):
     """A config file or env var that cannot be used; the message says which and why."""
@@ -144,9 +146,14 @@ class PrecomputeSettings:
     idle_minutes: float = 10.0  # the app precomputes after this long without a keypress
     settle_seconds: float = 120.0  # after an import, wait this long for more before abstracting
     ac_only: bool = False  # only on mains power, where /sys/class/power_supply tells
-    # a [system, chunk] KV node for every chunk (newest first, while the KV budget has room), so
-    # any question's first retrieved chunk is restored, not prefilled
+    # a [system, chunk] KV node for every chunk (while the KV budget has room), so any
+    # question's first retrieved chunk is restored, not prefilled (with [cache] reuse =
+    # "any-order", every one of its chunks that has a node)
     chunk_nodes: bool = True
+    # which chunks get those nodes first: "access" (the chunks past and predicted questions were
+    # answered from, most used first, then the newest) or "newest" (cache/policy.py;
+    # bench/results/plan.json)
+    plan: str = "access"
 
 
 @dataclass
@@ -235,6 +242,10 @@ def _check_values(settings: Settings) -> None:
     if settings.llm.kv_type not in ("f16", "q8_0", "q4_0"):
         raise ConfigError(
             f"llm.kv_type: expected f16, q8_0 or q4_0, got {settings.llm.kv_type!r}"
+        )
+    if settings.precompute.plan not in PLANS:
+        raise ConfigError(
+            f"precompute.plan: expected one of {', '.join(PLANS)}, got {settings.precompute.plan!r}"
         )
     if settings.embedding.backend not in ("torch", "onnx", "onnx-int8"):
         raise ConfigError(

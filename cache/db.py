@@ -123,6 +123,12 @@ _QA_ENCODER = """
 ALTER TABLE qa_entries ADD COLUMN encoder TEXT NOT NULL DEFAULT '';
 """
 
+_HISTORY_CHUNKS = """
+-- the chunks each asked question's prompt was made from (JSON list of chunk ids, prompt order):
+-- precompute ranks chunks for their KV nodes by how often questions retrieve them
+ALTER TABLE history ADD COLUMN chunks TEXT NOT NULL DEFAULT '[]';
+"""
+
 _QA_REFUSED = """
 -- the similarity at which the user last said "not what I asked" of this entry's answer: it is
 -- served only to questions more similar than that (a per-entry threshold learned from refusals)
@@ -136,7 +142,8 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0004_kv_blob_key", _KV_BLOB_KEY),
     ("0005_qa_encoder", _QA_ENCODER),
     ("0006_sentence_vectors", _SENTENCE_VECTORS),
-    ("0007_qa_refused", _QA_REFUSED),
+    ("0007_history_chunks", _HISTORY_CHUNKS),
+    ("0008_qa_refused", _QA_REFUSED),
 ]
 
 

@@ -13,11 +13,16 @@ Conversions follow the same rule as τ or the budget change:
 - KV → QA: once τ is below the cutoff, pending entries are decoded (their prefix is in the tree).
 - QA → KV: an answered entry whose chunk prefix was evicted from the tree is prefilled again when
   the KV budget has room, most-hit entries first (they are the likeliest to be asked again).
+
+Which chunks get a [system, chunk] node while the budget has room (`[precompute] plan`):
+"newest" takes the newest chunks first; "access" first takes the chunks the user's questions
+and the predicted ones were answered from, most used first: a user asks about a few threads
+again and again, so the chunks past questions retrieved are the likeliest in the next prompt.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -50,6 +55,11 @@ def kv_room(used_bytes: int, budget_bytes: int, headroom: float = 0.9) -> int:
     return max(0, int(budget_bytes * headroom) - used_bytes)
 
 
+def node_bytes(used_bytes: int, nodes_with_kv: int) -> int:
+    """The mean KV blob of a tree node (5 MiB until there is one to measure)."""
+    return used_bytes // max(1, nodes_with_kv) or 5 * 2**20
+
+
 def pick_rebuilds(
     candidates: Sequence[RebuildCandidate], room_bytes: int, bytes_per_entry: int
 ) -> list[int]:
@@ -60,3 +70,24 @@ def pick_rebuilds(
     fits = room_bytes // bytes_per_entry
     ordered = sorted(candidates, key=lambda c: (-c.hits, -c.last_used))
     return [c.entry_id for c in ordered[:fits]]
+
+
+PLANS = ("access", "newest")
+
+
+def access_order(
+    newest_first: Iterable[int],
+    asked: Mapping[int, int],
+    predicted: Mapping[int, int],
+    predicted_weight: float,
+) -> Iterator[int]:
+    """Chunk ids, the one whose node is worth most first: by the questions that used each (a
+    predicted question counts `predicted_weight` of an asked one), ties newest first; then the
+    chunks no question used, newest first. Ids in the counts but not in `newest_first` (deleted
+    chunks) are left out."""
+    ids = list(newest_first)
+    present = set(ids)
+    score = {i: asked.get(i, 0) + predicted_weight * predicted.get(i, 0) for i in present}
+    used = sorted((i for i in present if score[i] > 0), key=lambda i: (-score[i], -i))
+    yield from used
+    yield from (i for i in ids if score[i] <= 0)

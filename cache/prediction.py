@@ -11,8 +11,10 @@ cleans what a small model writes, and drops questions the QA bank (or the batch)
 
 from __future__ import annotations
 
+import json
 import re
 import time
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -126,19 +128,34 @@ class KnowledgeAbstract:
 
 
 class History:
-    """The user's questions, newest last (history-based prediction reads the recent ones)."""
+    """The user's questions, newest last (history-based prediction reads the recent ones), each
+    with the chunks its prompt was made from (precompute's access-ranked plan counts them)."""
 
     def __init__(self, db: Database, keep: int = 500) -> None:
         self.db = db
         self.keep = keep
 
-    def add(self, question: str) -> None:
-        self.db.execute(
+    def add(self, question: str) -> int:
+        """Record an asked question; return its row (to attach its chunks once retrieved)."""
+        row = self.db.execute(
             "INSERT INTO history (question, asked) VALUES (?, ?)", [question, time.time()]
-        )
+        ).lastrowid
         self.db.execute(
             "DELETE FROM history WHERE id <= (SELECT max(id) FROM history) - ?", [self.keep]
         )
+        return int(row)
+
+    def retrieved(self, row: int, chunk_ids: Sequence[int]) -> None:
+        """The chunks the question of `row` was answered from (its prompt's, or its QA hit's)."""
+        chunks = json.dumps([int(i) for i in chunk_ids])
+        self.db.execute("UPDATE history SET chunks = ? WHERE id = ?", [chunks, row])
+
+    def chunk_counts(self) -> Counter[int]:
+        """How many of the kept questions each chunk served."""
+        counts: Counter[int] = Counter()
+        for (chunks,) in self.db.execute("SELECT chunks FROM history").fetchall():
+            counts.update(set(json.loads(chunks)))
+        return counts
 
     def recent(self, n: int = 10) -> list[str]:
         rows = self.db.execute("SELECT question FROM history ORDER BY id DESC LIMIT ?", [n])

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
@@ -327,6 +328,17 @@ class QABank:
             [limit],
         )
         return [tuple(r) for r in rows.fetchall()]
+
+    def chunk_uses(self, origin_prefix: str) -> Counter[int]:
+        """How many entries whose origin starts with `origin_prefix` were made from each chunk
+        (precompute's access-ranked plan counts the predicted questions' chunks)."""
+        rows = self.db.execute(
+            "SELECT sources FROM qa_entries WHERE origin LIKE ? || '%'", [origin_prefix]
+        )
+        counts: Counter[int] = Counter()
+        for (sources,) in rows.fetchall():
+            counts.update({int(i) for i in json.loads(sources) if str(i).isdigit()})
+        return counts
 
     def _select(self, where: str, params: Sequence = ()) -> list[QAEntry]:
         rows = self.db.execute(

@@ -130,8 +130,11 @@ class Handlers:
                     yield hit.record.text
 
     def _questions_from(self, chunk: str, seeds: Sequence[str]) -> list[str]:
+        """Questions written after `chunk`. Its [system, chunk] node is read from the KV tree,
+        and kept there only within the headroom: a prediction never evicts the planned nodes."""
         prompts = [self.prompts["detail"].format(seed=s).rstrip("\n") for s in seeds]
-        outputs = self.cache.continue_after_chunk(chunk, prompts, 24, kv=self.kv)
+        kv = self.kv and (self._room_for(1) or self.cache.kv_cached([chunk]))
+        outputs = self.cache.continue_after_chunk(chunk, prompts, 24, kv=kv)
         cleaned = [clean_question(f"{s} {o}") for s, o in zip(seeds, outputs, strict=True)]
         return [q for q in cleaned if q]
 
@@ -174,16 +177,33 @@ class Handlers:
         if strategy is policy.Strategy.PREFILL_DECODE or not self.kv:
             self._generate(question, vector, hits, payload["origin"])
             return
-        self.cache.prefill([h.record.text for h in hits])
+        self._prefill_within_room([h.record.text for h in hits])
         self.cache.keep_sentences([h.record for h in hits])
         ids = [str(h.chunk_id) for h in hits]
         self.memory.remember(question, vector, None, ids, payload["origin"])
+
+    def _prefill_within_room(self, texts: list[str]) -> None:
+        """Strategy 1's KV, as far as the budget's headroom holds it (a predicted question never
+        evicts what is there): with any-order reuse a node per chunk, which serves wherever a
+        later prompt puts the chunk; else the prompt's prefix path."""
+        if self.cache.settings.cache.reuse == "any-order":
+            for text in texts:
+                if self._room_for(1):
+                    self.cache.prefill([text], missing_only=True)
+        elif self._room_for(len(texts)):
+            self.cache.prefill(texts, missing_only=True)
+
+    def _room_for(self, nodes: int) -> bool:
+        """The KV budget's headroom (cache/policy.py) has room for `nodes` more tree nodes."""
+        stats = self.cache.kv.stats()
+        room = policy.kv_room(stats["bytes"], self.cache.settings.cache.kv_budget_bytes)
+        return room >= nodes * policy.node_bytes(stats["bytes"], stats["nodes_with_kv"])
 
     def _chunk_kv(self, payload: dict) -> None:
         """Breadth: the [system, chunk] node, which every question retrieving this chunk first
         restores instead of prefilling (its first chunk is a third of its prompt)."""
         records = self.store.chunk_records([payload["chunk"]])
-        if records:
+        if records and self._room_for(1):
             self.cache.prefill([records[0].text], missing_only=True)
         self.cache.keep_sentences(records)
 

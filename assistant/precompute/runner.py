@@ -5,14 +5,18 @@ until it is empty, the deadline passes, it is cancelled, or (for the idle schedu
 comes back. Planning, in order of priority:
   refresh    stale QA entries (new mail ranks in their top-k) are answered again
   abstract   new chunks are read into the knowledge abstract (once imports have settled)
-  chunk_kv   every chunk gets its [system, chunk] node, newest first, while the KV budget has
-             room: whatever the question, its first retrieved chunk is then restored
+  chunk_kv   chunks get their [system, chunk] node while the KV budget has room, in the order
+             `[precompute] plan` says: "access" first the chunks past and predicted questions
+             were answered from (most used first), "newest" newest first. Whatever the
+             question, its first retrieved chunk with a node is then restored (with any-order
+             reuse, every one of them)
   predict    questions are written from the user's history, from single chunks (detail) and
              from the abstract (general); at most `stride` questions per run
   doc_kv     with reranking on, the reranker's document KV of each chunk, newest first, within
              its budget (what is not precomputed is filled when a question first reranks it)
   populate   each predicted question is prefilled (strategy 1) or prefilled and decoded
-             (strategy 2), as cache/policy.py decides from τ
+             (strategy 2), as cache/policy.py decides from τ; a prefill only while the KV budget
+             has room, and with any-order reuse as one node per chunk, not a prefix path
   decode     KV → QA: pending entries are decoded once τ is below the cutoff
   rebuild    QA → KV: entries whose prefix was evicted are prefilled again while there is room
   rerank_check  with `rerank = "auto"`, nightly: does a reranker beat fused on the predicted
@@ -24,7 +28,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -41,6 +45,9 @@ from cache.prediction import History, KnowledgeAbstract
 from cache.runs import RunLog
 
 log = logging.getLogger(__name__)
+# under plan "access", the node of a chunk no question used yet: after the predicted questions
+# are populated (their chunks' nodes come first)
+_UNUSED_CHUNK_KV = PRIORITY["populate"] + 1
 
 
 @dataclass(frozen=True)
@@ -186,7 +193,7 @@ class Precompute:
         used, count = blobs.used(DOC_KV), blobs.count(DOC_KV)
         per_doc = used // count if count else 4 * 2**20
         fits = min(batch, policy.kv_room(used, blobs.budgets.get(DOC_KV, 0)) // per_doc)
-        return self._queue_newest_chunks("doc_kv", fits, f"doc_kv:{reranker.current}:{{}}")
+        return self._queue_chunks("doc_kv", fits, f"doc_kv:{reranker.current}:{{}}")
 
     def _plan_rerank_check(self) -> int:
         """`rerank = "auto"`: the self-check, nightly, once there are enough probes."""
@@ -200,9 +207,9 @@ class Precompute:
         return self._enqueue("rerank_check", key, {"probes": n})
 
     def _plan_chunk_nodes(self, batch: int = 512) -> int:
-        """Up to `batch` chunks (newest first) whose [system, chunk] node has no KV, as many as
-        the KV budget has room for. The key carries the evicted-node count, so a node evicted
-        later is queued again once the budget has room."""
+        """Up to `batch` chunks (in the plan's order) whose [system, chunk] node has no KV, as
+        many as the KV budget has room for. The key carries the evicted-node count, so a node
+        evicted later is queued again once the budget has room."""
         if not (self.handlers.kv and self.settings.chunk_nodes):
             return 0
         stats = self.kv_tree.stats()
@@ -214,20 +221,43 @@ class Precompute:
             records = self.ctx.store.chunk_records([chunk_id])
             return bool(records) and not self.cache.kv_cached([records[0].text])
 
-        return self._queue_newest_chunks("chunk_kv", fits, f"chunk_kv:{{}}:{evicted}", uncached)
+        key = f"chunk_kv:{{}}:{evicted}"
+        order, priority = self._node_plan()
+        return self._queue_chunks("chunk_kv", fits, key, uncached, order, priority)
 
-    def _queue_newest_chunks(
-        self, kind: str, most: int, key: str, wanted: Callable[[int], bool] = lambda _: True
+    def _node_plan(self) -> tuple[Iterable[int], Callable[[int], int]]:
+        """The chunks in the order `[precompute] plan` gives their [system, chunk] nodes, and
+        each one's job priority: under "access", a chunk no question used waits behind the
+        predicted questions, which may use it (and whose chunks then come first)."""
+        newest = reversed(self.ctx.store.chunk_ids())
+        if self.settings.plan == "newest":
+            return newest, lambda _: PRIORITY["chunk_kv"]
+        asked, predicted = self.history.chunk_counts(), self.qa.chunk_uses("predicted")
+        weight = self.ctx.settings.retrieval.predicted_weight
+        used = set(asked) | (set(predicted) if weight > 0 else set())
+        order = policy.access_order(newest, asked, predicted, weight)
+        return order, lambda i: PRIORITY["chunk_kv"] if i in used else _UNUSED_CHUNK_KV
+
+    def _queue_chunks(
+        self,
+        kind: str,
+        most: int,
+        key: str,
+        wanted: Callable[[int], bool] = lambda _: True,
+        order: Iterable[int] | None = None,
+        priority: Callable[[int], int] | None = None,
     ) -> int:
-        """Queue a `kind` job for up to `most` chunks, newest first, that have no job under
-        `key` (formatted with the chunk id) yet and are `wanted`; return how many."""
+        """Queue a `kind` job for up to `most` chunks, in `order` (default newest first), that
+        have no job under `key` (formatted with the chunk id) yet and are `wanted`, each at
+        `priority(chunk)` (default the kind's); return how many."""
         queued = 0
-        for chunk_id in reversed(self.ctx.store.chunk_ids()):
+        for chunk_id in reversed(self.ctx.store.chunk_ids()) if order is None else order:
             if queued >= most:
                 break
             name = key.format(chunk_id)
             if self.queue.state_of(name) is None and wanted(chunk_id):
-                queued += self._enqueue(kind, name, {"chunk": chunk_id})
+                rank = PRIORITY[kind] if priority is None else priority(chunk_id)
+                queued += int(self.queue.enqueue(kind, name, {"chunk": chunk_id}, rank))
         return queued
 
     def _plan_conversions(self) -> int:
@@ -254,8 +284,7 @@ class Precompute:
 
     @staticmethod
     def _bytes_per_node(stats: dict[str, int]) -> int:
-        """The mean KV blob of a tree node (5 MiB until there is one to measure)."""
-        return stats["bytes"] // max(1, stats["nodes_with_kv"]) or 5 * 2**20
+        return policy.node_bytes(stats["bytes"], stats["nodes_with_kv"])
 
     # -- running -------------------------------------------------------------------------------
 

@@ -1,0 +1,138 @@
+"""Which chunks precompute gives KV nodes ([precompute] plan), within the KV budget's headroom,
+and as nodes per chunk under any-order reuse; the plan setting through file, env and CLI."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.answer import NO_CACHE
+from assistant.cli import build_parser
+from assistant.commands import apply_switches
+from assistant.config import ConfigError, load_settings
+from assistant.precompute import Precompute
+from cache.jobs import Job
+from tests.assistant.test_precompute import QUESTIONS, chunk_texts, make_ctx, queue_questions
+
+KITCHEN = "When does the kitchen demolition start?"  # its first chunk is the oldest mail's
+
+
+def test_access_is_the_default_plan():
+    assert load_settings(None, env={}).precompute.plan == "access"
+
+
+def test_the_plan_round_trips_through_file_env_and_command_line(tmp_path):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[precompute]\nplan = "newest"\n')
+    settings = load_settings(cfg, env={})
+    assert settings.precompute.plan == "newest"
+    settings = load_settings(cfg, env={"ASSISTANT_PRECOMPUTE_PLAN": "access"})
+    assert settings.precompute.plan == "access"
+    apply_switches(settings, build_parser().parse_args(["precompute", "--plan", "newest"]))
+    assert settings.precompute.plan == "newest"
+    apply_switches(settings, build_parser().parse_args(["precompute"]))  # unchanged
+    assert settings.precompute.plan == "newest"
+
+
+def test_a_bad_plan_is_a_clear_error_naming_the_file(tmp_path):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[precompute]\nplan = "oldest"\n')
+    with pytest.raises(ConfigError, match=r"precompute.plan: expected one of access, newest.*"):
+        load_settings(cfg, env={})
+    with pytest.raises(ConfigError, match=str(cfg)):
+        load_settings(cfg, env={})
+
+
+def _planned(runner: Precompute) -> list[tuple[int, int]]:
+    """Plan; (chunk, priority) of the queued chunk_kv jobs, in the order they will run."""
+    runner.plan()
+    out = []
+    while (job := runner.queue.claim(("chunk_kv",))) is not None:
+        out.append((job.payload["chunk"], job.priority))
+    return out
+
+
+@pytest.mark.slow
+def test_the_access_plan_gives_the_chunks_past_questions_used_their_nodes_first(tmp_path):
+    ctx = make_ctx(tmp_path)
+    pipe = ctx.answerer()
+    list(pipe.answer(KITCHEN, NO_CACHE))  # the answer path records the prompt's chunks
+    used = list(pipe.history.chunk_counts())
+    assert len(used) == ctx.settings.answer.context_chunks
+    newest = ctx.store.chunk_ids()[::-1]
+    assert used[0] == newest[-1]  # the kitchen mail is the oldest
+    ctx.settings.cache.kv_budget_mb = 12  # room for two nodes at the first guess (5 MiB each)
+
+    ctx.settings.precompute.plan = "newest"
+    planned = _planned(Precompute(ctx, settle_seconds=0))
+    assert [c for c, _ in planned] == newest[:2]
+
+    ctx.settings.precompute.plan = "access"
+    runner = Precompute(ctx, settle_seconds=0)
+    for job in runner.queue.keys("chunk_kv"):  # forget the newest plan's jobs
+        runner.queue.db.execute("DELETE FROM jobs WHERE key = ?", [job])
+    planned = _planned(runner)
+    assert sorted(c for c, _ in planned) == sorted(used)
+    assert all(priority == 22 for _, priority in planned)
+
+
+@pytest.mark.slow
+def test_a_chunk_no_question_used_waits_behind_the_predicted_questions(tmp_path):
+    ctx = make_ctx(tmp_path)
+    list(ctx.answerer().answer(KITCHEN, NO_CACHE))
+    planned = _planned(Precompute(ctx, settle_seconds=0))
+    used = set(ctx.answerer().history.chunk_counts())
+    assert len(planned) == len(ctx.store.chunk_ids())
+    for chunk, priority in planned:
+        assert priority == (22 if chunk in used else 41)
+
+
+@pytest.mark.slow
+def test_populate_prefills_only_within_the_kv_headroom(tmp_path):
+    ctx = make_ctx(tmp_path)
+    ctx.settings.precompute.chunk_nodes = False
+    pipe = ctx.answerer()
+    runner = Precompute(ctx, settle_seconds=0)
+    queue_questions(runner, QUESTIONS[:1])
+    runner.run()
+    stats = pipe.kv.stats()
+    node = stats["bytes"] // stats["nodes_with_kv"]
+    # the headroom (90% of the budget) now has room for half a node; the blob store's own
+    # budget (set when it opened) would still take the prefix without evicting anything
+    ctx.settings.cache.kv_budget_mb = (stats["bytes"] + node / 2) / 0.9 / 2**20
+    queue_questions(runner, QUESTIONS[1:])
+    runner.run()
+    assert pipe.kv.stats() == stats  # nothing stored, nothing evicted
+    assert not pipe.cache.kv_cached(chunk_texts(pipe, QUESTIONS[1]))
+    assert [e.question for e in pipe.qa.pending()] == QUESTIONS  # the entry is kept all the same
+
+
+@pytest.mark.slow
+def test_with_any_order_reuse_populate_stores_a_node_per_chunk_not_a_prefix_path(tmp_path):
+    ctx = make_ctx(tmp_path)
+    ctx.settings.precompute.chunk_nodes = False
+    ctx.settings.cache.reuse = "any-order"
+    pipe = ctx.answerer()
+    runner = Precompute(ctx, settle_seconds=0)
+    queue_questions(runner, QUESTIONS)
+    assert runner.run().by_kind.get("populate") == 2
+    for question in QUESTIONS:
+        texts = chunk_texts(pipe, question)
+        assert len(texts) == 2
+        assert all(pipe.cache.kv_cached([t]) for t in texts)
+        assert not pipe.cache.kv_cached(texts)  # no [system, chunk, chunk] path
+
+
+@pytest.mark.slow
+def test_a_detail_prediction_keeps_its_chunk_node_only_within_the_headroom(tmp_path):
+    ctx = make_ctx(tmp_path)
+    pipe = ctx.answerer()
+    first, second = ctx.store.chunk_ids()[:2]
+    handlers = Precompute(ctx, settle_seconds=0).handlers
+    handlers.run(Job(0, "predict_detail", "a", {"chunk": first}, 30, 0))
+    stats = pipe.kv.stats()
+    assert stats["nodes_with_kv"] == 2  # [system] and [system, chunk]: there was room
+    node = stats["bytes"] // stats["nodes_with_kv"]
+    ctx.settings.cache.kv_budget_mb = (stats["bytes"] + node / 2) / 0.9 / 2**20
+    handlers.run(Job(0, "predict_detail", "b", {"chunk": second}, 30, 0))
+    assert pipe.kv.stats() == stats  # no room: the node was computed, not kept
+    assert handlers.queue.keys("populate")  # the questions were written all the same
