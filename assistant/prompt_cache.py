@@ -17,7 +17,7 @@ from assistant.events import KVReused, TokenStreamed
 from assistant.evidence import Evidence, chunk_vectors, select_evidence
 from assistant.knowledge.store import ChunkRecord
 from assistant.llm.decoding import RepeatGuard, sentences_ended
-from assistant.llm.prompt import Segments, build_segments, chat_frame
+from assistant.llm.prompt import EVIDENCE_HEAD, Segments, build_segments, chat_frame
 from assistant.llm.reuse import Reused, parse_repair, place, place_quotes, repair
 from assistant.llm.runtime import LLMError, LocalLLM
 from cache.kv_tree import KVTree, segment_hash
@@ -209,9 +209,10 @@ class PromptCache:
         take their KV from that chunk's node (llm/reuse.py); the rest is computed. Repaired as
         placed chunks are. A prompt whose chunks all came exactly stays exact."""
         system = segment_hash(segments.system)
-        nodes = [self.kv.node_blob([system, segment_hash(c)]) for c in segments.chunks]
+        sources = [*segments.chunks, self._heading()]
+        nodes = [self.kv.node_blob([system, segment_hash(c)]) for c in sources]
         evaluate = partial(self._eval, check=check)
-        placed = place_quotes(self.llm, segments.evidence, segments.chunks, nodes, evaluate)
+        placed = place_quotes(self.llm, segments.evidence, sources, nodes, evaluate)
         n = sum(length for _, length in placed)
         repaired = repair(self.llm, parse_repair(self.settings.cache.repair), placed, check)
         return replace(
@@ -220,6 +221,16 @@ class PromptCache:
             placed=reused.placed + n,
             repaired=reused.repaired + repaired,
         )
+
+    def _heading(self) -> list[int]:
+        """The evidence heading as a chunk segment: its [system, heading] node (`keep_heading`)
+        lends its KV to every evidence segment's heading, as a chunk's lends a quoted line."""
+        return self.segments([EVIDENCE_HEAD], "").chunks[0]
+
+    def keep_heading(self, background: bool = True) -> None:
+        """Precompute: the [system, evidence heading] node, once (any-order reuse places it)."""
+        if self.settings.answer.evidence_sentences > 0:
+            self.prefill([EVIDENCE_HEAD], background, missing_only=True)
 
     def _prefill_prefix(
         self, segments: Segments, kv: bool, check: Check, any_order: bool = False

@@ -97,6 +97,7 @@ def precompute(pipe: Answerer, questions: list[Question]) -> int:
         pipe.cache.prefill([record.text], background=False)
         pipe.cache.keep_sentences([record])
         log(f"chunk node {i + 1}/{len(chunks)}")
+    pipe.cache.keep_heading(background=False)  # under any-order, as chunk_kv jobs keep it
     return len(chunks)
 
 

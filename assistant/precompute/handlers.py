@@ -205,6 +205,8 @@ class Handlers:
         records = self.store.chunk_records([payload["chunk"]])
         if records and self._room_for(1):
             self.cache.prefill([records[0].text], missing_only=True)
+            if self.cache.settings.cache.reuse == "any-order":
+                self.cache.keep_heading()
         self.cache.keep_sentences(records)
 
     def _doc_kv(self, payload: dict) -> None:

@@ -12,7 +12,7 @@ from assistant import events as p
 from assistant.answer import NO_CACHE, Answerer
 from assistant.config import Settings
 from assistant.llm import make_llm
-from assistant.llm.prompt import evidence_text
+from assistant.llm.prompt import EVIDENCE_HEAD, evidence_text
 from assistant.llm.reuse import quoted_runs
 from assistant.llm.runtime import LocalLLM
 from assistant.rerank.models import gemma_file
@@ -78,6 +78,19 @@ def test_every_precomputed_chunk_is_reused_wherever_it_lands(tmp_path, llm, fake
     # a node below a placed chunk would hold KV no uncached run computes: none is stored
     segments = pipe.cache.segments(prompt_chunks(pipe), "")
     assert not pipe.kv.has_blob([segment_hash(s) for s in segments.prefix])
+
+
+def test_the_evidence_heading_is_placed_from_its_own_node(tmp_path, llm, fake_embedder):
+    pipe = pipeline(tmp_path, llm, fake_embedder, "any-order")
+    precompute_chunk_nodes(pipe)
+    _, before = run(pipe.answer(QUESTION))
+    pipe.cache.keep_heading(background=False)
+    _, after = run(pipe.answer(QUESTION))
+    evidence = pipe.cache.llm.tokenize(evidence_text([e.sentence for e in after.evidence]))
+    heading = pipe.cache.segments([EVIDENCE_HEAD], "").chunks[0]
+    runs = quoted_runs(evidence, [heading])
+    assert runs and runs[0].start == 0  # the heading opens the evidence segment
+    assert after.kv_reused_tokens == before.kv_reused_tokens + runs[0].length
 
 
 def test_sink_repair_re_decodes_the_first_tokens_of_each_placed_chunk(tmp_path, llm, fake_embedder):
