@@ -9,7 +9,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
-from functools import partial
+from functools import lru_cache, partial
 
 from assistant.activity import Activity
 from assistant.config import Settings
@@ -17,7 +17,13 @@ from assistant.events import KVReused, TokenStreamed
 from assistant.evidence import Evidence, chunk_vectors, select_evidence
 from assistant.knowledge.store import ChunkRecord
 from assistant.llm.decoding import RepeatGuard, sentences_ended
-from assistant.llm.prompt import EVIDENCE_HEAD, Segments, build_segments, chat_frame
+from assistant.llm.prompt import (
+    EVIDENCE_HEAD,
+    Segments,
+    build_segments,
+    chat_frame,
+    chunk_segment,
+)
 from assistant.llm.reuse import Reused, parse_repair, place, place_quotes, repair
 from assistant.llm.runtime import LLMError, LocalLLM
 from cache.kv_tree import KVTree, segment_hash
@@ -25,6 +31,7 @@ from cache.protocols import Embedder
 from cache.sentences import SentenceVectors
 
 log = logging.getLogger(__name__)
+CHUNK_TOKENS_KEPT = 4096  # chunks whose segment tokens are remembered
 
 # Tokens per llama eval call (~0.3 s here): a background job checks between pieces whether a user
 # is waiting, so it steps aside within a second. Logits do not depend on the piece size (checked
@@ -57,6 +64,15 @@ class PromptCache:
         self.sentences = sentences  # the evidence's sentence vectors per chunk, kept
         self.activity = activity
         self.frame = chat_frame(llm)
+        # a chunk's segment tokens, remembered: the planner's check, the chunk_kv job and the
+        # answers that use the chunk tokenise it once between them
+        self._chunk_tokens = lru_cache(maxsize=CHUNK_TOKENS_KEPT)(self._tokenize_chunk)
+
+    def _tokenize_chunk(self, text: str) -> tuple[int, ...]:
+        return tuple(chunk_segment(self.llm, text))
+
+    def chunk_tokens(self, text: str) -> list[int]:
+        return list(self._chunk_tokens(text))
 
     # -- the prompt ----------------------------------------------------------------------------
 
@@ -79,7 +95,9 @@ class PromptCache:
             ordered.reverse()
         place_ = self.settings.answer.evidence_place
         system = self.system_prompt
-        return build_segments(self.llm, self.frame, system, ordered, question, evidence, place_)
+        return build_segments(
+            self.llm, self.frame, system, ordered, question, evidence, place_, self.chunk_tokens
+        )
 
     def evidence(self, question: str, vector, records: Sequence[ChunkRecord]) -> list[Evidence]:
         """The sentences of `records` that best match the question (none when switched off)."""

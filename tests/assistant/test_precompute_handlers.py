@@ -53,7 +53,7 @@ def test_a_job_without_a_vector_or_from_another_encoder_embeds_its_question():
 
 
 @pytest.mark.slow
-def test_a_chunk_kv_job_tokenises_its_chunk_once(tmp_path, fake_embedder, monkeypatch):
+def test_a_chunk_is_tokenised_once_for_the_plan_and_its_jobs(tmp_path, fake_embedder, monkeypatch):
     from assistant.llm import make_llm
     from tests.assistant.test_pipeline import build
 
@@ -72,8 +72,8 @@ def test_a_chunk_kv_job_tokenises_its_chunk_once(tmp_path, fake_embedder, monkey
         return tokenize(text, first)
 
     monkeypatch.setattr(pipe.cache.llm, "tokenize", counted)
+    assert not pipe.cache.kv_cached([chunk.text])  # the planner's check
     for _ in range(2):  # the second finds the node in the tree
         parts.run(Job(1, "chunk_kv", "chunk_kv:1:0", {"chunk": 1}, 22, 0))
-        assert [t for t in seen if chunk.text.strip() in t] == [f"{chunk.text.strip()}\n\n"]
-        seen.clear()
     assert pipe.cache.kv_cached([chunk.text])
+    assert [t for t in seen if chunk.text.strip() in t] == [f"{chunk.text.strip()}\n\n"]
