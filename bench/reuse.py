@@ -114,7 +114,8 @@ def answer_once(pipe: Answerer, first: FirstToken, q: Question, design: str) -> 
     reuse = DESIGNS[design]
     if reuse:
         cache = replace(pipe.settings.cache, reuse=reuse[0], repair=reuse[1])
-        pipe.settings = replace(pipe.settings, cache=cache)
+        # the prompt cache reads its own settings: both parts get the design's
+        pipe.settings = pipe.cache.settings = replace(pipe.settings, cache=cache)
     events = list(pipe.answer(q.question, CacheLayers(qa=False, kv=reuse is not None)))
     drop_paths(pipe)
     done = next(e for e in events if isinstance(e, p.AnswerDone))
