@@ -15,13 +15,13 @@ from rich.table import Table
 
 from assistant.cli import dump_json
 from assistant.config import ConfigError, Settings, load_settings
-from assistant.home import open_home, touch_private
+from assistant.home import bundled, open_home, touch_private
 from assistant.importer import Importer, ImportProgressed, ImportReport
 from assistant.ingest import SourceError
 from assistant.knowledge.db import DatabaseError
 from assistant.knowledge.embeddings import ModelMissing
 from assistant.llm import LLMError
-from assistant.services import Services, bundled, open_services
+from assistant.services import Services, open_services
 
 console = Console(stderr=True, soft_wrap=True)
 

@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import assistant
+
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 
@@ -71,3 +73,12 @@ def touch_private(path: Path) -> Path:
 
 def open_home(root: Path | str | None = None) -> Home:
     return Home(Path(root).expanduser() if root else default_home()).ensure()
+
+
+def bundled(name: str) -> Path:
+    """A folder shipped with the app (`data`, `prompts`): in the wheel, or in the source tree."""
+    package = Path(assistant.__file__).parent
+    for candidate in (package / "_bundled" / name, package.parent / name):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"the {name}/ folder is not installed with the app ({package})")

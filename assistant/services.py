@@ -28,10 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-import assistant
 from assistant.activity import Activity
 from assistant.config import Settings, load_settings
-from assistant.home import Home, open_home
+from assistant.home import Home, bundled, open_home
 from assistant.knowledge.db import open_db
 from assistant.knowledge.embeddings import SentenceTransformerEmbedder, make_embedder
 from assistant.knowledge.retrieval import Retriever
@@ -254,12 +253,3 @@ def make_answerer(ctx: Services) -> Answerer:
         activity=ctx.presence,
         history=History(ctx.cache_db),
     )
-
-
-def bundled(name: str) -> Path:
-    """A folder shipped with the app (`data`, `prompts`): in the wheel, or in the source tree."""
-    package = Path(assistant.__file__).parent
-    for candidate in (package / "_bundled" / name, package.parent / name):
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError(f"the {name}/ folder is not installed with the app ({package})")

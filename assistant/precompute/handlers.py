@@ -11,6 +11,7 @@ import numpy as np
 
 from assistant.abstract import extract_items
 from assistant.config import PrecomputeSettings
+from assistant.home import bundled
 from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.store import KnowledgeStore
 from assistant.prompt_cache import Preempted, PromptCache
@@ -18,7 +19,6 @@ from assistant.qa_memory import QAMemory
 from assistant.rerank import selection
 from assistant.rerank.selection import Selection
 from assistant.rerank.selfcheck import AUTO_MODES, RerankCheck, run_check
-from assistant.services import bundled
 from cache import policy
 from cache.jobs import Job, JobQueue
 from cache.prediction import (

@@ -100,8 +100,8 @@ class AppServices:
 
 
 def services_for(ctx: Services) -> AppServices:
+    from assistant.home import bundled
     from assistant.idle import IdleScheduler
-    from assistant.services import bundled
 
     data = bundled("data")
     answerer = Lazy(lambda: _warm(ctx, ctx.answerer()))

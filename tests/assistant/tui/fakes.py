@@ -19,9 +19,9 @@ from assistant.events import (
     TokenStreamed,
 )
 from assistant.evidence import Evidence, select_evidence
+from assistant.home import bundled
 from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.store import KnowledgeStore
-from assistant.services import bundled
 from cache.blobs import BlobStore
 from cache.db import open_cache_db
 from cache.kv_tree import KIND, KVTree, segment_hash
