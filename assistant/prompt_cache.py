@@ -227,10 +227,13 @@ class PromptCache:
         take their KV from that chunk's node (llm/reuse.py); the rest is computed. Repaired as
         placed chunks are. A prompt whose chunks all came exactly stays exact."""
         system = segment_hash(segments.system)
-        sources = [*segments.chunks, self._heading()]
-        nodes = [self.kv.node_blob([system, segment_hash(c)]) for c in sources]
+        sources = [*segments.chunks, self.chunk_tokens(EVIDENCE_HEAD)]
+
+        def node_of(c: int) -> tuple[bytes, int] | None:
+            return self.kv.node_blob([system, segment_hash(sources[c])])
+
         evaluate = partial(self._eval, check=check)
-        placed = place_quotes(self.llm, segments.evidence, sources, nodes, evaluate)
+        placed = place_quotes(self.llm, segments.evidence, sources, node_of, evaluate)
         n = sum(length for _, length in placed)
         repaired = repair(self.llm, parse_repair(self.settings.cache.repair), placed, check)
         return replace(
@@ -240,13 +243,9 @@ class PromptCache:
             repaired=reused.repaired + repaired,
         )
 
-    def _heading(self) -> list[int]:
-        """The evidence heading as a chunk segment: its [system, heading] node (`keep_heading`)
-        lends its KV to every evidence segment's heading, as a chunk's lends a quoted line."""
-        return self.segments([EVIDENCE_HEAD], "").chunks[0]
-
     def keep_heading(self, background: bool = True) -> None:
-        """Precompute: the [system, evidence heading] node, once (any-order reuse places it)."""
+        """Precompute: the [system, evidence heading] node, once. Under any-order reuse it lends
+        its KV to every evidence segment's heading, as a chunk's node lends a quoted line."""
         if self.settings.answer.evidence_sentences > 0:
             self.prefill([EVIDENCE_HEAD], background, missing_only=True)
 

@@ -264,13 +264,11 @@ def check(
     the prompt's `instruction`, and most of what it says is in its sources."""
     terms = unsupported_terms(answer, sources, question)
     disagree = disagreeing_terms(answer, evidence, question)
-    supported = (
-        not terms
-        and not disagree
-        and answers_what_was_asked(answer, question)
-        and says_something(answer, sources, question, instruction)
-        and grounded_share(answer, sources, question) >= GROUNDED
-    )
+    supported = not terms and not disagree and answers_what_was_asked(answer, question)
+    if supported:  # the word checks read the sources' words once between them
+        said, held = _stems(_claimed(answer)), _stems(" ".join(sources))
+        echoed = _stems(f"{question} {instruction}")
+        supported = _adds(said, held, echoed) and _share(said, held, question) >= GROUNDED
     return supported, terms + [t for t in disagree if t not in terms]
 
 
@@ -279,11 +277,13 @@ def grounded_share(answer: str, sources: Sequence[str], question: str) -> float:
     tiny model drifting from the mail ("The summer was a great time for Daan, but he's not happy
     about it") writes mostly words no source has, and names nothing checkable: the term checks
     pass it, this one does not. An answer that adds nothing to the question counts as grounded
-    (says_something judges it)."""
-    said = _stems(_claimed(answer)) - _stems(question)
-    if not said:
-        return 1.0
-    return len(said & _stems(" ".join(sources))) / len(said)
+    (the check's `_adds` judges it)."""
+    return _share(_stems(_claimed(answer)), _stems(" ".join(sources)), question)
+
+
+def _share(said: set[str], held: set[str], question: str) -> float:
+    said = said - _stems(question)
+    return len(said & held) / len(said) if said else 1.0
 
 
 def disagreeing_terms(answer: str, evidence: Sequence[str], question: str) -> list[str]:
@@ -299,14 +299,13 @@ def disagreeing_terms(answer: str, evidence: Sequence[str], question: str) -> li
     return sorted(given) if expected and given and not expected & given else []
 
 
-def says_something(answer: str, sources: Sequence[str], question: str, instruction: str) -> bool:
-    """The answer holds a word or figure of its sources that neither the question nor the
-    prompt's instruction holds. A tiny model's echo ("The answer is:", "The candidate who dropped
-    out was the one who was asked") restates what it was given and takes nothing from the mail.
-    Sentences saying the answer was not found claim nothing and count for nothing."""
-    echoed = _stems(f"{question} {instruction}")
-    held = _stems(" ".join(sources))
-    return any(s in held and s not in echoed for s in _stems(_claimed(answer)))
+def _adds(said: set[str], held: set[str], echoed: set[str]) -> bool:
+    """The answer (its content words `said`) holds a word or figure of its sources (`held`) that
+    neither the question nor the prompt's instruction (`echoed`) holds. A tiny model's echo
+    ("The answer is:", "The candidate who dropped out was the one who was asked") restates what
+    it was given and takes nothing from the mail. Sentences saying the answer was not found
+    claim nothing and count for nothing (`_claimed` leaves them out of `said`)."""
+    return any(s in held and s not in echoed for s in said)
 
 
 def _claimed(answer: str) -> str:

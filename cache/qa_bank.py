@@ -49,7 +49,12 @@ class QAEntry:
     @property
     def chunk_ids(self) -> list[int]:
         """The knowledge-bank chunks the answer was made from, in prompt order."""
-        return [int(i) for i in self.sources if str(i).isdigit()]
+        return _chunk_ids(self.sources)
+
+
+def _chunk_ids(sources: Sequence) -> list[int]:
+    """The chunk ids among an entry's sources (the rest name other things)."""
+    return [int(i) for i in sources if str(i).isdigit()]
 
 
 @dataclass(frozen=True)
@@ -337,7 +342,7 @@ class QABank:
         )
         counts: Counter[int] = Counter()
         for (sources,) in rows.fetchall():
-            counts.update({int(i) for i in json.loads(sources) if str(i).isdigit()})
+            counts.update(set(_chunk_ids(json.loads(sources))))
         return counts
 
     def _select(self, where: str, params: Sequence = ()) -> list[QAEntry]:

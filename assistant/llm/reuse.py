@@ -17,7 +17,7 @@ to the chunks before them; a repair policy re-decodes some of them in place:
   llama.cpp decodes only consecutive positions in one batch and each batch costs a pass.
 
 Under "any-order" the evidence segment is quoted from the prompt's chunks: its runs of tokens
-that are a chunk's own tokens (`quoted_runs`) take that chunk's KV too (`place_part`), and only
+that are a chunk's own tokens (`quoted_runs`) take that chunk's KV too (`place_quotes`), and only
 the rest (the heading, the dashes, a sentence's first token) is computed. The prompt's tokens
 stay what they are in every mode; only where their KV comes from differs.
 """
@@ -75,18 +75,22 @@ def place_quotes(
     llm: LocalLLM,
     tokens: Sequence[int],
     chunks: Sequence[Sequence[int]],
-    nodes: Sequence[tuple[bytes, int] | None],
+    node_of: Callable[[int], tuple[bytes, int] | None],
     evaluate: Callable[[Sequence[int]], None],
 ) -> list[tuple[int, int]]:
     """Append `tokens` (the evidence segment) to the prompt: each run quoted from chunk c with
-    a node (`nodes[c]`) placed from that node, the rest computed by `evaluate`. Returns the
-    placed runs as (position, length), as `repair` takes them."""
+    a node (`node_of(c)`, read only for the chunks a run is quoted from, once each) placed from
+    that node, the rest computed by `evaluate`. Returns the placed runs as (position, length),
+    as `repair` takes them."""
     placed: list[tuple[int, int]] = []
+    nodes: dict[int, tuple[bytes, int] | None] = {}
     done = 0
     for quote in quoted_runs(tokens, chunks):
         evaluate(tokens[done : quote.start])
         first, end = llm.n_past, quote.start + quote.length
         part = (quote.at, quote.at + quote.length)
+        if quote.chunk not in nodes:
+            nodes[quote.chunk] = node_of(quote.chunk)
         if place(llm, nodes[quote.chunk], chunks[quote.chunk], part):
             placed.append((first, quote.length))
         else:

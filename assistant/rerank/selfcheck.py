@@ -101,8 +101,8 @@ def run_check(
     the rules above turn on ("off" when none). `clock` counts the CPU seconds."""
     start = clock()
     fused = _hits(select, probes, "off", _no_check, [])
-    result = CheckResult(_now(), len(probes), _mean(fused), clock() - start)
-    result.max_seconds = max_seconds
+    fused_cpu = clock() - start
+    result = CheckResult(_now(), len(probes), _mean(fused), fused_cpu, max_seconds=max_seconds)
     for mode in modes:
         result.modes[mode] = _run_mode(select, probes, fused, mode, max_seconds, clock)
     passing = {
