@@ -104,7 +104,7 @@ class LocalLLM:
                 flash_attn=kv_type != "f16",
                 verbose=False,
             )
-            self._use_two_sequences()
+            self._use_scratch_sequences()
         except (ValueError, RuntimeError) as exc:
             raise LLMError(f"{model_path}: not a loadable GGUF model ({exc})") from exc
         self.path = model_path
@@ -154,6 +154,13 @@ class LocalLLM:
         self._llm.reset()
         self._llm._ctx.kv_cache_seq_rm(-1, 0, -1)
 
+    def truncate(self, n: int) -> None:
+        """Keep the prompt's first `n` tokens (and their KV); drop the rest and every scratch
+        sequence."""
+        self._llm._ctx.kv_cache_seq_rm(0, n, -1)
+        self._llm._ctx.kv_cache_seq_rm(1, -1, -1)
+        self._llm.n_tokens = min(n, self._llm.n_tokens)
+
     def eval(self, tokens: Sequence[int]) -> None:
         self._check_room(len(tokens))
         self._llm.eval(list(tokens))
@@ -163,7 +170,9 @@ class LocalLLM:
         if self.n_past + n_tokens > self.n_ctx:
             raise LLMError(f"prompt of {self.n_past + n_tokens} tokens exceeds n_ctx {self.n_ctx}")
 
-    def _use_two_sequences(self) -> None:
+    def _use_scratch_sequences(self) -> None:
+        """Sequence 0 is the prompt; 1 is scratch space (a blob is loaded, a span re-decoded,
+        a gap between placed quotes computed), sharing one KV buffer."""
         from llama_cpp._internals import LlamaContext
 
         params = self._llm.context_params
@@ -227,15 +236,32 @@ class LocalLLM:
         tokens before it than when saved, its KV is an approximation (`redecode` repairs it).
         `part` = (a, b): only the KV of the segment's tokens [a, b) (`tokens` is the whole
         segment's), as when a line quoted from a chunk follows it."""
+        a, b = part or (0, len(tokens))
+        self.place_range(blob, tokens, saved_at, (a, b), self.n_past)
+        n = self._llm.n_tokens
+        self._llm.input_ids[n : n + b - a] = tokens[a:b]
+        self._llm.n_tokens = n + b - a
+
+    def place_range(
+        self, blob: bytes, tokens: Sequence[int], saved_at: int, part: tuple[int, int], at: int
+    ) -> None:
+        """The KV of a saved segment's tokens [a, b) (`part`) put at positions [at, at + b - a)
+        of the prompt, beyond n_past, which does not move: the positions between stay empty
+        until `fill` computes them. The keys are re-rotated when applied, once for every part
+        moved since the last decode (llama.cpp's K-shift passes over the whole cache, however
+        few tokens moved: place every part before computing anything, `fill`)."""
         from llama_cpp import llama_cpp as C
 
-        a, b = part or (0, len(tokens))
+        a, b = part
         if not 0 <= a < b <= len(tokens):
             raise ValueError(f"part [{a}, {b}) outside a segment of {len(tokens)} tokens")
-        delta = self.n_past - (saved_at + a)
+        if at < self.n_past:
+            raise ValueError(f"position {at} is before the prompt's end, {self.n_past}")
+        delta = at - (saved_at + a)
         if delta and not self.can_shift:
             raise LLMError(f"{self.name}: its KV cannot be moved; the segment is recomputed")
-        self._check_room(b - a)
+        if at + b - a > self.n_ctx:
+            raise LLMError(f"prompt of {at + b - a} tokens exceeds n_ctx {self.n_ctx}")
         memory = C.llama_get_memory(self._llm._ctx.ctx)
         try:
             self._load_scratch(blob, saved_at, len(tokens))
@@ -246,9 +272,32 @@ class LocalLLM:
             C.llama_memory_seq_cp(memory, 1, 0, -1, -1)
         finally:
             C.llama_memory_seq_rm(memory, 1, -1, -1)
-        n = self._llm.n_tokens
-        self._llm.input_ids[n : n + b - a] = tokens[a:b]
-        self._llm.n_tokens = n + b - a
+
+    def fill(self, tokens: Sequence[int], gaps: Sequence[tuple[int, int]]) -> None:
+        """The prompt goes on with `tokens` from n_past: their KV was placed (`place_range`) but
+        for the `gaps` (token index runs [a, b), apart and in order), computed now in order,
+        each over everything before it, as if the tokens had been appended one run at a time;
+        only the placed KV's re-rotation is paid once, at the first gap, not once a run.
+        llama.cpp decodes a sequence only at its end, so a gap before placed KV is decoded in
+        the scratch sequence over a copy of the prompt before it, then moved in."""
+        from llama_cpp import llama_cpp as C
+        from llama_cpp._internals import LlamaBatch
+
+        base, memory = self.n_past, C.llama_get_memory(self._llm._ctx.ctx)
+        self._check_room(len(tokens))
+        for a, b in gaps:
+            batch = LlamaBatch(n_tokens=b - a, embd=0, n_seq_max=1, verbose=False)
+            try:
+                C.llama_memory_seq_cp(memory, 0, 1, 0, base + a)
+                self._decode_rows(batch, [(tokens[j], 1, base + j) for j in range(a, b)])
+                C.llama_memory_seq_cp(memory, 1, 0, base + a, base + b)
+            finally:
+                C.llama_memory_seq_rm(memory, 1, -1, -1)
+                batch.close()
+        if C.llama_memory_seq_pos_max(memory, 0) != base + len(tokens) - 1:
+            raise LLMError("placed KV and computed gaps do not add up to the prompt")
+        self._llm.input_ids[base : base + len(tokens)] = tokens
+        self._llm.n_tokens = base + len(tokens)
 
     def _load_scratch(self, blob: bytes, first: int, n_tokens: int) -> None:
         """Load `blob` into the scratch sequence; it must hold positions [first, first + n)."""

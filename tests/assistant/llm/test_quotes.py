@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assistant.llm.reuse import Quote, quoted_runs
+from assistant.llm.reuse import Quote, gaps, quoted_runs
 
 
 def test_runs_found_in_the_chunks_longest_first_and_short_ones_left_to_compute():
@@ -18,3 +18,10 @@ def test_runs_found_in_the_chunks_longest_first_and_short_ones_left_to_compute()
 def test_of_two_places_a_run_could_come_from_the_longer_wins():
     chunks = [[5, 6, 7, 0], [9, 5, 6, 7, 8, 9]]
     assert quoted_runs([5, 6, 7, 8, 9], chunks, least=2) == [Quote(0, 5, 1, 1)]
+
+
+def test_gaps_are_what_the_placed_runs_leave():
+    assert gaps(10, [(0, 3), (5, 8)]) == [(3, 5), (8, 10)]
+    assert gaps(10, [(2, 10)]) == [(0, 2)]
+    assert gaps(4, []) == [(0, 4)]
+    assert gaps(4, [(0, 4)]) == []

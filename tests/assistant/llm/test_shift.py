@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from assistant.llm.reuse import gaps
 from assistant.llm.runtime import LLMError, LocalLLM, default_llm_model
 from assistant.rerank.models import gemma_file
 
@@ -162,5 +163,51 @@ def test_redecode_in_place_recomputes_what_an_uncached_run_has(llm):
     start = llm.n_past
     llm.append_range(blob, chunk, saved_at=len(system))
     llm.redecode(start, start + len(chunk))
+    llm.eval(question)
+    assert_close(reference, llm.logits())
+
+
+@pytest.mark.parametrize("offset", [0, 300])
+def test_parts_placed_first_and_the_gap_between_computed_after_give_computing_them(
+    llm, offset
+):
+    """Quoted parts placed ahead of the gap between them (`place_range`, n_past unmoved), then
+    the gap computed (`fill`) over them: the logits of computing the whole segment there."""
+    system, chunk, question = segments(llm)
+    a, b = 9, 15
+    decode_at(llm, system + chunk, offset)
+    blob = llm.save_range(offset + len(system), offset + len(system) + len(chunk))
+    reference = uncached(llm, [system, chunk, question])
+    llm.reset()
+    llm.eval(system)
+    base, saved_at = llm.n_past, offset + len(system)
+    llm.place_range(blob, chunk, saved_at, (0, a), at=base)
+    llm.place_range(blob, chunk, saved_at, (b, len(chunk)), at=base + b)
+    assert llm.n_past == base  # the gap is still empty
+    llm.fill(chunk, [(a, b)])
+    assert llm.n_past == len(system) + len(chunk)
+    llm.eval(question)
+    assert_close(reference, llm.logits())
+    with pytest.raises(ValueError):  # not before the prompt's end
+        llm.place_range(blob, chunk, saved_at, (0, a), at=base)
+
+
+def test_many_gaps_are_each_computed_over_what_precedes_them(llm):
+    """Runs of two tokens placed every third token, the gaps between computed after: the
+    prompt holds every position, and the logits are those of computing it whole."""
+    system, chunk, question = segments(llm)
+    uncached(llm, [system, chunk])
+    blob = llm.save_range(len(system), llm.n_past)
+    reference = uncached(llm, [system, chunk, question])
+    llm.reset()
+    llm.eval(system)
+    base = llm.n_past
+    placed = [(i, i + 2) for i in range(0, len(chunk) - 3, 3)]
+    for a, b in placed:
+        llm.place_range(blob, chunk, len(system), (a, b), at=base + a)
+    between = gaps(len(chunk), placed)
+    assert len(between) > 10 and between[-1][1] == len(chunk)
+    llm.fill(chunk, between)
+    assert llm.n_past == len(system) + len(chunk)
     llm.eval(question)
     assert_close(reference, llm.logits())
