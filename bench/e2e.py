@@ -3,7 +3,7 @@
 Designs (bench/e2e_designs.py): naive; ragcache (KV tree, reactive); meancache (QA bank,
 reactive); sleeptime (precompute answers predicted questions into the QA bank, no KV);
 ragcache+meancache; full (PerCache: both layers + precompute, the strategy picked from τ);
-full-any (full with any-order KV reuse, [cache] reuse = "any-order", repair sink-8);
+full-any (full with any-order KV reuse, [cache] reuse = "any-order", repair none);
 full-s2 (full at τ 0.85, below the decode cutoff, so predictions are decoded); full+pruned
 (full with the pruned reranker; skipped, with the reason, where assistant/rerank is missing).
 

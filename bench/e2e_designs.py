@@ -47,7 +47,7 @@ DESIGNS = (
         qa=True,
         kv=True,
         precompute="policy",
-        reuse=("any-order", "sink-8"),
+        reuse=("any-order", "none"),
     ),
     Design(
         "full-s2",

@@ -15,7 +15,7 @@ from assistant.tui.widgets.turn import badge
 
 def test_exact_is_the_default():
     cache = load_settings(None, env={}).cache
-    assert (cache.reuse, cache.repair) == ("exact", "sink-8")
+    assert (cache.reuse, cache.repair) == ("exact", "none")
 
 
 def test_the_switch_round_trips_through_file_env_and_command_line(tmp_path):
