@@ -28,6 +28,7 @@ bench:
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/retrieval.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/scale.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/threshold.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/paraphrase_probes.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/distinct.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/evidence.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/answers.py --limit 32 \
