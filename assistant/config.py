@@ -88,7 +88,8 @@ class CacheSettings:
     # sources' best chunk is in the new question's top qa_retrieval_k) | "off" (cosine ≥ τ).
     # The threshold is bench/threshold.py's choice; there the retrieval check refused no
     # near-miss the guard let through and cost a paraphrase, so it is off by default
-    # (bench/results/threshold.json, "verified")
+    # (bench/results/threshold.json, "verified"; the int8 encoder's threshold_int8.json chooses
+    # the same τ's)
     qa_candidate_threshold: float = 0.83
     qa_verify: str = "guard"
     qa_retrieval_k: int = 5
