@@ -1,6 +1,6 @@
 """Cold start of `assistant search` and `assistant ask` from the shell, per encoder backend.
 
-    python bench/start.py [--home DIR] [--runs 3] [--backends onnx-int8,onnx,torch]
+    python bench/start.py [--home DIR] [--runs 3] [--backends onnx-int8,onnx,torch] [--out start]
 
 Each command runs in a fresh process under /usr/bin/time: wall seconds, CPU seconds (user +
 system: what the wall time would be on an idle machine, near enough) and peak resident memory;
@@ -8,7 +8,7 @@ for `ask`, the time to first token the answer reports. Then the app itself (benc
 TUI headless, on a copy of the home with an empty cache) asked CHAT's questions one after another:
 its resident memory after each answer and its peak, the user's wait for the first words. A demo
 home is made under /tmp when --home is not given (with "-int8" appended for the int8 encoder, whose
-vectors are its own). Writes bench/results/start.json.
+vectors are its own). Writes bench/results/start.json (or --out).
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--home", type=Path, default=Path("/tmp/bench-start-home"))
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--backends", default="onnx-int8,onnx,torch")
+    parser.add_argument("--out", default="start", help="results file name (no .json)")
     return parser.parse_args()
 
 
@@ -145,7 +146,7 @@ def main() -> None:
     note = "the TUI headless on a copy of the home, empty cache; MiB; first words: the longest wait"
     columns = ["encoder", "RSS open", *after, "peak", "first words s"]
     print_table("While chatting", columns, chats, note)
-    print(f"wrote {write_results('start', runs, vars(args) | {'home': str(args.home)})}")
+    print(f"wrote {write_results(args.out, runs, vars(args) | {'home': str(args.home)})}")
 
 
 if __name__ == "__main__":
