@@ -69,13 +69,14 @@ def test_import_search_ask_and_precompute_open_no_socket(tmp_path, monkeypatch, 
 
 
 @pytest.mark.slow
-def test_the_default_int8_encoder_is_made_from_the_shipped_model_offline(
+def test_the_int8_encoder_is_made_from_the_shipped_model_offline(
     tmp_path, monkeypatch, capsys, guard
 ):
     """On first use the int8 encoder is exported and quantised from the installed model, once,
     into the encoders folder: no download, no socket."""
     encoders = tmp_path / "encoders"
     monkeypatch.setenv("ASSISTANT_EMBEDDING_ENCODERS_DIR", str(encoders))
+    monkeypatch.setenv("ASSISTANT_EMBEDDING_BACKEND", "onnx-int8")
     box = write_mbox(tmp_path / "box.mbox", [make_email(body="The tiles arrive Monday.")])
     home = str(tmp_path / "home")
     assert main(["import", "--home", home, "--json", str(box)]) == 0

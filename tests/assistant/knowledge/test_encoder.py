@@ -95,26 +95,24 @@ def test_search_says_when_chunks_have_no_vector_from_its_encoder(tmp_path, capsy
     Importer(KnowledgeStore(open_db(home.knowledge_db)), FakeEmbedder()).run([box])
     assert main(["search", "--home", str(home.root), "tiles"]) == 0
     err = " ".join(capsys.readouterr().err.split())
-    assert "1 of 1 chunks have no vector from the encoder all-MiniLM-L6-v2+int8.v3" in err
+    assert "1 of 1 chunks have no vector from the encoder all-MiniLM-L6-v2 " in err
     assert "1 hold vectors of fake-hash-64" in err and "Run `assistant import`" in err
     assert "to keep the old ones" not in err  # no backend of ours made those
 
 
 @pytest.mark.slow
-def test_a_home_of_the_float_encoder_is_re_embedded_by_the_int8_default(tmp_path, capsys):
-    """The default moved from "onnx" to "onnx-int8": a home embedded before keeps its float
-    vectors out of int8 searches, says what to do, and `assistant import` re-embeds it."""
+def test_a_home_switched_to_int8_is_re_embedded_never_mixed(tmp_path, capsys):
+    """A home embedded by the default float encoder, then `backend = "onnx-int8"`: its float
+    vectors stay out of int8 searches, search says what to do, `assistant import` re-embeds."""
     from assistant.cli import main
     from assistant.config import Settings
 
-    assert Settings().embedding.backend == "onnx-int8"
+    assert Settings().embedding.backend == "onnx"
     home = tmp_path / "home"
-    home.mkdir()
     mails = [make_email(subject=f"tiles {i}", body=f"Batch {i} of tiles.") for i in range(3)]
     box = write_mbox(tmp_path / "in.mbox", mails)
-    (home / "config.toml").write_text('[embedding]\nbackend = "onnx"\n')
     assert main(["import", str(box), "--home", str(home)]) == 0
-    (home / "config.toml").unlink()  # the user upgrades: the default applies
+    (home / "config.toml").write_text('[embedding]\nbackend = "onnx-int8"\n')
     capsys.readouterr()
 
     assert main(["search", "--home", str(home), "--mode", "dense", "--json", "tiles"]) == 0
