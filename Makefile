@@ -22,14 +22,16 @@ lint:
 	$(PYTHON) -m ruff check assistant cache tests bench
 
 bench:
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/import.py --copies 29 --embed-limit 400
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/import.py --copies 29
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/encoders.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/start.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/retrieval.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/scale.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/threshold.py
+	HF_HUB_OFFLINE=1 ASSISTANT_EMBEDDING_BACKEND=onnx-int8 $(PYTHON) bench/threshold.py --out threshold_int8
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/paraphrase_probes.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/distinct.py
+	HF_HUB_OFFLINE=1 ASSISTANT_EMBEDDING_BACKEND=onnx-int8 $(PYTHON) bench/distinct.py --out distinct_int8
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/evidence.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/answers.py --limit 32 \
 		--designs today,distinct,evidence,guard-stop,two-sentences,cad,all,all+cad

@@ -27,7 +27,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "import", parents=[home], help="import an mbox, Maildir, .eml folder or notes"
     )
-    p.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="none: embed the chunks that lack a vector from the configured encoder (after a "
+        "stopped import, or a change of [embedding] backend)",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
     p = sub.add_parser("search", parents=[home], help="the chunks that best match a question")

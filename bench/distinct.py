@@ -2,9 +2,10 @@
 after merging near-duplicates (assistant/knowledge/distinct.py), and the measurement behind its
 dense cosine bound.
 
-    python bench/distinct.py [--home DIR]
+    python bench/distinct.py [--home DIR] [--out distinct]
 
-Writes bench/results/distinct.json.
+The configured encoder's ([embedding] backend, ASSISTANT_EMBEDDING_BACKEND). Writes
+bench/results/distinct.json (or --out).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ _PREFIX = re.compile(r"^((re|fwd|fw|sv|aw)\s*:\s*|\[[^\]]*\]\s*)+", re.IGNORECAS
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--home", type=Path, help="an imported demo home to reuse (copied)")
+    parser.add_argument("--out", default="distinct", help="results file name (no .json)")
     return parser.parse_args()
 
 
@@ -272,7 +274,7 @@ def main() -> None:
     print_selection(selection)
     print_bound(measured)
     results = {"k": K, "selection": selection, "cosine_bound": measured}
-    print(f"wrote {write_results('distinct', results, vars(args))}")
+    print(f"wrote {write_results(args.out, results, vars(args))}")
 
 
 if __name__ == "__main__":

@@ -1,16 +1,19 @@
 """Import of a ~6,000-mail mailbox, before (torch encoder) and after (the default), side by side.
 
-    python bench/import.py [--copies 29] [--embed-limit 1500] [--designs torch,onnx,...]
-                           [--rounds 5] [--sample 96]
+    python bench/import.py [--copies 29] [--embed-limit 0] [--before-limit 600]
+                           [--designs torch,onnx,onnx-int8] [--rate-designs ...]
+                           [--rounds 5] [--sample 96] [--long-tokens 200]
 
 The mailbox is the demo mbox `--copies` times with every Message-ID made unique, made once under
 /tmp/bench-cache. Each design imports it into a fresh home in a child process of its own: mails/s
-(read: parse, chunk, store), chunks/s (embedding, the first `--embed-limit` chunks), and the
-child's resident memory after start-up, after loading the encoder, after reading, and at its
-peak. Those children run one after another, so on a shared machine their rates drift with its
-load; the embedding rates to compare are from one more child that holds every design's encoder
-and embeds the same `--sample` demo chunks with each in turn, `--rounds` times (medians; also
-CPU-ms per chunk, which load moves far less). Writes bench/results/import.json.
+(read: parse, chunk, store), chunks/s (embedding every chunk, or the first `--embed-limit`; the
+torch design, too slow to embed them all, the first `--before-limit`), and the child's resident
+memory after start-up, after loading the encoder, after reading, and at its peak (the whole
+import). Those children run one after another, so on a shared machine their rates drift with its
+load; the embedding rates to compare are from one more child that holds every rate design's
+encoder and embeds the same texts with each in turn, `--rounds` times (medians; also CPU-ms per
+chunk, which load moves far less): `--sample` demo chunks as the import makes them, and as many
+texts of `--long-tokens` tokens (demo chunks joined and cut). Writes bench/results/import.json.
 """
 
 from __future__ import annotations
@@ -52,17 +55,27 @@ DESIGNS: dict[str, tuple[str, dict[str, int]]] = {
     "onnx-b8x2t": ("onnx", {"batch_size": 8, "workers": 1, "threads": 2}),  # before this change
     "onnx": ("onnx", {}),
     "onnx-int8-b8x2t": ("onnx-int8", {"batch_size": 8, "workers": 1, "threads": 2}),
+    "onnx-int8-b1x2t": ("onnx-int8", {"workers": 1, "threads": 2}),  # one run, two threads
+    "onnx-int8-b4": ("onnx-int8", {"batch_size": 4}),  # small length-sorted batches, per core
     "onnx-int8": ("onnx-int8", {}),
 }
+IMPORTS = "torch,onnx,onnx-int8"
 
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=29, help="copies of the demo mbox")
-    parser.add_argument("--embed-limit", type=int, default=1500, help="chunks embedded per run")
-    parser.add_argument("--designs", default=",".join(DESIGNS), help="designs to compare")
+    parser.add_argument(
+        "--embed-limit", type=int, default=0, help="chunks embedded per import (0: every one)"
+    )
+    parser.add_argument(
+        "--before-limit", type=int, default=600, help=f"chunks the {BEFORE} import embeds"
+    )
+    parser.add_argument("--designs", default=IMPORTS, help="designs that import the mailbox")
+    parser.add_argument("--rate-designs", default=",".join(DESIGNS), help="designs timed in turn")
     parser.add_argument("--rounds", type=int, default=5, help="rounds of the rate comparison")
     parser.add_argument("--sample", type=int, default=96, help="chunks per design per round")
+    parser.add_argument("--long-tokens", type=int, default=200, help="tokens of the long texts")
     parser.add_argument("--child", help=argparse.SUPPRESS)  # design: run one import, print JSON
     parser.add_argument("--mbox", type=Path, help=argparse.SUPPRESS)
     return parser.parse_args()
@@ -130,7 +143,7 @@ def child(design: str, mbox: Path, embed_limit: int) -> dict[str, Any]:
         t0, cpu0 = time.perf_counter(), time.process_time()
         importer.embed(
             lambda e: embedded.append(e.done),
-            lambda: bool(embedded) and embedded[-1] >= embed_limit,
+            lambda: bool(embed_limit and embedded) and embedded[-1] >= embed_limit,
         )
         embed_seconds, embed_cpu = time.perf_counter() - t0, time.process_time() - cpu0
     done = embedded[-1] if embedded else 0
@@ -147,6 +160,8 @@ def child(design: str, mbox: Path, embed_limit: int) -> dict[str, Any]:
         "embedded": done,
         "embed_seconds": embed_seconds,
         "chunks_per_second": done / embed_seconds if embed_seconds else 0.0,
+        "all_embedded": done == report.chunks_added,
+        "import_seconds": report.read_seconds + embed_seconds,
         "memory_mib": {**memory, "peak": peak_mib()},
         "loadavg_1min": os.getloadavg()[0],
     }
@@ -165,14 +180,40 @@ def demo_chunks(n: int, embedder) -> tuple[list[str], float]:
     return [r.text for r in records], statistics.mean(r.token_count for r in records)
 
 
-def rates(designs: list[str], rounds: int, sample: int) -> dict[str, Any]:
-    """Every design's encoder in this one process, embedding the same chunks in turn."""
+def long_texts(texts: list[str], tokens: int, n: int, tokenizer_file: Path) -> list[str]:
+    """`n` texts of `tokens` model tokens each ([CLS] and [SEP] included): `texts` joined, cut."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(tokenizer_file))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    joined = " ".join(texts)
+    offsets = tokenizer.encode(joined, add_special_tokens=False).offsets
+    size = tokens - 2
+    cuts = range(0, len(offsets) - size, size)
+    return [joined[offsets[i][0] : offsets[i + size - 1][1]] for i in cuts][:n]
+
+
+def rates(designs: list[str], rounds: int, sample: int, tokens: int) -> dict[str, Any]:
+    """Every design's encoder in this one process, embedding the same texts in turn: demo
+    chunks as the import makes them, then texts of `tokens` tokens."""
     encoders = {d: design_embedder(d) for d in designs}
-    texts, tokens = demo_chunks(sample, next(iter(encoders.values())))
+    first = next(iter(encoders.values()))
+    texts, mean_tokens = demo_chunks(sample, first)
+    many, _ = demo_chunks(sample * 4, first)
+    tokenizer = getattr(first, "tokenizer_file", None) or Path(first.path) / "tokenizer.json"
+    long = long_texts(many, tokens, sample, tokenizer)
     for encoder in encoders.values():
         encoder.embed_batch(texts[:8])  # load and warm up
-    wall: dict[str, list[float]] = {d: [] for d in designs}
-    cpu: dict[str, list[float]] = {d: [] for d in designs}
+    return {
+        "demo_chunks": timed_rounds(encoders, texts, rounds) | {"chunk_tokens_mean": mean_tokens},
+        f"{tokens}_token_chunks": timed_rounds(encoders, long, rounds) | {"chunk_tokens": tokens},
+    }
+
+
+def timed_rounds(encoders: dict[str, Any], texts: list[str], rounds: int) -> dict[str, Any]:
+    wall: dict[str, list[float]] = {d: [] for d in encoders}
+    cpu: dict[str, list[float]] = {d: [] for d in encoders}
     for _ in range(rounds):
         for design, encoder in encoders.items():
             t0, cpu0 = time.perf_counter(), time.process_time()
@@ -181,18 +222,22 @@ def rates(designs: list[str], rounds: int, sample: int) -> dict[str, Any]:
             cpu[design].append(time.process_time() - cpu0)
     return {
         "chunks": len(texts),
-        "chunk_tokens_mean": tokens,
         "rounds": rounds,
         "loadavg_1min": os.getloadavg()[0],
-        "designs": {
-            d: {
-                "embedder": encoders[d].name,
-                "chunks_per_second": len(texts) / statistics.median(wall[d]),
-                "cpu_ms_per_chunk": 1000 * statistics.median(cpu[d]) / len(texts),
-                "wall_seconds": wall[d],
-            }
-            for d in designs
-        },
+        "designs": {d: rate(encoders[d].name, len(texts), wall[d], cpu[d]) for d in encoders},
+    }
+
+
+def rate(name: str, n: int, wall: list[float], cpu: list[float]) -> dict[str, Any]:
+    cpu_ms = 1000 * statistics.median(cpu) / n
+    return {
+        "embedder": name,
+        "chunks_per_second": n / statistics.median(wall),
+        "cpu_ms_per_chunk": cpu_ms,
+        # the rate of 2 cores busy with this alone: the shared machine's load moves CPU time
+        # far less than wall time
+        "cpu_bound_chunks_per_second_2_cores": 2000 / cpu_ms,
+        "wall_seconds": wall,
     }
 
 
@@ -210,9 +255,9 @@ def run_child(design: str, args: list[str]) -> dict[str, Any]:
 
 def main() -> None:
     args = parse_args()
-    designs = args.designs.split(",")
     if args.child == "rates":
-        print(json.dumps(rates(designs, args.rounds, args.sample)))
+        rate_designs = args.rate_designs.split(",")
+        print(json.dumps(rates(rate_designs, args.rounds, args.sample, args.long_tokens)))
         return
     if args.child:
         print(json.dumps(child(args.child, args.mbox, args.embed_limit)))
@@ -220,24 +265,25 @@ def main() -> None:
     require_demo(qa=False)
     mbox = scaled_mbox(args.copies)
     runs = {}
-    for design in designs:
+    for design in args.designs.split(","):
+        limit = args.before_limit if design == BEFORE else args.embed_limit
         log(f"{design}: importing {mbox.name} in a child process")
-        runs[design] = run_child(
-            design, ["--mbox", str(mbox), "--embed-limit", str(args.embed_limit)]
-        )
-    log(f"embedding rates: {', '.join(designs)} in turn, {args.rounds} rounds")
-    side = ["--designs", args.designs, "--rounds", str(args.rounds), "--sample", str(args.sample)]
+        runs[design] = run_child(design, ["--mbox", str(mbox), "--embed-limit", str(limit)])
+    log(f"embedding rates: {args.rate_designs} in turn, {args.rounds} rounds")
+    side = ["--rate-designs", args.rate_designs, "--rounds", str(args.rounds)]
+    side += ["--sample", str(args.sample), "--long-tokens", str(args.long_tokens)]
     side_by_side = run_child("rates", side)
     print_runs(runs, mbox)
-    print_rates(side_by_side)
+    for texts, timed in side_by_side.items():
+        print_rates(texts, timed)
     data = {"mbox_mib": mbox.stat().st_size / 2**20, "runs": runs, "rates": side_by_side}
     path = write_results("import", data, vars(args))
     print(f"wrote {path}")
 
 
-def print_rates(rates: dict[str, Any]) -> None:
+def print_rates(texts: str, rates: dict[str, Any]) -> None:
     designs = rates["designs"]
-    base = designs[BEFORE]
+    base = designs.get(BEFORE) or next(iter(designs.values()))
     rows = [
         (
             f"{d} ({r['embedder']})",
@@ -245,30 +291,35 @@ def print_rates(rates: dict[str, Any]) -> None:
             r["chunks_per_second"] / base["chunks_per_second"],
             r["cpu_ms_per_chunk"],
             base["cpu_ms_per_chunk"] / r["cpu_ms_per_chunk"],
+            r["cpu_bound_chunks_per_second_2_cores"],
         )
         for d, r in designs.items()
     ]
+    tokens = rates.get("chunk_tokens") or rates.get("chunk_tokens_mean")
     note = (
-        f"the same {rates['chunks']} demo chunks ({rates['chunk_tokens_mean']:.0f} tokens on "
-        f"average) per design, designs in turn in one process, median of {rates['rounds']} "
-        f"rounds; 1-min load {rates['loadavg_1min']:.1f} on 2 shared cores"
+        f"the same {rates['chunks']} texts ({texts}, {tokens:.0f} tokens) per design, designs in "
+        f"turn in one process, median of {rates['rounds']} rounds; 1-min load "
+        f"{rates['loadavg_1min']:.1f} on 2 shared cores; 2000 / CPU-ms: the rate of 2 cores "
+        "busy with this alone"
     )
-    columns = ["design", "chunks/s", "x torch", "CPU-ms/chunk", "x torch (CPU)"]
-    print_table("Embedding side by side", columns, rows, note)
+    columns = ["design", "chunks/s", "x first", "CPU-ms/chunk", "x first (CPU)", "2000/CPU-ms"]
+    print_table(f"Embedding side by side: {texts}", columns, rows, note)
 
 
 def print_runs(runs: dict[str, dict[str, Any]], mbox: Path) -> None:
-    base = runs[BEFORE]["chunks_per_second"]
+    base = runs[BEFORE]["chunks_per_second"] if BEFORE in runs else None
     keys = [
         ("mails read", "mails"),
         ("mails/s (parse, chunk, store)", "mails_per_second"),
         ("chunks", "chunks"),
         ("chunks embedded (timed)", "embedded"),
         ("chunks/s (embedding)", "chunks_per_second"),
+        ("import seconds (read + embed)", "import_seconds"),
     ]
     rows = [("encoder", *(r["embedder"] for r in runs.values()))]
     rows += [(label, *(r[key] for r in runs.values())) for label, key in keys]
-    rows.append(("  x before", *(r["chunks_per_second"] / base for r in runs.values())))
+    if base:
+        rows.append(("  x before", *(r["chunks_per_second"] / base for r in runs.values())))
     rows.append(("CPU-ms per chunk", *(r["cpu_ms_per_chunk"] for r in runs.values())))
     for stage in ("start", "encoder_loaded", "after_read", "peak_read", "peak"):
         rows.append((f"RSS {stage}, MiB", *(r["memory_mib"][stage] for r in runs.values())))
@@ -276,7 +327,8 @@ def print_runs(runs: dict[str, dict[str, Any]], mbox: Path) -> None:
     note = (
         f"{mbox.name} ({mbox.stat().st_size / 2**20:.0f} MiB); each design in its own process, one "
         f"after the other on a shared 2-core machine (1-min load after each: {loads}); "
-        f"'{BEFORE}' is the first wave's encoder, '-b8x2t' the ONNX runs before this change"
+        f"'{BEFORE}' is the first wave's encoder (it embeds only its first chunks: too slow for "
+        "all), RSS peak is the whole import's"
     )
     print_table("Import: before / after", ["", *runs], rows, note, left=1)
 

@@ -3,8 +3,10 @@ then verified hits (bench/_verified.py): each check on the demo near-miss and pa
 and on QQP, the candidate τ, and the hit path's latency.
 
     python bench/threshold.py [--eval-dir DIR] [--limit N] [--max-false-hit 0.02] [--home DIR]
+                              [--out threshold]
 
-Writes bench/results/threshold.json.
+The configured encoder's ([embedding] backend, ASSISTANT_EMBEDDING_BACKEND). Writes
+bench/results/threshold.json (or --out).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--home", type=Path, default=None, help="an imported demo home to copy (default: import)"
     )
+    parser.add_argument("--out", default="threshold", help="results file name (no .json)")
     return parser.parse_args()
 
 
@@ -383,7 +386,7 @@ def main() -> None:
     args = parse_args()
     results = run(args)
     print_results(results)
-    print(f"wrote {write_results('threshold', results, vars(args))}")
+    print(f"wrote {write_results(args.out, results, vars(args))}")
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from assistant.knowledge.encoder import INT8_SUFFIX
 from assistant.knowledge.retrieval import Hit, Retriever
 
 SHINGLE = 3  # words per shingle
@@ -47,7 +48,11 @@ NOVEL = 4  # shingles a chunk must add to the other to count as adding text of i
 MIN_WORDS = 10  # a body shorter than this is compared with its header line, by same text only
 SPARE = 5  # fused hits fetched beyond the slots, to fill the slots that duplicates free
 # Cosine bound per embedder name: bench/distinct.py, figures in bench/results/distinct.json
-COSINE_BOUNDS: dict[str, float] = {"all-MiniLM-L6-v2": 0.95}
+# (float) and distinct_int8.json (int8 weights)
+COSINE_BOUNDS: dict[str, float] = {
+    "all-MiniLM-L6-v2": 0.95,
+    "all-MiniLM-L6-v2" + INT8_SUFFIX: 0.95,
+}
 
 _HEADER = re.compile(r"From: .* \| Date: .* \| Subject: (?P<subject>.*)|Note: (?P<title>.*)")
 _WORD = re.compile(r"\w+")  # punctuation and quote markers (">", ">>") are not words

@@ -112,6 +112,38 @@ def make_embedder(settings: EmbeddingSettings) -> SentenceTransformerEmbedder | 
     )
 
 
+def vectors_notice(store, name: str, backend: str) -> str | None:
+    """What to tell the user when chunks lack a vector from the encoder `name` (configured as
+    `backend`), None when none does: whose vectors they hold instead and what to do."""
+    if store.all_embedded(name):
+        return None
+    embedded, total = store.embedding_counts(name)
+    others = {model: n for model, n in store.embedding_models().items() if model != name}
+    if not others:
+        return (
+            f"{total - embedded:,} of {total:,} chunks have no vector from the encoder {name} "
+            "yet; dense search skips them. Run `assistant import` to embed them."
+        )
+    old = max(others, key=lambda model: others[model])
+    text = (
+        f"{total - embedded:,} of {total:,} chunks have no vector from the encoder {name} "
+        f'([embedding] backend = "{backend}"); {sum(others.values()):,} hold vectors of {old}, '
+        "which are never mixed with its own, so dense search skips them. Run `assistant import` "
+        "to re-embed them"
+    )
+    was = backend_of(old, name)
+    if was and was != backend:
+        return text + f', or set [embedding] backend = "{was}" in config.toml to keep the old ones.'
+    return text + "."
+
+
+def backend_of(vectors: str, name: str) -> str | None:
+    """The ONNX backend whose encoder names its vectors `vectors`, beside the encoder `name`
+    of the same model (None: another model or export version made them)."""
+    base = name.removesuffix(INT8_SUFFIX)
+    return {base: "onnx", base + INT8_SUFFIX: "onnx-int8"}.get(vectors)
+
+
 def default_encoders_dir() -> Path:
     from platformdirs import user_cache_path
 

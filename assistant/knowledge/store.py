@@ -233,6 +233,11 @@ class KnowledgeStore:
         embedded = q("SELECT count(*) FROM embeddings WHERE model = ?", [model]).fetchone()[0]
         return int(embedded), self.count_chunks()
 
+    def embedding_models(self) -> dict[str, int]:
+        """Vectors stored per encoder name (a chunk holds one vector, of one encoder)."""
+        rows = self.db.execute("SELECT model, count(*) FROM embeddings GROUP BY model")
+        return {str(model): int(n) for model, n in rows.fetchall()}
+
     def unembedded(self, model: str, limit: int, after: int = 0) -> list[tuple[int, str]]:
         """Chunks without a vector from `model`, by id, from id `after` on: paging by id keeps
         each batch from rescanning the chunks embedded before it."""

@@ -54,6 +54,8 @@ class AssistantApp(App[None]):
         self.install_screen(CacheScreen(self.services, self.tally), "cache")
         self.push_screen(ChatScreen(self.services, self.tally))
         self.services.activity()  # opening the app is activity: the idle wait starts now
+        if self.services.notice:
+            self.notify(self.services.notice, severity="warning", timeout=60)
         if self.services.idle is not None:
             self.scheduler = self.services.idle(self._idle_progressed, self._idle_done)
             self.scheduler.start()

@@ -97,6 +97,7 @@ class AppServices:
     activity: Callable[[], None] = lambda: None  # marks the user active for the idle scheduler
     idle: IdleFactory | None = None  # started with the app, shut down when it ends
     browse_root: Path = field(default_factory=Path.home)
+    notice: str = ""  # shown when the app opens: e.g. why search by meaning skips some chunks
 
 
 def services_for(ctx: Services) -> AppServices:
@@ -116,7 +117,18 @@ def services_for(ctx: Services) -> AppServices:
         kv_budget_bytes=settings.cache.kv_budget_bytes,
         activity=ctx.activity,
         idle=lambda notify, done: IdleScheduler(ctx, notify, done),
+        notice=_vectors_notice(ctx),
     )
+
+
+def _vectors_notice(ctx: Services) -> str:
+    """What `search` says when chunks lack this encoder's vectors (embedding.backend changed, or
+    an import stopped) and no import is embedding them; empty when none lacks one."""
+    from assistant.knowledge.embeddings import vectors_notice
+
+    if not ctx.store.count_chunks() or ctx.presence.embedding_running():
+        return ""
+    return vectors_notice(ctx.store, ctx.embedder.name, ctx.settings.embedding.backend) or ""
 
 
 def _precompute(ctx: Services, answerer: Lazy[AnswererLike]) -> Precompute:

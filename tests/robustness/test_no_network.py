@@ -66,3 +66,23 @@ def test_import_search_ask_and_precompute_open_no_socket(tmp_path, monkeypatch, 
     report = json.loads(capsys.readouterr().out)
     assert report["by_kind"].get("predict_detail") == 1 and report["failed"] == 0
     assert guard.attempts == []
+
+
+@pytest.mark.slow
+def test_the_int8_encoder_is_made_from_the_shipped_model_offline(
+    tmp_path, monkeypatch, capsys, guard
+):
+    """On first use the int8 encoder is exported and quantised from the installed model, once,
+    into the encoders folder: no download, no socket."""
+    encoders = tmp_path / "encoders"
+    monkeypatch.setenv("ASSISTANT_EMBEDDING_ENCODERS_DIR", str(encoders))
+    monkeypatch.setenv("ASSISTANT_EMBEDDING_BACKEND", "onnx-int8")
+    box = write_mbox(tmp_path / "box.mbox", [make_email(body="The tiles arrive Monday.")])
+    home = str(tmp_path / "home")
+    assert main(["import", "--home", home, "--json", str(box)]) == 0
+    assert json.loads(capsys.readouterr().out)["embedded"] == 1
+    assert sorted(p.name for p in encoders.rglob("*.onnx")) == ["model-int8.onnx", "model.onnx"]
+    made = {p: p.stat().st_mtime_ns for p in encoders.rglob("*.onnx")}
+    assert main(["search", "--home", home, "--json", "tiles"]) == 0  # made once: reused
+    assert {p: p.stat().st_mtime_ns for p in encoders.rglob("*.onnx")} == made
+    assert guard.attempts == []

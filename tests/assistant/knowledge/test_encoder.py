@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -92,8 +94,40 @@ def test_search_says_when_chunks_have_no_vector_from_its_encoder(tmp_path, capsy
     box = write_mbox(tmp_path / "in.mbox", [make_email(body="The tiles arrive Monday.")])
     Importer(KnowledgeStore(open_db(home.knowledge_db)), FakeEmbedder()).run([box])
     assert main(["search", "--home", str(home.root), "tiles"]) == 0
-    err = capsys.readouterr().err
-    assert "1 chunks have no vector from the encoder all-MiniLM-L6-v2" in err
+    err = " ".join(capsys.readouterr().err.split())
+    assert "1 of 1 chunks have no vector from the encoder all-MiniLM-L6-v2 " in err
+    assert "1 hold vectors of fake-hash-64" in err and "Run `assistant import`" in err
+    assert "to keep the old ones" not in err  # no backend of ours made those
+
+
+@pytest.mark.slow
+def test_a_home_switched_to_int8_is_re_embedded_never_mixed(tmp_path, capsys):
+    """A home embedded by the default float encoder, then `backend = "onnx-int8"`: its float
+    vectors stay out of int8 searches, search says what to do, `assistant import` re-embeds."""
+    from assistant.cli import main
+    from assistant.config import Settings
+
+    assert Settings().embedding.backend == "onnx"
+    home = tmp_path / "home"
+    mails = [make_email(subject=f"tiles {i}", body=f"Batch {i} of tiles.") for i in range(3)]
+    box = write_mbox(tmp_path / "in.mbox", mails)
+    assert main(["import", str(box), "--home", str(home)]) == 0
+    (home / "config.toml").write_text('[embedding]\nbackend = "onnx-int8"\n')
+    capsys.readouterr()
+
+    assert main(["search", "--home", str(home), "--mode", "dense", "--json", "tiles"]) == 0
+    captured = capsys.readouterr()
+    err = " ".join(captured.err.split())
+    assert json.loads(captured.out) == []  # float vectors are not searched with int8 ones
+    assert "3 of 3 chunks have no vector from the encoder all-MiniLM-L6-v2+int8.v3" in err
+    assert "3 hold vectors of all-MiniLM-L6-v2," in err
+    assert 'Run `assistant import` to re-embed them, or set [embedding] backend = "onnx"' in err
+
+    assert main(["import", "--home", str(home), "--json"]) == 0  # no path: re-embed
+    assert json.loads(capsys.readouterr().out)["embedded"] == 3
+    assert main(["search", "--home", str(home), "--mode", "dense", "--json", "tiles"]) == 0
+    captured = capsys.readouterr()
+    assert len(json.loads(captured.out)) == 3 and "no vector" not in captured.err
 
 
 @pytest.mark.slow

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from assistant.cli import main
 from assistant.tui.app import AssistantApp
 
@@ -16,5 +18,41 @@ def test_bare_assistant_opens_the_app_on_the_given_home(tmp_path, monkeypatch, c
     assert app.services.knowledge.stats()["documents"] == 0
     assert [p.name for p in app.services.demo_paths] == ["demo.mbox", "notes"]
     assert not app.services.answerer.ready  # the models load on first use, in a worker
+    assert app.services.notice == ""  # nothing to embed
     assert main(["--home", str(home), "stats", "--json"]) == 0
     assert '"documents": 0' in capsys.readouterr().out
+
+
+def test_the_app_says_when_chunks_lack_its_encoders_vectors(tmp_path, monkeypatch):
+    """A home embedded by another encoder (the default changed): the app opens saying so."""
+    from assistant.home import open_home
+    from assistant.importer import Importer
+    from assistant.knowledge.db import open_db
+    from assistant.knowledge.store import KnowledgeStore
+    from tests.conftest import FakeEmbedder, make_email, write_mbox
+
+    opened: list[AssistantApp] = []
+    monkeypatch.setattr(AssistantApp, "run", lambda self: opened.append(self))
+    home = open_home(tmp_path / "home")
+    box = write_mbox(tmp_path / "in.mbox", [make_email(body="The tiles arrive Monday.")])
+    Importer(KnowledgeStore(open_db(home.knowledge_db)), FakeEmbedder()).run([box])
+    assert main(["--home", str(home.root)]) == 0
+    notice = opened[0].services.notice
+    assert "1 of 1 chunks have no vector from the encoder" in notice
+    assert "hold vectors of fake-hash-64" in notice and "`assistant import`" in notice
+
+
+@pytest.mark.asyncio
+async def test_the_app_shows_its_notice_when_it_opens(loaded_store, tmp_path):
+    from tests.assistant.tui.conftest import SIZE, make_services
+
+    services, _, _ = make_services(loaded_store, tmp_path)
+    services.notice = "4 of 4 chunks have no vector from the encoder x"
+    app = AssistantApp(services)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert [n.message for n in app._notifications] == [services.notice]
+    quiet = AssistantApp(make_services(loaded_store, tmp_path)[0])
+    async with quiet.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert not list(quiet._notifications)
