@@ -20,6 +20,8 @@ from assistant.config import ConfigError
 from assistant.rerank.weights import DTYPES, SafetensorsFile
 
 BERT_HEADS = ("BertForSequenceClassification",)
+# int8 activations in 7 bits: fbgemm's int8 product saturates on CPUs without VNNI otherwise
+REDUCE_RANGE = True
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,7 @@ class BertFile(SafetensorsFile):
                 "model"
             )
         super().__init__(path, _short)
+        self.int8 = False  # layers come back with int8 matrices (quantize_layer)
         bad = {e["dtype"] for e in self.entries.values()} - set(DTYPES)
         if bad:
             self.close()
@@ -61,7 +64,8 @@ class BertFile(SafetensorsFile):
 
     def layer(self, index: int) -> dict[str, torch.Tensor]:
         prefix = f"layer.{index}."
-        return {n[len(prefix) :]: self.small(n) for n in self.entries if n.startswith(prefix)}
+        w = {n[len(prefix) :]: self.small(n) for n in self.entries if n.startswith(prefix)}
+        return quantize_layer(w) if self.int8 else w
 
     def layer_bytes(self, index: int) -> int:
         return self.bytes_under(f"layer.{index}.")
@@ -91,11 +95,35 @@ class Embeddings:
         return F.layer_norm(h, h.shape[-1:], *self.norm, self.eps)
 
 
+MATRICES = (
+    "attention.self.query", "attention.self.key", "attention.self.value",
+    "attention.output.dense", "intermediate.dense", "output.dense",
+)  # fmt: skip
+
+
+def quantize_layer(w: dict[str, torch.Tensor]) -> dict:
+    """The layer with its six matrices in int8 (symmetric, one scale per output row), packed for
+    torch's dynamically quantised linear: activations are quantised per call, the product runs
+    in int8 (VNNI where the CPU has it). A quarter of the bytes, about a third of the time of a
+    float32 matmul; norms and biases stay float32."""
+    out = dict(w)
+    for name in MATRICES:
+        weight = out.pop(f"{name}.weight")
+        scale = (weight.abs().amax(1) / 127).clamp(min=1e-12).double()
+        zero = torch.zeros(len(scale), dtype=torch.long)
+        q = torch.quantize_per_channel(weight, scale, zero, 0, torch.qint8)
+        out[f"{name}.packed"] = torch.ops.quantized.linear_prepack(q, out.pop(f"{name}.bias"))
+    return out
+
+
 def layer(w: dict[str, torch.Tensor], arch: BertArch, h: torch.Tensor, mask: torch.Tensor):
     """One encoder layer (post-norm). h: [B, T, d]; mask: [B, T] True on real tokens."""
     b, t, d = h.shape
 
     def proj(name: str, x: torch.Tensor) -> torch.Tensor:
+        packed = w.get(f"{name}.packed")
+        if packed is not None:
+            return torch.ops.quantized.linear_dynamic(x, packed, reduce_range=REDUCE_RANGE)
         return F.linear(x, w[f"{name}.weight"], w[f"{name}.bias"])
 
     def heads(x: torch.Tensor) -> torch.Tensor:

@@ -34,6 +34,24 @@ def test_streamed_layers_give_the_same_scores(tiny_cross):
     assert engine.window.max_streamed <= 2 and engine.window.held() == []
 
 
+def test_resident_layers_load_as_the_first_forward_reaches_them(tiny_cross):
+    preloaded = CrossPruned(str(tiny_cross)).rank(QUESTION, MANY, 3)
+    engine = CrossPruned(str(tiny_cross), preload=False)
+    assert engine.window.resident == {}  # nothing read before the first question
+    run = engine.rank(QUESTION, MANY, 3)
+    np.testing.assert_allclose(logits(run, len(MANY)), logits(preloaded, len(MANY)))
+    assert sorted(engine.window.resident) == [0, 1, 2, 3] and engine.window.held() == []
+
+
+def test_int8_layers_keep_the_scores_close(tiny_cross):
+    exact = logits(CrossPruned(str(tiny_cross)).rank(QUESTION, MANY, 3), len(MANY))
+    engine = CrossPruned(str(tiny_cross), int8=True)
+    assert "attention.self.query.weight" not in engine.window.resident[0]
+    approx = logits(engine.rank(QUESTION, MANY, 3), len(MANY))
+    assert not np.array_equal(approx, exact)  # the int8 product really ran
+    assert np.abs(approx - exact).max() <= 0.02 * np.abs(exact).max()
+
+
 def test_pruning_stops_computing_decided_candidates(tiny_cross):
     engine = CrossPruned(str(tiny_cross), chunk_size=4)
     run = engine.rank(QUESTION, MANY, 3, threshold=0.0)
