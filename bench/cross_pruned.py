@@ -4,7 +4,7 @@ classifier head) with the final ranking, the pruning threshold calibrated on hal
 then latency, peak memory and top-5 overlap against the unpruned cross-encoder. Each design runs
 in its own process (its peak RSS is its own); a sampler records RSS over time for the plot.
 
-    python bench/cross_pruned.py [--candidates 50] [--queries 43] [--model DIR]
+    python bench/cross_pruned.py [--candidates 20 50] [--queries 43] [--rounds 2] [--model DIR]
 
 Provisional scores: the classifier head on each layer's [CLS], or per-layer linear probes fitted
 on the first half's pairs to the model's own final logits (no labels); the one that computes
@@ -14,13 +14,15 @@ sentence-transformers imported, the forward's torch kernels run once on small ra
 (their code pages are the libraries', not the model's) and no model loaded. The study also
 replays a rank-cut schedule (keep the provisional top m after each check, m calibrated).
 
-Designs: `cross` (sentence-transformers, the whole model, what `rerank = "cross"` runs);
-`layer-wise unpruned` (grating.py at threshold inf: the same forward without pruning);
-`cross-pruned` (the calibrated threshold, every layer resident) and `cross-pruned, streamed`
-(no layer resident: the two-layer window, what cold start reads).
-`layer-wise int8 unpruned` (bench-only: the matrices in int8) shows what quantisation costs in
-top-5 overlap; `cross-pruned, loaded as it runs` keeps every layer like `cross-pruned` (the same
-resident bytes) but reads each as the first forward reaches it (WRX's cold start).
+Designs: `cross` (sentence-transformers, the whole model in float32, what `rerank = "cross"`
+runs); `layer-wise unpruned` (grating.py at threshold inf: the same forward without pruning,
+float32); `layer-wise int8 unpruned` and `layer-wise bf16 unpruned` (the layers' matrices in int8
+or bfloat16: what each costs in top-5 overlap and saves in time); `cross-pruned` (what
+`rerank = "cross-pruned"` runs here: bfloat16, the calibrated threshold, every layer resident),
+`cross-pruned, loaded as it runs` (the same resident bytes, but each layer read as the first
+forward reaches it: WRX's cold start at the same budget) and `cross-pruned, streamed` (no layer
+resident: the two-layer window). The study's layer states come from the bfloat16 engine where
+the CPU multiplies bfloat16 natively (the threshold is calibrated for what runs).
 Runs with OMP_WAIT_POLICY=PASSIVE: on 2 cores shared with other work, torch's OpenMP
 threads spin-waiting for a descheduled sibling made a 2-thread forward ~8x slower than 1 thread.
 Writes bench/results/cross_pruned.json and cross_pruned_memory.png.
@@ -61,13 +63,16 @@ from cross_study import states, study
 from pruning import top_k_overlap
 from train_cross_encoder import DEFAULT_OUT
 
-DESIGNS = {  # name → threshold key, resident layers (None: all), int8, preload
-    "cross": ("whole", None, False, True),
-    "layer-wise unpruned": ("inf", None, False, True),
-    "layer-wise int8 unpruned": ("inf", None, True, True),
-    "cross-pruned": ("calibrated", None, False, True),
-    "cross-pruned, loaded as it runs": ("calibrated", None, False, False),
-    "cross-pruned, streamed": ("calibrated", 0, False, True),
+from assistant.rerank.bert import native_bf16
+
+DESIGNS = {  # name → threshold key, resident layers (None: all), matrices, preload
+    "cross": ("whole", None, "float32", True),
+    "layer-wise unpruned": ("inf", None, "float32", True),
+    "layer-wise int8 unpruned": ("inf", None, "int8", True),
+    "layer-wise bf16 unpruned": ("inf", None, "bfloat16", True),
+    "cross-pruned": ("calibrated", None, "bfloat16", True),
+    "cross-pruned, loaded as it runs": ("calibrated", None, "bfloat16", False),
+    "cross-pruned, streamed": ("calibrated", 0, "bfloat16", True),
 }
 
 
@@ -75,7 +80,9 @@ def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--eval-dir", type=Path, default=default_eval_dir())
     p.add_argument("--model", type=Path, default=DEFAULT_OUT)
-    p.add_argument("--candidates", type=int, nargs="+", default=[50, 20])
+    p.add_argument(
+        "--candidates", type=int, nargs="+", default=[20, 50], help="the first calibrates"
+    )
     p.add_argument("--queries", type=int, default=43, help="judged DL19 queries")
     p.add_argument("--k", type=int, default=5)
     p.add_argument("--target", type=float, default=0.98, help="top-k overlap to calibrate for")
@@ -85,7 +92,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--depth", type=int, help=argparse.SUPPRESS)
     p.add_argument("--threshold", type=float, default=math.inf, help=argparse.SUPPRESS)
     p.add_argument("--probes", default="", help=argparse.SUPPRESS)
-    p.add_argument("--timed-queries", type=int, default=12, help="the last N (held-out) queries")
+    p.add_argument("--timed-queries", type=int, default=10, help="the last N (held-out) queries")
     p.add_argument("--rounds", type=int, default=2, help="runs of every design, order reversed")
     p.add_argument("--study-only", action="store_true", help="agreement and calibration only")
     return p.parse_args()
@@ -153,7 +160,7 @@ def worker(args: argparse.Namespace) -> dict[str, Any]:
     return_freed_memory()
     warm_kernels()
     rows = json.loads(candidates_file(args, args.depth).read_text())[-args.timed_queries :]
-    kind, resident, int8, preload = DESIGNS[args.worker]
+    kind, resident, matrices, preload = DESIGNS[args.worker]
     sampler = Sampler()
     sampler.start()
     base = rss_mib()  # torch, transformers and sentence-transformers imported, no model
@@ -163,7 +170,8 @@ def worker(args: argparse.Namespace) -> dict[str, Any]:
     else:
         probes = Probes.load(Path(args.probes)) if args.probes and kind != "inf" else None
         model = CrossPruned(str(args.model), args.max_length, resident_layers=resident,
-                            probes=probes, int8=int8, preload=preload)  # fmt: skip
+                            probes=probes, bf16=matrices == "bfloat16",
+                            int8=matrices == "int8", preload=preload)  # fmt: skip
     load_s = time.perf_counter() - t0
     latencies, cpu, orders, layers = [], [], [], []
     for n, row in enumerate(rows):
@@ -306,6 +314,7 @@ def main() -> None:
     plot(runs[depth]["timelines"], depth, RESULTS_DIR / "cross_pruned_memory.png")
     data = {
         "model": str(args.model),
+        "native_bf16": native_bf16(),
         "checks": [c + 1 for c in engine.default_checks()],
         "provisional": figures,
         "runs": {str(d): r["designs"] for d, r in runs.items()},

@@ -22,10 +22,11 @@ def states(args, rows: list[dict]):
     forward). Provisional scores from the head or from probes are computed from these."""
     import torch
 
+    from assistant.rerank.bert import native_bf16
     from assistant.rerank.grating import CrossPruned
 
     torch.set_num_threads(args.threads)
-    engine = CrossPruned(str(args.model), args.max_length)
+    engine = CrossPruned(str(args.model), args.max_length, bf16=native_bf16())
     out = []
     for n, row in enumerate(rows, 1):
         cls, final = engine.layer_states(row["text"], row["passages"])

@@ -46,6 +46,7 @@ class BertFile(SafetensorsFile):
                 "model"
             )
         super().__init__(path, _short)
+        self.bf16 = False  # layers come back with bfloat16 matrices and biases
         self.int8 = False  # layers come back with int8 matrices (quantize_layer)
         bad = {e["dtype"] for e in self.entries.values()} - set(DTYPES)
         if bad:
@@ -65,6 +66,8 @@ class BertFile(SafetensorsFile):
     def layer(self, index: int) -> dict[str, torch.Tensor]:
         prefix = f"layer.{index}."
         w = {n[len(prefix) :]: self.small(n) for n in self.entries if n.startswith(prefix)}
+        if self.bf16:
+            w = {n: t.bfloat16() if n.rsplit(".", 1)[0] in MATRICES else t for n, t in w.items()}
         return quantize_layer(w) if self.int8 else w
 
     def layer_bytes(self, index: int) -> int:
@@ -101,6 +104,12 @@ MATRICES = (
 )  # fmt: skip
 
 
+def native_bf16() -> bool:
+    """Whether this CPU multiplies bfloat16 natively (AVX512-BF16 or AMX); elsewhere a bfloat16
+    product is emulated and slower than float32."""
+    return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
 def quantize_layer(w: dict[str, torch.Tensor]) -> dict:
     """The layer with its six matrices in int8 (symmetric, one scale per output row), packed for
     torch's dynamically quantised linear: activations are quantised per call, the product runs
@@ -124,7 +133,10 @@ def layer(w: dict[str, torch.Tensor], arch: BertArch, h: torch.Tensor, mask: tor
         packed = w.get(f"{name}.packed")
         if packed is not None:
             return torch.ops.quantized.linear_dynamic(x, packed, reduce_range=REDUCE_RANGE)
-        return F.linear(x, w[f"{name}.weight"], w[f"{name}.bias"])
+        weight = w[f"{name}.weight"]
+        if weight.dtype == torch.bfloat16:  # the product in bfloat16, the rest in float32
+            return F.linear(x.bfloat16(), weight, w[f"{name}.bias"]).float()
+        return F.linear(x, weight, w[f"{name}.bias"])
 
     def heads(x: torch.Tensor) -> torch.Tensor:
         return x.view(b, t, arch.n_head, d // arch.n_head).transpose(1, 2)

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
 from assistant.rerank.cross import CrossScorer
 from assistant.rerank.grating import CrossPruned
@@ -50,6 +51,29 @@ def test_int8_layers_keep_the_scores_close(tiny_cross):
     approx = logits(engine.rank(QUESTION, MANY, 3), len(MANY))
     assert not np.array_equal(approx, exact)  # the int8 product really ran
     assert np.abs(approx - exact).max() <= 0.02 * np.abs(exact).max()
+
+
+def test_bf16_layers_keep_the_scores_close(tiny_cross):
+    exact = logits(CrossPruned(str(tiny_cross)).rank(QUESTION, MANY, 3), len(MANY))
+    engine = CrossPruned(str(tiny_cross), bf16=True)
+    w = engine.window.resident[0]
+    assert w["intermediate.dense.weight"].dtype == torch.bfloat16
+    assert w["output.LayerNorm.weight"].dtype == torch.float32  # norms stay float32
+    approx = logits(engine.rank(QUESTION, MANY, 3), len(MANY))
+    assert not np.array_equal(approx, exact)  # the bfloat16 product really ran
+    assert np.abs(approx - exact).max() <= 0.02 * np.abs(exact).max()
+
+
+@pytest.mark.parametrize("wanted", [True, False])
+def test_the_loader_uses_bf16_only_where_asked_and_native(tiny_cross, wanted):
+    from assistant.config import Settings
+    from assistant.rerank.bert import native_bf16
+    from assistant.rerank.loader import make_cross_pruned
+
+    settings = Settings()
+    settings.reranker.model, settings.reranker.cross_bf16 = str(tiny_cross), wanted
+    engine = make_cross_pruned(settings)
+    assert engine.weights.bf16 == (wanted and native_bf16())
 
 
 def test_pruning_stops_computing_decided_candidates(tiny_cross):
