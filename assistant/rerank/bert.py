@@ -135,7 +135,7 @@ def layer(w: dict[str, torch.Tensor], arch: BertArch, h: torch.Tensor, mask: tor
             return torch.ops.quantized.linear_dynamic(x, packed, reduce_range=REDUCE_RANGE)
         weight = w[f"{name}.weight"]
         if weight.dtype == torch.bfloat16:  # the product in bfloat16, the rest in float32
-            return F.linear(x.bfloat16(), weight, w[f"{name}.bias"]).float()
+            return _bf16_linear(x, weight, w[f"{name}.bias"])
         return F.linear(x, weight, w[f"{name}.bias"])
 
     def heads(x: torch.Tensor) -> torch.Tensor:
@@ -149,6 +149,21 @@ def layer(w: dict[str, torch.Tensor], arch: BertArch, h: torch.Tensor, mask: tor
     x = F.gelu(proj("intermediate.dense", h), approximate="tanh" if arch.gelu_tanh else "none")
     ln = (w["output.LayerNorm.weight"], w["output.LayerNorm.bias"])
     return F.layer_norm(h + proj("output.dense", x), (d,), *ln, arch.eps)
+
+
+ROWS = 128  # a bfloat16 product's rows per call
+
+
+def _bf16_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """x @ weight.T + bias in bfloat16, in blocks of ROWS rows (the last one zero-padded).
+    oneDNN builds and keeps a kernel for each new shape of a bfloat16 product, and a forward
+    over batches of any length would bring new ones every question (RSS grew ~14 MiB a question
+    on 50 candidates); with one row count there is one kernel per matrix."""
+    rows = x.reshape(-1, x.shape[-1]).bfloat16()
+    n = rows.shape[0]
+    rows = F.pad(rows, (0, 0, 0, -n % ROWS))
+    out = torch.cat([F.linear(block, weight, bias) for block in rows.split(ROWS)])
+    return out[:n].float().view(*x.shape[:-1], weight.shape[0])
 
 
 class Head:
