@@ -177,8 +177,9 @@ class RerankerSettings:
     # for top-5 overlap ≥ 0.98 on half the DL19 queries (bench/results/cross_pruned.json)
     cross_threshold: float = 0.01
     cross_resident_layers: int = -1  # cross-pruned: layers kept loaded (-1: all; the rest stream)
-    # cross-pruned: the layers' products in bfloat16 where the CPU multiplies it natively
-    # (AVX512-BF16, AMX; elsewhere float32): ~0.6x the time, top-5 overlap 0.99 with float32
+    # cross-pruned: the layers' matrices and products in bfloat16 where the CPU multiplies it
+    # natively (AVX512-BF16, AMX; elsewhere float32): half the layer bytes, less time, the same
+    # top-5 as float32 on DL19 (bench/results/cross_pruned.json)
     cross_bf16: bool = True
     # auto: the nightly self-check needs this many predicted questions with a known source, and
     # reads at most auto_questions of them

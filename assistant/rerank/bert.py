@@ -151,18 +151,18 @@ def layer(w: dict[str, torch.Tensor], arch: BertArch, h: torch.Tensor, mask: tor
     return F.layer_norm(h + proj("output.dense", x), (d,), *ln, arch.eps)
 
 
-ROWS = 128  # a bfloat16 product's rows per call
+PAD_ROWS = 64  # a bfloat16 product's row count is padded to a multiple of this
 
 
 def _bf16_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
-    """x @ weight.T + bias in bfloat16, in blocks of ROWS rows (the last one zero-padded).
-    oneDNN builds and keeps a kernel for each new shape of a bfloat16 product, and a forward
-    over batches of any length would bring new ones every question (RSS grew ~14 MiB a question
-    on 50 candidates); with one row count there is one kernel per matrix."""
+    """x @ weight.T + bias in bfloat16, its rows zero-padded to a multiple of PAD_ROWS.
+    oneDNN generates and keeps a kernel for each new row count of a bfloat16 product: over
+    batches of any length, RSS grew ~14 MiB a question on 50 candidates; padded, the row counts
+    are a few (at most chunk × max_length / PAD_ROWS) and so are the kernels. Fixed blocks of
+    128 rows bounded it too, but cost the whole gain over float32."""
     rows = x.reshape(-1, x.shape[-1]).bfloat16()
     n = rows.shape[0]
-    rows = F.pad(rows, (0, 0, 0, -n % ROWS))
-    out = torch.cat([F.linear(block, weight, bias) for block in rows.split(ROWS)])
+    out = F.linear(F.pad(rows, (0, 0, 0, -n % PAD_ROWS)), weight, bias)
     return out[:n].float().view(*x.shape[:-1], weight.shape[0])
 
 

@@ -61,8 +61,8 @@ class CrossPruned:
         stream through a two-layer window read ahead while the current one computes.
         `probes`: per-layer provisional scorers (probes.py) where the head is not used.
         `bf16`: the layers' matrices and their products in bfloat16 (norms, softmax, the
-        embeddings and the head stay float32): on a CPU that multiplies bfloat16 natively
-        (bert.native_bf16) about 0.6x the time at a top-5 overlap with float32 of 0.99
+        embeddings and the head stay float32): half the layer bytes and, on a CPU that
+        multiplies bfloat16 natively (bert.native_bf16), less time at the same top-5
         (bench/results/cross_pruned.json); the loader turns it on only there.
         `int8`: the layers' matrices in int8 (bert.quantize_layer), quantised as they load;
         bench-only (it costs too much top-5 overlap: bench/results/cross_pruned.json).
