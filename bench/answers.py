@@ -126,11 +126,8 @@ def load(paths: list[Path], limit: int) -> list[Question]:
     rows = [r for path in paths for r in _jsonl(path)]
     qs = [
         Question(
-            r.get("id", str(i)),
-            r["question"],
-            r.get("answer", ""),
-            tuple(r.get("must_contain", ())),
-            r.get("source", ""),
+            r.get("id", str(i)), r["question"], r.get("answer", ""),
+            tuple(r.get("must_contain", ())), r.get("source", ""),
         )
         for i, r in enumerate(rows)
     ]
@@ -284,7 +281,9 @@ def main() -> None:
     args = parse_args()
     require_demo()
     results = run(args)
-    table = [[name, *(s[key] for key, _ in COLUMNS)] for name, s in results["summary"].items()]
+    table = [
+        [name, *(s[key] for key, _ in COLUMNS)] for name, s in results["summary"].items()
+    ]
     print_table(
         f"Answers on {results['summary'][next(iter(results['summary']))]['questions']} questions",
         ["design", *(label for _, label in COLUMNS)],
