@@ -113,8 +113,8 @@ def native_bf16() -> bool:
 def quantize_layer(w: dict[str, torch.Tensor]) -> dict:
     """The layer with its six matrices in int8 (symmetric, one scale per output row), packed for
     torch's dynamically quantised linear: activations are quantised per call, the product runs
-    in int8 (VNNI where the CPU has it). A quarter of the bytes, about a third of the time of a
-    float32 matmul; norms and biases stay float32."""
+    in int8 (VNNI where the CPU has it). A quarter of the bytes; norms and biases stay float32.
+    Bench-only: it moves the top-5 (bench/results/cross_pruned.json)."""
     out = dict(w)
     for name in MATRICES:
         weight = out.pop(f"{name}.weight")
@@ -156,10 +156,10 @@ PAD_ROWS = 64  # a bfloat16 product's row count is padded to a multiple of this
 
 def _bf16_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
     """x @ weight.T + bias in bfloat16, its rows zero-padded to a multiple of PAD_ROWS.
-    oneDNN generates and keeps a kernel for each new row count of a bfloat16 product: over
-    batches of any length, RSS grew ~14 MiB a question on 50 candidates; padded, the row counts
-    are a few (at most chunk × max_length / PAD_ROWS) and so are the kernels. Fixed blocks of
-    128 rows bounded it too, but cost the whole gain over float32."""
+    oneDNN generates and keeps a kernel for each new row count of a bfloat16 product, so over
+    batches of any length the RSS grew with every question; padded, the row counts are a few
+    (at most chunk × max_length / PAD_ROWS) and so are the kernels. Fixed blocks of rows bound
+    it too, but cost the gain over float32."""
     rows = x.reshape(-1, x.shape[-1]).bfloat16()
     n = rows.shape[0]
     out = F.linear(F.pad(rows, (0, 0, 0, -n % PAD_ROWS)), weight, bias)
