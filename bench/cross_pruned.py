@@ -4,18 +4,27 @@ classifier head) with the final ranking, the pruning threshold calibrated on hal
 then latency, peak memory and top-5 overlap against the unpruned cross-encoder. Each design runs
 in its own process (its peak RSS is its own); a sampler records RSS over time for the plot.
 
-    python bench/cross_pruned.py [--candidates 50] [--queries 43] [--model DIR]
+    python bench/cross_pruned.py [--candidates 20 50] [--queries 43] [--rounds 2] [--model DIR]
 
 Provisional scores: the classifier head on each layer's [CLS], or per-layer linear probes fitted
 on the first half's pairs to the model's own final logits (no labels); the one that computes
 fewer layers at the calibrated threshold is timed. Timed on the last --timed-queries queries.
 Added memory: peak RSS (sampled) above the worker's RSS with torch, transformers and
-sentence-transformers imported and no model loaded.
+sentence-transformers imported, the forward's torch kernels run once on small random tensors
+(their code pages are the libraries', not the model's) and no model loaded. The study also
+replays a rank-cut schedule (keep the provisional top m after each check, m calibrated).
 
-Designs: `cross` (sentence-transformers, the whole model, what `rerank = "cross"` runs);
-`layer-wise unpruned` (grating.py at threshold inf: the same forward without pruning);
-`cross-pruned` (the calibrated threshold, every layer resident) and `cross-pruned, streamed`
-(no layer resident: the two-layer window, what cold start reads).
+Designs: `cross` (sentence-transformers, the whole model in float32, what `rerank = "cross"`
+runs); `layer-wise unpruned` (grating.py at threshold inf: the same forward without pruning,
+float32); `layer-wise int8 unpruned` and `layer-wise bf16 unpruned` (the layers' matrices in int8
+or bfloat16: what each costs in top-5 overlap and saves in time); `cross-pruned` (what
+`rerank = "cross-pruned"` runs here: bfloat16, the calibrated threshold, every layer resident),
+`cross-pruned, loaded as it runs` (the same resident bytes, but each layer read as the first
+forward reaches it: WRX's cold start at the same budget) and `cross-pruned, streamed` (no layer
+resident: the two-layer window). The study's layer states come from the bfloat16 engine where
+the CPU multiplies bfloat16 natively (the threshold is calibrated for what runs).
+Runs with OMP_WAIT_POLICY=PASSIVE: on 2 cores shared with other work, torch's OpenMP
+threads spin-waiting for a descheduled sibling made a 2-thread forward ~8x slower than 1 thread.
 Writes bench/results/cross_pruned.json and cross_pruned_memory.png.
 """
 
@@ -24,6 +33,7 @@ from __future__ import annotations
 import os
 
 os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch loads its OpenMP (see above)
 
 # ruff: noqa: E402
 import argparse
@@ -49,17 +59,20 @@ from _common import (
     rss_mib,
     write_results,
 )
-from pruning import calibrate, replay, top_k_overlap
+from cross_study import states, study
+from pruning import top_k_overlap
 from train_cross_encoder import DEFAULT_OUT
 
-from assistant.rerank.policy import Pruner
+from assistant.rerank.bert import native_bf16
 
-GRID = (0.0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0)
-DESIGNS = {  # name → (threshold key, resident layers; None: all)
-    "cross": ("whole", None),
-    "layer-wise unpruned": ("inf", None),
-    "cross-pruned": ("calibrated", None),
-    "cross-pruned, streamed": ("calibrated", 0),
+DESIGNS = {  # name → threshold key, resident layers (None: all), matrices, preload
+    "cross": ("whole", None, "float32", True),
+    "layer-wise unpruned": ("inf", None, "float32", True),
+    "layer-wise int8 unpruned": ("inf", None, "int8", True),
+    "layer-wise bf16 unpruned": ("inf", None, "bfloat16", True),
+    "cross-pruned": ("calibrated", None, "bfloat16", True),
+    "cross-pruned, loaded as it runs": ("calibrated", None, "bfloat16", False),
+    "cross-pruned, streamed": ("calibrated", 0, "bfloat16", True),
 }
 
 
@@ -67,7 +80,9 @@ def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--eval-dir", type=Path, default=default_eval_dir())
     p.add_argument("--model", type=Path, default=DEFAULT_OUT)
-    p.add_argument("--candidates", type=int, nargs="+", default=[50, 20])
+    p.add_argument(
+        "--candidates", type=int, nargs="+", default=[20, 50], help="the first calibrates"
+    )
     p.add_argument("--queries", type=int, default=43, help="judged DL19 queries")
     p.add_argument("--k", type=int, default=5)
     p.add_argument("--target", type=float, default=0.98, help="top-k overlap to calibrate for")
@@ -77,7 +92,9 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--depth", type=int, help=argparse.SUPPRESS)
     p.add_argument("--threshold", type=float, default=math.inf, help=argparse.SUPPRESS)
     p.add_argument("--probes", default="", help=argparse.SUPPRESS)
-    p.add_argument("--timed-queries", type=int, default=12, help="the last N (held-out) queries")
+    p.add_argument("--timed-queries", type=int, default=10, help="the last N (held-out) queries")
+    p.add_argument("--rounds", type=int, default=2, help="runs of every design, order reversed")
+    p.add_argument("--study-only", action="store_true", help="agreement and calibration only")
     return p.parse_args()
 
 
@@ -113,6 +130,22 @@ class Sampler(threading.Thread):
             time.sleep(self.every)
 
 
+def warm_kernels() -> None:
+    """Run each torch op the forwards use once on small random tensors, so the kernels' code
+    pages (faulted in on first use, counted in RSS) are in every design's base, not in its
+    added memory."""
+    import torch
+    import torch.nn.functional as F
+
+    x, w = torch.randn(2, 16, 384), torch.randn(384, 384)
+    q = F.linear(x, w).view(2, 16, 12, 32).transpose(1, 2)
+    mask = torch.ones(2, 1, 1, 16, dtype=torch.bool)
+    a = F.scaled_dot_product_attention(q, q, q, attn_mask=mask)
+    a = F.scaled_dot_product_attention(q, q, q, attn_mask=mask.float())
+    y = F.layer_norm(a.transpose(1, 2).reshape(2, 16, 384), (384,))
+    torch.tanh(F.gelu(y) + F.embedding(torch.tensor([[1, 2]]), w)[0, 0])
+
+
 def worker(args: argparse.Namespace) -> dict[str, Any]:
     import sentence_transformers  # noqa: F401  (every design: the same libraries in the base)
     import torch
@@ -125,8 +158,9 @@ def worker(args: argparse.Namespace) -> dict[str, Any]:
 
     torch.set_num_threads(args.threads)
     return_freed_memory()
+    warm_kernels()
     rows = json.loads(candidates_file(args, args.depth).read_text())[-args.timed_queries :]
-    kind, resident = DESIGNS[args.worker]
+    kind, resident, matrices, preload = DESIGNS[args.worker]
     sampler = Sampler()
     sampler.start()
     base = rss_mib()  # torch, transformers and sentence-transformers imported, no model
@@ -136,11 +170,12 @@ def worker(args: argparse.Namespace) -> dict[str, Any]:
     else:
         probes = Probes.load(Path(args.probes)) if args.probes and kind != "inf" else None
         model = CrossPruned(str(args.model), args.max_length, resident_layers=resident,
-                            probes=probes)  # fmt: skip
+                            probes=probes, bf16=matrices == "bfloat16",
+                            int8=matrices == "int8", preload=preload)  # fmt: skip
     load_s = time.perf_counter() - t0
-    latencies, orders, layers = [], [], []
+    latencies, cpu, orders, layers = [], [], [], []
     for n, row in enumerate(rows):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         if kind == "whole":
             scores = model.scores(row["text"], row["passages"])
             order = np.argsort(-scores, kind="stable").tolist()
@@ -151,6 +186,7 @@ def worker(args: argparse.Namespace) -> dict[str, Any]:
             order = run.order
             share = run.candidate_layers / (len(row["passages"]) * model.arch.n_layers)
         latencies.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
         orders.append(order)
         layers.append(share)
         if n == 0:
@@ -161,6 +197,7 @@ def worker(args: argparse.Namespace) -> dict[str, Any]:
         "load_s": load_s,
         "cold_start_s": first_s,
         "latency_s": latencies,
+        "cpu_s": cpu,
         "orders": orders,
         "layer_share": layers,
         "base_rss_mib": base,
@@ -183,123 +220,29 @@ def run_worker(
     return json.loads(out.strip().split("\n")[-1])
 
 
-# -- where the ranking forms, and the threshold -----------------------------------------------
-
-
-def states(args: argparse.Namespace, depth: int):
-    """Per query: each layer's [CLS] of every candidate, and the final logits (one unpruned
-    forward). Provisional scores from the head or from probes are computed from these."""
-    import torch
-
-    from assistant.rerank.grating import CrossPruned
-
-    torch.set_num_threads(args.threads)
-    engine = CrossPruned(str(args.model), args.max_length)
-    rows = json.loads(candidates_file(args, depth).read_text())
-    out = []
-    for n, row in enumerate(rows, 1):
-        cls, final = engine.layer_states(row["text"], row["passages"])
-        out.append(([c.numpy() for c in cls], final.numpy()))
-        if n % 10 == 0:
-            log(f"layer states: {n}/{len(rows)}")
-    return engine, out
-
-
-def provisional(engine, recorded, probes=None) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per query: [layers, candidates] provisional logits and the final logits."""
-    import torch
-
-    out = []
-    for cls, final in recorded:
-        rows = []
-        for layer, x in enumerate(cls):
-            t = torch.from_numpy(x)
-            score = probes.score(layer, t) if probes else engine.head(t[:, None, :])
-            rows.append(score.numpy())
-        out.append((np.array(rows), final))
-    return out
-
-
-def sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-x))
-
-
-def agreement(traces, k: int) -> dict[int, dict[str, float]]:
-    """Per layer (1-based): Spearman ρ of provisional with final, top-k overlap, and the share
-    of the final top-k inside the provisional top-2k."""
-    from scipy.stats import spearmanr
-
-    out = {}
-    for layer in range(len(traces[0][0])):
-        rho, over, recall = [], [], []
-        for rows, final in traces:
-            ref = np.argsort(-final, kind="stable").tolist()
-            prov = np.argsort(-rows[layer], kind="stable").tolist()
-            rho.append(spearmanr(rows[layer], final)[0])
-            over.append(top_k_overlap(prov, ref, k))
-            recall.append(len(set(ref[:k]) & set(prov[: 2 * k])) / k)
-        out[layer + 1] = {"spearman": mean(rho), f"top{k}_overlap": mean(over),
-                          f"top{k}_in_top{2 * k}": mean(recall)}  # fmt: skip
-    return out
-
-
-def layer_share(trace: np.ndarray, k: int, threshold: float, checks: list[int], n: int) -> float:
-    """The share of candidate-layer evaluations a pruned run computes (replayed)."""
-    pruner, done = Pruner(trace.shape[1], k, threshold), 0
-    last = 0
-    for row, layer in zip(trace, checks, strict=True):
-        done += len(pruner.active) * (layer + 1 - last)
-        last = layer + 1
-        pruner.step(row[pruner.active])
-        if pruner.finished:
-            return done / (trace.shape[1] * n)
-    return (done + len(pruner.active) * (n - last)) / (trace.shape[1] * n)
-
-
-def calibrated(traces, checks: list[int], k: int, target: float, n: int) -> dict[str, float]:
-    """The threshold calibrated on the first half; its replayed overlap and layer share on the
-    second."""
-    half = len(traces) // 2
-    replays = [(sigmoid(rows[checks]), sigmoid(final)) for rows, final in traces]
-    threshold = calibrate(replays[:half], k, target, GRID)
-    held = replays[half:]
-    over = [
-        top_k_overlap(replay(t, f, k, threshold), np.argsort(-f, kind="stable").tolist(), k)
-        for t, f in held
-    ]
-    share = [layer_share(t, k, threshold, checks, n) for t, _ in held] if held else []
-    return {"threshold": threshold, "held_out_overlap": mean(over), "layer_share": mean(share)}
-
-
-def study(args, engine, recorded) -> tuple[dict[str, Any], Any]:
-    """Head vs probes (fitted on the first half's pairs, unlabelled): agreement on the second
-    half, calibration; returns the figures and the probes if they prune more."""
-    from assistant.rerank.probes import fit
-
-    half = len(recorded) // 2
-    n_layers = engine.arch.n_layers
-    checks = engine.default_checks()
-    layers = range(n_layers - 1)
-    probes = fit(
-        {ly: np.concatenate([cls[ly] for cls, _ in recorded[:half]]) for ly in layers},
-        np.concatenate([final for _, final in recorded[:half]]),
-    )
-    out = {}
-    for name, p in (("head", None), ("probes", probes)):
-        traces = provisional(engine, recorded, p)
-        out[name] = {
-            "layer_agreement_held_out": agreement(traces[half:], args.k),
-            **calibrated(traces, checks, args.k, args.target, n_layers),
-        }
-    best = min(out, key=lambda m: (out[m]["layer_share"], m != "head"))
-    return out | {"used": best}, probes if best == "probes" else None
-
-
 # -- main -------------------------------------------------------------------------------------
 
 
+def rounds(args, depth: int, threshold: float, probes: str) -> dict[str, dict]:
+    """Every design `--rounds` times, the order reversed each round (the load on a shared
+    machine drifts); per design the rounds' queries pooled, cold starts averaged."""
+    runs: dict[str, list[dict]] = {d: [] for d in DESIGNS}
+    for r in range(args.rounds):
+        for d in list(DESIGNS)[:: -1 if r % 2 else 1]:
+            runs[d].append(run_worker(args, d, depth, threshold, probes))
+    out = {}
+    for d, rs in runs.items():
+        out[d] = {key: sum((x[key] for x in rs), []) for key in ("latency_s", "cpu_s", "orders",
+                                                                 "layer_share")}  # fmt: skip
+        out[d] |= {key: mean([x[key] for x in rs]) for key in ("load_s", "cold_start_s")}
+        out[d] |= {key: max(x[key] for x in rs) for key in ("peak_rss_mib", "max_rss_mib")}
+        out[d]["base_rss_mib"] = mean([x["base_rss_mib"] for x in rs])
+        out[d]["rss_timeline"] = rs[0]["rss_timeline"]
+    return out
+
+
 def compare(args, depth: int, threshold: float, probes: str) -> dict[str, Any]:
-    results = {d: run_worker(args, d, depth, threshold, probes) for d in DESIGNS}
+    results = rounds(args, depth, threshold, probes)
     reference = results["cross"]["orders"]
     table = {}
     for name, res in results.items():
@@ -307,13 +250,19 @@ def compare(args, depth: int, threshold: float, probes: str) -> dict[str, Any]:
         table[name] = {
             "latency_mean_s": mean(res["latency_s"]),
             "latency_p95_s": float(np.percentile(res["latency_s"], 95)),
+            "cpu_mean_s": mean(res["cpu_s"]),
             "peak_rss_mib": res["peak_rss_mib"],
             "added_rss_mib": res["peak_rss_mib"] - res["base_rss_mib"],
             "process_max_rss_mib": res["max_rss_mib"],
+            "load_s": res["load_s"],
             "cold_start_s": res["cold_start_s"],
             "layer_share": mean(res["layer_share"]),
             f"top{args.k}_overlap": mean(over),
         }
+    cross = table["cross"]
+    for row in table.values():
+        row["vs_cross"] = {key: row[key] / cross[key] for key in ("latency_mean_s", "cpu_mean_s",
+                           "added_rss_mib", "cold_start_s")}  # fmt: skip
     return {"designs": table, "timelines": {n: r["rss_timeline"] for n, r in results.items()}}
 
 
@@ -329,7 +278,7 @@ def main() -> None:
         return
     depth = args.candidates[0]
     log(f"layer states on {depth} candidates")
-    engine, recorded = states(args, depth)
+    engine, recorded = states(args, json.loads(candidates_file(args, depth).read_text()))
     figures, probes = study(args, engine, recorded)
     probe_file = CACHE_DIR / "cross-probes.safetensors"
     if probes is not None:
@@ -342,19 +291,30 @@ def main() -> None:
             [[layer, *v.values()] for layer, v in f["layer_agreement_held_out"].items()],
             note=f"threshold {f['threshold']} (calibrated on the first half): replayed "
             f"top-{args.k} overlap {f['held_out_overlap']:.3f}, layers computed "
-            f"{f['layer_share']:.3f}",
+            f"{f['layer_share']:.3f}; rank cut keeping {f['rank_cut']['keep']}: overlap "
+            f"{f['rank_cut']['held_out_overlap']:.3f}, layers {f['rank_cut']['layer_share']:.3f}",
             left=0,
         )
+    if args.study_only:
+        print(json.dumps(figures, indent=1))
+        return
     threshold = figures[figures["used"]]["threshold"]
     use = str(probe_file) if probes is not None else ""
     runs = {d: compare(args, d, threshold, use) for d in args.candidates}
     for d, res in runs.items():
-        cols = list(next(iter(res["designs"].values())))
-        rows = [[name, *v.values()] for name, v in res["designs"].items()]
+        table = {
+            n: {c: x for c, x in v.items() if c != "vs_cross"} for n, v in res["designs"].items()
+        }
+        cols = list(next(iter(table.values())))
+        rows = [[name, *v.values()] for name, v in table.items()]
         print_table(f"DL19, {d} candidates, {args.threads} threads", ["design", *cols], rows)
+        ratios = [[name, *v["vs_cross"].values()] for name, v in res["designs"].items()]
+        cols = list(res["designs"]["cross"]["vs_cross"])
+        print_table(f"DL19, {d} candidates: each design / cross", ["design", *cols], ratios)
     plot(runs[depth]["timelines"], depth, RESULTS_DIR / "cross_pruned_memory.png")
     data = {
         "model": str(args.model),
+        "native_bf16": native_bf16(),
         "checks": [c + 1 for c in engine.default_checks()],
         "provisional": figures,
         "runs": {str(d): r["designs"] for d, r in runs.items()},

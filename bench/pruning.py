@@ -45,3 +45,34 @@ def calibrate(
         if np.mean(overlaps) >= target:
             return float(threshold)
     return math.inf
+
+
+def rank_cut(trace: np.ndarray, final: np.ndarray, keep: Sequence[int]) -> list[int]:
+    """GRATING's simplest schedule, replayed: at check c only the provisional top keep[c] of the
+    running candidates go on (one that far down is taken not to reach the top-k); returns the
+    order: survivors by final score, then the dropped (later drops first)."""
+    active, dropped = list(range(len(final))), []
+    for row, n in zip(trace, keep, strict=True):
+        ranked = sorted(active, key=lambda i: (-row[i], i))
+        active, dropped = ranked[:n], ranked[n:] + dropped
+    return sorted(active, key=lambda i: (-final[i], i)) + dropped
+
+
+def calibrate_cuts(
+    traces: Sequence[tuple[np.ndarray, np.ndarray]], k: int, target: float
+) -> list[int]:
+    """Per check, the fewest candidates to keep (earliest check first, greedily) such that the
+    mean top-k overlap with the unpruned order stays at `target` on recorded runs."""
+    n, checks = len(traces[0][1]), len(traces[0][0])
+    keep = [n] * checks
+    for c in range(checks):
+        for m in range(k, n + 1):
+            trial = keep[:c] + [m] + [min(m, x) for x in keep[c + 1 :]]
+            overlaps = [
+                top_k_overlap(rank_cut(t, f, trial), list(np.argsort(-f, kind="stable")), k)
+                for t, f in traces
+            ]
+            if np.mean(overlaps) >= target:
+                keep = trial
+                break
+    return keep

@@ -20,6 +20,8 @@ from assistant.config import ConfigError
 from assistant.rerank.weights import DTYPES, SafetensorsFile
 
 BERT_HEADS = ("BertForSequenceClassification",)
+# int8 activations in 7 bits: fbgemm's int8 product saturates on CPUs without VNNI otherwise
+REDUCE_RANGE = True
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,8 @@ class BertFile(SafetensorsFile):
                 "model"
             )
         super().__init__(path, _short)
+        self.bf16 = False  # layers come back with bfloat16 matrices and biases
+        self.int8 = False  # layers come back with int8 matrices (quantize_layer)
         bad = {e["dtype"] for e in self.entries.values()} - set(DTYPES)
         if bad:
             self.close()
@@ -61,7 +65,10 @@ class BertFile(SafetensorsFile):
 
     def layer(self, index: int) -> dict[str, torch.Tensor]:
         prefix = f"layer.{index}."
-        return {n[len(prefix) :]: self.small(n) for n in self.entries if n.startswith(prefix)}
+        w = {n[len(prefix) :]: self.small(n) for n in self.entries if n.startswith(prefix)}
+        if self.bf16:
+            w = {n: t.bfloat16() if n.rsplit(".", 1)[0] in MATRICES else t for n, t in w.items()}
+        return quantize_layer(w) if self.int8 else w
 
     def layer_bytes(self, index: int) -> int:
         return self.bytes_under(f"layer.{index}.")
@@ -91,12 +98,45 @@ class Embeddings:
         return F.layer_norm(h, h.shape[-1:], *self.norm, self.eps)
 
 
+MATRICES = (
+    "attention.self.query", "attention.self.key", "attention.self.value",
+    "attention.output.dense", "intermediate.dense", "output.dense",
+)  # fmt: skip
+
+
+def native_bf16() -> bool:
+    """Whether this CPU multiplies bfloat16 natively (AVX512-BF16 or AMX); elsewhere a bfloat16
+    product is emulated and slower than float32."""
+    return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
+def quantize_layer(w: dict[str, torch.Tensor]) -> dict:
+    """The layer with its six matrices in int8 (symmetric, one scale per output row), packed for
+    torch's dynamically quantised linear: activations are quantised per call, the product runs
+    in int8 (VNNI where the CPU has it). A quarter of the bytes; norms and biases stay float32.
+    Bench-only: it moves the top-5 (bench/results/cross_pruned.json)."""
+    out = dict(w)
+    for name in MATRICES:
+        weight = out.pop(f"{name}.weight")
+        scale = (weight.abs().amax(1) / 127).clamp(min=1e-12).double()
+        zero = torch.zeros(len(scale), dtype=torch.long)
+        q = torch.quantize_per_channel(weight, scale, zero, 0, torch.qint8)
+        out[f"{name}.packed"] = torch.ops.quantized.linear_prepack(q, out.pop(f"{name}.bias"))
+    return out
+
+
 def layer(w: dict[str, torch.Tensor], arch: BertArch, h: torch.Tensor, mask: torch.Tensor):
     """One encoder layer (post-norm). h: [B, T, d]; mask: [B, T] True on real tokens."""
     b, t, d = h.shape
 
     def proj(name: str, x: torch.Tensor) -> torch.Tensor:
-        return F.linear(x, w[f"{name}.weight"], w[f"{name}.bias"])
+        packed = w.get(f"{name}.packed")
+        if packed is not None:
+            return torch.ops.quantized.linear_dynamic(x, packed, reduce_range=REDUCE_RANGE)
+        weight = w[f"{name}.weight"]
+        if weight.dtype == torch.bfloat16:  # the product in bfloat16, the rest in float32
+            return _bf16_linear(x, weight, w[f"{name}.bias"])
+        return F.linear(x, weight, w[f"{name}.bias"])
 
     def heads(x: torch.Tensor) -> torch.Tensor:
         return x.view(b, t, arch.n_head, d // arch.n_head).transpose(1, 2)
@@ -109,6 +149,21 @@ def layer(w: dict[str, torch.Tensor], arch: BertArch, h: torch.Tensor, mask: tor
     x = F.gelu(proj("intermediate.dense", h), approximate="tanh" if arch.gelu_tanh else "none")
     ln = (w["output.LayerNorm.weight"], w["output.LayerNorm.bias"])
     return F.layer_norm(h + proj("output.dense", x), (d,), *ln, arch.eps)
+
+
+PAD_ROWS = 64  # a bfloat16 product's row count is padded to a multiple of this
+
+
+def _bf16_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """x @ weight.T + bias in bfloat16, its rows zero-padded to a multiple of PAD_ROWS.
+    oneDNN generates and keeps a kernel for each new row count of a bfloat16 product, so over
+    batches of any length the RSS grew with every question; padded, the row counts are a few
+    (at most chunk × max_length / PAD_ROWS) and so are the kernels. Fixed blocks of rows bound
+    it too, but cost the gain over float32."""
+    rows = x.reshape(-1, x.shape[-1]).bfloat16()
+    n = rows.shape[0]
+    out = F.linear(F.pad(rows, (0, 0, 0, -n % PAD_ROWS)), weight, bias)
+    return out[:n].float().view(*x.shape[:-1], weight.shape[0])
 
 
 class Head:

@@ -53,20 +53,31 @@ class CrossPruned:
         chunk_size: int = 4,
         embed_rows: int = 4096,
         probes: Probes | None = None,
+        bf16: bool = False,
+        int8: bool = False,
+        preload: bool = True,
     ) -> None:
         """`resident_layers`: layers kept loaded between questions (None: all); the others
         stream through a two-layer window read ahead while the current one computes.
-        `probes`: per-layer provisional scorers (probes.py) where the head is not used."""
+        `probes`: per-layer provisional scorers (probes.py) where the head is not used.
+        `bf16`: the layers' matrices and their products in bfloat16 (norms, softmax, the
+        embeddings and the head stay float32): half the layer bytes and, on a CPU that
+        multiplies bfloat16 natively (bert.native_bf16), less time at the same top-5
+        (bench/results/cross_pruned.json); the loader turns it on only there.
+        `int8`: the layers' matrices in int8 (bert.quantize_layer), quantised as they load;
+        bench-only (it costs too much top-5 overlap: bench/results/cross_pruned.json).
+        `preload`: read the resident layers now, or as the first forward reaches each."""
         from transformers import AutoTokenizer
 
         path = Path(folder).expanduser()
         self.weights = BertFile(path, check_folder(str(path)))
+        self.weights.bf16, self.weights.int8 = bf16, int8
         self.arch = self.weights.arch
         self.tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
         self.max_length = max_length
         self.chunk_size = chunk_size
         resident = self.arch.n_layers if resident_layers is None else resident_layers
-        self.window = LayerWindow(self.weights, resident)
+        self.window = LayerWindow(self.weights, resident, preload)
         self.embed = Embeddings(self.weights, EmbeddingRows(self.weights, embed_rows, "word"))
         self.head = Head(self.weights)
         self.probes = probes

@@ -74,13 +74,15 @@ def make_cross(settings: Settings):
 def make_cross_pruned(settings: Settings):
     import torch
 
+    from assistant.rerank.bert import native_bf16
     from assistant.rerank.grating import CrossPruned
 
     s = settings.reranker
     if s.n_threads:
         torch.set_num_threads(s.n_threads)
     resident = None if s.cross_resident_layers < 0 else s.cross_resident_layers
-    return CrossPruned(s.model, s.cross_max_length, resident_layers=resident)
+    bf16 = s.cross_bf16 and native_bf16()
+    return CrossPruned(s.model, s.cross_max_length, resident_layers=resident, bf16=bf16)
 
 
 def make_torch_ql(settings: Settings, models_dir: Path, blobs: BlobStore | None):

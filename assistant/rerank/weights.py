@@ -119,10 +119,14 @@ class LayerWindow:
     stay loaded (the preload buffer); the others live in a window of the current layer and the
     next, which a background thread reads while the current one computes."""
 
-    def __init__(self, weights: WeightFile, resident: int = 0) -> None:
+    def __init__(self, weights: WeightFile, resident: int = 0, preload: bool = True) -> None:
+        """`preload`: read the resident layers now; otherwise each is read (ahead, while the
+        layer before it computes) the first time a forward reaches it, then kept: the same
+        resident bytes, without waiting for all of them before the first forward."""
         self.weights = weights
         self.n_layers = weights.arch.n_layers
-        self.resident = {i: weights.layer(i) for i in range(min(resident, self.n_layers))}
+        self.keep = set(range(min(resident, self.n_layers)))
+        self.resident = {i: weights.layer(i) for i in self.keep} if preload else {}
         self._window: dict[int, Future] = {}
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="layer-prefetch")
         self._lock = threading.Lock()
@@ -137,7 +141,12 @@ class LayerWindow:
                 del self._window[old]
             future = self._window.get(index) or self._submit(index)
         self._prefetch(index + 1)
-        return future.result()
+        tensors = future.result()
+        if index in self.keep:  # a resident layer read on first use: kept from now on
+            with self._lock:
+                self.resident[index] = tensors
+                self._window.pop(index, None)
+        return tensors
 
     def _prefetch(self, index: int) -> None:
         if index < self.n_layers and index not in self.resident:

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
 from assistant.rerank.cross import CrossScorer
 from assistant.rerank.grating import CrossPruned
@@ -32,6 +33,47 @@ def test_streamed_layers_give_the_same_scores(tiny_cross):
     streamed = engine.rank(QUESTION, MANY, 3)
     np.testing.assert_allclose(logits(streamed, len(MANY)), logits(resident, len(MANY)))
     assert engine.window.max_streamed <= 2 and engine.window.held() == []
+
+
+def test_resident_layers_load_as_the_first_forward_reaches_them(tiny_cross):
+    preloaded = CrossPruned(str(tiny_cross)).rank(QUESTION, MANY, 3)
+    engine = CrossPruned(str(tiny_cross), preload=False)
+    assert engine.window.resident == {}  # nothing read before the first question
+    run = engine.rank(QUESTION, MANY, 3)
+    np.testing.assert_allclose(logits(run, len(MANY)), logits(preloaded, len(MANY)))
+    assert sorted(engine.window.resident) == [0, 1, 2, 3] and engine.window.held() == []
+
+
+def test_int8_layers_keep_the_scores_close(tiny_cross):
+    exact = logits(CrossPruned(str(tiny_cross)).rank(QUESTION, MANY, 3), len(MANY))
+    engine = CrossPruned(str(tiny_cross), int8=True)
+    assert "attention.self.query.weight" not in engine.window.resident[0]
+    approx = logits(engine.rank(QUESTION, MANY, 3), len(MANY))
+    assert not np.array_equal(approx, exact)  # the int8 product really ran
+    assert np.abs(approx - exact).max() <= 0.02 * np.abs(exact).max()
+
+
+def test_bf16_layers_keep_the_scores_close(tiny_cross):
+    exact = logits(CrossPruned(str(tiny_cross)).rank(QUESTION, MANY, 3), len(MANY))
+    engine = CrossPruned(str(tiny_cross), bf16=True)
+    w = engine.window.resident[0]
+    assert w["intermediate.dense.weight"].dtype == torch.bfloat16
+    assert w["output.LayerNorm.weight"].dtype == torch.float32  # norms stay float32
+    approx = logits(engine.rank(QUESTION, MANY, 3), len(MANY))
+    assert not np.array_equal(approx, exact)  # the bfloat16 product really ran
+    assert np.abs(approx - exact).max() <= 0.02 * np.abs(exact).max()
+
+
+@pytest.mark.parametrize("wanted", [True, False])
+def test_the_loader_uses_bf16_only_where_asked_and_native(tiny_cross, wanted):
+    from assistant.config import Settings
+    from assistant.rerank.bert import native_bf16
+    from assistant.rerank.loader import make_cross_pruned
+
+    settings = Settings()
+    settings.reranker.model, settings.reranker.cross_bf16 = str(tiny_cross), wanted
+    engine = make_cross_pruned(settings)
+    assert engine.weights.bf16 == (wanted and native_bf16())
 
 
 def test_pruning_stops_computing_decided_candidates(tiny_cross):
