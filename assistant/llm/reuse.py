@@ -83,10 +83,11 @@ def place_quotes(
 ) -> list[tuple[int, int]]:
     """Append `tokens` (the evidence segment) to the prompt: each run quoted from chunk c with
     a node (`node_of(c)`, read only for the chunks a run is quoted from, once each) placed from
-    that node, all of them first, then the gaps between them computed in one batch
+    that node, all of them first, then the gaps between them computed in order
     (`LocalLLM.fill`): a K-shift costs a pass over the whole cache, so the placed KV is
-    re-rotated once, not once a gap. Without a run placed, `evaluate` computes them all.
-    Returns the placed runs as (position, length), as `repair` takes them."""
+    re-rotated once, not once a gap. Without a run placed (or when the gaps cannot be
+    filled), `evaluate` computes them all. Returns the placed runs as (position, length), as
+    `repair` takes them."""
     base = llm.n_past
     placed: list[tuple[int, int]] = []
     covered: list[tuple[int, int]] = []

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from assistant.llm.reuse import gaps
+from assistant.llm.reuse import gaps, place_quotes
 from assistant.llm.runtime import LLMError, LocalLLM, default_llm_model
 from assistant.rerank.models import gemma_file
 
@@ -211,3 +211,24 @@ def test_many_gaps_are_each_computed_over_what_precedes_them(llm):
     assert llm.n_past == len(system) + len(chunk)
     llm.eval(question)
     assert_close(reference, llm.logits())
+
+
+def test_quotes_whose_gaps_cannot_be_filled_are_computed_instead(llm, monkeypatch):
+    """place_quotes with a fill that fails: nothing placed stays, the evidence is computed,
+    and the prompt is what an uncached run computes, bit for bit."""
+    system, chunk, question = segments(llm)
+    uncached(llm, [system, chunk])
+    node = (llm.save_range(len(system), llm.n_past), llm.n_past)
+    evidence = llm.tokenize("Lines:\n") + chunk[3:20] + llm.tokenize("\n")
+    reference = uncached(llm, [system, evidence, question])
+    llm.reset()
+    llm.eval(system)
+
+    def broken(tokens, between):
+        raise LLMError("the gaps do not add up")
+
+    monkeypatch.setattr(llm, "fill", broken)
+    assert place_quotes(llm, evidence, [chunk], lambda c: node, llm.eval) == []
+    assert llm.n_past == len(system) + len(evidence)
+    llm.eval(question)
+    np.testing.assert_array_equal(llm.logits(), reference)
