@@ -20,8 +20,8 @@ Under "any-order" the evidence segment is quoted from the prompt's chunks: its r
 that are a chunk's own tokens (`quoted_runs`) take that chunk's KV too (`place_quotes`), and only
 the rest (the dashes, a word tokenised otherwise than in its chunk) is computed: every run is
 placed first and the gaps computed after, since llama.cpp re-rotates moved keys in a pass over
-the whole cache at the next decode (~0.1 s at n_ctx 4096 on 2 cores), once however many runs
-moved. The prompt's tokens stay what they are in every mode; only where their KV comes from
+the whole cache (its size is n_ctx, not the moved cells) at the next decode: once however many
+runs moved. The prompt's tokens stay what they are in every mode; only where their KV comes from
 differs.
 """
 
