@@ -165,10 +165,11 @@ class LocalLLM:
         self._check_room(len(tokens))
         self._llm.eval(list(tokens))
 
-    def _check_room(self, n_tokens: int) -> None:
-        """LLMError unless `n_tokens` more fit in the context."""
-        if self.n_past + n_tokens > self.n_ctx:
-            raise LLMError(f"prompt of {self.n_past + n_tokens} tokens exceeds n_ctx {self.n_ctx}")
+    def _check_room(self, n_tokens: int, at: int | None = None) -> None:
+        """LLMError unless `n_tokens` more fit in the context, after n_past or from `at`."""
+        end = (self.n_past if at is None else at) + n_tokens
+        if end > self.n_ctx:
+            raise LLMError(f"prompt of {end} tokens exceeds n_ctx {self.n_ctx}")
 
     def _use_scratch_sequences(self) -> None:
         """Sequence 0 is the prompt; 1 is scratch space (a blob is loaded, a span re-decoded,
@@ -260,8 +261,7 @@ class LocalLLM:
         delta = at - (saved_at + a)
         if delta and not self.can_shift:
             raise LLMError(f"{self.name}: its KV cannot be moved; the segment is recomputed")
-        if at + b - a > self.n_ctx:
-            raise LLMError(f"prompt of {at + b - a} tokens exceeds n_ctx {self.n_ctx}")
+        self._check_room(b - a, at)
         memory = C.llama_get_memory(self._llm._ctx.ctx)
         try:
             self._load_scratch(blob, saved_at, len(tokens))
@@ -281,19 +281,11 @@ class LocalLLM:
         llama.cpp decodes a sequence only at its end, so a gap before placed KV is decoded in
         the scratch sequence over a copy of the prompt before it, then moved in."""
         from llama_cpp import llama_cpp as C
-        from llama_cpp._internals import LlamaBatch
 
         base, memory = self.n_past, C.llama_get_memory(self._llm._ctx.ctx)
         self._check_room(len(tokens))
         for a, b in gaps:
-            batch = LlamaBatch(n_tokens=b - a, embd=0, n_seq_max=1, verbose=False)
-            try:
-                C.llama_memory_seq_cp(memory, 0, 1, 0, base + a)
-                self._decode_rows(batch, [(tokens[j], 1, base + j) for j in range(a, b)])
-                C.llama_memory_seq_cp(memory, 1, 0, base + a, base + b)
-            finally:
-                C.llama_memory_seq_rm(memory, 1, -1, -1)
-                batch.close()
+            self._decode_after(tokens[a:b], base + a)
         if C.llama_memory_seq_pos_max(memory, 0) != base + len(tokens) - 1:
             raise LLMError("placed KV and computed gaps do not add up to the prompt")
         self._llm.input_ids[base : base + len(tokens)] = tokens
@@ -316,19 +308,24 @@ class LocalLLM:
         before them as it is now (the tokens after them are kept as they were). llama.cpp
         accepts a batch only at the end of a sequence, so the tokens are decoded in the scratch
         sequence over a copy of [0, start) and moved back."""
+        if not 0 < start < end <= self.n_past:
+            raise ValueError(f"redecode [{start}, {end}) outside 1..{self.n_past}")
+        self._llm._ctx.kv_cache_seq_rm(0, start, end)
+        self._decode_after([int(t) for t in self._llm.input_ids[start:end]], start)
+
+    def _decode_after(self, tokens: Sequence[int], start: int) -> None:
+        """Decode `tokens` at positions start, start + 1, … of the prompt over its KV before
+        `start` alone, whatever it holds after them (positions left empty for them): in the
+        scratch sequence over a copy of [0, start), then moved into the prompt's."""
         from llama_cpp import llama_cpp as C
         from llama_cpp._internals import LlamaBatch
 
-        if not 0 < start < end <= self.n_past:
-            raise ValueError(f"redecode [{start}, {end}) outside 1..{self.n_past}")
         memory = C.llama_get_memory(self._llm._ctx.ctx)
-        tokens = [int(t) for t in self._llm.input_ids[start:end]]
-        batch = LlamaBatch(n_tokens=end - start, embd=0, n_seq_max=2, verbose=False)
+        batch = LlamaBatch(n_tokens=len(tokens), embd=0, n_seq_max=1, verbose=False)
         try:
             C.llama_memory_seq_cp(memory, 0, 1, 0, start)
-            C.llama_memory_seq_rm(memory, 0, start, end)
             self._decode_rows(batch, [(t, 1, start + i) for i, t in enumerate(tokens)])
-            C.llama_memory_seq_cp(memory, 1, 0, start, end)
+            C.llama_memory_seq_cp(memory, 1, 0, start, start + len(tokens))
         finally:
             C.llama_memory_seq_rm(memory, 1, -1, -1)
             batch.close()
