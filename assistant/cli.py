@@ -110,7 +110,7 @@ def add_reuse(p: argparse.ArgumentParser) -> None:
         type=repair_policy,
         default=None,
         metavar="POLICY",
-        help="with --reuse any-order: none, sink-N or blend-R (default: [cache] repair)",
+        help="with --reuse any-order: none, sink-N, blend-R or evidence (default: [cache] repair)",
     )
 
 

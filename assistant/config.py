@@ -99,7 +99,8 @@ class CacheSettings:
     # "exact": KV only along the longest cached run of segments from the system prompt (the
     # answer is token-identical to an uncached one); "any-order": every chunk with a
     # [system, chunk] node also serves later in the prompt, its KV moved there (assistant/llm/
-    # reuse.py), and `repair` re-decodes some of its tokens: "none" | "sink-N" | "blend-R".
+    # reuse.py), and `repair` re-decodes some of its tokens: "none" | "sink-N" | "blend-R", or
+    # "evidence": computes the evidence lines over the placed chunks instead of quoting them.
     # "none": with the evidence lines quoted from the chunks, sink-8 cost more and scored worse
     # (bench/results/reuse_quoted2.json)
     reuse: str = "exact"

@@ -214,7 +214,8 @@ class PromptCache:
         any_order = kv and self.settings.cache.reuse == "any-order"
         reused = self._prefill_prefix(segments, kv, check, any_order)
         clock.lap("kv_load")
-        if reused.placed:  # the prompt is approximate already: quote the evidence's KV too
+        quotes = parse_repair(self.settings.cache.repair).quotes
+        if reused.placed and quotes:  # the prompt is approximate already: quote the evidence
             reused = self._quote_evidence(segments, reused, check)
         else:
             self._eval(segments.evidence, check)

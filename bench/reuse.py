@@ -56,6 +56,7 @@ DESIGNS: dict[str, tuple[str, str] | None] = {
     "any-order/sink-8": ("any-order", "sink-8"),
     "any-order/sink-32": ("any-order", "sink-32"),
     "any-order/blend-15": ("any-order", "blend-15"),
+    "any-order/evidence": ("any-order", "evidence"),
 }
 REFERENCE = "exact"
 

@@ -14,9 +14,12 @@ to the chunks before them; a repair policy re-decodes some of them in place:
   proxy for CacheBlend's choice of the tokens whose KV deviates most, which needs one layer's KV
   of every token and is not reachable through llama.cpp's API. Evenly spaced runs give every
   later token repaired tokens within about RUN·100/R positions; runs, not single tokens, since
-  llama.cpp decodes only consecutive positions in one batch and each batch costs a pass.
+  llama.cpp decodes only consecutive positions in one batch and each batch costs a pass;
+- "evidence": no chunk token, but the evidence segment is computed over the placed chunks
+  instead of quoted from them (below): the lines the answer is read from, right before the
+  question, then attend to every chunk as in an exact prompt.
 
-Under "any-order" the evidence segment is quoted from the prompt's chunks: its runs of tokens
+Otherwise, under "any-order" the evidence segment is quoted from the prompt's chunks: its runs of tokens
 that are a chunk's own tokens (`quoted_runs`) take that chunk's KV too (`place_quotes`), and only
 the rest (the dashes, a word tokenised otherwise than in its chunk) is computed: every run is
 placed first and the gaps computed after, since llama.cpp re-rotates moved keys in a pass over
@@ -131,8 +134,13 @@ def _run(tokens: Sequence[int], i: int, chunk: Sequence[int], at: int) -> int:
 
 @dataclass(frozen=True)
 class Repair:
-    kind: str  # "none" | "sink" | "blend"
+    kind: str  # "none" | "sink" | "blend" | "evidence"
     amount: int = 0  # sink: tokens per chunk; blend: percent of a chunk's tokens
+
+    @property
+    def quotes(self) -> bool:
+        """Whether the evidence segment takes the KV of the chunk runs it quotes."""
+        return self.kind != "evidence"
 
     def spans(self, placed: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
         """The [start, end) position runs to re-decode, for chunks placed at (start, length)."""
@@ -144,15 +152,18 @@ class Repair:
 
 
 def parse_repair(text: str) -> Repair:
-    """A policy from its name: "none", "sink-N" (N ≥ 1 tokens) or "blend-R" (R in 1..100 %)."""
-    if text == "none":
-        return Repair("none")
+    """A policy from its name: "none", "sink-N" (N ≥ 1 tokens), "blend-R" (R in 1..100 %) or
+    "evidence"."""
+    if text in ("none", "evidence"):
+        return Repair(text)
     kind, _, amount = text.partition("-")
     if kind in ("sink", "blend") and amount.isdigit():
         value = int(amount)
         if value >= 1 and (kind == "sink" or value <= 100):
             return Repair(kind, value)
-    raise ValueError(f"expected none, sink-N (N ≥ 1) or blend-R (R in 1..100), got {text!r}")
+    raise ValueError(
+        f"expected none, sink-N (N ≥ 1), blend-R (R in 1..100) or evidence, got {text!r}"
+    )
 
 
 def _spread(start: int, length: int, percent: int) -> list[tuple[int, int]]:

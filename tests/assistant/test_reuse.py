@@ -80,6 +80,20 @@ def test_every_precomputed_chunk_is_reused_wherever_it_lands(tmp_path, llm, fake
     assert not pipe.kv.has_blob([segment_hash(s) for s in segments.prefix])
 
 
+def test_the_evidence_repair_computes_the_evidence_over_the_placed_chunks(
+    tmp_path, llm, fake_embedder
+):
+    pipe = pipeline(tmp_path, llm, fake_embedder, "any-order", "evidence")
+    precompute_chunk_nodes(pipe)
+    pipe.cache.keep_heading(background=False)  # not even the heading is quoted
+    answer, done = run(pipe.answer(QUESTION))
+    assert answer.strip() and done.kv_reuse == "any-order" and done.kv_repaired == 0
+    evidence = pipe.cache.llm.tokenize(evidence_text([e.sentence for e in done.evidence]))
+    tail = f"{pipe.cache.frame.middle}{QUESTION}{pipe.cache.frame.tail}"
+    computed = len(evidence) + len(pipe.cache.llm.tokenize(tail))
+    assert done.kv_reused_tokens == done.prompt_tokens - computed
+
+
 def test_the_evidence_heading_is_placed_from_its_own_node(tmp_path, llm, fake_embedder):
     pipe = pipeline(tmp_path, llm, fake_embedder, "any-order")
     precompute_chunk_nodes(pipe)

@@ -39,6 +39,7 @@ def test_the_switch_round_trips_through_file_env_and_command_line(tmp_path):
         ('[cache]\nreuse = "anywhere"\n', "cache.reuse: expected one of exact, any-order"),
         ('[cache]\nrepair = "sink"\n', "cache.repair: expected none, sink-N"),
         ('[cache]\nrepair = "blend-150"\n', "cache.repair: expected none, sink-N"),
+        ('[cache]\nrepair = "evidence-4"\n', "cache.repair: expected none, sink-N"),
     ],
 )
 def test_a_bad_value_is_a_clear_error(tmp_path, text, message):
@@ -62,6 +63,12 @@ def test_repair_spans():
     assert blend == [(100, 108), (140, 148)]
     assert parse_repair("blend-100").spans([(0, 30)]) == [(0, 30)]
     assert parse_repair("blend-10") == Repair("blend", 10)
+    assert parse_repair("evidence").spans(placed) == []  # no chunk token is re-decoded
+
+
+def test_only_the_evidence_policy_computes_the_evidence_instead_of_quoting_it():
+    assert not parse_repair("evidence").quotes
+    assert all(parse_repair(name).quotes for name in ("none", "sink-8", "blend-15"))
 
 
 def test_the_badge_names_any_order_reuse():
