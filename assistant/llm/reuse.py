@@ -19,13 +19,13 @@ to the chunks before them; a repair policy re-decodes some of them in place:
   instead of quoted from them (below): the lines the answer is read from, right before the
   question, then attend to every chunk as in an exact prompt.
 
-Otherwise, under "any-order" the evidence segment is quoted from the prompt's chunks: its runs of tokens
-that are a chunk's own tokens (`quoted_runs`) take that chunk's KV too (`place_quotes`), and only
-the rest (the dashes, a word tokenised otherwise than in its chunk) is computed: every run is
-placed first and the gaps computed after, since llama.cpp re-rotates moved keys in a pass over
-the whole cache (its size is n_ctx, not the moved cells) at the next decode: once however many
-runs moved. The prompt's tokens stay what they are in every mode; only where their KV comes from
-differs.
+Otherwise, under "any-order" the evidence segment is quoted from the prompt's chunks: its runs
+of tokens that are a chunk's own tokens (`quoted_runs`) take that chunk's KV too
+(`place_quotes`), and only the rest (the dashes, a word tokenised otherwise than in its chunk)
+is computed: every run is placed first and the gaps computed after, since llama.cpp re-rotates
+moved keys in a pass over the whole cache (its size is n_ctx, not the moved cells) at the next
+decode: once however many runs moved. The prompt's tokens stay what they are in every mode; only
+where their KV comes from differs.
 """
 
 from __future__ import annotations
