@@ -50,6 +50,14 @@ DESIGNS = (
         reuse=("any-order", "none"),
     ),
     Design(
+        "full-any-ev",
+        "full-any, the evidence lines computed over the placed chunks (repair \"evidence\")",
+        qa=True,
+        kv=True,
+        precompute="policy",
+        reuse=("any-order", "evidence"),
+    ),
+    Design(
         "full-s2",
         "PerCache at τ 0.85 (< decode cutoff): predictions decoded (strategy 2)",
         qa=True,

@@ -15,13 +15,18 @@ dropped after each answer, so no design profits from another's run):
 Per design: TTFT and prefill (KV load + prefill) p50/p90 and their ratio to naive, prompt tokens
 computed (not reused, or repaired), the share of answers identical to exact's, first-token
 agreement with exact and the mean KL(exact ‖ design) of the first answer token's distribution,
-all facts in the answer (data/qa must_contain) and ROUGE-L against the reference answer.
-Writes bench/results/reuse.json.
+all facts in the answer (data/qa must_contain) and ROUGE-L against the reference answer, and
+against exact, paired: answers with the facts lost and gained, McNemar's exact p, and bootstrap
+95% intervals of the facts and ROUGE-L ratios (the questions resampled): how far a ratio on this
+many questions can be told from 1. Writes bench/results/reuse.json; `--rescore FILE` recomputes
+a results file's summary from its rows, in place.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
 import tempfile
 from dataclasses import replace
@@ -68,6 +73,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--designs", default=",".join(DESIGNS))
     parser.add_argument("--home", type=Path, help="an imported home to copy (default: import)")
     parser.add_argument("--out", default="reuse")
+    parser.add_argument("--rescore", type=Path, help="a results file: recompute its summary")
     return parser.parse_args()
 
 
@@ -174,6 +180,52 @@ def summarise(rows: list[dict[str, Any]], naive: list[dict[str, Any]] | None) ->
     return out
 
 
+def against(rows: list[dict[str, Any]], ref: list[dict[str, Any]], draws: int = 5000) -> dict:
+    """Paired with the reference, question by question (module docstring)."""
+    facts = np.array([[r["facts_in_answer"], x["facts_in_answer"]] for r, x in zip(rows, ref)])
+    rouge = np.array(
+        [[r["rouge_l"], x["rouge_l"]] for r, x in zip(rows, ref) if x["rouge_l"] is not None]
+    )
+    lost = int((~facts[:, 0] & facts[:, 1]).sum())
+    gained = int((facts[:, 0] & ~facts[:, 1]).sum())
+    n, k = lost + gained, min(lost, gained)
+    p = min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n) if n else 1.0
+    rng = np.random.default_rng(0)
+
+    def interval(values: np.ndarray) -> list[float]:
+        picks = rng.integers(0, len(values), (draws, len(values)))
+        sums = values[picks].sum(axis=1)  # draws × 2: the design's and the reference's
+        ratios = sums[:, 0] / np.maximum(sums[:, 1], 1e-12)
+        return [float(v) for v in np.percentile(ratios, [2.5, 97.5])]
+
+    return {
+        "facts_lost": lost,
+        "facts_gained": gained,
+        "mcnemar_p": p,
+        "facts_ratio": float(facts[:, 0].sum() / max(facts[:, 1].sum(), 1)),
+        "facts_ratio_ci95": interval(facts.astype(float)),
+        "rouge_l_ratio": float(rouge[:, 0].mean() / rouge[:, 1].mean()),
+        "rouge_l_ratio_ci95": interval(rouge),
+    }
+
+
+def summaries(rows: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    naive = rows.get("naive")
+    out = {d: summarise(design_rows, naive) for d, design_rows in rows.items()}
+    for d, design_rows in rows.items():
+        if d != REFERENCE:
+            out[d]["vs_exact"] = against(design_rows, rows[REFERENCE])
+    return out
+
+
+def rescore(path: Path) -> dict[str, Any]:
+    """A results file with its summary recomputed from its rows (nothing re-run)."""
+    results = json.loads(path.read_text())
+    results["summary"] = summaries(results["rows"])
+    path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    return results
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     names = [d for d in args.designs.split(",") if d]
     unknown = [d for d in names if d not in DESIGNS]
@@ -191,8 +243,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 rows[name].append(answer_once(pipe, first, q, name))
             log(f"{i + 1}/{len(questions)} {q.id}")
     compare(rows)
-    naive = rows.get("naive")
-    summary = {d: summarise(rows[d], naive) for d in names}
+    summary = summaries(rows)
     return {
         "chunk_nodes": nodes,
         "designs": {d: DESIGNS[d] for d in names},
@@ -220,8 +271,11 @@ COLUMNS = [
 
 def main() -> None:
     args = parse_args()
-    require_demo()
-    results = run(args)
+    if args.rescore:
+        results = rescore(args.rescore)
+    else:
+        require_demo()
+        results = run(args)
     summary = results["summary"]
     table = [[name, *(s.get(key) for key, _ in COLUMNS)] for name, s in summary.items()]
     n = summary[REFERENCE]["questions"]
@@ -231,7 +285,18 @@ def main() -> None:
         ["design", *(label for _, label in COLUMNS)],
         table,
     )
-    write_results(args.out, results, {k: str(v) for k, v in vars(args).items()})
+    for name, s in summary.items():
+        if "vs_exact" in s:
+            v = s["vs_exact"]
+            facts, rouge = v["facts_ratio_ci95"], v["rouge_l_ratio_ci95"]
+            print(
+                f"{name} vs exact: facts {v['facts_ratio']:.3f}× [{facts[0]:.2f}, {facts[1]:.2f}]"
+                f" (lost {v['facts_lost']}, gained {v['facts_gained']}, McNemar p "
+                f"{v['mcnemar_p']:.2f}); ROUGE-L {v['rouge_l_ratio']:.3f}× "
+                f"[{rouge[0]:.2f}, {rouge[1]:.2f}]"
+            )
+    if not args.rescore:
+        write_results(args.out, results, {k: str(v) for k, v in vars(args).items()})
 
 
 if __name__ == "__main__":
