@@ -182,10 +182,9 @@ def summarise(rows: list[dict[str, Any]], naive: list[dict[str, Any]] | None) ->
 
 def against(rows: list[dict[str, Any]], ref: list[dict[str, Any]], draws: int = 5000) -> dict:
     """Paired with the reference, question by question (module docstring)."""
-    facts = np.array([[r["facts_in_answer"], x["facts_in_answer"]] for r, x in zip(rows, ref)])
-    rouge = np.array(
-        [[r["rouge_l"], x["rouge_l"]] for r, x in zip(rows, ref) if x["rouge_l"] is not None]
-    )
+    pairs = list(zip(rows, ref, strict=True))
+    facts = np.array([[r["facts_in_answer"], x["facts_in_answer"]] for r, x in pairs])
+    rouge = np.array([[r["rouge_l"], x["rouge_l"]] for r, x in pairs if x["rouge_l"] is not None])
     lost = int((~facts[:, 0] & facts[:, 1]).sum())
     gained = int((facts[:, 0] & ~facts[:, 1]).sum())
     n, k = lost + gained, min(lost, gained)
