@@ -27,6 +27,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from _common import (  # noqa: E402
@@ -48,7 +50,7 @@ from e2e_questions import (  # noqa: E402
     spread,
 )
 from e2e_report import acceptance, diagnosis, summarise  # noqa: E402
-from quality import has_expected, rouge_l  # noqa: E402
+from quality import has_expected, ratio_interval, rouge_l  # noqa: E402
 
 from assistant import events as p  # noqa: E402
 from assistant.answer import CacheLayers  # noqa: E402
@@ -177,6 +179,8 @@ def report(runs: list[Run], questions: list[Question], args: argparse.Namespace)
         for name in designs
         if name.startswith("full") and "mean_s" in designs[name]
     }
+    for name, check in checks.items():
+        check["quality_ci95"] = paired_quality(runs, name)
     table(designs, checks, questions, args)
     out = args.json_out or RESULTS_DIR / "e2e.json"
     data = {
@@ -188,6 +192,20 @@ def report(runs: list[Run], questions: list[Question], args: argparse.Namespace)
     path = write_results("e2e", data, vars(args), path=out)
     plot(designs, path.with_suffix(".png"), len(questions))
     log(f"wrote {path} and {path.with_suffix('.png')}")
+
+
+def paired_quality(runs: list[Run], name: str) -> dict[str, list[float]] | None:
+    """Bootstrap 95% intervals of the design's quality ratios to naive, answer by answer."""
+    rows = {r.design.name: r.rows for r in runs if r.rows}
+    if "naive" not in rows or name not in rows:
+        return None
+    naive = {(x["id"], x["repeat_kind"]): x for x in rows["naive"]}
+    pairs = [(x, naive[(x["id"], x["repeat_kind"])]) for x in rows[name]]
+    out = {}
+    for metric, key in (("rouge_l", "rouge_l"), ("expected_present", "expected")):
+        values = [(x[key], n[key]) for x, n in pairs if x[key] is not None and n[key] is not None]
+        out[metric] = ratio_interval(np.array(values, dtype=float)) if values else None
+    return out
 
 
 def design_result(run: Run) -> dict[str, Any]:

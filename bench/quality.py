@@ -8,8 +8,11 @@ default tokenizer: lower case, runs of ASCII letters and digits, no stemming.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
+
+import numpy as np
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 
@@ -45,3 +48,19 @@ def has_expected(answer: str, expected: Sequence[str]) -> bool | None:
         return None
     text = " ".join(answer.lower().split())
     return all(" ".join(e.lower().split()) in text for e in expected)
+
+
+def ratio_interval(pairs: np.ndarray, draws: int = 5000, seed: int = 0) -> list[float]:
+    """Bootstrap 95% interval of sum(design) / sum(reference) over paired rows [design,
+    reference] (one per question, resampled together): how far the ratio on this many
+    questions can be told from 1."""
+    rng = np.random.default_rng(seed)
+    sums = pairs[rng.integers(0, len(pairs), (draws, len(pairs)))].sum(axis=1)
+    ratios = sums[:, 0] / np.maximum(sums[:, 1], 1e-12)
+    return [float(v) for v in np.percentile(ratios, [2.5, 97.5])]
+
+
+def mcnemar_p(lost: int, gained: int) -> float:
+    """Exact two-sided McNemar p for paired yes/no outcomes: `lost` and `gained` discordant."""
+    n, k = lost + gained, min(lost, gained)
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n) if n else 1.0

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import tempfile
 from dataclasses import replace
@@ -48,7 +47,7 @@ from _common import (  # noqa: E402
     write_results,
 )
 from answers import Question, load  # noqa: E402
-from quality import has_expected, rouge_l  # noqa: E402
+from quality import has_expected, mcnemar_p, ratio_interval, rouge_l  # noqa: E402
 
 from assistant import events as p  # noqa: E402
 from assistant.answer import Answerer, CacheLayers  # noqa: E402
@@ -187,24 +186,14 @@ def against(rows: list[dict[str, Any]], ref: list[dict[str, Any]], draws: int = 
     rouge = np.array([[r["rouge_l"], x["rouge_l"]] for r, x in pairs if x["rouge_l"] is not None])
     lost = int((~facts[:, 0] & facts[:, 1]).sum())
     gained = int((facts[:, 0] & ~facts[:, 1]).sum())
-    n, k = lost + gained, min(lost, gained)
-    p = min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n) if n else 1.0
-    rng = np.random.default_rng(0)
-
-    def interval(values: np.ndarray) -> list[float]:
-        picks = rng.integers(0, len(values), (draws, len(values)))
-        sums = values[picks].sum(axis=1)  # draws × 2: the design's and the reference's
-        ratios = sums[:, 0] / np.maximum(sums[:, 1], 1e-12)
-        return [float(v) for v in np.percentile(ratios, [2.5, 97.5])]
-
     return {
         "facts_lost": lost,
         "facts_gained": gained,
-        "mcnemar_p": p,
+        "mcnemar_p": mcnemar_p(lost, gained),
         "facts_ratio": float(facts[:, 0].sum() / max(facts[:, 1].sum(), 1)),
-        "facts_ratio_ci95": interval(facts.astype(float)),
+        "facts_ratio_ci95": ratio_interval(facts.astype(float), draws),
         "rouge_l_ratio": float(rouge[:, 0].mean() / rouge[:, 1].mean()),
-        "rouge_l_ratio_ci95": interval(rouge),
+        "rouge_l_ratio_ci95": ratio_interval(rouge, draws),
     }
 
 
