@@ -13,8 +13,10 @@ imported demo home. Designs differ only in answer settings ([answer] in config.t
 distinct-context switch; "today" is the prompt and decoding before this work. Per design:
 source in prompt, all facts in prompt, all facts in answer, fact recall (share of expected
 strings), all facts in the evidence line, the unsupported-answer rate, the share of wrong answers
-marked unsupported and of right ones, how often a marked answer was wrong, ROUGE-L against the
-reference answer, seconds per answer. Writes bench/results/answers.json.
+marked unsupported and of right ones, how often a marked answer was wrong (the mark is judged on
+the model's own text: under [answer] unsupported = "quote", on the draft the quoted evidence
+replaced, while "facts in answer" counts what the user is shown), ROUGE-L against the reference
+answer, seconds per answer. Writes bench/results/answers.json.
 """
 
 from __future__ import annotations
@@ -160,6 +162,7 @@ def answer_once(pipe: Answerer, q: Question) -> dict[str, Any]:
         "unsupported": done.unsupported,
         "supported": done.supported,
         "quoted": bool(done.drafted),
+        "draft_facts": has_expected(done.drafted or done.answer, must),
         "source_in_prompt": any(is_source(r, q.source) for r in records),
         "facts_in_prompt": has_expected(prompt, must),
         "facts_in_answer": has_expected(done.answer, must),
@@ -183,8 +186,9 @@ def share(rows: list[dict[str, Any]], key: str) -> float:
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     factual = [r for r in rows if r["facts_in_answer"] is not None]
-    wrong = [r for r in factual if not r["facts_in_answer"]]
-    right = [r for r in factual if r["facts_in_answer"]]
+    # the mark judges the model's own text: under "quote", the draft the quote stands in for
+    wrong = [r for r in factual if not _draft_right(r)]
+    right = [r for r in factual if _draft_right(r)]
     flagged = [r for r in factual if not r["supported"]]
     return {
         "questions": len(rows),
@@ -197,10 +201,16 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "quoted": share([{"q": r.get("quoted", False)} for r in factual], "q"),
         "wrong_marked": share([{"u": not r["supported"]} for r in wrong], "u"),
         "right_marked": share([{"u": not r["supported"]} for r in right], "u"),
-        "marked_wrong": share([{"w": not r["facts_in_answer"]} for r in flagged], "w"),
+        "marked_wrong": share([{"w": not _draft_right(r)} for r in flagged], "w"),
         "rouge_l": mean(r["rouge_l"] for r in rows if r["rouge_l"] is not None),
         "seconds": mean(r["seconds"] for r in rows),
     }
+
+
+def _draft_right(row: dict[str, Any]) -> bool:
+    """Whether the model's own text held the facts (files written before drafts were kept:
+    the answer shown, which was the model's text unless it was quoted)."""
+    return bool(row.get("draft_facts", row["facts_in_answer"]))
 
 
 def remark(pipe: Answerer, q: Question, row: dict[str, Any]) -> dict[str, Any]:
