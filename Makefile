@@ -24,6 +24,8 @@ lint:
 bench:
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/import.py --copies 29
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/encoders.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/int8_recipes.py \
+		--eval float,dyn-pc,smooth-attn-blocks,smooth-attn,dyn-pc-skip3,nbits8-b128
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/start.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/retrieval.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/scale.py

@@ -27,11 +27,11 @@ class EmbeddingSettings:
     batch_size: int = 64
     device: str = "cpu"
     # "onnx" (the torch model's vectors on ONNX Runtime, no torch at search time), "onnx-int8"
-    # (int8 weights: about twice as fast, vectors of its own) or "torch" (sentence-transformers).
-    # Vectors of two encoders are never mixed: after a change, `assistant import` re-embeds every
-    # chunk. int8 is not the default: on the demo questions its hybrid recall@10 of distinct
-    # chunks is 0.884 to float's 0.901, under the 0.90 the demo's acceptance test asks
-    # (bench/results/encoders_distinct.json; rates in import.json)
+    # (int8, knowledge/quantize.py: about twice as fast, vectors of its own) or "torch"
+    # (sentence-transformers). Vectors of two encoders are never mixed: after a change,
+    # `assistant import` re-embeds every chunk. int8 is not the default: on the demo questions
+    # its hybrid recall@10 of distinct chunks is 0.893 to float's 0.901 (108 of 121 to 109),
+    # under the 0.90 the demo's acceptance test asks (bench/results/int8_recipes.json)
     backend: str = "onnx"
     encoders_dir: str = ""  # where ONNX exports are kept; empty: the user cache folder
 

@@ -2,7 +2,7 @@
 
     python bench/import.py [--copies 29] [--embed-limit 0] [--before-limit 600]
                            [--designs torch,onnx,onnx-int8] [--rate-designs ...]
-                           [--rounds 5] [--sample 96] [--long-tokens 200]
+                           [--rounds 5] [--sample 96] [--long-tokens 200] [--out import]
 
 The mailbox is the demo mbox `--copies` times with every Message-ID made unique, made once under
 /tmp/bench-cache. Each design imports it into a fresh home in a child process of its own: mails/s
@@ -13,7 +13,8 @@ import). Those children run one after another, so on a shared machine their rate
 load; the embedding rates to compare are from one more child that holds every rate design's
 encoder and embeds the same texts with each in turn, `--rounds` times (medians; also CPU-ms per
 chunk, which load moves far less): `--sample` demo chunks as the import makes them, and as many
-texts of `--long-tokens` tokens (demo chunks joined and cut). Writes bench/results/import.json.
+texts of `--long-tokens` tokens (demo chunks joined and cut). Writes bench/results/import.json
+(or --out).
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=5, help="rounds of the rate comparison")
     parser.add_argument("--sample", type=int, default=96, help="chunks per design per round")
     parser.add_argument("--long-tokens", type=int, default=200, help="tokens of the long texts")
+    parser.add_argument("--out", default="import", help="results file name (no .json)")
     parser.add_argument("--child", help=argparse.SUPPRESS)  # design: run one import, print JSON
     parser.add_argument("--mbox", type=Path, help=argparse.SUPPRESS)
     return parser.parse_args()
@@ -277,7 +279,7 @@ def main() -> None:
     for texts, timed in side_by_side.items():
         print_rates(texts, timed)
     data = {"mbox_mib": mbox.stat().st_size / 2**20, "runs": runs, "rates": side_by_side}
-    path = write_results("import", data, vars(args))
+    path = write_results(args.out, data, vars(args))
     print(f"wrote {path}")
 
 

@@ -31,7 +31,7 @@ from _common import (
 )
 from _verified import print_verified, run_verified
 
-from assistant.config import CacheSettings, EmbeddingSettings
+from assistant.config import CacheSettings, load_settings
 from assistant.knowledge.embeddings import make_embedder
 from cache.db import open_cache_db
 from cache.qa_bank import QABank, QAHit
@@ -139,7 +139,7 @@ class DuplicateLabels:
 def embed_pairs(pairs: Sequence[Pair]) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """Vectors for every a and b (each distinct text embedded once), and the timing."""
     os.environ["HF_HUB_OFFLINE"] = "1"  # before sentence-transformers is imported on first use
-    embedder = make_embedder(EmbeddingSettings())
+    embedder = make_embedder(load_settings().embedding)  # ASSISTANT_EMBEDDING_BACKEND too
     _, load_s = timed(lambda: embedder.embed_batch(["warm up"]))
     texts = list(dict.fromkeys(t for p in pairs for t in (p.a, p.b)))
     log(f"embedding {len(texts):,} distinct questions with {embedder.name}")

@@ -3,8 +3,8 @@
 The shipped all-MiniLM-L6-v2 is exported once (torch is needed for that step only) into an
 encoders folder, mean pooling and L2 normalisation inside the graph: "onnx" gives the torch
 model's vectors (cosine 1.0 to them, so it shares their name and their stored vectors), "onnx-int8"
-quantises its weight matrices to int8 — faster, but its vectors differ, so they carry their own
-name and are never mixed with the others in one index.
+quantises it to int8 (quantize.py) — faster, but its vectors differ, so they carry their own name
+and are never mixed with the others in one index.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ log = logging.getLogger(__name__)
 DIM = 384
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 BACKENDS = ("torch", "onnx", "onnx-int8")
-_EXPORT_VERSION = 3  # bump when the export or the quantisation changes: new files, new name
-INT8_SUFFIX = f"+int8.v{_EXPORT_VERSION}"  # the int8 encoder's vectors are named apart
+_EXPORT_VERSION = 3  # bump when the float export changes: a new folder
+_INT8_VERSION = 4  # bump when the quantisation changes (quantize.py): a new file, a new name
+INT8_SUFFIX = f"+int8.v{_INT8_VERSION}"  # the int8 encoder's vectors are named apart
 
 
 class OnnxEmbedder:
@@ -126,7 +127,8 @@ def onnx_file(model_dir: Path, encoders_dir: Path, backend: str) -> Path:
     stamp = model_dir / "model.safetensors"
     size = stamp.stat().st_size if stamp.exists() else 0
     folder = encoders_dir / f"{model_dir.parent.name}-{size}-v{_EXPORT_VERSION}"
-    return folder / ("model-int8.onnx" if backend == "onnx-int8" else "model.onnx")
+    int8 = f"model-int8.v{_INT8_VERSION}.onnx"
+    return folder / (int8 if backend == "onnx-int8" else "model.onnx")
 
 
 def ensure_exported(model_dir: Path, target: Path) -> Path:
@@ -139,7 +141,7 @@ def ensure_exported(model_dir: Path, target: Path) -> Path:
         _atomic(fp32, lambda tmp: _export_fused(model_dir, tmp))
     if target != fp32:
         log.info("quantising %s to int8 (once)", fp32)
-        _atomic(target, lambda tmp: _quantize(fp32, tmp))
+        _atomic(target, lambda tmp: _quantize(model_dir, fp32, tmp))
     return target
 
 
@@ -211,18 +213,9 @@ def _export_fp32(model_dir: Path, out: Path) -> None:
         )
 
 
-def _quantize(fp32: Path, out: Path) -> None:
-    """Weights of the dense layers to int8, per channel. The fused attention stays float:
-    quantising its projections too cost 0.011 DL19 nDCG@10 (dense) where this costs none, and
-    products of two activations cost far more (bench/results/encoders.json and its history)."""
-    import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
+def _quantize(model_dir: Path, fp32: Path, out: Path) -> None:
+    """int8 with smoothed activations and the FFN output in 8-bit blocks (quantize.py): closer
+    to float's vectors and faster than per-channel dynamic int8 alone (int8_recipes.json)."""
+    from assistant.knowledge.quantize import quantize
 
-    quantize_dynamic(
-        str(fp32),
-        str(out),
-        weight_type=QuantType.QInt8,
-        per_channel=True,
-        op_types_to_quantize=["MatMul"],
-        extra_options={"MatMulConstBOnly": True, "DefaultTensorType": onnx.TensorProto.FLOAT},
-    )
+    quantize(fp32, out, model_dir / "tokenizer.json", _max_length(model_dir))

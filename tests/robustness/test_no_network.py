@@ -81,7 +81,7 @@ def test_the_int8_encoder_is_made_from_the_shipped_model_offline(
     home = str(tmp_path / "home")
     assert main(["import", "--home", home, "--json", str(box)]) == 0
     assert json.loads(capsys.readouterr().out)["embedded"] == 1
-    assert sorted(p.name for p in encoders.rglob("*.onnx")) == ["model-int8.onnx", "model.onnx"]
+    assert sorted(p.name for p in encoders.rglob("*.onnx")) == ["model-int8.v4.onnx", "model.onnx"]
     made = {p: p.stat().st_mtime_ns for p in encoders.rglob("*.onnx")}
     assert main(["search", "--home", home, "--json", "tiles"]) == 0  # made once: reused
     assert {p: p.stat().st_mtime_ns for p in encoders.rglob("*.onnx")} == made

@@ -106,6 +106,7 @@ def test_a_home_switched_to_int8_is_re_embedded_never_mixed(tmp_path, capsys):
     vectors stay out of int8 searches, search says what to do, `assistant import` re-embeds."""
     from assistant.cli import main
     from assistant.config import Settings
+    from assistant.knowledge.encoder import INT8_SUFFIX
 
     assert Settings().embedding.backend == "onnx"
     home = tmp_path / "home"
@@ -119,7 +120,7 @@ def test_a_home_switched_to_int8_is_re_embedded_never_mixed(tmp_path, capsys):
     captured = capsys.readouterr()
     err = " ".join(captured.err.split())
     assert json.loads(captured.out) == []  # float vectors are not searched with int8 ones
-    assert "3 of 3 chunks have no vector from the encoder all-MiniLM-L6-v2+int8.v3" in err
+    assert f"3 of 3 chunks have no vector from the encoder all-MiniLM-L6-v2{INT8_SUFFIX}" in err
     assert "3 hold vectors of all-MiniLM-L6-v2," in err
     assert 'Run `assistant import` to re-embed them, or set [embedding] backend = "onnx"' in err
 
