@@ -45,7 +45,7 @@ def provisional(engine, recorded, probes=None) -> list[tuple[np.ndarray, np.ndar
         rows = []
         for layer, x in enumerate(cls):
             t = torch.from_numpy(x)
-            score = probes.score(layer, t) if probes else engine.head(t[:, None, :])
+            score = probes.score(layer, t) if probes else engine.head(t)
             rows.append(score.numpy())
         out.append((np.array(rows), final))
     return out

@@ -97,6 +97,14 @@ class Embeddings:
         h = words + self.position[: ids.shape[1]] + self.types[types]
         return F.layer_norm(h, h.shape[-1:], *self.norm, self.eps)
 
+    def packed(self, ids: list[list[int]], types: list[list[int]]) -> torch.Tensor:
+        """The pairs' token rows end to end, [sum of lengths, d] (packed.py)."""
+        flat = [t for pair in ids for t in pair]
+        positions = torch.cat([torch.arange(len(pair)) for pair in ids])
+        kinds = torch.tensor([t for pair in types for t in pair])
+        h = self.rows(flat) + self.position[positions] + self.types[kinds]
+        return F.layer_norm(h, h.shape[-1:], *self.norm, self.eps)
+
 
 MATRICES = (
     "attention.self.query", "attention.self.key", "attention.self.value",
@@ -130,13 +138,7 @@ def layer(w: dict[str, torch.Tensor], arch: BertArch, h: torch.Tensor, mask: tor
     b, t, d = h.shape
 
     def proj(name: str, x: torch.Tensor) -> torch.Tensor:
-        packed = w.get(f"{name}.packed")
-        if packed is not None:
-            return torch.ops.quantized.linear_dynamic(x, packed, reduce_range=REDUCE_RANGE)
-        weight = w[f"{name}.weight"]
-        if weight.dtype == torch.bfloat16:  # the product in bfloat16, the rest in float32
-            return _bf16_linear(x, weight, w[f"{name}.bias"])
-        return F.linear(x, weight, w[f"{name}.bias"])
+        return project(w, name, x)
 
     def heads(x: torch.Tensor) -> torch.Tensor:
         return x.view(b, t, arch.n_head, d // arch.n_head).transpose(1, 2)
@@ -151,6 +153,17 @@ def layer(w: dict[str, torch.Tensor], arch: BertArch, h: torch.Tensor, mask: tor
     return F.layer_norm(h + proj("output.dense", x), (d,), *ln, arch.eps)
 
 
+def project(w: dict, name: str, x: torch.Tensor) -> torch.Tensor:
+    """x through the layer's linear `name` (float32, bfloat16 or int8 matrix); float32 out."""
+    packed = w.get(f"{name}.packed")
+    if packed is not None:
+        return torch.ops.quantized.linear_dynamic(x, packed, reduce_range=REDUCE_RANGE)
+    weight = w[f"{name}.weight"]
+    if weight.dtype == torch.bfloat16:  # the product in bfloat16, the rest in float32
+        return _bf16_linear(x, weight, w[f"{name}.bias"])
+    return F.linear(x, weight, w[f"{name}.bias"])
+
+
 PAD_ROWS = 64  # a bfloat16 product's row count is padded to a multiple of this
 
 
@@ -160,9 +173,12 @@ def _bf16_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> t
     batches of any length the RSS grew with every question; padded, the row counts are a few
     (at most chunk × max_length / PAD_ROWS) and so are the kernels. Fixed blocks of rows bound
     it too, but cost the gain over float32."""
-    rows = x.reshape(-1, x.shape[-1]).bfloat16()
+    rows = x.reshape(-1, x.shape[-1])
     n = rows.shape[0]
-    out = F.linear(F.pad(rows, (0, 0, 0, -n % PAD_ROWS)), weight, bias)
+    padded = torch.empty(n + -n % PAD_ROWS, rows.shape[1], dtype=torch.bfloat16)
+    padded[:n] = rows  # converted and padded in one copy
+    padded[n:] = 0
+    out = F.linear(padded, weight, bias)
     return out[:n].float().view(*x.shape[:-1], weight.shape[0])
 
 
@@ -174,6 +190,7 @@ class Head:
         self.pooler = (weights.small("pooler.dense.weight"), weights.small("pooler.dense.bias"))
         self.out = (weights.small("classifier.weight"), weights.small("classifier.bias"))
 
-    def __call__(self, h: torch.Tensor) -> torch.Tensor:
-        pooled = torch.tanh(F.linear(h[:, 0], *self.pooler))
+    def __call__(self, cls: torch.Tensor) -> torch.Tensor:
+        """One logit per [CLS] row of `cls` [b, d]."""
+        pooled = torch.tanh(F.linear(cls, *self.pooler))
         return F.linear(pooled, *self.out)[:, 0]
