@@ -51,9 +51,7 @@ class Packed:
         index = torch.cat(
             [torch.arange(self.starts[r], self.starts[r] + self.lengths[r]) for r in rows]
         )
-        return Packed(
-            [self.ids[r] for r in rows], [self.lengths[r] for r in rows], self.h[index]
-        )
+        return Packed([self.ids[r] for r in rows], [self.lengths[r] for r in rows], self.h[index])
 
 
 def groups(lengths: list[int], order: list[int], max_rows: int) -> list[list[int]]:
