@@ -17,7 +17,7 @@ from itertools import accumulate
 import torch
 import torch.nn.functional as F
 
-from assistant.rerank.bert import BertArch, project
+from assistant.rerank.bert import BertArch, feed_forward, project, qkv
 
 
 @dataclass
@@ -55,17 +55,19 @@ class Packed:
 
 
 def groups(lengths: list[int], order: list[int], max_rows: int) -> list[list[int]]:
-    """Consecutive candidates of `order` in groups of at most `max_rows` token rows (a pair
-    longer than that alone in its group)."""
+    """Candidates in groups of at most `max_rows` token rows, first fit in `order` (longest
+    first packs the groups full; bf16.py's blocks then pad little). A pair longer than
+    `max_rows` is a group alone."""
     out: list[list[int]] = []
-    rows = 0
+    rows: list[int] = []
     for i in order:
-        if out and rows + lengths[i] <= max_rows:
-            out[-1].append(i)
-            rows += lengths[i]
-        else:
+        fits = next((g for g, r in enumerate(rows) if r + lengths[i] <= max_rows), None)
+        if fits is None:
             out.append([i])
-            rows = lengths[i]
+            rows.append(lengths[i])
+        else:
+            out[fits].append(i)
+            rows[fits] += lengths[i]
     return out
 
 
@@ -77,17 +79,13 @@ def packed_layer(
     starts = [0, *accumulate(lengths)][:-1]
     d = h.shape[1]
     rows = h[starts] if cls_only else h
-    q = project(w, "attention.self.query", rows)
-    k = project(w, "attention.self.key", h)
-    v = project(w, "attention.self.value", h)
+    q, k, v = qkv(w, h, rows if cls_only else None)
     attn = _attention(q, k, v, starts, lengths, arch.n_head, cls_only)
     out = project(w, "attention.output.dense", attn)
     ln = (w["attention.output.LayerNorm.weight"], w["attention.output.LayerNorm.bias"])
     x = F.layer_norm(rows + out, (d,), *ln, arch.eps)
-    y = project(w, "intermediate.dense", x)
-    y = F.gelu(y, approximate="tanh" if arch.gelu_tanh else "none")
     ln = (w["output.LayerNorm.weight"], w["output.LayerNorm.bias"])
-    return F.layer_norm(x + project(w, "output.dense", y), (d,), *ln, arch.eps)
+    return F.layer_norm(x + feed_forward(w, arch, x), (d,), *ln, arch.eps)
 
 
 def _attention(q, k, v, starts, lengths, n_head: int, cls_only: bool) -> torch.Tensor:
@@ -96,10 +94,10 @@ def _attention(q, k, v, starts, lengths, n_head: int, cls_only: bool) -> torch.T
     d = k.shape[1]
 
     def heads(x: torch.Tensor) -> torch.Tensor:
-        return x.reshape(-1, n_head, d // n_head).transpose(0, 1)
+        return x.reshape(1, -1, n_head, d // n_head).transpose(1, 2)  # 4-D: the flash kernel
 
     for r, (s, n) in enumerate(zip(starts, lengths, strict=True)):
         rows = slice(r, r + 1) if cls_only else slice(s, s + n)
         a = F.scaled_dot_product_attention(heads(q[rows]), heads(k[s : s + n]), heads(v[s : s + n]))
-        out[rows] = a.transpose(0, 1).reshape(-1, d)
+        out[rows] = a[0].transpose(0, 1).reshape(-1, d)
     return out
