@@ -13,7 +13,7 @@ from assistant.rerank import bf16
 def test_blocks_cover_the_rows_with_two_sizes_and_little_padding(n):
     spans = list(bf16.blocks(n))
     assert spans[0][0] == 0 and spans[-1][1] == n
-    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))  # contiguous, in order
+    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:], strict=False))  # contiguous, in order
     assert {size for _, _, size in spans} <= {bf16.BIG, bf16.SMALL}
     assert all(stop - start <= size for start, stop, size in spans)
     assert sum(size for *_, size in spans) - n < bf16.SMALL
