@@ -98,3 +98,13 @@ def test_packed_minilm_sized_cross_encoder_matches_sentence_transformers(tmp_pat
     reference = CrossScorer(str(tmp_path / "ce")).scores(QUESTION, MANY)
     run = CrossPruned(str(tmp_path / "ce"), packed_rows=128).rank(QUESTION, MANY, 3)
     np.testing.assert_allclose(logits(run, len(MANY)), reference, atol=1e-4)
+
+
+def test_a_negative_packed_row_count_is_a_config_error(tmp_path):
+    from assistant.config import ConfigError, load_settings
+
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("[reranker]\ncross_packed_rows = -5\n")
+    with pytest.raises(ConfigError, match="reranker.cross_packed_rows: expected 0"):
+        load_settings(cfg, env={})
+    assert load_settings(None, env={}).reranker.cross_packed_rows == 1024
