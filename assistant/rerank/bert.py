@@ -62,7 +62,7 @@ class BertFile(SafetensorsFile):
         )
 
     def small(self, name: str) -> torch.Tensor:
-        return torch.from_numpy(self.read(name).astype(np.float32))
+        return torch.from_numpy(self.read(name).astype(np.float32, copy=False))
 
     def layer(self, index: int) -> dict[str, torch.Tensor]:
         prefix = f"layer.{index}."

@@ -79,11 +79,14 @@ def packed_layer(
     starts = [0, *accumulate(lengths)][:-1]
     d = h.shape[1]
     rows = h[starts] if cls_only else h
-    q, k, v = qkv(w, h, rows if cls_only else None)
-    attn = _attention(q, k, v, starts, lengths, arch.n_head, cls_only)
+    attn = _attention(
+        *qkv(w, h, rows if cls_only else None), starts, lengths, arch.n_head, cls_only
+    )
     out = project(w, "attention.output.dense", attn)
+    del attn  # each activation freed as soon as it is used: the feed-forward's peak is alone
     ln = (w["attention.output.LayerNorm.weight"], w["attention.output.LayerNorm.bias"])
     x = F.layer_norm(rows + out, (d,), *ln, arch.eps)
+    del out
     ln = (w["output.LayerNorm.weight"], w["output.LayerNorm.bias"])
     return F.layer_norm(x + feed_forward(w, arch, x), (d,), *ln, arch.eps)
 

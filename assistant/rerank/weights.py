@@ -77,8 +77,10 @@ class SafetensorsFile:
             row_bytes = int(np.prod(shape[1:])) * dtype.itemsize
             start += rows.start * row_bytes
             shape[0] = min(rows.stop, shape[0]) - rows.start
-        count = int(np.prod(shape)) * dtype.itemsize
-        return np.frombuffer(os.pread(self._fd, count, start), dtype=dtype).reshape(shape)
+        out = np.empty(shape, dtype=dtype)  # read straight into it: no bytes object to copy
+        if os.preadv(self._fd, [memoryview(out).cast("B")], start) != out.nbytes:
+            raise OSError(f"{self.path}: truncated (tensor {name} ends past the file)")
+        return out
 
     def bytes_under(self, prefix: str) -> int:
         """Stored bytes of the tensors whose names start with `prefix` (one layer's)."""
