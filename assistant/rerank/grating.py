@@ -8,6 +8,10 @@ every layer ends in a LayerNorm, so each layer's [CLS] lives in the scale the he
 on, and the head needs no labels to apply (bench/results/cross_pruned.json records how well each
 layer's provisional order agrees with the final one). The policy sees sigmoid(logit): the CV of
 raw logits, which sit around zero, says nothing about their spread.
+
+Candidates run either in padded batches (`_Chunk`, bert.layer) or packed (packed.py: token
+rows end to end without padding, the last layer on [CLS] only); both expose forward / cls /
+keep, and the loop does not tell them apart.
 """
 
 from __future__ import annotations
