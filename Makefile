@@ -53,6 +53,7 @@ bench:
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/rerank_speed.py --queries 3
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/train_cross_encoder.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/cross_pruned.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/cross_threads.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/omp_wait.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/rerank_auto.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/e2e.py --precompute-minutes 25 \

@@ -188,6 +188,9 @@ class RerankerSettings:
     # natively (AVX512-BF16, AMX; elsewhere float32): half the layer bytes, less time, the same
     # top-5 as float32 on DL19 (bench/results/cross_pruned.json)
     cross_bf16: bool = True
+    # cross-pruned: the packed forward (rerank/packed.py: no padding, the last layer on [CLS]
+    # only) in groups of at most this many token rows; 0: padded batches of 4 pairs
+    cross_packed_rows: int = 1024
     # auto: the nightly self-check needs this many predicted questions with a known source, and
     # reads at most auto_questions of them
     auto_min_questions: int = 30
@@ -262,6 +265,11 @@ def _check_values(settings: Settings) -> None:
         raise ConfigError(
             "embedding.backend: expected 'torch', 'onnx' or 'onnx-int8', "
             f"got {settings.embedding.backend!r}"
+        )
+    if settings.reranker.cross_packed_rows < 0:
+        raise ConfigError(
+            "reranker.cross_packed_rows: expected 0 (padded batches) or a number of token rows, "
+            f"got {settings.reranker.cross_packed_rows}"
         )
     if settings.retrieval.fusion not in ("zscore", "rrf"):
         raise ConfigError(

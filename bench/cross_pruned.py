@@ -5,6 +5,7 @@ then latency, peak memory and top-5 overlap against the unpruned cross-encoder. 
 in its own process (its peak RSS is its own); a sampler records RSS over time for the plot.
 
     python bench/cross_pruned.py [--candidates 20 50] [--queries 43] [--rounds 2] [--model DIR]
+        [--threads 2] [--designs NAME ...] [--name cross_pruned]
 
 Provisional scores: the classifier head on each layer's [CLS], or per-layer linear probes fitted
 on the first half's pairs to the model's own final logits (no labels); the one that computes
@@ -21,8 +22,15 @@ or bfloat16: what each costs in top-5 overlap and saves in time); `cross-pruned`
 `rerank = "cross-pruned"` runs here: bfloat16, the calibrated threshold, every layer resident),
 `cross-pruned, loaded as it runs` (the same resident bytes, but each layer read as the first
 forward reaches it: WRX's cold start at the same budget) and `cross-pruned, streamed` (no layer
-resident: the two-layer window). The study's layer states come from the bfloat16 engine where
-the CPU multiplies bfloat16 natively (the threshold is calibrated for what runs).
+resident: the two-layer window): padded batches of 4 pairs. The `cross-packed` designs are the
+same with the packed forward (packed.py: no padding, attention per pair, the last layer on
+[CLS] only; `[reranker] cross_packed_rows`, what `rerank = "cross-pruned"` runs now), unpruned
+(threshold inf) and pruned, resident, loaded as it runs, streamed. All layer-wise designs share
+the product code (bf16.py's row blocks, the fused query-key-value matrix), so the padded rows
+are the earlier design with today's kernels. `wrx` in the results: each "loaded as it runs"
+cold start over its preloaded twin's (the same resident bytes). The study's layer states come
+from the packed bfloat16 engine where the CPU multiplies bfloat16 natively (the threshold is
+calibrated for what runs).
 Runs with OMP_WAIT_POLICY=PASSIVE: on 2 cores shared with other work, torch's OpenMP
 threads spin-waiting for a descheduled sibling made a 2-thread forward ~8x slower than 1 thread.
 Writes bench/results/cross_pruned.json and cross_pruned_memory.png.
@@ -65,14 +73,23 @@ from train_cross_encoder import DEFAULT_OUT
 
 from assistant.rerank.bert import native_bf16
 
-DESIGNS = {  # name → threshold key, resident layers (None: all), matrices, preload
-    "cross": ("whole", None, "float32", True),
-    "layer-wise unpruned": ("inf", None, "float32", True),
-    "layer-wise int8 unpruned": ("inf", None, "int8", True),
-    "layer-wise bf16 unpruned": ("inf", None, "bfloat16", True),
-    "cross-pruned": ("calibrated", None, "bfloat16", True),
-    "cross-pruned, loaded as it runs": ("calibrated", None, "bfloat16", False),
-    "cross-pruned, streamed": ("calibrated", 0, "bfloat16", True),
+PACKED_ROWS = 1024  # the packed designs' group size ([reranker] cross_packed_rows)
+DESIGNS = {  # name → threshold key, resident layers (None: all), matrices, preload, packed rows
+    "cross": ("whole", None, "float32", True, 0),
+    "layer-wise unpruned": ("inf", None, "float32", True, 0),
+    "layer-wise int8 unpruned": ("inf", None, "int8", True, 0),
+    "layer-wise bf16 unpruned": ("inf", None, "bfloat16", True, 0),
+    "cross-pruned": ("calibrated", None, "bfloat16", True, 0),
+    "cross-pruned, loaded as it runs": ("calibrated", None, "bfloat16", False, 0),
+    "cross-pruned, streamed": ("calibrated", 0, "bfloat16", True, 0),
+    "cross-packed unpruned": ("inf", None, "bfloat16", True, PACKED_ROWS),
+    "cross-packed": ("calibrated", None, "bfloat16", True, PACKED_ROWS),
+    "cross-packed, loaded as it runs": ("calibrated", None, "bfloat16", False, PACKED_ROWS),
+    "cross-packed, streamed": ("calibrated", 0, "bfloat16", True, PACKED_ROWS),
+}
+LOADED_AS_IT_RUNS = {  # WRX: each lazy design and its preloaded twin
+    "cross-pruned, loaded as it runs": "cross-pruned",
+    "cross-packed, loaded as it runs": "cross-packed",
 }
 
 
@@ -95,6 +112,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--timed-queries", type=int, default=10, help="the last N (held-out) queries")
     p.add_argument("--rounds", type=int, default=2, help="runs of every design, order reversed")
     p.add_argument("--study-only", action="store_true", help="agreement and calibration only")
+    p.add_argument("--designs", nargs="+", choices=list(DESIGNS), help="a subset (cross always)")
+    p.add_argument("--name", default="cross_pruned", help="results/NAME.json, NAME_memory.png")
     return p.parse_args()
 
 
@@ -160,7 +179,7 @@ def worker(args: argparse.Namespace) -> dict[str, Any]:
     return_freed_memory()
     warm_kernels()
     rows = json.loads(candidates_file(args, args.depth).read_text())[-args.timed_queries :]
-    kind, resident, matrices, preload = DESIGNS[args.worker]
+    kind, resident, matrices, preload, packed_rows = DESIGNS[args.worker]
     sampler = Sampler()
     sampler.start()
     base = rss_mib()  # torch, transformers and sentence-transformers imported, no model
@@ -171,7 +190,8 @@ def worker(args: argparse.Namespace) -> dict[str, Any]:
         probes = Probes.load(Path(args.probes)) if args.probes and kind != "inf" else None
         model = CrossPruned(str(args.model), args.max_length, resident_layers=resident,
                             probes=probes, bf16=matrices == "bfloat16",
-                            int8=matrices == "int8", preload=preload)  # fmt: skip
+                            int8=matrices == "int8", preload=preload,
+                            packed_rows=packed_rows)  # fmt: skip
     load_s = time.perf_counter() - t0
     latencies, cpu, orders, layers = [], [], [], []
     for n, row in enumerate(rows):
@@ -226,9 +246,10 @@ def run_worker(
 def rounds(args, depth: int, threshold: float, probes: str) -> dict[str, dict]:
     """Every design `--rounds` times, the order reversed each round (the load on a shared
     machine drifts); per design the rounds' queries pooled, cold starts averaged."""
-    runs: dict[str, list[dict]] = {d: [] for d in DESIGNS}
+    names = ["cross", *(d for d in args.designs or DESIGNS if d != "cross")]
+    runs: dict[str, list[dict]] = {d: [] for d in names}
     for r in range(args.rounds):
-        for d in list(DESIGNS)[:: -1 if r % 2 else 1]:
+        for d in names[:: -1 if r % 2 else 1]:
             runs[d].append(run_worker(args, d, depth, threshold, probes))
     out = {}
     for d, rs in runs.items():
@@ -263,12 +284,25 @@ def compare(args, depth: int, threshold: float, probes: str) -> dict[str, Any]:
     for row in table.values():
         row["vs_cross"] = {key: row[key] / cross[key] for key in ("latency_mean_s", "cpu_mean_s",
                            "added_rss_mib", "cold_start_s")}  # fmt: skip
-    return {"designs": table, "timelines": {n: r["rss_timeline"] for n, r in results.items()}}
+    wrx = {
+        lazy: table[lazy]["cold_start_s"] / table[twin]["cold_start_s"]
+        for lazy, twin in LOADED_AS_IT_RUNS.items()
+        if lazy in table and twin in table
+    }
+    timelines = {n: r["rss_timeline"] for n, r in results.items()}
+    return {"designs": table, "wrx_cold_start_vs_preloaded": wrx, "timelines": timelines}
+
+
+PLOTTED = (  # the memory plot's lines (all eleven are in the JSON; more repeat colours)
+    "cross", "layer-wise unpruned", "cross-pruned", "cross-pruned, streamed", "cross-packed",
+    "cross-packed, loaded as it runs", "cross-packed, streamed",
+)  # fmt: skip
 
 
 def plot(timelines: dict[str, list], depth: int, path: Path) -> None:
     title = f"Cross-encoder reranking memory, DL19, {depth} candidates per query"
-    plot_rss(timelines, "seconds since the worker started", title, path)
+    shown = {n: t for n, t in timelines.items() if n in PLOTTED}
+    plot_rss(shown, "seconds since the worker started", title, path)
 
 
 def main() -> None:
@@ -311,15 +345,19 @@ def main() -> None:
         ratios = [[name, *v["vs_cross"].values()] for name, v in res["designs"].items()]
         cols = list(res["designs"]["cross"]["vs_cross"])
         print_table(f"DL19, {d} candidates: each design / cross", ["design", *cols], ratios)
-    plot(runs[depth]["timelines"], depth, RESULTS_DIR / "cross_pruned_memory.png")
+        print(f"cold start loaded as it runs / preloaded: {res['wrx_cold_start_vs_preloaded']}")
+    plot(runs[depth]["timelines"], depth, RESULTS_DIR / f"{args.name}_memory.png")
     data = {
         "model": str(args.model),
         "native_bf16": native_bf16(),
         "checks": [c + 1 for c in engine.default_checks()],
         "provisional": figures,
         "runs": {str(d): r["designs"] for d, r in runs.items()},
+        "wrx_cold_start_vs_preloaded": {
+            str(d): r["wrx_cold_start_vs_preloaded"] for d, r in runs.items()
+        },
     }
-    write_results("cross_pruned", data, {k: str(v) for k, v in vars(args).items()})
+    write_results(args.name, data, {k: str(v) for k, v in vars(args).items()})
 
 
 if __name__ == "__main__":

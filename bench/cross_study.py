@@ -26,7 +26,7 @@ def states(args, rows: list[dict]):
     from assistant.rerank.grating import CrossPruned
 
     torch.set_num_threads(args.threads)
-    engine = CrossPruned(str(args.model), args.max_length, bf16=native_bf16())
+    engine = CrossPruned(str(args.model), args.max_length, bf16=native_bf16(), packed_rows=1024)
     out = []
     for n, row in enumerate(rows, 1):
         cls, final = engine.layer_states(row["text"], row["passages"])
@@ -45,7 +45,7 @@ def provisional(engine, recorded, probes=None) -> list[tuple[np.ndarray, np.ndar
         rows = []
         for layer, x in enumerate(cls):
             t = torch.from_numpy(x)
-            score = probes.score(layer, t) if probes else engine.head(t[:, None, :])
+            score = probes.score(layer, t) if probes else engine.head(t)
             rows.append(score.numpy())
         out.append((np.array(rows), final))
     return out

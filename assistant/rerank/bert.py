@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from assistant.config import ConfigError
+from assistant.rerank import bf16
 from assistant.rerank.weights import DTYPES, SafetensorsFile
 
 BERT_HEADS = ("BertForSequenceClassification",)
@@ -61,14 +62,14 @@ class BertFile(SafetensorsFile):
         )
 
     def small(self, name: str) -> torch.Tensor:
-        return torch.from_numpy(self.read(name).astype(np.float32))
+        return torch.from_numpy(self.read(name).astype(np.float32, copy=False))
 
     def layer(self, index: int) -> dict[str, torch.Tensor]:
         prefix = f"layer.{index}."
         w = {n[len(prefix) :]: self.small(n) for n in self.entries if n.startswith(prefix)}
         if self.bf16:
             w = {n: t.bfloat16() if n.rsplit(".", 1)[0] in MATRICES else t for n, t in w.items()}
-        return quantize_layer(w) if self.int8 else w
+        return quantize_layer(w) if self.int8 else fuse_qkv(w)
 
     def layer_bytes(self, index: int) -> int:
         return self.bytes_under(f"layer.{index}.")
@@ -95,6 +96,14 @@ class Embeddings:
     def __call__(self, ids: torch.Tensor, types: torch.Tensor) -> torch.Tensor:
         words = self.rows(ids.flatten().tolist()).view(*ids.shape, -1)
         h = words + self.position[: ids.shape[1]] + self.types[types]
+        return F.layer_norm(h, h.shape[-1:], *self.norm, self.eps)
+
+    def packed(self, ids: list[list[int]], types: list[list[int]]) -> torch.Tensor:
+        """The pairs' token rows end to end, [sum of lengths, d] (packed.py)."""
+        flat = [t for pair in ids for t in pair]
+        positions = torch.cat([torch.arange(len(pair)) for pair in ids])
+        kinds = torch.tensor([t for pair in types for t in pair])
+        h = self.rows(flat) + self.position[positions] + self.types[kinds]
         return F.layer_norm(h, h.shape[-1:], *self.norm, self.eps)
 
 
@@ -129,41 +138,68 @@ def layer(w: dict[str, torch.Tensor], arch: BertArch, h: torch.Tensor, mask: tor
     """One encoder layer (post-norm). h: [B, T, d]; mask: [B, T] True on real tokens."""
     b, t, d = h.shape
 
-    def proj(name: str, x: torch.Tensor) -> torch.Tensor:
-        packed = w.get(f"{name}.packed")
-        if packed is not None:
-            return torch.ops.quantized.linear_dynamic(x, packed, reduce_range=REDUCE_RANGE)
-        weight = w[f"{name}.weight"]
-        if weight.dtype == torch.bfloat16:  # the product in bfloat16, the rest in float32
-            return _bf16_linear(x, weight, w[f"{name}.bias"])
-        return F.linear(x, weight, w[f"{name}.bias"])
-
     def heads(x: torch.Tensor) -> torch.Tensor:
         return x.view(b, t, arch.n_head, d // arch.n_head).transpose(1, 2)
 
-    q, k, v = (heads(proj(f"attention.self.{n}", h)) for n in ("query", "key", "value"))
+    q, k, v = (heads(x) for x in qkv(w, h))
     attn = F.scaled_dot_product_attention(q, k, v, attn_mask=mask[:, None, None, :])
-    out = proj("attention.output.dense", attn.transpose(1, 2).reshape(b, t, d))
+    out = project(w, "attention.output.dense", attn.transpose(1, 2).reshape(b, t, d))
     ln = (w["attention.output.LayerNorm.weight"], w["attention.output.LayerNorm.bias"])
     h = F.layer_norm(h + out, (d,), *ln, arch.eps)
-    x = F.gelu(proj("intermediate.dense", h), approximate="tanh" if arch.gelu_tanh else "none")
     ln = (w["output.LayerNorm.weight"], w["output.LayerNorm.bias"])
-    return F.layer_norm(h + proj("output.dense", x), (d,), *ln, arch.eps)
+    return F.layer_norm(h + feed_forward(w, arch, h), (d,), *ln, arch.eps)
 
 
-PAD_ROWS = 64  # a bfloat16 product's row count is padded to a multiple of this
+QKV = "attention.self.qkv"
 
 
-def _bf16_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
-    """x @ weight.T + bias in bfloat16, its rows zero-padded to a multiple of PAD_ROWS.
-    oneDNN generates and keeps a kernel for each new row count of a bfloat16 product, so over
-    batches of any length the RSS grew with every question; padded, the row counts are a few
-    (at most chunk × max_length / PAD_ROWS) and so are the kernels. Fixed blocks of rows bound
-    it too, but cost the gain over float32."""
-    rows = x.reshape(-1, x.shape[-1]).bfloat16()
-    n = rows.shape[0]
-    out = F.linear(F.pad(rows, (0, 0, 0, -n % PAD_ROWS)), weight, bias)
-    return out[:n].float().view(*x.shape[:-1], weight.shape[0])
+def fuse_qkv(w: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The query, key and value matrices (and biases) stacked as one [3d, d] `QKV`: one
+    product reads (and, in bfloat16, converts) the layer's input once instead of three times."""
+    out = dict(w)
+    for part in ("weight", "bias"):
+        names = [f"attention.self.{n}.{part}" for n in ("query", "key", "value")]
+        out[f"{QKV}.{part}"] = torch.cat([out.pop(n) for n in names])
+    return out
+
+
+def qkv(w: dict, h: torch.Tensor, q_rows: torch.Tensor | None = None):
+    """Query, key and value of h (float32); with `q_rows` the query of those rows only."""
+    q_in = h if q_rows is None else q_rows
+    if f"{QKV}.weight" not in w:  # int8 layers keep the three matrices
+        names = ("attention.self.key", "attention.self.value")
+        return project(w, "attention.self.query", q_in), *(project(w, n, h) for n in names)
+    weight, bias = w[f"{QKV}.weight"], w[f"{QKV}.bias"]
+    if q_rows is None:
+        return _linear(h, weight, bias).chunk(3, dim=-1)
+    d = h.shape[-1]
+    k, v = _linear(h, weight[d:], bias[d:]).chunk(2, dim=-1)
+    return _linear(q_rows, weight[:d], bias[:d]), k, v
+
+
+def feed_forward(w: dict, arch: BertArch, x: torch.Tensor) -> torch.Tensor:
+    """gelu(x W1 + b1) W2 + b2 (bf16.feed_forward with bfloat16 matrices)."""
+    gelu = "tanh" if arch.gelu_tanh else "none"
+    w1 = w.get("intermediate.dense.weight")
+    if w1 is not None and w1.dtype == torch.bfloat16:
+        names = ("intermediate.dense.bias", "output.dense.weight", "output.dense.bias")
+        return bf16.feed_forward(x, w1, *(w[n] for n in names), gelu)
+    y = F.gelu(project(w, "intermediate.dense", x), approximate=gelu)
+    return project(w, "output.dense", y)
+
+
+def project(w: dict, name: str, x: torch.Tensor) -> torch.Tensor:
+    """x through the layer's linear `name` (float32, bfloat16 or int8 matrix); float32 out."""
+    packed = w.get(f"{name}.packed")
+    if packed is not None:
+        return torch.ops.quantized.linear_dynamic(x, packed, reduce_range=REDUCE_RANGE)
+    return _linear(x, w[f"{name}.weight"], w[f"{name}.bias"])
+
+
+def _linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    if weight.dtype == torch.bfloat16:  # the product in bfloat16, the rest in float32
+        return bf16.linear(x, weight, bias)
+    return F.linear(x, weight, bias)
 
 
 class Head:
@@ -174,6 +210,7 @@ class Head:
         self.pooler = (weights.small("pooler.dense.weight"), weights.small("pooler.dense.bias"))
         self.out = (weights.small("classifier.weight"), weights.small("classifier.bias"))
 
-    def __call__(self, h: torch.Tensor) -> torch.Tensor:
-        pooled = torch.tanh(F.linear(h[:, 0], *self.pooler))
+    def __call__(self, cls: torch.Tensor) -> torch.Tensor:
+        """One logit per [CLS] row of `cls` [b, d]."""
+        pooled = torch.tanh(F.linear(cls, *self.pooler))
         return F.linear(pooled, *self.out)[:, 0]

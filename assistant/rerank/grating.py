@@ -8,6 +8,10 @@ every layer ends in a LayerNorm, so each layer's [CLS] lives in the scale the he
 on, and the head needs no labels to apply (bench/results/cross_pruned.json records how well each
 layer's provisional order agrees with the final one). The policy sees sigmoid(logit): the CV of
 raw logits, which sit around zero, says nothing about their spread.
+
+Candidates run either in padded batches (`_Chunk`, bert.layer) or packed (packed.py: token
+rows end to end without padding, the last layer on [CLS] only); both expose forward / cls /
+keep, and the loop does not tell them apart.
 """
 
 from __future__ import annotations
@@ -19,8 +23,9 @@ from pathlib import Path
 
 import torch
 
-from assistant.rerank.bert import BertFile, Embeddings, Head, layer
+from assistant.rerank.bert import BertArch, BertFile, Embeddings, Head, layer
 from assistant.rerank.cross import check_folder
+from assistant.rerank.packed import Packed, groups
 from assistant.rerank.policy import Pruner
 from assistant.rerank.probes import Probes
 from assistant.rerank.pruned import PrunedRun
@@ -43,6 +48,12 @@ class _Chunk:
         width = int(self.mask[idx].sum(1).max())  # drop the padding the longest left behind
         return _Chunk([self.ids[r] for r in rows], self.h[idx, :width], self.mask[idx, :width])
 
+    def forward(self, w: dict, arch: BertArch, last: bool) -> None:
+        self.h = layer(w, arch, self.h, self.mask)
+
+    def cls(self) -> torch.Tensor:
+        return self.h[:, 0]
+
 
 class CrossPruned:
     def __init__(
@@ -56,6 +67,7 @@ class CrossPruned:
         bf16: bool = False,
         int8: bool = False,
         preload: bool = True,
+        packed_rows: int = 0,
     ) -> None:
         """`resident_layers`: layers kept loaded between questions (None: all); the others
         stream through a two-layer window read ahead while the current one computes.
@@ -66,7 +78,10 @@ class CrossPruned:
         (bench/results/cross_pruned.json); the loader turns it on only there.
         `int8`: the layers' matrices in int8 (bert.quantize_layer), quantised as they load;
         bench-only (it costs too much top-5 overlap: bench/results/cross_pruned.json).
-        `preload`: read the resident layers now, or as the first forward reaches each."""
+        `preload`: read the resident layers now, or as the first forward reaches each.
+        `packed_rows`: 0: candidates in padded batches of `chunk_size`; else the packed forward
+        (packed.py: no padding, the last layer on [CLS] rows only) in groups of at most this
+        many token rows."""
         from transformers import AutoTokenizer
 
         path = Path(folder).expanduser()
@@ -76,6 +91,7 @@ class CrossPruned:
         self.tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
         self.max_length = max_length
         self.chunk_size = chunk_size
+        self.packed_rows = packed_rows
         resident = self.arch.n_layers if resident_layers is None else resident_layers
         self.window = LayerWindow(self.weights, resident, preload)
         self.embed = Embeddings(self.weights, EmbeddingRows(self.weights, embed_rows, "word"))
@@ -112,10 +128,10 @@ class CrossPruned:
                     if check is not None:
                         check()  # may raise (a background rerank stepping aside)
                     w = self.window.get(index)
-                    for c in chunks:
-                        c.h = layer(w, self.arch, c.h, c.mask)
-                    run.candidate_layers += sum(len(c.ids) for c in chunks)
                     last = index == self.arch.n_layers - 1
+                    for c in chunks:
+                        c.forward(w, self.arch, last)
+                    run.candidate_layers += sum(len(c.ids) for c in chunks)
                     if last or (index in check_at and not pruner.settled):
                         chunks = self._check(run, pruner, chunks, index, last, len(passages))
                     if last or pruner.finished:
@@ -145,9 +161,9 @@ class CrossPruned:
         last layer: there the head's logit is the final score)."""
         ids = [i for c in chunks for i in c.ids]
         if layer is not None and self.probes is not None and self.probes.has(layer):
-            logits = torch.cat([self.probes.score(layer, c.h[:, 0]) for c in chunks]).tolist()
+            logits = torch.cat([self.probes.score(layer, c.cls()) for c in chunks]).tolist()
         else:
-            logits = torch.cat([self.head(c.h) for c in chunks]).tolist()
+            logits = torch.cat([self.head(c.cls()) for c in chunks]).tolist()
         return dict(zip(ids, logits, strict=True))
 
     def layer_states(self, query: str, passages: Sequence[str]) -> tuple[list, torch.Tensor]:
@@ -160,20 +176,27 @@ class CrossPruned:
                 for index in range(self.arch.n_layers):
                     w = self.window.get(index)
                     for c in chunks:
-                        c.h = layer(w, self.arch, c.h, c.mask)
-                    states.append(torch.cat([c.h[:, 0] for c in chunks])[order])
-                final = torch.cat([self.head(c.h) for c in chunks])[order]
+                        c.forward(w, self.arch, index == self.arch.n_layers - 1)
+                    states.append(torch.cat([c.cls() for c in chunks])[order])
+                final = self.head(states[-1])
         finally:
             self.window.release()
         return states[:-1], final
 
-    def _chunks(self, query: str, passages: Sequence[str]) -> list[_Chunk]:
-        """Batches of `chunk_size`, longest pairs together (less padding), embedded."""
+    def _chunks(self, query: str, passages: Sequence[str]) -> list[_Chunk] | list[Packed]:
+        """Batches of `chunk_size` (or packed groups), longest pairs together, embedded."""
         enc = self.tokenizer(
             [query] * len(passages), list(passages), truncation=True, max_length=self.max_length
         )
         lengths = [len(x) for x in enc["input_ids"]]
         order = sorted(range(len(passages)), key=lambda i: -lengths[i])
+        if self.packed_rows:
+            ids, types = enc["input_ids"], enc["token_type_ids"]
+            return [
+                Packed(g, [lengths[i] for i in g], self.embed.packed(
+                    [ids[i] for i in g], [types[i] for i in g]))
+                for g in groups(lengths, order, self.packed_rows)
+            ]  # fmt: skip
         out = []
         for start in range(0, len(order), self.chunk_size):
             ids = order[start : start + self.chunk_size]

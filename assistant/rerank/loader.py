@@ -82,7 +82,10 @@ def make_cross_pruned(settings: Settings):
         torch.set_num_threads(s.n_threads)
     resident = None if s.cross_resident_layers < 0 else s.cross_resident_layers
     bf16 = s.cross_bf16 and native_bf16()
-    return CrossPruned(s.model, s.cross_max_length, resident_layers=resident, bf16=bf16)
+    return CrossPruned(
+        s.model, s.cross_max_length, resident_layers=resident, bf16=bf16,
+        packed_rows=s.cross_packed_rows,
+    )  # fmt: skip
 
 
 def make_torch_ql(settings: Settings, models_dir: Path, blobs: BlobStore | None):

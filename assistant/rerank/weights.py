@@ -77,8 +77,10 @@ class SafetensorsFile:
             row_bytes = int(np.prod(shape[1:])) * dtype.itemsize
             start += rows.start * row_bytes
             shape[0] = min(rows.stop, shape[0]) - rows.start
-        count = int(np.prod(shape)) * dtype.itemsize
-        return np.frombuffer(os.pread(self._fd, count, start), dtype=dtype).reshape(shape)
+        out = np.empty(shape, dtype=dtype)  # read straight into it: no bytes object to copy
+        if os.preadv(self._fd, [memoryview(out).cast("B")], start) != out.nbytes:
+            raise OSError(f"{self.path}: truncated (tensor {name} ends past the file)")
+        return out
 
     def bytes_under(self, prefix: str) -> int:
         """Stored bytes of the tensors whose names start with `prefix` (one layer's)."""
@@ -174,31 +176,45 @@ class LayerWindow:
 
 
 class EmbeddingRows:
-    """Rows of the embedding (or LM head) read on demand and kept in an LRU of `capacity`."""
+    """Rows of the embedding (or LM head) read on demand and kept in an LRU of `capacity`, in
+    one float32 table allocated up front (its pages become resident as rows fill them). Rows
+    as separate small tensors sat in the heap between a forward's short-lived buffers and kept
+    freed pages from going back to the system: the RSS grew with every question's new words."""
 
     def __init__(self, weights: WeightFile, capacity: int = 8192, name: str = EMBED) -> None:
         self.weights = weights
         self.capacity = capacity
         self.name = name
-        self._rows: OrderedDict[int, torch.Tensor] = OrderedDict()
+        self.table = torch.empty(capacity, int(np.prod(weights.entries[name]["shape"][1:])))
+        self._slots: OrderedDict[int, int] = OrderedDict()  # token → row of the table
         self.hits = self.misses = 0
 
     def __call__(self, tokens: list[int]) -> torch.Tensor:
-        return torch.stack([self._row(t) for t in tokens])
+        distinct = list(dict.fromkeys(tokens))
+        if len(distinct) > self.capacity:  # more than the table holds: read, keep none
+            rows = {t: self._read(t) for t in distinct}
+            return torch.stack([rows[t] for t in tokens])
+        slots = {t: self._slot(t) for t in distinct}
+        return self.table[torch.tensor([slots[t] for t in tokens], dtype=torch.long)]
 
-    def _row(self, token: int) -> torch.Tensor:
-        row = self._rows.get(token)
-        if row is not None:
-            self._rows.move_to_end(token)
+    def _slot(self, token: int) -> int:
+        slot = self._slots.get(token)
+        if slot is not None:
+            self._slots.move_to_end(token)
             self.hits += 1
-            return row
+            return slot
         self.misses += 1
+        if len(self._slots) < self.capacity:
+            slot = len(self._slots)
+        else:
+            _, slot = self._slots.popitem(last=False)
+        self.table[slot] = self._read(token)
+        self._slots[token] = slot
+        return slot
+
+    def _read(self, token: int) -> torch.Tensor:
         row = self.weights.read(self.name, slice(token, token + 1))[0]
-        row = torch.from_numpy(row.astype(np.float32))
-        self._rows[token] = row
-        if len(self._rows) > self.capacity:
-            self._rows.popitem(last=False)
-        return row
+        return torch.from_numpy(row.astype(np.float32))
 
 
 def head_name(weights: WeightFile) -> str:

@@ -76,6 +76,19 @@ def test_the_loader_uses_bf16_only_where_asked_and_native(tiny_cross, wanted):
     assert engine.weights.bf16 == (wanted and native_bf16())
 
 
+@pytest.mark.parametrize("rows", [0, 512])
+def test_the_loader_packs_as_configured(tiny_cross, rows):
+    from assistant.config import Settings
+    from assistant.rerank.loader import make_cross_pruned
+    from assistant.rerank.packed import Packed
+
+    settings = Settings()
+    settings.reranker.model, settings.reranker.cross_packed_rows = str(tiny_cross), rows
+    engine = make_cross_pruned(settings)
+    assert engine.packed_rows == rows
+    assert isinstance(engine._chunks(QUESTION, MANY)[0], Packed) == (rows > 0)
+
+
 def test_pruning_stops_computing_decided_candidates(tiny_cross):
     engine = CrossPruned(str(tiny_cross), chunk_size=4)
     run = engine.rank(QUESTION, MANY, 3, threshold=0.0)
