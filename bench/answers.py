@@ -77,7 +77,8 @@ ALL = {
 }
 # "all" without the sentence limit, which cut facts off (bench/results/answers.json), the
 # repeat stop at 8 tokens (at 4 it cut facts off: bench/results/answers_shipped.json)
-SHIPPED = {**ALL, "max_sentences": 0, "repeat_ngram": 8, "unsupported": "mark"}
+# and an unsupported answer quoted from its evidence lines (bench/results/answers_quote_all.json)
+SHIPPED = {**ALL, "max_sentences": 0, "repeat_ngram": 8, "unsupported": "quote"}
 TERSE = (
     "You answer questions about the user's own emails and notes. Copy the answer from the "
     "context: the exact names, dates and numbers. One sentence. If the context does not say, "
@@ -96,7 +97,7 @@ DESIGNS: dict[str, dict[str, Any]] = {
     "all": ALL,
     "all+cad": {**ALL, "decoding": "cad"},
     "shipped": SHIPPED,
-    "shipped+quote": {**SHIPPED, "unsupported": "quote"},
+    "shipped+mark": {**SHIPPED, "unsupported": "mark"},
     "all+best-last": {**ALL, "chunk_order": "best-last"},
     "shipped+asked": {**SHIPPED, "evidence_place": "question"},
     "shipped+terse": {**SHIPPED, "system": TERSE},

@@ -46,7 +46,7 @@ class FakeAnswerer:
         self.reply = ANSWER
         self.evidence: list[Evidence] | None = None  # None: the real selection
         self.unsupported: list[str] | None = None  # None: the real support check
-        self.quote = False  # True: as [answer] unsupported = "quote" (default "mark")
+        self.quote = True  # as [answer] unsupported = "quote", the default; False: "mark"
         self.done: AnswerDone | None = None
         self.embedder = FakeEmbedder()
         self.qa = QABank(db, 0.95, 2**20)

@@ -164,6 +164,7 @@ EVIDENCE = [  # as the pipeline may give them: the second one's spacing differs 
 
 
 async def test_an_unsupported_answer_is_marked_and_shows_its_evidence(rig):
+    rig.pipeline.quote = False  # [answer] unsupported = "mark"
     rig.pipeline.reply = "Demolition starts on 20011, says Anouk."
     rig.pipeline.evidence, rig.pipeline.unsupported = EVIDENCE, ["20011", "Anouk"]
     async with rig.app.run_test(size=SIZE) as pilot:
@@ -186,10 +187,9 @@ async def test_an_unsupported_answer_is_marked_and_shows_its_evidence(rig):
 
 
 async def test_an_unsupported_answer_is_replaced_by_its_quoted_evidence(rig):
-    """With [answer] unsupported = "quote" and the real check (no forced mark): the draft
-    streams, then the evidence line, which holds the date asked for, stands in its place, and
-    the warning says so."""
-    rig.pipeline.quote = True
+    """With [answer] unsupported = "quote" (the default) and the real check (no forced mark):
+    the draft streams, then the evidence line, which holds the date asked for, stands in its
+    place, and the warning says so."""
     rig.pipeline.reply = "Demolition starts on 20011, says Anouk."
     rig.pipeline.evidence = EVIDENCE[:1]
     async with rig.app.run_test(size=SIZE) as pilot:
