@@ -128,8 +128,12 @@ def test_the_reranker_runs_cross_pruned_with_its_threshold(tiny_cross, tmp_path)
 
 
 @pytest.mark.slow
-def test_minilm_sized_cross_encoder_matches_sentence_transformers(tmp_path):
-    """The shipped MiniLM weights with a fresh one-logit head: the real model's shape."""
+@pytest.mark.parametrize(
+    "engine", [{"resident_layers": 2}, {"packed_rows": 128}], ids=["padded", "packed"]
+)
+def test_minilm_sized_cross_encoder_matches_sentence_transformers(tmp_path, engine):
+    """The shipped MiniLM weights with a fresh one-logit head: the real model's shape, padded
+    batches with streamed layers and the packed forward."""
     import torch
     from sentence_transformers import CrossEncoder
 
@@ -138,5 +142,5 @@ def test_minilm_sized_cross_encoder_matches_sentence_transformers(tmp_path):
     torch.manual_seed(0)
     CrossEncoder(str(default_embedding_model()), num_labels=1).save(str(tmp_path / "ce"))
     reference = CrossScorer(str(tmp_path / "ce")).scores(QUESTION, MANY)
-    run = CrossPruned(str(tmp_path / "ce"), resident_layers=2).rank(QUESTION, MANY, 3)
+    run = CrossPruned(str(tmp_path / "ce"), **engine).rank(QUESTION, MANY, 3)
     np.testing.assert_allclose(logits(run, len(MANY)), reference, atol=1e-4)

@@ -7,7 +7,6 @@ import pytest
 import torch
 
 from assistant.rerank.bert import layer
-from assistant.rerank.cross import CrossScorer
 from assistant.rerank.grating import CrossPruned
 from assistant.rerank.packed import Packed, groups, packed_layer
 from tests.assistant.rerank.test_cross import QUESTION
@@ -84,20 +83,6 @@ def test_packed_layer_states_equal_the_padded_ones(tiny_cross):
     for a, b in zip(padded[0], packed[0], strict=True):
         torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(packed[1], padded[1], atol=1e-5, rtol=1e-5)
-
-
-@pytest.mark.slow
-def test_packed_minilm_sized_cross_encoder_matches_sentence_transformers(tmp_path):
-    """The shipped MiniLM weights with a fresh one-logit head: the real model's shape."""
-    from sentence_transformers import CrossEncoder
-
-    from assistant.knowledge.embeddings import default_embedding_model
-
-    torch.manual_seed(0)
-    CrossEncoder(str(default_embedding_model()), num_labels=1).save(str(tmp_path / "ce"))
-    reference = CrossScorer(str(tmp_path / "ce")).scores(QUESTION, MANY)
-    run = CrossPruned(str(tmp_path / "ce"), packed_rows=128).rank(QUESTION, MANY, 3)
-    np.testing.assert_allclose(logits(run, len(MANY)), reference, atol=1e-4)
 
 
 def test_a_negative_packed_row_count_is_a_config_error(tmp_path):
