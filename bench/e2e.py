@@ -27,8 +27,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from _common import (  # noqa: E402
@@ -50,7 +48,7 @@ from e2e_questions import (  # noqa: E402
     spread,
 )
 from e2e_report import acceptance, diagnosis, summarise  # noqa: E402
-from quality import has_expected, ratio_interval, rouge_l  # noqa: E402
+from quality import has_expected, paired, ratio_interval, rouge_l  # noqa: E402
 
 from assistant import events as p  # noqa: E402
 from assistant.answer import CacheLayers  # noqa: E402
@@ -203,8 +201,8 @@ def paired_quality(runs: list[Run], name: str) -> dict[str, list[float]] | None:
     pairs = [(x, naive[(x["id"], x["repeat_kind"])]) for x in rows[name]]
     out = {}
     for metric, key in (("rouge_l", "rouge_l"), ("expected_present", "expected")):
-        values = [(x[key], n[key]) for x, n in pairs if x[key] is not None and n[key] is not None]
-        out[metric] = ratio_interval(np.array(values, dtype=float)) if values else None
+        values = paired(pairs, key)
+        out[metric] = ratio_interval(values) if len(values) else None
     return out
 
 

@@ -50,6 +50,13 @@ def has_expected(answer: str, expected: Sequence[str]) -> bool | None:
     return all(" ".join(e.lower().split()) in text for e in expected)
 
 
+def paired(pairs, key: str) -> np.ndarray:
+    """[design, reference] values of `key` for each (design row, reference row) pair where
+    both have one (a question without expected strings has no facts figure)."""
+    values = [(r[key], x[key]) for r, x in pairs if r[key] is not None and x[key] is not None]
+    return np.array(values, dtype=float).reshape(-1, 2)
+
+
 def ratio_interval(pairs: np.ndarray, draws: int = 5000, seed: int = 0) -> list[float]:
     """Bootstrap 95% interval of sum(design) / sum(reference) over paired rows [design,
     reference] (one per question, resampled together): how far the ratio on this many

@@ -47,7 +47,7 @@ from _common import (  # noqa: E402
     write_results,
 )
 from answers import Question, load  # noqa: E402
-from quality import has_expected, mcnemar_p, ratio_interval, rouge_l  # noqa: E402
+from quality import has_expected, mcnemar_p, paired, ratio_interval, rouge_l  # noqa: E402
 
 from assistant import events as p  # noqa: E402
 from assistant.answer import Answerer, CacheLayers  # noqa: E402
@@ -182,16 +182,15 @@ def summarise(rows: list[dict[str, Any]], naive: list[dict[str, Any]] | None) ->
 def against(rows: list[dict[str, Any]], ref: list[dict[str, Any]], draws: int = 5000) -> dict:
     """Paired with the reference, question by question (module docstring)."""
     pairs = list(zip(rows, ref, strict=True))
-    facts = np.array([[r["facts_in_answer"], x["facts_in_answer"]] for r, x in pairs])
-    rouge = np.array([[r["rouge_l"], x["rouge_l"]] for r, x in pairs if x["rouge_l"] is not None])
-    lost = int((~facts[:, 0] & facts[:, 1]).sum())
-    gained = int((facts[:, 0] & ~facts[:, 1]).sum())
+    facts, rouge = paired(pairs, "facts_in_answer"), paired(pairs, "rouge_l")
+    lost = int(((facts[:, 0] == 0) & (facts[:, 1] == 1)).sum())
+    gained = int(((facts[:, 0] == 1) & (facts[:, 1] == 0)).sum())
     return {
         "facts_lost": lost,
         "facts_gained": gained,
         "mcnemar_p": mcnemar_p(lost, gained),
         "facts_ratio": float(facts[:, 0].sum() / max(facts[:, 1].sum(), 1)),
-        "facts_ratio_ci95": ratio_interval(facts.astype(float), draws),
+        "facts_ratio_ci95": ratio_interval(facts, draws),
         "rouge_l_ratio": float(rouge[:, 0].mean() / rouge[:, 1].mean()),
         "rouge_l_ratio_ci95": ratio_interval(rouge, draws),
     }
