@@ -24,15 +24,16 @@ lint:
 bench:
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/import.py --copies 29
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/encoders.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/encoders.py --backends onnx,onnx-int8 --no-dl19 --out encoders_default
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/int8_recipes.py \
 		--eval float,dyn-pc,smooth-attn-blocks,smooth-attn,dyn-pc-skip3,nbits8-b128
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/start.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/retrieval.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/scale.py
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/threshold.py
+	HF_HUB_OFFLINE=1 ASSISTANT_EMBEDDING_BACKEND=onnx $(PYTHON) bench/threshold.py
 	HF_HUB_OFFLINE=1 ASSISTANT_EMBEDDING_BACKEND=onnx-int8 $(PYTHON) bench/threshold.py --out threshold_int8
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/paraphrase_probes.py
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/distinct.py
+	HF_HUB_OFFLINE=1 ASSISTANT_EMBEDDING_BACKEND=onnx $(PYTHON) bench/distinct.py
 	HF_HUB_OFFLINE=1 ASSISTANT_EMBEDDING_BACKEND=onnx-int8 $(PYTHON) bench/distinct.py --out distinct_int8
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/evidence.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/answers.py --limit 32 \

@@ -205,7 +205,7 @@ def _warn_unembedded(ctx: Services) -> None:
             "chunk, meaning search the embedded ones; an import is embedding the rest.[/]"
         )
         return
-    notice = vectors_notice(ctx.store, name, ctx.settings.embedding.backend)
+    notice = vectors_notice(ctx.store, name, ctx.embedder.backend)
     if notice:
         console.print(f"[yellow]{escape(notice)}[/]")
 

