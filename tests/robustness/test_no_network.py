@@ -15,6 +15,8 @@ from assistant.cli import main
 from tests.conftest import DATA, REPO, make_email, write_mbox
 from tests.robustness.offline import ATTEMPTED, NetworkBlocked, NetworkGuard
 
+ONLINE_HINTS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+
 
 @pytest.fixture
 def guard(monkeypatch) -> NetworkGuard:
@@ -73,10 +75,23 @@ def test_the_int8_encoder_is_made_from_the_shipped_model_offline(
     tmp_path, monkeypatch, capsys, guard
 ):
     """On first use the int8 encoder is exported and quantised from the installed model, once,
-    into the encoders folder: no download, no socket."""
+    into the encoders folder: no download, no socket. The export runs in a child process, which
+    runs under the fatal guard (installed by a sitecustomize before anything else is imported)."""
     encoders = tmp_path / "encoders"
     monkeypatch.setenv("ASSISTANT_EMBEDDING_ENCODERS_DIR", str(encoders))
     monkeypatch.setenv("ASSISTANT_EMBEDDING_BACKEND", "onnx-int8")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "from tests.robustness.offline import NetworkGuard\n"
+        "NetworkGuard(fatal=True).install(setattr)\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", f"{site}:{REPO}")
+    for hint in ONLINE_HINTS:  # the child sets HF_HUB_OFFLINE itself; nothing else may
+        monkeypatch.delenv(hint, raising=False)
+    probe = "import socket; socket.create_connection(('127.0.0.1', 9))"
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True)
+    assert done.returncode == ATTEMPTED  # the children's guard is in place
     box = write_mbox(tmp_path / "box.mbox", [make_email(body="The tiles arrive Monday.")])
     home = str(tmp_path / "home")
     assert main(["import", "--home", home, "--json", str(box)]) == 0
