@@ -29,9 +29,10 @@ class EmbeddingSettings:
     # "auto": a home embedded by the float encoder keeps it, any other home (a new one above all)
     # gets "onnx-int8" (knowledge/embeddings.py: resolve_backend). "onnx" is the torch model's
     # vectors on ONNX Runtime (no torch at search time); "onnx-int8" its int8 export
-    # (knowledge/quantize.py: 2-3x faster, vectors of their own, demo hybrid recall@10 within 0.01
-    # of float's, bench/results/encoders_default.json); "torch" is sentence-transformers. Vectors
-    # of two encoders are never mixed: after a change, `assistant import` re-embeds every chunk.
+    # (knowledge/quantize.py: about 1.8x the float encoder's rate, vectors of their own, demo
+    # hybrid recall@10 within 0.01 of float's, bench/results/encoders_default.json); "torch" is
+    # sentence-transformers. Vectors of two encoders are never mixed: after a change, `assistant
+    # import` re-embeds every chunk.
     backend: str = "auto"
     encoders_dir: str = ""  # where ONNX exports are kept; empty: the user cache folder
 

@@ -135,8 +135,9 @@ def resolve_backend(backend: str, held: Mapping[str, int], name: str) -> str:
     """The backend "auto" means for a home holding `held` vectors (per encoder name) of the model
     whose float vectors are named `name`: a home embedded by the float encoder (torch's vectors
     share its name) keeps it, so nothing is re-embedded behind the user's back; any other home —
-    a new one, one of int8 vectors, one whose vectors no current encoder made — gets int8, 2-3x
-    faster to import for a recall@10 cost within 0.01 (bench/results/encoders_default.json)."""
+    a new one, one of int8 vectors, one whose vectors no current encoder made — gets int8: about
+    1.8x faster to import, for a recall@10 cost within 0.01 (bench/results/
+    encoders_default.json)."""
     if backend != "auto":
         return backend
     return "onnx" if held.get(name, 0) > held.get(name + INT8_SUFFIX, 0) else "onnx-int8"
