@@ -245,6 +245,8 @@ def _check_line(c: dict[str, Any]) -> str:
     if c.get("holds") is None:
         return f"{c['design']}: not checked ({c.get('why')})"
     verdict = "holds" if c["holds"] else "does NOT hold"
+    if c.get("unchecked"):
+        verdict += f" on the lines checked (not run: {', '.join(c['unchecked'])})"
     return (
         f"{c['design']}: {_times(c['vs_naive'])} naive, {_times(c['vs_best_single'])} best single "
         f"layer ({c['best_single']}); ROUGE-L {_times(c['rouge_l_vs_naive'])} naive, expected "

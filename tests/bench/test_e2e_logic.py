@@ -130,3 +130,6 @@ def test_acceptance_needs_speed_against_both_references_and_quality():
     worse = acceptance(designs | {"full": design(3, expected=0.48)}, "full", singles)
     assert not worse["checks"]["quality"] and worse["checks"]["latency_vs_naive"]
     assert acceptance(designs, "full", singles)["holds"] is None
+    alone = acceptance({"naive": design(10), "full": design(4)}, "full", singles)
+    assert alone["checks"]["latency_vs_best_single"] is None  # not run: not checked, not failed
+    assert alone["holds"] and alone["unchecked"] == ["latency_vs_best_single"]
