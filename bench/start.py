@@ -1,6 +1,7 @@
 """Cold start of `assistant search` and `assistant ask` from the shell, per encoder backend.
 
-    python bench/start.py [--home DIR] [--runs 3] [--backends onnx-int8,onnx,torch] [--out start]
+    python bench/start.py [--home DIR] [--runs 3] [--backends auto,onnx-int8,onnx,torch]
+                           [--out start]
 
 Each command runs in a fresh process under /usr/bin/time: wall seconds, CPU seconds (user +
 system: what the wall time would be on an idle machine, near enough) and peak resident memory;
@@ -67,9 +68,10 @@ def timed_run(backend: str, *args: str) -> tuple[dict[str, float], str]:
 
 
 def demo_home(home: Path, backend: str) -> Path:
-    """A demo home embedded by `backend`'s encoder (torch and onnx share their vectors)."""
-    if backend == "onnx-int8":
-        home = home.with_name(f"{home.name}-int8")
+    """A demo home embedded by `backend`'s encoder (torch and onnx share their vectors; "auto",
+    the default, is made by `assistant demo` as a new user's home is)."""
+    if backend in ("onnx-int8", "auto"):
+        home = home.with_name(f"{home.name}-{'int8' if backend == 'onnx-int8' else 'auto'}")
     if not (home / "knowledge.db").exists():
         log(f"making a demo home in {home}")
         cli(home, backend, "demo")
