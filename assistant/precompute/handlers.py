@@ -12,6 +12,7 @@ import numpy as np
 from assistant.abstract import extract_items
 from assistant.config import PrecomputeSettings
 from assistant.home import bundled
+from assistant.knowledge.embeddings import embed_missing
 from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.store import KnowledgeStore
 from assistant.prompt_cache import Preempted, PromptCache
@@ -30,6 +31,8 @@ from cache.prediction import (
 )
 
 PRIORITY = {
+    # first: retrieval, and so every job below, searches only the chunks that have a vector
+    "embed": 5,
     "refresh": 10,
     "abstract": 20,
     # before the predictions: with a node for 45% of the chunks the e2e KV chunk hit rate was
@@ -83,6 +86,16 @@ class Handlers:
 
     def run(self, job: Job) -> None:
         getattr(self, f"_{job.kind}")(job.payload)
+
+    # -- vectors -------------------------------------------------------------------------------
+
+    def _embed(self, payload: dict) -> None:
+        """Vectors for the chunks that lack one from the encoder in use (an import stopped
+        half-way, or [embedding] backend changed), a committed batch at a time: a user question
+        stops it between batches, and the job goes back in the queue with what is left."""
+        embed_missing(self.store, self.embedder, cancelled=self.cache.user_waiting)
+        if self.cache.user_waiting() and not self.store.all_embedded(self.embedder.name):
+            raise Preempted
 
     # -- the knowledge abstract ----------------------------------------------------------------
 

@@ -120,7 +120,8 @@ class Precompute:
     def plan(self) -> int:
         """Queue the jobs the current state calls for; return how many were new."""
         return (
-            self._plan_refresh()
+            self._plan_embed()
+            + self._plan_refresh()
             + self._plan_abstract()
             + self._plan_predictions()
             + self._plan_doc_kv()
@@ -131,6 +132,16 @@ class Precompute:
 
     def _enqueue(self, kind: str, key: str, payload: dict | None = None) -> int:
         return int(self.queue.enqueue(kind, key, payload, PRIORITY[kind]))
+
+    def _plan_embed(self) -> int:
+        """Chunks without a vector from the encoder in use get one while the user is away, so a
+        stopped import or a changed [embedding] backend needs no `assistant import` to finish;
+        not while an import is embedding them itself."""
+        store, name = self.ctx.store, self.ctx.embedder.name
+        if store.all_embedded(name) or self.ctx.presence.embedding_running():
+            return 0
+        versions = f"{store.version('chunks')}:{store.version('vectors')}"
+        return self._enqueue("embed", f"embed:{name}:{versions}")
 
     def _plan_refresh(self) -> int:
         version = self.ctx.store.version("chunks")

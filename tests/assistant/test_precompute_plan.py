@@ -10,6 +10,7 @@ from assistant.cli import build_parser
 from assistant.commands import apply_switches
 from assistant.config import ConfigError, load_settings
 from assistant.precompute import Precompute
+from assistant.prompt_cache import Preempted
 from cache.jobs import Job
 from tests.assistant.test_precompute import QUESTIONS, chunk_texts, make_ctx, queue_questions
 
@@ -136,3 +137,37 @@ def test_a_detail_prediction_keeps_its_chunk_node_only_within_the_headroom(tmp_p
     handlers.run(Job(0, "predict_detail", "b", {"chunk": second}, 30, 0))
     assert pipe.kv.stats() == stats  # no room: the node was computed, not kept
     assert handlers.queue.keys("populate")  # the questions were written all the same
+
+
+@pytest.mark.slow
+def test_chunks_an_import_left_without_vectors_are_embedded_first_while_idle(tmp_path):
+    """A stopped import leaves chunks with no vector; precompute embeds them before anything
+    else (retrieval searches only embedded chunks), steps aside for a user question between
+    batches, and leaves them to an import that is embedding them itself."""
+    from assistant.importer import Importer
+    from assistant.precompute.handlers import PRIORITY
+    from tests.conftest import make_email, write_mbox
+
+    ctx = make_ctx(tmp_path)
+    name = ctx.embedder.name
+    mails = [make_email(subject=f"tiles {i}", body=f"Batch {i} arrives.") for i in range(3)]
+    box = write_mbox(tmp_path / "later.mbox", mails)
+    Importer(ctx.store, ctx.embedder).run([box], embed=False)  # stopped before embedding
+    missing = ctx.store.count_unembedded(name)
+    assert missing == 3 and not ctx.store.all_embedded(name)
+
+    runner = Precompute(ctx, settle_seconds=0)
+    with ctx.presence.embedding():  # an import is embedding them: not precompute's job
+        assert runner._plan_embed() == 0
+    runner.plan()
+    job = runner.queue.claim()
+    assert job.kind == "embed" and job.priority == PRIORITY["embed"] == min(PRIORITY.values())
+
+    # a user question is waiting: it steps aside, nothing lost
+    with ctx.presence.busy(), pytest.raises(Preempted):
+        runner.handlers.run(job)
+    assert ctx.store.count_unembedded(name) == missing
+    runner.handlers.run(job)
+    assert ctx.store.all_embedded(name)
+    hits = ctx.retriever.search("When does batch 2 arrive?", 3, "dense")
+    assert any("Batch 2 arrives" in h.record.text for h in hits)  # dense search sees them
