@@ -16,7 +16,7 @@ from rich.table import Table
 from assistant.cli import dump_json
 from assistant.config import ConfigError, Settings, load_settings
 from assistant.home import bundled, open_home, touch_private
-from assistant.importer import Importer, ImportProgressed, ImportReport
+from assistant.importer import ImportProgressed, ImportReport
 from assistant.ingest import SourceError
 from assistant.knowledge.db import DatabaseError
 from assistant.knowledge.embeddings import ModelMissing, vectors_notice
@@ -111,10 +111,7 @@ def cmd_demo(ctx: Services, args: Namespace) -> int:
 
 
 def import_with_progress(ctx: Services, paths: list[Path]) -> ImportReport:
-    settings = ctx.settings
-    importer = Importer(
-        ctx.store, ctx.embedder, settings.chunking, settings.embedding.batch_size, ctx.presence
-    )
+    importer = ctx.importer()
     with Progress(*_PROGRESS_COLUMNS, console=console, transient=False) as progress:
         tasks: dict[str, int] = {}
 

@@ -79,13 +79,17 @@ class Importer:
     def __init__(
         self,
         store: KnowledgeStore,
-        embedder: Embedder,
+        embedder: Embedder | None,
         chunking: ChunkingSettings | None = None,
         embed_batch: int = 64,
         activity: Activity | None = None,
+        no_encoder: str = "",
     ) -> None:
+        """`embedder` None: the encoder could not be had (`no_encoder` says why and what to do);
+        the import still reads and stores every message, and says so."""
         self.store = store
         self.embedder = embedder
+        self.no_encoder = no_encoder
         self.chunking = chunking or ChunkingSettings()
         self.embed_batch = embed_batch
         self.activity = activity  # marks the embedding phase for searches in other processes
@@ -108,7 +112,12 @@ class Importer:
         report.cancelled = cancelled()
         self.store.record_issues(started, report.errors + report.warnings)
         t1 = time.perf_counter()
-        if embed and not report.cancelled:
+        if embed and not report.cancelled and self.embedder is None:
+            stored = self.store.stats()["chunks"]
+            _note(report, Issue("[embedding]", "", f"{self.no_encoder}. Every message read is "
+                  f"stored ({stored:,} chunks, no vectors yet): once the encoder is fixed, "
+                  "`assistant import` embeds them"))  # fmt: skip
+        elif embed and not report.cancelled:
             report.embedded = self.embed(notify, cancelled)
             report.cancelled = cancelled()
         report.embed_seconds = time.perf_counter() - t1

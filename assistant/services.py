@@ -32,7 +32,11 @@ from assistant.activity import Activity
 from assistant.config import Settings, load_settings
 from assistant.home import Home, bundled, open_home
 from assistant.knowledge.db import open_db
-from assistant.knowledge.embeddings import SentenceTransformerEmbedder, make_embedder
+from assistant.knowledge.embeddings import (
+    ModelMissing,
+    SentenceTransformerEmbedder,
+    make_embedder,
+)
 from assistant.knowledge.retrieval import Retriever
 from assistant.knowledge.store import KnowledgeStore
 
@@ -40,6 +44,7 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
     from assistant.answer import Answerer
+    from assistant.importer import Importer
     from assistant.llm.runtime import LocalLLM
     from assistant.prompt_cache import PromptCache
     from assistant.qa_memory import QAMemory
@@ -106,6 +111,22 @@ class Services:
             "_embedder",
             lambda: make_embedder(self.settings.embedding, self.store.embedding_models()),
         )
+
+    def importer(self, store: KnowledgeStore | None = None) -> Importer:
+        """An Importer into `store` (default: this one's). Where the encoder cannot be had (its
+        model missing, its one-off export failed) it still reads and stores every message, and
+        its report says why nothing was embedded and what to do."""
+        from assistant.importer import Importer
+
+        try:
+            embedder, problem = self.embedder, ""
+        except ModelMissing as exc:
+            embedder, problem = None, str(exc)
+        s = self.settings
+        return Importer(
+            store or self.store, embedder, s.chunking, s.embedding.batch_size, self.presence,
+            no_encoder=problem,
+        )  # fmt: skip
 
     def answerer(self) -> Answerer:
         """The user's answer path (loads the LLM on first use)."""

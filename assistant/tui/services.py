@@ -142,15 +142,10 @@ def _precompute(ctx: Services, answerer: Lazy[AnswererLike]) -> Precompute:
 def _importer(ctx: Services) -> Importer:
     """The import worker's Importer, on a connection of its own: the chat reads the knowledge
     bank while it writes, and sees each committed batch (WAL), never a half-written one."""
-    from assistant.importer import Importer
     from assistant.knowledge.db import open_db
     from assistant.knowledge.store import KnowledgeStore
 
-    store = KnowledgeStore(open_db(ctx.home.knowledge_db))
-    settings = ctx.settings
-    return Importer(
-        store, ctx.embedder, settings.chunking, settings.embedding.batch_size, ctx.presence
-    )
+    return ctx.importer(KnowledgeStore(open_db(ctx.home.knowledge_db)))
 
 
 def _warm(ctx: Services, value: T) -> T:
