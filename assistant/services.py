@@ -109,7 +109,7 @@ class Services:
     def embedder(self) -> SentenceTransformerEmbedder:
         return self._once(
             "_embedder",
-            lambda: make_embedder(self.settings.embedding, self.store.embedding_models()),
+            lambda: make_embedder(self.settings.embedding, self.store.end_vector_models()),
         )
 
     def importer(self, store: KnowledgeStore | None = None) -> Importer:

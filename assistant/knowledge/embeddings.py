@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -102,18 +102,18 @@ def _threads_for(n_texts: int) -> Iterator[None]:
 
 
 def make_embedder(
-    settings: EmbeddingSettings, held: Mapping[str, int] | None = None
+    settings: EmbeddingSettings, held: Collection[str] = ()
 ) -> SentenceTransformerEmbedder | OnnxEmbedder:
     """The encoder `settings.backend` names; an ONNX one is exported on first use (with torch,
     once), after which embedding and search never import torch. "auto" picks by `held`, the
-    vectors a home already stores per encoder name (resolve_backend)."""
+    encoders of a home's stored vectors (resolve_backend)."""
     path = Path(settings.model_path).expanduser() if settings.model_path else None
     torch_embedder = SentenceTransformerEmbedder(
         path or default_embedding_model(), settings.device, settings.batch_size
     )
     if settings.device != "cpu":
         return torch_embedder
-    backend = resolve_backend(settings.backend, held or {}, torch_embedder.name)
+    backend = resolve_backend(settings.backend, held, torch_embedder.name)
     if backend == "torch":
         return torch_embedder
     encoders = Path(settings.encoders_dir).expanduser() if settings.encoders_dir else None
@@ -131,16 +131,17 @@ def make_embedder(
     )
 
 
-def resolve_backend(backend: str, held: Mapping[str, int], name: str) -> str:
-    """The backend "auto" means for a home holding `held` vectors (per encoder name) of the model
-    whose float vectors are named `name`: a home embedded by the float encoder (torch's vectors
-    share its name) keeps it, so nothing is re-embedded behind the user's back; any other home —
-    a new one, one of int8 vectors, one whose vectors no current encoder made — gets int8: about
-    1.8x faster to import, for a recall@10 cost within 0.01 (bench/results/
-    encoders_default.json)."""
+def resolve_backend(backend: str, held: Collection[str], name: str) -> str:
+    """The backend "auto" means for a home whose vectors are of the encoders `held` (those of
+    its first and last embedded chunk: KnowledgeStore.end_vector_models), for the model whose
+    float vectors are named `name`: a home embedded by the float encoder (torch's vectors share
+    its name) keeps it, so nothing is re-embedded behind the user's back; any other home — a new
+    one, one of int8 vectors, one half-way through a re-embedding, one whose vectors no current
+    encoder made — gets int8: about 1.8x faster to import, for a recall@10 cost within 0.01
+    (bench/results/encoders_default.json)."""
     if backend != "auto":
         return backend
-    return "onnx" if held.get(name, 0) > held.get(name + INT8_SUFFIX, 0) else "onnx-int8"
+    return "onnx" if set(held) == {name} else "onnx-int8"
 
 
 def vectors_notice(store, name: str, backend: str) -> str | None:

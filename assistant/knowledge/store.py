@@ -233,6 +233,17 @@ class KnowledgeStore:
         embedded = q("SELECT count(*) FROM embeddings WHERE model = ?", [model]).fetchone()[0]
         return int(embedded), self.count_chunks()
 
+    def end_vector_models(self) -> set[str]:
+        """The encoders of the vectors of the first and the last chunk that has one: what a
+        home's vectors are, read in two primary-key lookups (counting them all would read every
+        vector, a whole-table scan on each start). An import and a re-embedding go in id order,
+        so the two differ only while one is half-way."""
+        rows = self.db.execute(
+            "SELECT model FROM (SELECT model FROM embeddings ORDER BY chunk_id LIMIT 1) "
+            "UNION SELECT model FROM (SELECT model FROM embeddings ORDER BY chunk_id DESC LIMIT 1)"
+        )
+        return {str(model) for (model,) in rows.fetchall()}
+
     def embedding_models(self) -> dict[str, int]:
         """Vectors stored per encoder name (a chunk holds one vector, of one encoder)."""
         rows = self.db.execute("SELECT model, count(*) FROM embeddings GROUP BY model")

@@ -106,16 +106,28 @@ def test_auto_keeps_the_encoder_a_home_holds_and_gives_a_new_home_int8():
     from assistant.knowledge.embeddings import resolve_backend
     from assistant.knowledge.encoder import INT8_SUFFIX
 
-    base = "all-MiniLM-L6-v2"
-    assert resolve_backend("auto", {}, base) == "onnx-int8"  # a new home
-    assert resolve_backend("auto", {base: 9}, base) == "onnx"  # float (or torch) vectors: kept
-    assert resolve_backend("auto", {base + INT8_SUFFIX: 9}, base) == "onnx-int8"
-    assert resolve_backend("auto", {base: 2, base + INT8_SUFFIX: 7}, base) == "onnx-int8"
-    assert resolve_backend("auto", {base: 7, base + INT8_SUFFIX: 2}, base) == "onnx"
-    assert resolve_backend("auto", {base + "+int8.v3": 9}, base) == "onnx-int8"  # re-embedded
-    assert resolve_backend("auto", {"fake-hash-64": 9}, base) == "onnx-int8"
+    base, int8 = "all-MiniLM-L6-v2", "all-MiniLM-L6-v2" + INT8_SUFFIX
+    assert resolve_backend("auto", set(), base) == "onnx-int8"  # a new home
+    assert resolve_backend("auto", {base}, base) == "onnx"  # float (or torch) vectors: kept
+    assert resolve_backend("auto", {int8}, base) == "onnx-int8"
+    assert resolve_backend("auto", {base, int8}, base) == "onnx-int8"  # half-way: int8 goes on
+    assert resolve_backend("auto", {base + "+int8.v3"}, base) == "onnx-int8"  # re-embedded
+    assert resolve_backend("auto", {"fake-hash-64"}, base) == "onnx-int8"
     for backend in ("torch", "onnx", "onnx-int8"):  # a backend the user names is the one used
-        assert resolve_backend(backend, {base + INT8_SUFFIX: 9}, base) == backend
+        assert resolve_backend(backend, {int8}, base) == backend
+
+
+def test_a_homes_encoders_are_read_from_its_first_and_last_vectors(tmp_path, store):
+    assert store.end_vector_models() == set()
+    mails = [make_email(msgid=f"<e{i}@x>", subject=f"s{i}", body=f"Body {i}.") for i in range(3)]
+    Importer(store, FakeEmbedder()).run([write_mbox(tmp_path / "in.mbox", mails)])
+    assert store.end_vector_models() == {FakeEmbedder.name}
+    first, *_, last = store.chunk_ids()
+    vector = np.zeros((1, 384), dtype=np.float32)
+    store.put_embeddings("other", [first], vector)  # a re-embedding half-way (in id order)
+    assert store.end_vector_models() == {"other", FakeEmbedder.name}
+    store.put_embeddings("other", [last], vector)
+    assert store.end_vector_models() == {"other"}
 
 
 @pytest.mark.slow
