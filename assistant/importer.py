@@ -114,9 +114,11 @@ class Importer:
         t1 = time.perf_counter()
         if embed and not report.cancelled and self.embedder is None:
             stored = self.store.stats()["chunks"]
-            _note(report, Issue("[embedding]", "", f"{self.no_encoder}. Every message read is "
-                  f"stored ({stored:,} chunks, no vectors yet): once the encoder is fixed, "
-                  "`assistant import` embeds them"))  # fmt: skip
+            issue = Issue("[embedding]", "", f"{self.no_encoder}. Every message read is "
+                          f"stored ({stored:,} chunks, no vectors yet): once the encoder is "
+                          "fixed, `assistant import` embeds them")  # fmt: skip
+            _note(report, issue)
+            report.errors.insert(0, report.errors.pop())  # first: the app shows three issues
         elif embed and not report.cancelled:
             report.embedded = self.embed(notify, cancelled)
             report.cancelled = cancelled()

@@ -33,10 +33,12 @@ def test_an_import_without_its_encoder_stores_every_message_and_says_what_to_do(
         monkeypatch.setenv("ASSISTANT_EMBEDDING_ENCODERS_DIR", str(tmp_path / "encoders"))
         named = str(tmp_path / "encoders")
 
-    assert main(["import", "--home", str(home), "--json", str(box)]) == 0
+    missing = tmp_path / "no-such.mbox"  # a path with its own error, read before embedding
+    assert main(["import", "--home", str(home), "--json", str(box), str(missing)]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["added"] == 3 and report["embedded"] == 0
-    (issue,) = [i for i in report["errors"] if i["path"] == "[embedding]"]
+    assert [i["path"] for i in report["errors"]] == ["[embedding]", str(missing)]
+    issue = report["errors"][0]  # first, where the app's import screen (three shown) has it
     assert named in issue["reason"] and "`assistant import` embeds them" in issue["reason"]
     db = home / "knowledge.db"
     assert read_one(db, "SELECT count(*) FROM documents") == 3
