@@ -221,6 +221,8 @@ def _hit_dict(rank: int, hit) -> dict:
 
 
 def cmd_stats(ctx: Services, args: Namespace) -> int:
+    from rich.markup import escape
+
     stats = ctx.store.stats()
     stats["home"] = str(ctx.home.root)
     stats["bytes"] = {
@@ -229,6 +231,11 @@ def cmd_stats(ctx: Services, args: Namespace) -> int:
     }
     stats["reranking"] = _rerank_status(ctx)
     stats["index"] = ctx.retriever.index_plan()
+    embedder, configured = ctx.embedder, ctx.settings.embedding.backend
+    chosen = embedder.backend
+    if configured != chosen:  # "auto" → what it chose for this home
+        chosen = f"{configured} → {chosen}"
+    stats["encoder"] = f"{embedder.name} ([embedding] backend {chosen})"
     if args.json:
         dump_json(stats)
         return 0
@@ -245,7 +252,7 @@ def cmd_stats(ctx: Services, args: Namespace) -> int:
             for name, item in value.items():
                 table.add_row(f"index {name.replace('_', ' ')}", str(item))
         elif key != "home":
-            table.add_row(key.replace("_", " "), str(value))
+            table.add_row(key.replace("_", " "), escape(str(value)))  # "[embedding]" is no tag
     Console().print(table)
     return 0
 

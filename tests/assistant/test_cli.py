@@ -10,6 +10,7 @@ from assistant import events as p
 from assistant.answer import ALL_LAYERS, CacheLayers
 from assistant.cli import main
 from assistant.evidence import Evidence
+from assistant.knowledge.encoder import INT8_SUFFIX
 from assistant.services import Services, open_services
 from tests.conftest import DATA, make_email, write_mbox
 
@@ -61,6 +62,11 @@ def test_import_search_stats_json_with_the_real_embedder(tmp_path, capsys):
     stats = json.loads(capsys.readouterr().out)
     assert stats["emails"] == 2 and stats["notes"] >= 10
     assert stats["embedded_chunks"] == stats["chunks"] > 0
+    name = "all-MiniLM-L6-v2" + INT8_SUFFIX  # a new home's encoder
+    assert stats["encoder"] == f"{name} ([embedding] backend auto → onnx-int8)"
+    assert main(["stats", "--home", home]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "[embedding] backend auto" in shown  # printed, not taken for a markup tag
 
 
 TIMES = {"ttft": 0.1, "total": 0.5, "prefill": 0.05, "decode": 0.4}
