@@ -146,7 +146,9 @@ def ensure_exported(model_dir: Path, target: Path) -> Path:
     export.json). `python -m assistant.knowledge.encoder` (make setup) does it ahead of use."""
     if target.exists():
         return target
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    root = str(Path(__file__).resolve().parents[2])  # this package, wherever it was imported from
+    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": path}
     command = [sys.executable, "-m", "assistant.knowledge.encoder", str(model_dir), str(target)]
     log.info("exporting %s to %s (once, in a child process)", model_dir, target)
     done = subprocess.run(command, capture_output=True, text=True, env=env)
