@@ -24,7 +24,7 @@ from assistant.llm.prompt import (
     chat_frame,
     chunk_segment,
 )
-from assistant.llm.reuse import Reused, parse_repair, place, place_quotes, repair
+from assistant.llm.reuse import Repair, Reused, parse_repair, place, place_quotes, repair
 from assistant.llm.runtime import LLMError, LocalLLM
 from cache.kv_tree import KVTree, segment_hash
 from cache.protocols import Embedder
@@ -212,18 +212,21 @@ class PromptCache:
         segment's KV as a tree node), then the question. With [cache] reuse = "any-order" a chunk
         with a [system, chunk] node is placed instead of evaluated."""
         any_order = kv and self.settings.cache.reuse == "any-order"
-        reused = self._prefill_prefix(segments, kv, check, any_order)
+        policy = parse_repair(self.settings.cache.repair) if any_order else None
+        reused = self._prefill_prefix(segments, kv, check, policy)
         clock.lap("kv_load")
-        quotes = parse_repair(self.settings.cache.repair).quotes
-        if reused.placed and quotes:  # the prompt is approximate already: quote the evidence
-            reused = self._quote_evidence(segments, reused, check)
+        if reused.placed and policy is not None and policy.quotes:
+            # the prompt is approximate already: quote the evidence
+            reused = self._quote_evidence(segments, reused, check, policy)
         else:
             self._eval(segments.evidence, check)
         self._eval(segments.question, check)
         clock.lap("prefill")
         return reused
 
-    def _quote_evidence(self, segments: Segments, reused: Reused, check: Check) -> Reused:
+    def _quote_evidence(
+        self, segments: Segments, reused: Reused, check: Check, policy: Repair
+    ) -> Reused:
         """Any-order, with chunks placed: the evidence segment's runs quoted from a prompt chunk
         take their KV from that chunk's node (llm/reuse.py); the rest is computed. Repaired as
         placed chunks are. A prompt whose chunks all came exactly stays exact."""
@@ -236,7 +239,7 @@ class PromptCache:
         evaluate = partial(self._eval, check=check)
         placed = place_quotes(self.llm, segments.evidence, sources, node_of, evaluate)
         n = sum(length for _, length in placed)
-        repaired = repair(self.llm, parse_repair(self.settings.cache.repair), placed, check)
+        repaired = repair(self.llm, policy, placed, check)
         return replace(
             reused,
             tokens=reused.tokens + n,
@@ -251,8 +254,9 @@ class PromptCache:
             self.prefill([EVIDENCE_HEAD], background, missing_only=True)
 
     def _prefill_prefix(
-        self, segments: Segments, kv: bool, check: Check, any_order: bool = False
+        self, segments: Segments, kv: bool, check: Check, policy: Repair | None = None
     ) -> Reused:
+        """`policy`: any-order reuse with that repair (None: exact, nothing placed)."""
         hashes = [segment_hash(s) for s in segments.prefix]
         start = self._restore(segments, hashes) if kv else 0
         if not start:
@@ -260,7 +264,7 @@ class PromptCache:
         placed: list[tuple[int, int]] = []  # (position, length) of chunks placed any-order
         for depth in range(start, len(segments.prefix)):
             first, tokens = self.llm.n_past, segments.prefix[depth]
-            if any_order and depth > 1 and self._place(hashes[0], hashes[depth], tokens):
+            if policy is not None and depth > 1 and self._place(hashes[0], hashes[depth], tokens):
                 placed.append((first, len(tokens)))
                 continue
             self._eval(tokens, check)
@@ -269,8 +273,7 @@ class PromptCache:
                 self.kv.store(hashes[: depth + 1], self.llm.n_past, blob)
         restored = sum(len(s) for s in segments.prefix[:start])
         n_placed = sum(n for _, n in placed)
-        policy = parse_repair(self.settings.cache.repair)
-        repaired = repair(self.llm, policy, placed, check)
+        repaired = repair(self.llm, policy, placed, check) if policy is not None else 0
         return Reused(restored + n_placed, n_placed, repaired, start + len(placed))
 
     def _place(self, system: str, chunk: str, tokens: Sequence[int]) -> bool:
