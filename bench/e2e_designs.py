@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,14 @@ class Design:
     reuse: tuple[str, str] | None = None  # [cache] reuse and repair, when not the configured
 
 
+# PerCache; the designs below it are full with one thing changed
+FULL = Design(
+    "full",
+    "PerCache: both layers + precompute, strategy from the configured τ",
+    qa=True,
+    kv=True,
+    precompute="policy",
+)
 DESIGNS = (
     Design("naive", "no cache: retrieve, prefill, decode every time"),
     Design("ragcache", "KV tree, reactive only (RAGCache)", kv=True),
@@ -34,44 +42,27 @@ DESIGNS = (
         precompute="qa_only",
     ),
     Design("ragcache+meancache", "both layers, reactive only", qa=True, kv=True),
-    Design(
-        "full",
-        "PerCache: both layers + precompute, strategy from the configured τ",
-        qa=True,
-        kv=True,
-        precompute="policy",
-    ),
-    Design(
-        "full-any",
-        "full, with any-order KV reuse: every chunk node serves wherever its chunk lands",
-        qa=True,
-        kv=True,
-        precompute="policy",
+    FULL,
+    replace(
+        FULL,
+        name="full-any",
+        label="full, with any-order KV reuse: every chunk node serves wherever its chunk lands",
         reuse=("any-order", "none"),
     ),
-    Design(
-        "full-any-ev",
-        "full-any, the evidence lines computed over the placed chunks (repair \"evidence\")",
-        qa=True,
-        kv=True,
-        precompute="policy",
+    replace(
+        FULL,
+        name="full-any-ev",
+        label='full-any, the evidence lines computed over the placed chunks (repair "evidence")',
         reuse=("any-order", "evidence"),
     ),
-    Design(
-        "full-s2",
-        "PerCache at τ 0.85 (< decode cutoff): predictions decoded (strategy 2)",
-        qa=True,
-        kv=True,
-        precompute="policy",
+    replace(
+        FULL,
+        name="full-s2",
+        label="PerCache at τ 0.85 (< decode cutoff): predictions decoded (strategy 2)",
         tau=0.85,
     ),
-    Design(
-        "full+pruned",
-        "full, with the pruned reranker (issue 7)",
-        qa=True,
-        kv=True,
-        precompute="policy",
-        rerank="pruned",
+    replace(
+        FULL, name="full+pruned", label="full, with the pruned reranker (issue 7)", rerank="pruned"
     ),
 )
 SINGLE_LAYER = ("ragcache", "meancache", "sleeptime")
