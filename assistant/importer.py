@@ -113,7 +113,7 @@ class Importer:
         self.store.record_issues(started, report.errors + report.warnings)
         t1 = time.perf_counter()
         if embed and not report.cancelled and self.embedder is None:
-            stored = self.store.stats()["chunks"]
+            stored = self.store.count_chunks()
             issue = Issue("[embedding]", "", f"{self.no_encoder}. Every message read is "
                           f"stored ({stored:,} chunks, no vectors yet): once the encoder is "
                           "fixed, `assistant import` embeds them")  # fmt: skip

@@ -111,10 +111,8 @@ def make_embedder(
     torch_embedder = SentenceTransformerEmbedder(
         path or default_embedding_model(), settings.device, settings.batch_size
     )
-    if settings.device != "cpu":
-        return torch_embedder
     backend = resolve_backend(settings.backend, held, torch_embedder.name)
-    if backend == "torch":
+    if backend == "torch" or settings.device != "cpu":
         return torch_embedder
     encoders = Path(settings.encoders_dir).expanduser() if settings.encoders_dir else None
     target = onnx_file(torch_embedder.path, encoders or default_encoders_dir(), backend)
