@@ -16,6 +16,9 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 ATTEMPTED = 97
+# the environment variables that would keep the hub libraries offline on their own: a process
+# proven offline by the guard runs without them
+ONLINE_HINTS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 
 
 class NetworkBlocked(OSError):

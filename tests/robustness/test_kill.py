@@ -29,10 +29,9 @@ from assistant.services import open_services
 from tests.conftest import REPO, FakeEmbedder, make_email, write_mbox
 from tests.hostile import HostileMailbox, write_hostile_mailbox
 from tests.robustness.checks import blob_problems, integrity, read_one
+from tests.robustness.offline import ONLINE_HINTS
 
 pytestmark = pytest.mark.slow
-
-ONLINE_HINTS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 
 
 def cli(home: Path, command: str, *args: str, **popen) -> subprocess.Popen:

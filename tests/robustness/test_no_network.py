@@ -13,9 +13,7 @@ import pytest
 
 from assistant.cli import main
 from tests.conftest import DATA, REPO, make_email, write_mbox
-from tests.robustness.offline import ATTEMPTED, NetworkBlocked, NetworkGuard
-
-ONLINE_HINTS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+from tests.robustness.offline import ATTEMPTED, ONLINE_HINTS, NetworkBlocked, NetworkGuard
 
 
 @pytest.fixture
