@@ -13,9 +13,9 @@ from assistant.tui.messages import AnswerFinished
 from assistant.tui.widgets.turn import badge
 
 
-def test_exact_is_the_default():
+def test_exact_is_the_default_and_any_order_computes_the_evidence_lines():
     cache = load_settings(None, env={}).cache
-    assert (cache.reuse, cache.repair) == ("exact", "none")
+    assert (cache.reuse, cache.repair) == ("exact", "evidence")
 
 
 def test_the_switch_round_trips_through_file_env_and_command_line(tmp_path):
