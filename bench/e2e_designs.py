@@ -26,10 +26,11 @@ class Design:
 # PerCache; the designs below it are full with one thing changed
 FULL = Design(
     "full",
-    "PerCache: both layers + precompute, strategy from the configured τ",
+    "PerCache: both layers + precompute, strategy from the configured τ, exact prefix reuse",
     qa=True,
     kv=True,
     precompute="policy",
+    reuse=("exact", "evidence"),  # PerCache's prefix tree, whatever [cache] reuse says
 )
 DESIGNS = (
     Design("naive", "no cache: retrieve, prefill, decode every time"),

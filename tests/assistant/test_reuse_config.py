@@ -13,9 +13,9 @@ from assistant.tui.messages import AnswerFinished
 from assistant.tui.widgets.turn import badge
 
 
-def test_exact_is_the_default_and_any_order_computes_the_evidence_lines():
+def test_any_order_computing_the_evidence_lines_is_the_default():
     cache = load_settings(None, env={}).cache
-    assert (cache.reuse, cache.repair) == ("exact", "evidence")
+    assert (cache.reuse, cache.repair) == ("any-order", "evidence")
 
 
 def test_the_switch_round_trips_through_file_env_and_command_line(tmp_path):
