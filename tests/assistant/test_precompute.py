@@ -54,6 +54,7 @@ def answer_text(events) -> str:
 
 def test_strategy_1_leaves_pending_entries_then_kv_to_qa_when_tau_falls(tmp_path):
     ctx = make_ctx(tmp_path)
+    ctx.settings.cache.reuse = "exact"  # prefix paths; any-order: test_precompute_plan
     pipe = ctx.answerer()
     assert pipe.qa.threshold >= ctx.settings.precompute.decode_cutoff
     runner = Precompute(ctx, settle_seconds=0)
@@ -93,6 +94,7 @@ def test_qa_to_kv_rebuilds_an_evicted_prefix_when_there_is_room(tmp_path):
 
 def test_chunk_nodes_let_an_unpredicted_question_restore_its_first_chunk(tmp_path):
     ctx = make_ctx(tmp_path)
+    ctx.settings.cache.reuse = "exact"  # the first chunk restored, the answer token-identical
     pipe = ctx.answerer()
     texts = [r.text for r in ctx.store.chunk_records(ctx.store.chunk_ids())]
     ctx.settings.cache.kv_budget_mb = 0  # no room: no chunk node is queued
