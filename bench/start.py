@@ -70,8 +70,7 @@ def timed_run(backend: str, *args: str) -> tuple[dict[str, float], str]:
 def demo_home(home: Path, backend: str) -> Path:
     """A demo home embedded by `backend`'s encoder (torch and onnx share their vectors; "auto",
     the default, is made by `assistant demo` as a new user's home is)."""
-    if backend in ("onnx-int8", "auto"):
-        home = home.with_name(f"{home.name}-{'int8' if backend == 'onnx-int8' else 'auto'}")
+    home = home.with_name(home.name + {"onnx-int8": "-int8", "auto": "-auto"}.get(backend, ""))
     if not (home / "knowledge.db").exists():
         log(f"making a demo home in {home}")
         cli(home, backend, "demo")
