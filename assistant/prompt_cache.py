@@ -24,7 +24,16 @@ from assistant.llm.prompt import (
     chat_frame,
     chunk_segment,
 )
-from assistant.llm.reuse import Repair, Reused, parse_repair, place, place_quotes, repair
+from assistant.llm.reuse import (
+    Node,
+    Repair,
+    Reused,
+    moved_nodes,
+    parse_repair,
+    place,
+    place_quotes,
+    repair,
+)
 from assistant.llm.runtime import LLMError, LocalLLM
 from cache.kv_tree import KVTree, segment_hash
 from cache.protocols import Embedder
@@ -262,9 +271,10 @@ class PromptCache:
         if not start:
             self.llm.reset()
         placed: list[tuple[int, int]] = []  # (position, length) of chunks placed any-order
+        nodes = self._nodes(segments, hashes, start) if policy is not None else {}
         for depth in range(start, len(segments.prefix)):
             first, tokens = self.llm.n_past, segments.prefix[depth]
-            if policy is not None and depth > 1 and self._place(hashes[0], hashes[depth], tokens):
+            if place(self.llm, nodes.get(depth), tokens):
                 placed.append((first, len(tokens)))
                 continue
             self._eval(tokens, check)
@@ -276,9 +286,17 @@ class PromptCache:
         repaired = repair(self.llm, policy, placed, check) if policy is not None else 0
         return Reused(restored + n_placed, n_placed, repaired, start + len(placed))
 
-    def _place(self, system: str, chunk: str, tokens: Sequence[int]) -> bool:
-        """Any-order reuse: the chunk's [system, chunk] node KV, moved to the prompt's end."""
-        return place(self.llm, self.kv.node_blob([system, chunk]), tokens)
+    def _nodes(self, segments: Segments, hashes: list[str], start: int) -> dict[int, Node]:
+        """Any-order: the [system, chunk] nodes of the prompt's chunks after the first (from
+        depth `start` on), their KV moved to where each chunk stands in this prompt."""
+        wanted, at = {}, sum(len(s) for s in segments.prefix[:start])
+        for depth in range(start, len(segments.prefix)):
+            if depth > 1:
+                node = self.kv.node_blob([hashes[0], hashes[depth]])
+                wanted[depth] = (node, len(segments.prefix[depth]), at)
+            at += len(segments.prefix[depth])
+        moved = moved_nodes(self.llm, list(wanted.values()))
+        return {d: node for d, node in zip(wanted, moved, strict=True) if node is not None}
 
     def _restore(self, segments: Segments, hashes: list[str]) -> int:
         """Restore the longest cached run of prefix segments; return how many (0: none)."""

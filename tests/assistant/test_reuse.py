@@ -177,3 +177,28 @@ def test_a_model_that_cannot_shift_falls_back_to_exact_reuse(
     monkeypatch.setattr(LocalLLM, "can_shift", property(lambda self: False))
     cached, done = run(pipe.answer(QUESTION))
     assert cached == naive and done.kv_reuse == "exact"
+
+
+def test_placed_chunks_are_moved_beforehand_in_the_side_context(
+    tmp_path, llm, fake_embedder, monkeypatch
+):
+    """The prompt's context then moves nothing (no re-rotation pass over its n_ctx cells), and
+    on SmolLM2 the answer is the one moving them there gives."""
+    pipe = pipeline(tmp_path, llm, fake_embedder, "any-order", "evidence")
+    precompute_chunk_nodes(pipe)
+    deltas: list[int] = []
+    place_range = LocalLLM.place_range
+
+    def spy(self, blob, tokens, saved_at, part, at):
+        deltas.append(at - (saved_at + part[0]))
+        return place_range(self, blob, tokens, saved_at, part, at)
+
+    monkeypatch.setattr(LocalLLM, "place_range", spy)
+    moved, done = run(pipe.answer(QUESTION))
+    assert done.kv_reuse == "any-order" and deltas and set(deltas) == {0}
+    assert llm._mover.state == "on"
+    deltas.clear()
+    monkeypatch.setattr(llm._mover, "state", "off")
+    in_place, again = run(pipe.answer(QUESTION))
+    assert deltas and 0 not in deltas
+    assert in_place == moved and again.kv_reused_tokens == done.kv_reused_tokens

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from assistant.llm.mover import Move, SideMover
 from assistant.llm.reuse import gaps, place_quotes
 from assistant.llm.runtime import LLMError, LocalLLM, default_llm_model
 from assistant.rerank.models import gemma_file
@@ -232,3 +233,119 @@ def test_quotes_whose_gaps_cannot_be_filled_are_computed_instead(llm, monkeypatc
     assert llm.n_past == len(system) + len(evidence)
     llm.eval(question)
     np.testing.assert_array_equal(llm.logits(), reference)
+
+
+# -- moved in a side context (llm/mover.py) ---------------------------------------------------
+
+
+def moved_in_prompt_context(llm: LocalLLM, blob: bytes, delta: int, end: int) -> bytes:
+    """`blob` (cells up to `end`) moved by `delta` in the prompt's context, as `place_range`
+    does, and saved again."""
+    from llama_cpp import llama_cpp as C
+
+    from assistant.llm.mover import _decode, _load, _save
+
+    llm.reset()
+    ctx = llm._llm._ctx
+    memory = C.llama_get_memory(ctx.ctx)
+    try:
+        assert _load(ctx.ctx, blob, 1) == len(blob)
+        C.llama_memory_seq_add(memory, 1, -1, -1, delta)
+        _decode(ctx, [(0, 1, end + delta)])  # applies the move
+        C.llama_memory_seq_rm(memory, 1, end + delta, -1)
+        return _save(ctx.ctx, 1)
+    finally:
+        C.llama_memory_seq_rm(memory, 1, -1, -1)
+
+
+@pytest.mark.parametrize("delta", [13, 300])
+def test_the_side_context_moves_kv_byte_for_byte_as_the_prompt_context_does(llm, delta):
+    system, chunk, _ = segments(llm)
+    uncached(llm, [system, chunk])
+    first, end = len(system), llm.n_past
+    blob = llm.save_range(first, end)
+    [ours] = llm.moved([Move(blob, first, len(chunk), first + delta)])
+    assert llm._mover.state == "on"
+    assert ours != blob
+    assert ours == moved_in_prompt_context(llm, blob, delta, end)
+
+
+def test_blobs_moved_together_are_those_moved_one_at_a_time(llm):
+    """Together, they share one pass (a blob names the sequence it was read from, so the
+    prompts they make are compared, not the bytes)."""
+    system, chunk, question = segments(llm)
+    offset = 300
+    decode_at(llm, system + chunk, offset)
+    first = offset + len(system)
+    blobs = [llm.save_range(offset, first), llm.save_range(first, first + len(chunk))]
+    moves = [Move(blobs[0], offset, len(system), 0), Move(blobs[1], first, len(chunk), len(system))]
+
+    def prompt(moved: list[bytes | None]) -> np.ndarray:
+        llm.reset()
+        llm.append_range(moved[0], system, saved_at=0)
+        llm.append_range(moved[1], chunk, saved_at=len(system))
+        llm.eval(question)
+        return llm.logits()
+
+    together = prompt(llm.moved(moves))
+    np.testing.assert_array_equal(together, prompt([llm.moved([m])[0] for m in moves]))
+
+
+def test_kv_moved_in_the_side_context_gives_the_logits_of_kv_computed_there(llm):
+    """As `test_kv_moved_to_another_position…`, the blobs moved beforehand and placed where
+    they now stand (the prompt's context moves nothing)."""
+    system, chunk, question = segments(llm)
+    offset = 300
+    decode_at(llm, system + chunk, offset)
+    blobs = [
+        llm.save_range(offset, offset + len(system)),
+        llm.save_range(offset + len(system), offset + len(system) + len(chunk)),
+    ]
+    reference = uncached(llm, [system, chunk, question])
+    moved = llm.moved(
+        [
+            Move(blobs[0], offset, len(system), 0),
+            Move(blobs[1], offset + len(system), len(chunk), len(system)),
+        ]
+    )
+    assert None not in moved
+    llm.reset()
+    llm.append_range(moved[0], system, saved_at=0)
+    llm.append_range(moved[1], chunk, saved_at=len(system))
+    llm.eval(question)
+    assert_close(reference, llm.logits())
+
+
+def test_what_the_side_context_cannot_move_is_left_to_the_caller(llm):
+    system, chunk, _ = segments(llm)
+    uncached(llm, [system, chunk])
+    blob = llm.save_range(len(system), llm.n_past)
+    n, first = len(chunk), len(system)
+    got = llm.moved(
+        [
+            Move(blob, first, n, first),  # nothing to move
+            Move(blob[: len(blob) // 2], first, n, first + 5),  # damaged
+            Move(blob, first + 1, n, first + 5),  # not where the blob's cells are
+            Move(blob, first, n, first + 5),
+        ]
+    )
+    assert got[:3] == [None, None, None]
+    assert got[3] is not None and got[3] != blob
+
+
+def test_a_side_context_that_rotates_otherwise_is_not_used(llm):
+    """The build check compares a move here with one in the prompt's context: a side context
+    with another rope base fails it, and nothing is moved there."""
+
+    class OtherRope(SideMover):
+        def _params(self):
+            params = super()._params()
+            params.rope_freq_base = 1234.0
+            return params
+
+    mover = OtherRope(llm._llm)
+    system, chunk, _ = segments(llm)
+    uncached(llm, [system, chunk])
+    blob = llm.save_range(len(system), llm.n_past)
+    assert mover.moved([Move(blob, len(system), len(chunk), len(system) + 9)]) == [None]
+    assert mover.state == "off"

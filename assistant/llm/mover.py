@@ -1,0 +1,203 @@
+"""Moving saved KV to other positions in a small side context.
+
+llama.cpp moves a sequence's cells with `llama_memory_seq_add` and re-rotates their RoPE keys at
+the context's next decode, in one pass over *every* cell of the context, moved or not: in the
+prompt's context (n_ctx 4096) that pass costs SmolLM2 about as much as computing 15 prompt
+tokens on 2 cores, whether one chunk moved or three. A side context of a few hundred cells does
+the same re-rotation in a pass over those cells alone: the blobs are loaded there, moved, one
+token is decoded to make llama.cpp apply the move (it has no call that applies it alone), and
+the moved blobs are read back, their keys rotated by the same ggml operation with the same rope
+parameters (the side context is built from a copy of the prompt context's parameters).
+
+The prompt's context then moves nothing: its own pass re-rotates the unmoved cells too, by 0,
+which for gemma-3 is not exactly the identity (it changes a few hundred bytes of a 100-token
+prompt's KV); moved here, the system prompt's and the first chunk's KV stay as computed.
+
+Whether the side context moves KV exactly as the prompt's context would is checked once, when it
+is built: one short segment is moved both ways and the two results compared byte for byte (a
+model whose rope depends on the context size, as LongRoPE's factors do, would differ). Where it
+differs, or the side context cannot be built, nothing is moved here and the prompt's context
+moves the KV itself, as before.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
+
+CELLS = 512  # the side context's cells: its re-rotation pass covers them all
+SEQS = 4  # sequence 0 decodes the token that applies the move; 1.. hold the blobs moved
+PROBE_SHIFT = 37  # how far the build check moves its segment
+
+
+@dataclass(frozen=True)
+class Move:
+    """A blob saved (`LocalLLM.save_range`) with `n_tokens` cells at positions [first, …),
+    to be put at [to, …)."""
+
+    blob: bytes
+    first: int
+    n_tokens: int
+    to: int
+
+
+class SideMover:
+    """Moves blobs in a side context of `CELLS` cells over the prompt context's model."""
+
+    def __init__(self, llama) -> None:
+        """`llama`: the llama_cpp.Llama whose context (`_ctx`) and model the blobs belong to."""
+        self._llama = llama
+        self._ctx = None
+        self.state = "unbuilt"  # "unbuilt" | "on" | "off"
+
+    def moved(self, moves: Sequence[Move]) -> list[bytes | None]:
+        """Each move's blob with its cells at `to` and its keys re-rotated; None for a move
+        left to the caller (nothing to move, more cells than the side context holds, a blob
+        that does not load, or no usable side context)."""
+        out: list[bytes | None] = [None] * len(moves)
+        todo = [i for i, m in enumerate(moves) if m.to != m.first and 0 < m.n_tokens < CELLS]
+        if not todo or not self._ready():
+            return out
+        for group in _groups(todo, moves):
+            for i, blob in zip(group, self._move([moves[i] for i in group]), strict=True):
+                out[i] = blob
+        return out
+
+    # -- the side context ---------------------------------------------------------------------
+
+    def _ready(self) -> bool:
+        if self.state == "unbuilt":
+            self.state = "on" if self._build() else "off"
+        return self.state == "on"
+
+    def _build(self) -> bool:
+        from llama_cpp._internals import LlamaContext
+
+        try:
+            self._ctx = LlamaContext(model=self._llama._model, params=self._params(), verbose=False)
+        except ValueError as exc:
+            log.info("no side context to move KV in (%s); the prompt's context moves it", exc)
+            return False
+        if self._agrees():
+            return True
+        log.info("the side context moves KV otherwise than the prompt's; the prompt's moves it")
+        self._ctx.close()
+        self._ctx = None
+        return False
+
+    def _params(self):
+        """The prompt context's parameters (rope, KV types, threads …) but for its size."""
+        from llama_cpp import llama_cpp as C
+
+        params = C.llama_context_params.from_buffer_copy(self._llama._ctx.params)
+        params.n_ctx, params.n_seq_max, params.kv_unified = CELLS, SEQS, True
+        params.n_batch = params.n_ubatch = 8
+        return params
+
+    def _agrees(self) -> bool:
+        """A short segment moved here and in the prompt's context (its scratch sequence 1) comes
+        out byte for byte the same."""
+        from llama_cpp import llama_cpp as C
+
+        main = self._llama._ctx
+        memory = C.llama_get_memory(main.ctx)
+        tokens = self._llama.tokenize(b" the keys move with the text", add_bos=False)[:8]
+        n = len(tokens)
+        C.llama_memory_seq_rm(memory, 1, -1, -1)
+        try:
+            _decode(main, [(t, 1, p) for p, t in enumerate(tokens)])
+            blob = _save(main.ctx, 1)
+            C.llama_memory_seq_rm(memory, 1, -1, -1)
+            if _load(main.ctx, blob, 1) != len(blob):
+                return False
+            C.llama_memory_seq_add(memory, 1, -1, -1, PROBE_SHIFT)
+            _decode(main, [(tokens[0], 1, n + PROBE_SHIFT)])  # applies the move
+            C.llama_memory_seq_rm(memory, 1, n + PROBE_SHIFT, -1)
+            theirs = _save(main.ctx, 1)
+        finally:
+            C.llama_memory_seq_rm(memory, 1, -1, -1)
+        ours = self._move([Move(blob, 0, n, PROBE_SHIFT)])[0]
+        return ours == theirs
+
+    def _move(self, group: Sequence[Move]) -> list[bytes | None]:
+        """Move the blobs of `group` in sequences 1.. of the side context, applied by one
+        decode (of one token in sequence 0), and read them back."""
+        from llama_cpp import llama_cpp as C
+
+        ctx = self._ctx
+        memory = C.llama_get_memory(ctx.ctx)
+        C.llama_memory_clear(memory, False)
+        loaded = []
+        for seq, m in enumerate(group, start=1):
+            span = (m.first, m.first + m.n_tokens - 1)
+            if _load(ctx.ctx, m.blob, seq) == len(m.blob) and _span(memory, seq) == span:
+                C.llama_memory_seq_add(memory, seq, -1, -1, m.to - m.first)
+                loaded.append(seq)
+            else:
+                C.llama_memory_seq_rm(memory, seq, -1, -1)
+        out: list[bytes | None] = [None] * len(group)
+        try:
+            if loaded:
+                _decode(ctx, [(0, 0, 0)])  # token 0: any token will do
+                for seq in loaded:
+                    out[seq - 1] = _save(ctx.ctx, seq)
+        finally:
+            C.llama_memory_clear(memory, False)
+        return out
+
+
+def _groups(todo: Sequence[int], moves: Sequence[Move]) -> list[list[int]]:
+    """`todo` in runs that fit the side context together, one cell kept for the decode."""
+    groups: list[list[int]] = []
+    cells = CELLS
+    for i in todo:
+        n = moves[i].n_tokens
+        if groups and len(groups[-1]) < SEQS - 1 and cells + n < CELLS:
+            groups[-1].append(i)
+            cells += n
+        else:
+            groups.append([i])
+            cells = n
+    return groups
+
+
+def _span(memory, seq: int) -> tuple[int, int]:
+    from llama_cpp import llama_cpp as C
+
+    return C.llama_memory_seq_pos_min(memory, seq), C.llama_memory_seq_pos_max(memory, seq)
+
+
+def _load(ctx, blob: bytes, seq: int) -> int:
+    from llama_cpp import llama_cpp as C
+
+    buf = (ctypes.c_uint8 * len(blob)).from_buffer_copy(blob)
+    return C.llama_state_seq_set_data(ctx, buf, len(blob), seq)
+
+
+def _save(ctx, seq: int) -> bytes:
+    from llama_cpp import llama_cpp as C
+
+    size = C.llama_state_seq_get_size(ctx, seq)
+    buf = (ctypes.c_uint8 * size)()
+    written = C.llama_state_seq_get_data(ctx, buf, size, seq)
+    return bytes(buf)[:written]
+
+
+def _decode(ctx, rows: Sequence[tuple[int, int, int]]) -> None:
+    """Decode (token, sequence, position) rows in one batch, no logits kept."""
+    from llama_cpp._internals import LlamaBatch
+
+    batch = LlamaBatch(n_tokens=len(rows), embd=0, n_seq_max=1, verbose=False)
+    try:
+        b = batch.batch
+        b.n_tokens = len(rows)
+        for i, (token, seq, pos) in enumerate(rows):
+            b.token[i], b.pos[i], b.n_seq_id[i], b.logits[i] = token, pos, 1, False
+            b.seq_id[i][0] = seq
+        ctx.decode(batch)
+    finally:
+        batch.close()
