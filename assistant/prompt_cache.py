@@ -271,7 +271,7 @@ class PromptCache:
         if not start:
             self.llm.reset()
         placed: list[tuple[int, int]] = []  # (position, length) of chunks placed any-order
-        nodes = self._nodes(segments, hashes, start) if policy is not None else {}
+        nodes = self._nodes(segments, hashes, start, policy) if policy is not None else {}
         for depth in range(start, len(segments.prefix)):
             first, tokens = self.llm.n_past, segments.prefix[depth]
             if place(self.llm, nodes.get(depth), tokens):
@@ -286,16 +286,21 @@ class PromptCache:
         repaired = repair(self.llm, policy, placed, check) if policy is not None else 0
         return Reused(restored + n_placed, n_placed, repaired, start + len(placed))
 
-    def _nodes(self, segments: Segments, hashes: list[str], start: int) -> dict[int, Node]:
+    def _nodes(
+        self, segments: Segments, hashes: list[str], start: int, policy: Repair
+    ) -> dict[int, Node]:
         """Any-order: the [system, chunk] nodes of the prompt's chunks after the first (from
-        depth `start` on), their KV moved to where each chunk stands in this prompt."""
+        depth `start` on), their KV moved beforehand to where each chunk stands in this prompt
+        (llm/mover.py) unless the policy quotes the evidence from them: the prompt's context
+        then moves the quoted runs anyway, and the chunks with them in the same pass."""
         wanted, at = {}, sum(len(s) for s in segments.prefix[:start])
         for depth in range(start, len(segments.prefix)):
             if depth > 1:
                 node = self.kv.node_blob([hashes[0], hashes[depth]])
                 wanted[depth] = (node, len(segments.prefix[depth]), at)
             at += len(segments.prefix[depth])
-        moved = moved_nodes(self.llm, list(wanted.values()))
+        nodes = list(wanted.values())
+        moved = [node for node, _, _ in nodes] if policy.quotes else moved_nodes(self.llm, nodes)
         return {d: node for d, node in zip(wanted, moved, strict=True) if node is not None}
 
     def _restore(self, segments: Segments, hashes: list[str]) -> int:

@@ -10,7 +10,8 @@ dropped after each answer, so no design profits from another's run):
 
 - naive: no KV reuse;
 - exact: [cache] reuse = "exact" (the first chunk's node only);
-- any-order/<repair>: every chunk's node, moved where it lands, then the repair policy.
+- any-order/<repair>: every chunk's node, moved where it lands, then the repair policy;
+  any-order/evidence/in-prompt: the nodes moved in the prompt's context, not a side one.
 
 Per design: TTFT and prefill (KV load + prefill) p50/p90 and their ratio to naive, prompt tokens
 computed (not reused, or repaired), the share of answers identical to exact's, first-token
@@ -61,7 +62,11 @@ DESIGNS: dict[str, tuple[str, str] | None] = {
     "any-order/sink-32": ("any-order", "sink-32"),
     "any-order/blend-15": ("any-order", "blend-15"),
     "any-order/evidence": ("any-order", "evidence"),
+    "any-order/evidence/in-prompt": ("any-order", "evidence"),
 }
+# designs whose chunks' KV is moved in the prompt's context (a re-rotation pass over its n_ctx
+# cells) instead of beforehand in a small side context (llm/mover.py)
+IN_PROMPT = {"any-order/evidence/in-prompt"}
 REFERENCE = "exact"
 
 
@@ -122,6 +127,7 @@ def answer_once(pipe: Answerer, first: FirstToken, q: Question, design: str) -> 
         cache = replace(pipe.settings.cache, reuse=reuse[0], repair=reuse[1])
         # the prompt cache reads its own settings: both parts get the design's
         pipe.settings = pipe.cache.settings = replace(pipe.settings, cache=cache)
+    pipe.cache.llm.move_aside = design not in IN_PROMPT
     events = list(pipe.answer(q.question, CacheLayers(qa=False, kv=reuse is not None)))
     drop_paths(pipe)
     done = next(e for e in events if isinstance(e, p.AnswerDone))

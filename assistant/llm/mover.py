@@ -4,16 +4,21 @@ llama.cpp moves a sequence's cells with `llama_memory_seq_add` and re-rotates th
 the context's next decode, in one pass over *every* cell of the context, moved or not: in the
 prompt's context (n_ctx 4096) that pass costs SmolLM2 about as much as computing 15 prompt
 tokens on 2 cores, whether one chunk moved or three. A side context of a few hundred cells does
-the same re-rotation in a pass over those cells alone: the blobs are loaded there, moved, one
-token is decoded to make llama.cpp apply the move (it has no call that applies it alone), and
-the moved blobs are read back, their keys rotated by the same ggml operation with the same rope
-parameters (the side context is built from a copy of the prompt context's parameters).
+the same re-rotation in a pass over those cells alone: the blobs are loaded there and moved,
+and the moved blobs are read back, their keys rotated by the same ggml operation with the same
+rope parameters (the side context is built from a copy of the prompt context's parameters).
+
+llama.cpp has no call that applies a move alone: a decode applies pending moves, then looks for
+cells for its batch. The side context is given a batch one token larger than its free cells, so
+the decode applies the move and returns 1 ("no KV slot for the batch") without computing
+anything: the move costs the re-rotation pass alone, not a pass over the model's weights.
 
 The prompt's context then moves nothing: its own pass re-rotates the unmoved cells too, by 0,
 which for gemma-3 is not exactly the identity (it changes a few hundred bytes of a 100-token
 prompt's KV); moved here, the system prompt's and the first chunk's KV stay as computed.
 
-Whether the side context moves KV exactly as the prompt's context would is checked once, when it
+Whether the side context moves KV exactly (and whether a decode still applies moves before it
+finds no room) as the prompt's context would is checked once, when it
 is built: one short segment is moved both ways and the two results compared byte for byte (a
 model whose rope depends on the context size, as LongRoPE's factors do, would differ). Where it
 differs, or the side context cannot be built, nothing is moved here and the prompt's context
@@ -24,14 +29,19 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
 
 CELLS = 512  # the side context's cells: its re-rotation pass covers them all
-SEQS = 4  # sequence 0 decodes the token that applies the move; 1.. hold the blobs moved
+SEQS = 4  # sequence 0 holds the batch that applies the move; 1.. the blobs moved
 PROBE_SHIFT = 37  # how far the build check moves its segment
+Blob = bytes | bytearray  # a sequence's saved KV: read from the cache, or moved here
+NO_ROOM = b"failed to find a memory slot"  # what llama.cpp logs (as an error) when it finds none
+_expecting = threading.local()  # .no_room: this thread's decode is meant to find no room
+_relay = None  # the log callback installed (kept alive: llama.cpp holds a pointer to it)
 
 
 @dataclass(frozen=True)
@@ -39,7 +49,7 @@ class Move:
     """A blob saved (`LocalLLM.save_range`) with `n_tokens` cells at positions [first, …),
     to be put at [to, …)."""
 
-    blob: bytes
+    blob: Blob
     first: int
     n_tokens: int
     to: int
@@ -54,11 +64,11 @@ class SideMover:
         self._ctx = None
         self.state = "unbuilt"  # "unbuilt" | "on" | "off"
 
-    def moved(self, moves: Sequence[Move]) -> list[bytes | None]:
+    def moved(self, moves: Sequence[Move]) -> list[Blob | None]:
         """Each move's blob with its cells at `to` and its keys re-rotated; None for a move
         left to the caller (nothing to move, more cells than the side context holds, a blob
         that does not load, or no usable side context)."""
-        out: list[bytes | None] = [None] * len(moves)
+        out: list[Blob | None] = [None] * len(moves)
         todo = [i for i, m in enumerate(moves) if m.to != m.first and 0 < m.n_tokens < CELLS]
         if not todo or not self._ready():
             return out
@@ -95,7 +105,7 @@ class SideMover:
 
         params = C.llama_context_params.from_buffer_copy(self._llama._ctx.params)
         params.n_ctx, params.n_seq_max, params.kv_unified = CELLS, SEQS, True
-        params.n_batch = params.n_ubatch = 8
+        params.n_batch, params.n_ubatch = CELLS, 8  # a batch as large as the cells; no compute
         return params
 
     def _agrees(self) -> bool:
@@ -109,13 +119,15 @@ class SideMover:
         n = len(tokens)
         C.llama_memory_seq_rm(memory, 1, -1, -1)
         try:
-            _decode(main, [(t, 1, p) for p, t in enumerate(tokens)])
+            if _decode(main, [(t, 1, p) for p, t in enumerate(tokens)]) != 0:
+                return False
             blob = _save(main.ctx, 1)
             C.llama_memory_seq_rm(memory, 1, -1, -1)
             if _load(main.ctx, blob, 1) != len(blob):
                 return False
             C.llama_memory_seq_add(memory, 1, -1, -1, PROBE_SHIFT)
-            _decode(main, [(tokens[0], 1, n + PROBE_SHIFT)])  # applies the move
+            if _decode(main, [(tokens[0], 1, n + PROBE_SHIFT)]) != 0:  # applies the move
+                return False
             C.llama_memory_seq_rm(memory, 1, n + PROBE_SHIFT, -1)
             theirs = _save(main.ctx, 1)
         finally:
@@ -123,28 +135,28 @@ class SideMover:
         ours = self._move([Move(blob, 0, n, PROBE_SHIFT)])[0]
         return ours == theirs
 
-    def _move(self, group: Sequence[Move]) -> list[bytes | None]:
-        """Move the blobs of `group` in sequences 1.. of the side context, applied by one
-        decode (of one token in sequence 0), and read them back."""
+    def _move(self, group: Sequence[Move]) -> list[bytearray | None]:
+        """Move the blobs of `group` in sequences 1.. of the side context, applied by one decode
+        that finds no room for its batch, and read them back."""
         from llama_cpp import llama_cpp as C
 
         ctx = self._ctx
         memory = C.llama_get_memory(ctx.ctx)
         C.llama_memory_clear(memory, False)
-        loaded = []
+        loaded, used = [], 0
         for seq, m in enumerate(group, start=1):
             span = (m.first, m.first + m.n_tokens - 1)
             if _load(ctx.ctx, m.blob, seq) == len(m.blob) and _span(memory, seq) == span:
                 C.llama_memory_seq_add(memory, seq, -1, -1, m.to - m.first)
                 loaded.append(seq)
+                used += m.n_tokens
             else:
                 C.llama_memory_seq_rm(memory, seq, -1, -1)
-        out: list[bytes | None] = [None] * len(group)
+        out: list[bytearray | None] = [None] * len(group)
         try:
-            if loaded:
-                _decode(ctx, [(0, 0, 0)])  # token 0: any token will do
+            if loaded and _no_room(ctx, CELLS - used + 1) in (0, 1):
                 for seq in loaded:
-                    out[seq - 1] = _save(ctx.ctx, seq)
+                    out[seq - 1] = _save(ctx.ctx, seq, len(group[seq - 1].blob))
         finally:
             C.llama_memory_clear(memory, False)
         return out
@@ -171,24 +183,68 @@ def _span(memory, seq: int) -> tuple[int, int]:
     return C.llama_memory_seq_pos_min(memory, seq), C.llama_memory_seq_pos_max(memory, seq)
 
 
-def _load(ctx, blob: bytes, seq: int) -> int:
+def _load(ctx, blob: Blob, seq: int) -> int:
+    """Load `blob` into sequence `seq`; how many bytes were read (0: it does not fit)."""
     from llama_cpp import llama_cpp as C
 
-    buf = (ctypes.c_uint8 * len(blob)).from_buffer_copy(blob)
-    return C.llama_state_seq_set_data(ctx, buf, len(blob), seq)
+    return C.llama_state_seq_set_data(ctx, pointer(blob), len(blob), seq)
 
 
-def _save(ctx, seq: int) -> bytes:
+def pointer(blob: Blob):
+    """A uint8 pointer to the blob's own bytes, not a copy (5.7 MB a SmolLM2 chunk)."""
+    if isinstance(blob, bytes):
+        return ctypes.cast(ctypes.c_char_p(blob), ctypes.POINTER(ctypes.c_uint8))
+    return (ctypes.c_uint8 * len(blob)).from_buffer(blob)
+
+
+def _save(ctx, seq: int, size: int = 0) -> bytearray:
+    """Sequence `seq`'s KV, read into `size` bytes when that is enough (a blob moved here is
+    as long as it was), else into as many as llama.cpp says it needs."""
     from llama_cpp import llama_cpp as C
 
-    size = C.llama_state_seq_get_size(ctx, seq)
-    buf = (ctypes.c_uint8 * size)()
-    written = C.llama_state_seq_get_data(ctx, buf, size, seq)
-    return bytes(buf)[:written]
+    out = bytearray(size)
+    written = C.llama_state_seq_get_data(ctx, pointer(out), size, seq) if size else 0
+    if not written:
+        out = bytearray(C.llama_state_seq_get_size(ctx, seq))
+        written = C.llama_state_seq_get_data(ctx, pointer(out), len(out), seq)
+    del out[written:]
+    return out
 
 
-def _decode(ctx, rows: Sequence[tuple[int, int, int]]) -> None:
-    """Decode (token, sequence, position) rows in one batch, no logits kept."""
+def _no_room(ctx, n_tokens: int) -> int:
+    """Decode a batch of `n_tokens` (token 0, sequence 0) that cannot fit: llama.cpp applies
+    the pending moves, finds no cells for the batch and returns 1 without computing it (its
+    "no memory slot" error is kept out of the log)."""
+    _quiet_no_room()
+    _expecting.no_room = True
+    try:
+        return _decode(ctx, [(0, 0, p) for p in range(n_tokens)])
+    finally:
+        _expecting.no_room = False
+
+
+def _quiet_no_room() -> None:
+    """Relay llama.cpp's log to llama-cpp-python's handler as before, but for the "no memory
+    slot" error of a decode meant to find none."""
+    global _relay
+    if _relay is not None:
+        return
+    import llama_cpp
+    from llama_cpp import _logger
+
+    @llama_cpp.llama_log_callback
+    def relay(level: int, text: bytes, user_data) -> None:
+        if not (getattr(_expecting, "no_room", False) and NO_ROOM in text):
+            _logger.llama_log_callback(level, text, user_data)
+
+    llama_cpp.llama_log_set(relay, ctypes.c_void_p(0))
+    _relay = relay
+
+
+def _decode(ctx, rows: Sequence[tuple[int, int, int]]) -> int:
+    """Decode (token, sequence, position) rows in one batch, no logits kept; llama_decode's
+    return code (1: no room for the batch, after the pending moves were applied)."""
+    from llama_cpp import llama_cpp as C
     from llama_cpp._internals import LlamaBatch
 
     batch = LlamaBatch(n_tokens=len(rows), embd=0, n_seq_max=1, verbose=False)
@@ -198,6 +254,6 @@ def _decode(ctx, rows: Sequence[tuple[int, int, int]]) -> None:
         for i, (token, seq, pos) in enumerate(rows):
             b.token[i], b.pos[i], b.n_seq_id[i], b.logits[i] = token, pos, 1, False
             b.seq_id[i][0] = seq
-        ctx.decode(batch)
+        return C.llama_decode(ctx.ctx, batch.batch)
     finally:
         batch.close()

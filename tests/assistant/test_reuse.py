@@ -198,7 +198,7 @@ def test_placed_chunks_are_moved_beforehand_in_the_side_context(
     assert done.kv_reuse == "any-order" and deltas and set(deltas) == {0}
     assert llm._mover.state == "on"
     deltas.clear()
-    monkeypatch.setattr(llm._mover, "state", "off")
+    monkeypatch.setattr(llm, "move_aside", False)
     in_place, again = run(pipe.answer(QUESTION))
     assert deltas and 0 not in deltas
     assert in_place == moved and again.kv_reused_tokens == done.kv_reused_tokens
