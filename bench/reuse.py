@@ -208,7 +208,23 @@ def summaries(rows: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, Any]
     for d, design_rows in rows.items():
         if d != REFERENCE:
             out[d]["vs_exact"] = against(design_rows, rows[REFERENCE])
+        side = d.removesuffix("/in-prompt")
+        if d in IN_PROMPT and side in rows:
+            out[side]["vs_in_prompt"] = moved_aside(rows[side], design_rows)
     return out
+
+
+def moved_aside(rows: list[dict[str, Any]], in_prompt: list[dict[str, Any]]) -> dict:
+    """KV moved in the side context against the same design moving it in the prompt's context,
+    question by question: the answers should be the same, the time to the first token less."""
+    pairs = list(zip(rows, in_prompt, strict=True))
+    saved = [b["ttft"] - a["ttft"] for a, b in pairs]
+    return {
+        "identical_answers": share([{"x": a["answer"] == b["answer"]} for a, b in pairs], "x"),
+        "ttft_ratio_median": float(np.median([a["ttft"] / b["ttft"] for a, b in pairs])),
+        "ttft_saved_median_s": float(np.median(saved)),
+        "faster_share": float(np.mean([x > 0 for x in saved])),
+    }
 
 
 def rescore(path: Path) -> dict[str, Any]:
@@ -287,6 +303,13 @@ def main() -> None:
                 f" (lost {v['facts_lost']}, gained {v['facts_gained']}, McNemar p "
                 f"{v['mcnemar_p']:.2f}); ROUGE-L {v['rouge_l_ratio']:.3f}× "
                 f"[{rouge[0]:.2f}, {rouge[1]:.2f}]"
+            )
+        if "vs_in_prompt" in s:
+            v = s["vs_in_prompt"]
+            print(
+                f"{name} vs {name}/in-prompt: answers identical {v['identical_answers']:.2f}; "
+                f"TTFT {v['ttft_ratio_median']:.3f}× (median of pairs), "
+                f"{1e3 * v['ttft_saved_median_s']:.0f} ms less, faster in {v['faster_share']:.2f}"
             )
     if not args.rescore:
         write_results(args.out, results, {k: str(v) for k, v in vars(args).items()})

@@ -17,12 +17,13 @@ The prompt's context then moves nothing: its own pass re-rotates the unmoved cel
 which for gemma-3 is not exactly the identity (it changes a few hundred bytes of a 100-token
 prompt's KV); moved here, the system prompt's and the first chunk's KV stay as computed.
 
-Whether the side context moves KV exactly (and whether a decode still applies moves before it
-finds no room) as the prompt's context would is checked once, when it
-is built: one short segment is moved both ways and the two results compared byte for byte (a
-model whose rope depends on the context size, as LongRoPE's factors do, would differ). Where it
-differs, or the side context cannot be built, nothing is moved here and the prompt's context
-moves the KV itself, as before.
+Whether the side context moves KV exactly as the prompt's context would (and whether a decode
+that finds no room still applies the move) is checked once, when it is built: one short segment
+is moved both ways and the two results compared byte for byte (a model whose rope depends on the
+context's size, as LongRoPE's factors do, would differ). Where they differ, or the side context
+cannot be built, nothing is moved here and the prompt's context moves the KV itself, as before.
+The side context holds 512 cells of KV (11 MiB for SmolLM2 in f16), built at the first answer
+that moves a chunk (about 0.1 s in a probe, the check included).
 """
 
 from __future__ import annotations
