@@ -104,9 +104,10 @@ class CacheSettings:
     # "evidence": computes the evidence lines over the placed chunks instead of quoting them.
     # The defaults: "any-order" with "evidence", the repair that holds the facts on both
     # question sets (all facts shown 0.98x exact on the demo questions and 1.05x on the
-    # held-out ones at TTFT 0.16x naive, where "none" gets 0.92x and 0.81x at 0.08x:
-    # bench/results/reuse_demo_repairs.json, reuse_holdout_repairs.json), and holds them end
-    # to end against no cache (e2e_any_ev_demo.json, e2e_any_ev_holdout.json)
+    # held-out ones, where "none" gets 0.92x and 0.81x: bench/results/reuse_demo_repairs.json,
+    # reuse_holdout_repairs.json; TTFT 0.146x naive, 0.077x for "none", with the chunks' KV
+    # moved in a side context, llm/mover.py: reuse_demo_moved.json), and holds them end to end
+    # against no cache (e2e_any_ev_demo.json, e2e_any_ev_holdout.json)
     reuse: str = "any-order"
     repair: str = "evidence"
 

@@ -198,6 +198,9 @@ class Reused:
         return "any-order" if self.placed else "exact"
 
 
+Node = tuple[Blob, int]  # a [system, chunk] node: its blob and the position after the chunk
+
+
 def place(
     llm: LocalLLM,
     node: Node | None,
@@ -221,9 +224,6 @@ def place(
         log.info("chunk KV not placed (%s); it is computed", exc)
         return False
     return True
-
-
-Node = tuple[Blob, int]  # a [system, chunk] node: its blob and the position after the chunk
 
 
 def moved_nodes(
