@@ -273,7 +273,7 @@ def cmd_ask(ctx: Services, args: Namespace) -> int:
     from rich.markup import escape
 
     from assistant import events as p
-    from assistant.answer import ALL_LAYERS, NO_CACHE
+    from assistant.answer.answerer import ALL_LAYERS, NO_CACHE
 
     out = Console(highlight=False)
     _warn_unembedded(ctx)

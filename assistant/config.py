@@ -261,9 +261,7 @@ def _check_values(settings: Settings) -> None:
     _check_answer(settings.answer)
     _check_cache(settings.cache)
     if settings.llm.kv_type not in ("f16", "q8_0", "q4_0"):
-        raise ConfigError(
-            f"llm.kv_type: expected f16, q8_0 or q4_0, got {settings.llm.kv_type!r}"
-        )
+        raise ConfigError(f"llm.kv_type: expected f16, q8_0 or q4_0, got {settings.llm.kv_type!r}")
     if settings.precompute.plan not in PLANS:
         raise ConfigError(
             f"precompute.plan: expected one of {', '.join(PLANS)}, got {settings.precompute.plan!r}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from assistant.evidence import Evidence
+from assistant.answer.evidence import Evidence
 from assistant.knowledge.retrieval import Hit
 
 
@@ -52,7 +52,7 @@ class AnswerDone:
     # the sentences of the sources that answer the question (shown under the answer)
     evidence: list[Evidence] = field(default_factory=list)
     # the answer holds the kind of term asked for, and every name, number and date of it appears
-    # in the sources or the question (assistant/support.py)
+    # in the sources or the question (assistant/answer/support.py)
     supported: bool = True
     unsupported: list[str] = field(default_factory=list)  # the terms that do not
     kv_reuse: str = "exact"  # as KVReused.mode

@@ -12,9 +12,9 @@ from dataclasses import replace
 from functools import lru_cache, partial
 
 from assistant.activity import Activity
+from assistant.answer.evidence import Evidence, chunk_vectors, select_evidence
 from assistant.config import Settings
 from assistant.events import KVReused, TokenStreamed
-from assistant.evidence import Evidence, chunk_vectors, select_evidence
 from assistant.knowledge.store import ChunkRecord
 from assistant.llm.decoding import RepeatGuard, sentences_ended
 from assistant.llm.prompt import (

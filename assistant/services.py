@@ -20,6 +20,7 @@ Threading model (the app: the Textual thread, its workers, the idle scheduler's 
   the same part (tests/assistant/test_services.py).
 - Widgets are touched only from the Textual thread; workers post messages.
 """
+
 from __future__ import annotations
 
 import threading
@@ -43,11 +44,11 @@ from assistant.knowledge.store import KnowledgeStore
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-    from assistant.answer import Answerer
+    from assistant.answer.answerer import Answerer
+    from assistant.answer.qa_memory import QAMemory
     from assistant.importer import Importer
     from assistant.llm.runtime import LocalLLM
     from assistant.prompt_cache import PromptCache
-    from assistant.qa_memory import QAMemory
     from assistant.rerank.reranker import Reranker
     from assistant.rerank.selection import Selection
     from assistant.rerank.selfcheck import RerankCheck
@@ -178,8 +179,8 @@ class Services:
     @property
     def memory(self) -> QAMemory:
         """Writes to the QA bank and checks that stored answers still hold."""
-        from assistant.qa_memory import QAMemory
-        from assistant.qa_verify import HitVerifier
+        from assistant.answer.qa_memory import QAMemory
+        from assistant.answer.qa_verify import HitVerifier
 
         def build() -> QAMemory:
             verifier = HitVerifier(self.retriever, self.settings.cache)
@@ -264,7 +265,7 @@ def make_prompt_cache(ctx: Services) -> PromptCache:
 
 
 def make_answerer(ctx: Services) -> Answerer:
-    from assistant.answer import Answerer
+    from assistant.answer.answerer import Answerer
     from cache.prediction import History
 
     return Answerer(

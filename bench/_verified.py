@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 from _common import QA_FILES, REPO, _jsonl, demo_context, log, percentile, print_table, timed
 
+from assistant.answer.qa_verify import HitVerifier, QuestionCheck
 from assistant.config import CacheSettings
-from assistant.qa_verify import HitVerifier, QuestionCheck
 from cache.db import open_cache_db
 from cache.qa_bank import QABank, QAEntry
 from cache.verify import WORD_CHECKS, Guard

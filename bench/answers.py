@@ -46,8 +46,8 @@ from _common import (  # noqa: E402
 from quality import has_expected, rouge_l  # noqa: E402
 
 from assistant import events as p  # noqa: E402
-from assistant import support  # noqa: E402
-from assistant.answer import NO_CACHE, Answerer  # noqa: E402
+from assistant.answer import support  # noqa: E402
+from assistant.answer.answerer import NO_CACHE, Answerer  # noqa: E402
 from assistant.knowledge.store import ChunkRecord  # noqa: E402
 
 # Each design: the [answer] settings it runs with ("system": another instruction in place of
@@ -129,8 +129,11 @@ def load(paths: list[Path], limit: int) -> list[Question]:
     rows = [r for path in paths for r in _jsonl(path)]
     qs = [
         Question(
-            r.get("id", str(i)), r["question"], r.get("answer", ""),
-            tuple(r.get("must_contain", ())), r.get("source", ""),
+            r.get("id", str(i)),
+            r["question"],
+            r.get("answer", ""),
+            tuple(r.get("must_contain", ())),
+            r.get("source", ""),
         )
         for i, r in enumerate(rows)
     ]
@@ -292,9 +295,7 @@ def main() -> None:
     args = parse_args()
     require_demo()
     results = run(args)
-    table = [
-        [name, *(s[key] for key, _ in COLUMNS)] for name, s in results["summary"].items()
-    ]
+    table = [[name, *(s[key] for key, _ in COLUMNS)] for name, s in results["summary"].items()]
     print_table(
         f"Answers on {results['summary'][next(iter(results['summary']))]['questions']} questions",
         ["design", *(label for _, label in COLUMNS)],

@@ -28,7 +28,7 @@ from _common import (  # noqa: E402
 )
 
 from assistant import events as p  # noqa: E402
-from assistant.answer import ALL_LAYERS, NO_CACHE, CacheLayers  # noqa: E402
+from assistant.answer.answerer import ALL_LAYERS, NO_CACHE, CacheLayers  # noqa: E402
 from assistant.services import Services, open_services  # noqa: E402
 
 MODES = ("naive", "cold", "kv_hit", "qa_hit")

@@ -6,7 +6,7 @@ For every question of data/qa/mail_qa.jsonl, notes_qa.jsonl and evidence_holdout
 prompt's chunks are retrieved as the app retrieves them (Services.answerer().select). Then: are
 all `must_contain` facts in those chunks, and in the evidence line (≤ 2 sentences) of each design:
 "baseline", the plain cosine pick of the best 2 sentences over naive splits (the first version of
-assistant/evidence.py); "cosine" and "bm25" alone over assistant.evidence's sentences; "mix", the
+assistant/answer/evidence.py); "cosine" and "bm25" alone over its sentences; "mix", the
 shipped score. Questions come in three groups: half A (odd ids: the mix's weights and rules were
 chosen on it), half B (even ids) and the holdout (answers in lines that do not look like the
 question; h33 on were written after the design was fixed and run once). A grid over the mix's
@@ -51,9 +51,9 @@ from _common import (  # noqa: E402
     write_results,
 )
 
-from assistant import evidence as ev  # noqa: E402
+from assistant.answer import evidence as ev  # noqa: E402
+from assistant.answer.support import unsupported_terms  # noqa: E402
 from assistant.knowledge.store import ChunkRecord  # noqa: E402
-from assistant.support import unsupported_terms  # noqa: E402
 from cache.protocols import Embedder  # noqa: E402
 
 HOLDOUT = REPO / "data" / "qa" / "evidence_holdout.jsonl"

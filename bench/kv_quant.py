@@ -37,7 +37,7 @@ from quality import has_expected, rouge_l  # noqa: E402
 from reuse import FirstToken  # noqa: E402
 
 from assistant import events as p  # noqa: E402
-from assistant.answer import Answerer, CacheLayers  # noqa: E402
+from assistant.answer.answerer import Answerer, CacheLayers  # noqa: E402
 
 TYPES = ("f16", "q8_0", "q4_0")
 

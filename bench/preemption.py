@@ -20,7 +20,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from _common import demo_context, load_qa, log, percentile, print_table, require_demo, write_results  # noqa: E402
 
 from assistant import events as p  # noqa: E402
-from assistant.answer import CacheLayers  # noqa: E402
+from assistant.answer.answerer import CacheLayers  # noqa: E402
 from assistant.precompute import Precompute  # noqa: E402
 
 

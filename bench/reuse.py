@@ -51,7 +51,7 @@ from answers import Question, load  # noqa: E402
 from quality import has_expected, mcnemar_p, paired, ratio_interval, rouge_l  # noqa: E402
 
 from assistant import events as p  # noqa: E402
-from assistant.answer import Answerer, CacheLayers  # noqa: E402
+from assistant.answer.answerer import Answerer, CacheLayers  # noqa: E402
 
 # design → [cache] reuse and repair (None: no KV reuse at all)
 DESIGNS: dict[str, tuple[str, str] | None] = {

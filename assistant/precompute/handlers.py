@@ -10,13 +10,13 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 
 from assistant.abstract import extract_items
+from assistant.answer.qa_memory import QAMemory
 from assistant.config import PrecomputeSettings
 from assistant.home import bundled
 from assistant.knowledge.embeddings import embed_missing
 from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.store import KnowledgeStore
 from assistant.prompt_cache import Preempted, PromptCache
-from assistant.qa_memory import QAMemory
 from assistant.rerank import selection
 from assistant.rerank.selection import Selection
 from assistant.rerank.selfcheck import AUTO_MODES, RerankCheck, run_check

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from assistant.evidence import Evidence
+    from assistant.answer.evidence import Evidence
     from assistant.importer import ImportProgressed, ImportReport
     from assistant.precompute import PrecomputeProgressed
 

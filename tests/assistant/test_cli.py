@@ -7,9 +7,9 @@ import sys
 import pytest
 
 from assistant import events as p
-from assistant.answer import ALL_LAYERS, CacheLayers
+from assistant.answer.answerer import ALL_LAYERS, CacheLayers
+from assistant.answer.evidence import Evidence
 from assistant.cli import main
-from assistant.evidence import Evidence
 from assistant.knowledge.encoder import INT8_SUFFIX
 from assistant.services import Services, open_services
 from tests.conftest import DATA, make_email, write_mbox

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from assistant.answer import NO_CACHE
+from assistant.answer.answerer import NO_CACHE
 from assistant.llm.decoding import RepeatGuard, sentences_ended
 
 WORDS = {1: "the", 2: " tiles", 3: " are", 4: " made", 5: " of", 6: " clay", 7: "."}

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from assistant.evidence import (
+from assistant.answer.evidence import (
     BM25,
     COSINE,
     Evidence,
     select_evidence,
     split_sentences,
 )
-from assistant.kinds import asked_kinds
+from assistant.answer.text import asked_kinds
 from assistant.knowledge.store import ChunkRecord
 from cache.db import open_cache_db
 from cache.sentences import SentenceVectors

@@ -6,7 +6,7 @@ import pytest
 
 from assistant import events as p
 from assistant import prompt_cache
-from assistant.answer import NO_CACHE, Answerer, assemble
+from assistant.answer.answerer import NO_CACHE, Answerer, assemble
 from assistant.config import Settings
 from assistant.importer import Importer
 from assistant.knowledge.retrieval import Retriever

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from assistant import events as p
-from assistant.answer import NO_CACHE
+from assistant.answer.answerer import NO_CACHE
 from assistant.importer import Importer
 from assistant.precompute import Precompute
 from assistant.services import open_services

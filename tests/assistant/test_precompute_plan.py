@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.answer import NO_CACHE
+from assistant.answer.answerer import NO_CACHE
 from assistant.cli import build_parser
 from assistant.commands import apply_switches
 from assistant.config import ConfigError, load_settings

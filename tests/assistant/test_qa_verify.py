@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from assistant.answer.qa_verify import HitVerifier
 from assistant.config import CacheSettings, ConfigError, Settings
 from assistant.importer import Importer
 from assistant.knowledge.embeddings import make_embedder
 from assistant.knowledge.retrieval import Retriever
-from assistant.qa_verify import HitVerifier
 from cache.db import open_cache_db
 from cache.qa_bank import QABank
 from tests.conftest import make_email, write_mbox
@@ -105,7 +105,7 @@ def test_one_lookup_retrieves_once_and_off_means_no_check(world):
 
 
 def test_remember_fills_in_a_paraphrase_but_not_a_near_miss(world, tmp_path):
-    from assistant.answer import assemble
+    from assistant.answer.answerer import assemble
     from assistant.llm import make_llm
     from cache.blobs import BlobStore
     from cache.kv_tree import KIND, KVTree

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from assistant import events as p
-from assistant.answer import NO_CACHE, Answerer
+from assistant.answer.answerer import NO_CACHE, Answerer
 from assistant.config import Settings
 from assistant.llm import make_llm
 from assistant.llm.prompt import EVIDENCE_HEAD, evidence_text

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from assistant.answer import checked
-from assistant.events import AnswerDone
-from assistant.evidence import Evidence
-from assistant.support import (
+from assistant.answer.answerer import checked
+from assistant.answer.evidence import Evidence
+from assistant.answer.support import (
     GROUNDED,
     answers_what_was_asked,
     check,
@@ -13,6 +12,7 @@ from assistant.support import (
     quotable,
     unsupported_terms,
 )
+from assistant.events import AnswerDone
 
 SOURCES = [
     "From: Daan | Date: 2026-05-30 | Subject: Battery drain\n"

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.answer import NO_CACHE
+from assistant.answer.answerer import NO_CACHE
 from assistant.cli import main
 from assistant.importer import Importer
 from assistant.knowledge.encoder import INT8_SUFFIX

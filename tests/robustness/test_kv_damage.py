@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from assistant.answer import NO_CACHE
+from assistant.answer.answerer import NO_CACHE
 from assistant.config import Settings
 from assistant.llm import make_llm
 from tests.assistant.test_pipeline import build, run

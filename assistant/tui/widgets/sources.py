@@ -16,7 +16,7 @@ from textual.widgets import ListItem, ListView, Static
 from assistant.tui.messages import SourceView
 
 if TYPE_CHECKING:
-    from assistant.evidence import Evidence
+    from assistant.answer.evidence import Evidence
 
 PASSAGE = 140  # characters of a passage shown
 LEAD = 30  # characters kept before evidence that lies further on

@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from assistant.answer import Answerer, assemble
+from assistant.answer.answerer import Answerer, assemble
 from assistant.config import Settings
 from assistant.importer import Importer
 from assistant.knowledge.distinct import COSINE_BOUNDS, SPARE, distinct, distinct_hits, shape

@@ -107,9 +107,7 @@ def test_kv_placed_where_it_was_saved_is_exact(llm):
 
 
 @pytest.mark.parametrize("offset", [0, 300])
-def test_a_part_of_a_segment_placed_after_the_tokens_before_it_is_what_computing_gives(
-    llm, offset
-):
+def test_a_part_of_a_segment_placed_after_the_tokens_before_it_is_what_computing_gives(llm, offset):
     """Only tokens [a, b) of a saved segment, placed after the same tokens as when saved (a line
     of a chunk quoted again), give the logits of computing them there, within the tolerance
     (not bit for bit: the tokens around the part are decoded in other batches)."""
@@ -169,9 +167,7 @@ def test_redecode_in_place_recomputes_what_an_uncached_run_has(llm):
 
 
 @pytest.mark.parametrize("offset", [0, 300])
-def test_parts_placed_first_and_the_gap_between_computed_after_give_computing_them(
-    llm, offset
-):
+def test_parts_placed_first_and_the_gap_between_computed_after_give_computing_them(llm, offset):
     """Quoted parts placed ahead of the gap between them (`place_range`, n_past unmoved), then
     the gap computed (`fill`) over them: the logits of computing the whole segment there."""
     system, chunk, question = segments(llm)

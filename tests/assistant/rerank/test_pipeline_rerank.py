@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assistant import events as p
-from assistant.answer import NO_CACHE
+from assistant.answer.answerer import NO_CACHE
 from assistant.config import Settings
 from assistant.llm import make_llm
 from assistant.rerank.loader import make_reranker

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from assistant.answer import ALL_LAYERS, CacheLayers, checked
+from assistant.answer.answerer import ALL_LAYERS, CacheLayers, checked
+from assistant.answer.evidence import Evidence, select_evidence
 from assistant.events import (
     AnswerDone,
     ChunksOrdered,
@@ -18,7 +19,6 @@ from assistant.events import (
     QAHitFound,
     TokenStreamed,
 )
-from assistant.evidence import Evidence, select_evidence
 from assistant.home import bundled
 from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.store import KnowledgeStore

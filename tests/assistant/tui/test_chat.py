@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import ListView, Static
 
-from assistant.evidence import Evidence
+from assistant.answer.evidence import Evidence
 from assistant.knowledge.db import open_db
 from assistant.knowledge.store import KnowledgeStore
 from assistant.tui.app import AssistantApp

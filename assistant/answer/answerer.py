@@ -8,8 +8,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 
-from assistant import support
 from assistant.activity import Activity
+from assistant.answer import support
+from assistant.answer.evidence import Evidence
+from assistant.answer.qa_memory import QAMemory
+from assistant.answer.qa_verify import HitVerifier
 from assistant.config import Settings
 from assistant.events import (
     AnswerDone,
@@ -20,13 +23,10 @@ from assistant.events import (
     QAHitFound,
     TokenStreamed,
 )
-from assistant.evidence import Evidence
 from assistant.knowledge.retrieval import Hit, Retriever
 from assistant.knowledge.store import KnowledgeStore
 from assistant.llm.runtime import LocalLLM
 from assistant.prompt_cache import Clock, PromptCache
-from assistant.qa_memory import QAMemory
-from assistant.qa_verify import HitVerifier
 from assistant.rerank.reranker import Reranker
 from assistant.rerank.selection import Selection
 from cache.kv_tree import KVTree
@@ -181,7 +181,7 @@ def checked(
     instruction: str,
     quote: bool = True,
 ) -> AnswerDone:
-    """`done` with its evidence, and whether it is supported (assistant/support.py): checked
+    """`done` with its evidence, and whether it is supported (assistant/answer/support.py): checked
     against `texts`, the question it answered (`asked`), its evidence lines and the prompt's
     `instruction`. With `quote`, an unsupported answer gives its place to the evidence lines,
     quoted, where they hold a term of the kind asked; the answer stays marked unsupported (the

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from assistant.answer.qa_verify import HitVerifier
 from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.store import KnowledgeStore
-from assistant.qa_verify import HitVerifier
 from assistant.rerank.selection import Selection
 from cache.protocols import Embedder
 from cache.qa_bank import QABank, QAEntry

@@ -1,5 +1,5 @@
 """The evidence of an answer: the few sentences of the prompt's chunks that best match the
-question (whether an answer's terms appear in its sources is assistant/support.py).
+question (whether an answer's terms appear in its sources is assistant/answer/support.py).
 
 The evidence lines go into the prompt between the last chunk and the question (the small model
 copies from lines next to the question far better than from the whole context) and are shown
@@ -17,8 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assistant.kinds import answer_kinds, asked_kinds
-from assistant.knowledge.bm25 import STOPWORDS
+from assistant.answer.text import answer_kinds, asked_kinds, terms
 from assistant.knowledge.store import ChunkRecord
 from cache.protocols import Embedder
 from cache.sentences import SentenceVectors, rounded
@@ -334,8 +333,8 @@ def bm25_scores(
     question: str, texts: Sequence[str], k1: float = 1.2, b: float = 0.75
 ) -> np.ndarray:
     """Okapi BM25 of each text for the question, with idf over the texts themselves."""
-    docs = [Counter(_terms(t)) for t in texts]
-    query = set(_terms(question))
+    docs = [Counter(terms(t)) for t in texts]
+    query = set(terms(question))
     lengths = np.array([sum(d.values()) for d in docs], dtype=np.float32)
     norms = k1 * (1 - b + b * lengths / max(float(lengths.mean()), 1.0))
     out = np.zeros(len(docs), dtype=np.float32)
@@ -345,22 +344,3 @@ def bm25_scores(
         tf = np.array([d[term] for d in docs], dtype=np.float32)
         out += idf * tf * (k1 + 1) / (tf + norms)
     return out
-
-
-_WORD = re.compile(r"\w+")
-_SUFFIXES = (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""), ("ly", ""))
-
-
-def _terms(text: str) -> list[str]:
-    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
-
-
-def _stem(word: str) -> str:
-    """A light suffix stripper: "running" and "run", "noticed" and "notice" meet."""
-    for suffix, replacement in _SUFFIXES:
-        stem = word[: -len(suffix)]
-        if word.endswith(suffix) and len(stem) >= 3 and not word.endswith("ss"):
-            stem += replacement
-            double = len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "aeiouls"
-            return stem[:-1] if double else stem
-    return word

@@ -10,8 +10,15 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from assistant.kinds import MONTH_OF, WEEKDAY_OF, answer_kinds, asked_kinds, kind_terms
-from cache.verify import STOPWORDS, stem
+from assistant.answer.text import (
+    MONTH_OF,
+    STOPWORDS,
+    WEEKDAY_OF,
+    answer_kinds,
+    asked_kinds,
+    kind_terms,
+    stem,
+)
 
 _MONTH = "|".join(sorted(MONTH_OF, key=len, reverse=True))
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"

@@ -1,12 +1,29 @@
-"""What a question asks for (a date, a figure, a code, a name, a place) and which terms of that kind
-a sentence holds: the evidence selection favours sentences that hold the kind asked for, and the
-support check asks an answer to hold it and to agree with its evidence lines on it."""
+"""The answer path's one text analysis: its tokenizer, stemmer and stopword list (the stemmer and
+stopwords are cache/verify's, the QA bank's guard, so that a stored question and the lines that
+answer it are read alike), and what a question asks for (a date, a figure, a code, a name, a
+place) with the terms of that kind a line holds: the line scorer favours lines that hold the kind
+asked for, and the support check asks a sentence to hold it and to agree with its quote on it."""
 
 from __future__ import annotations
 
 import re
 
-from assistant.knowledge.bm25 import STOPWORDS
+from cache.verify import STOPWORDS, stem
+
+__all__ = ["STOPWORDS", "stem", "words", "terms", "asked_kinds", "answer_kinds", "kind_terms"]
+
+_WORD = re.compile(r"\w+")
+
+
+def words(text: str) -> list[str]:
+    """The text's words, lower case (the tokenizer every answer module uses)."""
+    return _WORD.findall(text.lower())
+
+
+def terms(text: str) -> list[str]:
+    """The text's content words, stemmed: what BM25 over lines and the word checks compare."""
+    return [stem(w) for w in words(text) if w not in STOPWORDS]
+
 
 _ASKS = (
     (
