@@ -289,41 +289,60 @@ def cmd_ask(ctx: Services, args: Namespace) -> int:
     for event in answerer.answer(args.question, layers):
         if args.json:
             print(json.dumps(_event_dict(event), ensure_ascii=False, default=str), flush=True)
-        elif isinstance(event, p.TokenStreamed):
-            out.print(event.text, end="", soft_wrap=True, markup=False)
         elif isinstance(event, p.QAHitFound):
             console.print(
-                f"[green]QA-bank hit[/] (similar to “{escape(event.question)}”, "
+                f"[green]Remembered answer[/] (to “{escape(event.question)}”, "
                 f"cosine {event.similarity:.3f})"
             )
+        elif isinstance(event, p.QuoteFound):
+            out.print(quote_block(event), soft_wrap=True)
         elif isinstance(event, p.KVReused) and event.reused_tokens:
             console.print(
-                f"[green]KV cache[/]: {event.reused_tokens} of {event.prompt_tokens} "
-                f"prompt tokens reused{reuse_note(event.mode, event.repaired)}"
+                f"[dim]KV cache: {event.reused_tokens} of {event.prompt_tokens} "
+                f"prompt tokens reused{reuse_note(event.mode, event.repaired)}[/]"
             )
         elif isinstance(event, p.AnswerDone):
             _print_done(out, event)
     return 0
 
 
-def _print_done(out: Console, done) -> None:
-    """After the answer: a warning when its sources do not back it, its evidence, its sources
-    (numbered as the evidence names them), then the timings."""
+def quote_block(quote):
+    """The mail's own lines with the answer span in bold and the mail under them; or "not
+    found" with the nearest mails. The model's sentence, when one is shown, follows later."""
     from rich.text import Text
 
-    if done.qa_hit and not done.drafted:
-        out.print(done.answer, soft_wrap=True, markup=False)
+    from assistant.answer import shape
+
+    if quote.band == "none":
+        lines = [shape.NOT_FOUND, *shape.nearest_lines(quote.nearest)]
+        return Text("\n".join(lines), style="bold yellow")
+    text = Text()
+    if quote.band == "weak":
+        text.append(shape.WEAK + "\n", style="bold yellow")
+    quoted = "“" + " ".join(e.sentence for e in quote.lines) + "”"
+    text.append(quoted)
+    if quote.span:
+        text.highlight_words([quote.span], style="bold")
+    text.append(f"\n— {shape.mail_line(quote.mail)}", style="dim")
+    return text
+
+
+def _print_done(out: Console, done) -> None:
+    """After the quote: the model's sentence where it stands in the quote, then the sources,
+    one line per mail, and the timings."""
+    from rich.text import Text
+
+    if done.sentence:
+        out.print(done.sentence, soft_wrap=True, markup=False)
     out.print()
-    for line in _trust_lines(done):
-        out.print(line, soft_wrap=True)
     for i, s in enumerate(done.sources, 1):
         where = s["message_id"] or s["note_path"]
         when = (s["date"] or "")[:10]
-        source = f"[{i}] {s['title']} — {s['sender'] or 'note'} {when} ({where})"
+        source = f"[{i}] {s['sender'] or 'note'} · {when} · {s['title']} ({where})"
         out.print(Text(source, style="dim"), soft_wrap=True)
     t = done.timings
     console.print(
-        f"[dim]TTFT {t['ttft']:.2f}s · total {t['total']:.2f}s · prefill "
+        f"[dim]quote {t.get('quote', 0.0):.2f}s · total {t['total']:.2f}s · prefill "
         f"{t['prefill']:.2f}s · decode {t['decode']:.2f}s · KV reused "
         f"{done.kv_reused_tokens}/{done.prompt_tokens}"
         f"{reuse_note(done.kv_reuse, done.kv_repaired)}[/]"
@@ -333,28 +352,6 @@ def _print_done(out: Console, done) -> None:
 def reuse_note(mode: str, repaired: int) -> str:
     """ ", any-order, 24 repaired" after the KV figures when chunks were placed any-order."""
     return f", {mode}, {repaired} repaired" if mode != "exact" else ""
-
-
-def _trust_lines(done) -> list:
-    """A warning for an unsupported answer (or for a draft the evidence lines, quoted, stand in
-    for), then one "Evidence: “…” [n]" line per evidence sentence, [n] its source's number in
-    the list printed below."""
-    from rich.text import Text
-
-    lines = []
-    missing = ", ".join(done.unsupported)
-    terms = f" (terms not in any source: {missing})" if missing else ""
-    if done.drafted:  # the draft was streamed above; the evidence lines below stand instead
-        warning = f"The model's answer is not backed by your mail{terms}. Your mail says:"
-        lines.append(Text(warning, style="bold yellow"))
-    elif not done.supported:
-        warning = f"Not found in your mail — check the sources{terms}"
-        lines.append(Text(warning, style="bold yellow"))
-    ids = [s["chunk_id"] for s in done.sources]
-    for e in done.evidence:
-        number = f" [{ids.index(e.chunk_id) + 1}]" if e.chunk_id in ids else ""
-        lines.append(Text(f"Evidence: “{e.sentence}”{number}"))
-    return lines
 
 
 def _event_dict(event) -> dict:

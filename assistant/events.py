@@ -27,6 +27,18 @@ class ChunksOrdered:
 
 
 @dataclass(frozen=True)
+class QuoteFound:
+    """The mail's own line(s) that answer, found before the model runs: shown at once."""
+
+    lines: list[Evidence]
+    span: str  # the part of the lines that answers ("" when the question asks for no kind)
+    mail: dict  # the quoted mail: sender, date, subject, id, chunk_id (answer/shape.py)
+    band: str  # "answer" | "weak" (shown marked) | "none" (not found)
+    score: float
+    nearest: list[dict] = field(default_factory=list)  # the nearest mails, for "not found"
+
+
+@dataclass(frozen=True)
 class KVReused:
     reused_tokens: int
     prompt_tokens: int
@@ -49,17 +61,29 @@ class AnswerDone:
     kv_reused_tokens: int
     prompt_tokens: int
     timings: dict[str, float] = field(default_factory=dict)
-    # the sentences of the sources that answer the question (shown under the answer)
+    # the quoted lines of the mail that answer (at most two; the answer shows them once)
     evidence: list[Evidence] = field(default_factory=list)
-    # the answer holds the kind of term asked for, and every name, number and date of it appears
-    # in the sources or the question (assistant/answer/support.py)
+    # nothing shown is marked: the quote cleared the bar and any sentence shown stands in it
     supported: bool = True
     unsupported: list[str] = field(default_factory=list)  # the terms that do not
     kv_reuse: str = "exact"  # as KVReused.mode
     kv_repaired: int = 0
-    # the model's own answer when it was not supported and `answer` quotes the evidence lines
-    # instead ([answer] unsupported = "quote"); "" otherwise
+    # the model's own draft when its sentence was not shown (a term of it is not in the quoted
+    # lines: `unsupported` lists them); "" otherwise
     drafted: str = ""
+    span: str = ""  # the part of the quote that answers
+    mail: dict = field(default_factory=dict)  # the quoted mail (sender, date, subject, id)
+    not_found: bool = False  # no line cleared the bar: `answer` says so, with the nearest mails
+    sentence: str = ""  # the model's sentence shown after the quote ("" when none is)
+    band: str = "answer"  # "answer" | "weak" (the quote shown marked) | "none"
 
 
-Event = QAHitFound | ChunksRetrieved | ChunksOrdered | KVReused | TokenStreamed | AnswerDone
+Event = (
+    QAHitFound
+    | ChunksRetrieved
+    | ChunksOrdered
+    | QuoteFound
+    | KVReused
+    | TokenStreamed
+    | AnswerDone
+)

@@ -1,6 +1,7 @@
 """PromptCache: a [system, chunk…, evidence, question] prompt built, prefilled restoring what the
 KV tree holds (saving each segment it computes as a tree node), and decoded. The answer path
-(answer.py) and precompute both use it; neither reaches through the other."""
+(answer/answerer.py, which chooses the evidence lines) and precompute both use it; neither
+reaches through the other."""
 
 from __future__ import annotations
 
@@ -12,10 +13,8 @@ from dataclasses import replace
 from functools import lru_cache, partial
 
 from assistant.activity import Activity
-from assistant.answer.evidence import Evidence, chunk_vectors, select_evidence
 from assistant.config import Settings
 from assistant.events import KVReused, TokenStreamed
-from assistant.knowledge.store import ChunkRecord
 from assistant.llm.decoding import RepeatGuard, sentences_ended
 from assistant.llm.prompt import (
     EVIDENCE_HEAD,
@@ -37,7 +36,6 @@ from assistant.llm.reuse import (
 from assistant.llm.runtime import LLMError, LocalLLM
 from cache.kv_tree import KVTree, segment_hash
 from cache.protocols import Embedder
-from cache.sentences import SentenceVectors
 
 log = logging.getLogger(__name__)
 CHUNK_TOKENS_KEPT = 4096  # chunks whose segment tokens are remembered
@@ -62,7 +60,6 @@ class PromptCache:
         kv_tree: KVTree,
         system_prompt: str,
         embedder: Embedder,
-        sentences: SentenceVectors | None = None,
         activity: Activity | None = None,
     ) -> None:
         self.settings = settings
@@ -70,7 +67,6 @@ class PromptCache:
         self.kv = kv_tree
         self.system_prompt = system_prompt
         self.embedder = embedder
-        self.sentences = sentences  # the evidence's sentence vectors per chunk, kept
         self.activity = activity
         self.frame = chat_frame(llm)
         # a chunk's segment tokens, remembered: the planner's check, the chunk_kv job and the
@@ -84,15 +80,6 @@ class PromptCache:
         return list(self._chunk_tokens(text))
 
     # -- the prompt ----------------------------------------------------------------------------
-
-    def prompt(
-        self, question: str, vector, records: Sequence[ChunkRecord]
-    ) -> tuple[Segments, list[Evidence]]:
-        """The prompt's segments for `question` over `records` (in the order given), and the
-        evidence lines it quotes."""
-        evidence = self.evidence(question, vector, records)
-        texts = [r.text for r in records]
-        return self.segments(texts, question, [e.sentence for e in evidence]), evidence
 
     def segments(
         self, chunks: Sequence[str], question: str, evidence: Sequence[str] = ()
@@ -108,28 +95,20 @@ class PromptCache:
             self.llm, self.frame, system, ordered, question, evidence, place_, self.chunk_tokens
         )
 
-    def evidence(self, question: str, vector, records: Sequence[ChunkRecord]) -> list[Evidence]:
-        """The sentences of `records` that best match the question (none when switched off)."""
-        limit = self.settings.answer.evidence_sentences
-        if limit <= 0 or not records:
-            return []
-        return select_evidence(
-            question, vector, list(records), self.embedder, limit=limit, stored=self.sentences
-        )
-
-    def keep_sentences(self, records: Sequence[ChunkRecord]) -> None:
-        """Precompute: store the sentence vectors the evidence of a question using these chunks
-        will read (nothing when evidence is off or no store is wired)."""
-        if self.sentences is not None and self.settings.answer.evidence_sentences > 0:
-            chunk_vectors(records, self.embedder, self.sentences)
-
     # -- answering -----------------------------------------------------------------------------
 
     def stream(
-        self, question: str, segments: Segments, kv: bool, check: Check, clock: Clock
+        self,
+        question: str,
+        segments: Segments,
+        kv: bool,
+        check: Check,
+        clock: Clock,
+        sentences: int | None = None,
     ) -> Iterator[KVReused | TokenStreamed]:
         """Prefill `segments` (restoring and saving KV when `kv`), say how much was reused,
-        then decode the answer token by token, up to [answer] max_sentences."""
+        then decode the answer token by token, up to `sentences` (else [answer]
+        max_sentences) sentences."""
         pieces: list[str] = []
         with self.llm.lock:
             clock.lap("wait")  # for the model: a background job steps aside within a piece
@@ -138,7 +117,7 @@ class PromptCache:
                 reused.tokens, segments.total, reused.mode, reused.repaired, reused.segments
             )
             tokens = self._answer_tokens(question)
-            limit = self.settings.answer.max_sentences
+            limit = self.settings.answer.max_sentences if sentences is None else sentences
             for text in self.decode(self.settings.answer.max_tokens, check, clock, tokens):
                 pieces.append(text)
                 yield TokenStreamed(text)
@@ -146,9 +125,16 @@ class PromptCache:
                     break
             clock.lap("decode")
 
-    def draft(self, question: str, segments: Segments, kv: bool, background: bool = True) -> str:
+    def draft(
+        self,
+        question: str,
+        segments: Segments,
+        kv: bool,
+        background: bool = True,
+        sentences: int | None = None,
+    ) -> str:
         """The whole answer `stream` decodes, as text (precompute's answers)."""
-        events = self.stream(question, segments, kv, self.checker(background), Clock())
+        events = self.stream(question, segments, kv, self.checker(background), Clock(), sentences)
         return "".join(e.text for e in events if isinstance(e, TokenStreamed)).strip()
 
     def _answer_tokens(self, question: str) -> Callable[[int, Callable], Iterator[int]]:

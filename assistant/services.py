@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
     from assistant.answer.answerer import Answerer
+    from assistant.answer.evidence import LineFinder
     from assistant.answer.qa_memory import QAMemory
     from assistant.importer import Importer
     from assistant.llm.runtime import LocalLLM
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
     from cache.qa_bank import QABank
 
 T = TypeVar("T")
+LINE_WEIGHTS = "line_weights.json"  # a home's own fit of the line scorer (answer/fit.py)
 
 
 @dataclass
@@ -78,6 +80,7 @@ class Services:
     _memory: QAMemory | None = field(default=None, repr=False)
     _prompt_cache: PromptCache | None = field(default=None, repr=False)
     _answerer: Answerer | None = field(default=None, repr=False)
+    _lines: LineFinder | None = field(default=None, repr=False)
     _presence: Activity = field(init=False, repr=False)  # made at once: the UI thread uses it
     _reranker: Reranker | None = field(default=None, repr=False)
     _cache_db: Database | None = field(default=None, repr=False)
@@ -132,6 +135,10 @@ class Services:
     def answerer(self) -> Answerer:
         """The user's answer path (loads the LLM on first use)."""
         return self._once("_answerer", lambda: make_answerer(self))
+
+    def lines(self) -> LineFinder:
+        """The line scorer the answer path and precompute find quotes with."""
+        return self._once("_lines", lambda: make_lines(self))
 
     def prompt_cache(self) -> PromptCache:
         """Prompts prefilled with the KV tree and decoded: the answerer's and precompute's."""
@@ -255,13 +262,18 @@ def open_services(
 
 def make_prompt_cache(ctx: Services) -> PromptCache:
     from assistant.prompt_cache import PromptCache
-    from cache.sentences import SentenceVectors
 
     system = (bundled("prompts") / "answer.txt").read_text(encoding="utf-8")
-    sentences = SentenceVectors(ctx.cache_db)
-    return PromptCache(
-        ctx.settings, ctx.llm, ctx.kv, system, ctx.embedder, sentences, activity=ctx.presence
-    )
+    return PromptCache(ctx.settings, ctx.llm, ctx.kv, system, ctx.embedder, activity=ctx.presence)
+
+
+def make_lines(ctx: Services) -> LineFinder:
+    """The line scorer, with the home's own fitted weights where a night has fitted them."""
+    from assistant.answer.evidence import DEFAULT_WEIGHTS, LineFinder, LineWeights
+    from cache.sentences import SentenceVectors
+
+    weights = LineWeights.load(ctx.home.cache_dir / LINE_WEIGHTS) or DEFAULT_WEIGHTS
+    return LineFinder(ctx.embedder, SentenceVectors(ctx.cache_db), weights)
 
 
 def make_answerer(ctx: Services) -> Answerer:
@@ -275,6 +287,7 @@ def make_answerer(ctx: Services) -> Answerer:
         ctx.selection,
         ctx.prompt_cache(),
         ctx.memory,
+        ctx.lines(),
         activity=ctx.presence,
         history=History(ctx.cache_db),
     )

@@ -1,6 +1,7 @@
 """Answerer.answer(question, layers) → a stream of events: the user's path, nothing else.
-QA bank (a verified hit) → retrieve → select (rerank, dedupe) → PromptCache (prefill with the KV
-tree, decode) → evidence and support → remember in the QA bank."""
+QA bank (a verified hit whose quote still clears the bar) → retrieve → select (rerank, dedupe) →
+the quote (answer/evidence.py, shown at once) → PromptCache (prefill with the KV tree, decode one
+sentence) → the sentence checked against the quote (answer/shape.py) → remember in the QA bank."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ from contextlib import nullcontext
 from dataclasses import dataclass, replace
 
 from assistant.activity import Activity
-from assistant.answer import support
-from assistant.answer.evidence import Evidence
+from assistant.answer.evidence import Found, LineFinder, distinct_mails, mail_key
 from assistant.answer.qa_memory import QAMemory
 from assistant.answer.qa_verify import HitVerifier
+from assistant.answer.shape import NO_SENTENCE, Sentence, checked_sentence, mail_of, shown
 from assistant.config import Settings
 from assistant.events import (
     AnswerDone,
@@ -21,10 +22,11 @@ from assistant.events import (
     Event,
     KVReused,
     QAHitFound,
+    QuoteFound,
     TokenStreamed,
 )
 from assistant.knowledge.retrieval import Hit, Retriever
-from assistant.knowledge.store import KnowledgeStore
+from assistant.knowledge.store import ChunkRecord, KnowledgeStore
 from assistant.llm.runtime import LocalLLM
 from assistant.prompt_cache import Clock, PromptCache
 from assistant.rerank.reranker import Reranker
@@ -58,10 +60,12 @@ class Answerer:
         select: Selection,
         cache: PromptCache,
         memory: QAMemory,
+        lines: LineFinder,
         activity: Activity | None = None,
         history: History | None = None,
     ) -> None:
         self.settings = settings
+        self.lines = lines
         self.store = store
         self.embedder = embedder
         self.select = select
@@ -89,10 +93,11 @@ class Answerer:
             verify = self.verifier.check(question, vector)
             hit = self.qa.lookup(vector, accept=self.memory.is_fresh, verify=verify)
             clock.lap("qa_lookup")
-            if hit is not None:
+            served = self._from_bank(question, vector, hit.entry, clock) if hit else None
+            if hit is not None and served is not None:
                 self._accessed(asked, hit.entry.chunk_ids)
                 yield QAHitFound(hit.entry.question, hit.similarity, hit.entry.id)
-                yield self._done_from_bank(question, hit.entry, clock)
+                yield from served
                 return
         hits = self.select.candidates(question, vector)
         clock.lap("retrieve")
@@ -126,73 +131,93 @@ class Answerer:
         layers: CacheLayers = ALL_LAYERS,
         clock: Clock | None = None,
     ) -> Iterator[Event]:
-        """Prefill (reusing cached KV) and decode an answer from `hits`, in the order given."""
+        """The quote from `hits` (in the order given), shown at once; then, unless nothing was
+        found, one model sentence (prefill reusing cached KV, decode), shown only where every
+        checkable term of it stands in the quote."""
         clock = clock or Clock()
-        segments, evidence = self.cache.prompt(question, vector, [h.record for h in hits])
+        records = [h.record for h in hits]
+        found = self.lines.find(question, vector, records)
+        clock.mark("quote")
+        yield quote_found(found)
+        if found.not_found:
+            yield self._done(question, found, records, clock)
+            return
+        quoted = [e.sentence for e in found.lines]
+        segments = self.cache.segments([r.text for r in records], question, quoted)
         clock.lap("build")
         pieces: list[str] = []
         reused = KVReused(0, segments.total)
         check = self.cache.checker(background=False)
-        for event in self.cache.stream(question, segments, layers.kv, check, clock):
+        for event in self.cache.stream(question, segments, layers.kv, check, clock, sentences=1):
             if isinstance(event, TokenStreamed):
                 pieces.append(event.text)
             else:
                 reused = event
             yield event
-        answer = "".join(pieces).strip()
-        if layers.qa:
-            self.memory.keep(question, vector, answer, hits, "user")
-        done = AnswerDone(
+        draft = "".join(pieces).strip()
+        sentence, faults = checked_sentence(draft, found, question, [r.text for r in records])
+        if layers.qa and found.band == "answer":
+            self.memory.keep(question, vector, sentence.text, hits, "user")
+        yield self._done(question, found, records, clock, draft, sentence, faults, reused)
+
+    def _from_bank(self, question: str, vector, entry: QAEntry, clock: Clock) -> list | None:
+        """A stored answer's events, its quote found afresh in its sources for this question;
+        None when no line of them clears the bar (the question then takes the whole path)."""
+        records = self.store.chunk_records(entry.chunk_ids)
+        found = self.lines.find(question, vector, records)
+        if found.band != "answer":
+            return None
+        clock.mark("quote")
+        texts = [r.text for r in records]
+        sentence, faults = checked_sentence(entry.answer or "", found, question, texts)
+        done = self._done(question, found, records, clock, "", sentence, faults)
+        return [quote_found(found), replace(done, qa_hit=True)]
+
+    def _done(
+        self,
+        question: str,
+        found: Found,
+        records: Sequence[ChunkRecord],
+        clock: Clock,
+        draft: str = "",
+        sentence: Sentence = NO_SENTENCE,
+        faults: Sequence[str] = (),
+        reused: KVReused | None = None,
+    ) -> AnswerDone:
+        reused = reused or KVReused(0, 0)
+        return AnswerDone(
             question,
-            answer,
-            [h.record.ref() for h in hits],
+            shown(found, sentence),
+            sources_of(records, found),
             False,
             reused.reused_tokens,
-            segments.total,
+            reused.prompt_tokens,
             clock.done(),
+            evidence=list(found.lines),
+            supported=found.band != "weak" and not sentence.marked,
+            unsupported=list(sentence.faults if sentence.marked else faults),
             kv_reuse=reused.mode,
             kv_repaired=reused.repaired,
+            drafted=draft if faults and not sentence.text else "",
+            span=found.span,
+            mail=mail_of(found.record) if not found.not_found else {},
+            not_found=found.not_found,
+            sentence=sentence.text,
+            band=found.band,
         )
-        yield self._checked(done, evidence, [h.record.text for h in hits], question)
-
-    def _done_from_bank(self, question: str, entry: QAEntry, clock: Clock) -> AnswerDone:
-        """The stored answer, with its evidence and support checked against its sources now."""
-        records = self.store.chunk_records(entry.chunk_ids)
-        vector = self.qa.vector(entry.id)
-        evidence = self.cache.evidence(entry.question, vector, records)
-        clock.mark("ttft")
-        sources = [r.ref() for r in records]
-        done = AnswerDone(question, entry.answer or "", sources, True, 0, 0, clock.done())
-        texts = [r.text for r in records]
-        return self._checked(done, evidence, texts, entry.question)
-
-    def _checked(
-        self, done: AnswerDone, evidence: list[Evidence], texts: Sequence[str], asked: str
-    ) -> AnswerDone:
-        quote = self.settings.answer.unsupported == "quote"
-        return checked(done, evidence, list(texts), asked, self.cache.system_prompt, quote)
 
 
-def checked(
-    done: AnswerDone,
-    evidence: list[Evidence],
-    texts: list[str],
-    asked: str,
-    instruction: str,
-    quote: bool = True,
-) -> AnswerDone:
-    """`done` with its evidence, and whether it is supported (assistant/answer/support.py): checked
-    against `texts`, the question it answered (`asked`), its evidence lines and the prompt's
-    `instruction`. With `quote`, an unsupported answer gives its place to the evidence lines,
-    quoted, where they hold a term of the kind asked; the answer stays marked unsupported (the
-    model could not write one its sources back; whether the lines answer is for the user to
-    see), and `unsupported` keeps the draft's terms that no source holds."""
-    lines = [e.sentence for e in evidence]
-    supported, unsupported = support.check(done.answer, texts, asked, lines, instruction)
-    done = replace(done, evidence=evidence, supported=supported, unsupported=unsupported)
-    if supported or not quote or not support.quotable(lines, asked):
-        return done
-    return replace(done, answer=support.quote(lines), drafted=done.answer)
+def quote_found(found: Found) -> QuoteFound:
+    mail = mail_of(found.record) if not found.not_found else {}
+    nearest = [mail_of(r) for r in found.nearest[:3]]
+    return QuoteFound(list(found.lines), found.span, mail, found.band, found.score, nearest)
+
+
+def sources_of(records: Sequence[ChunkRecord], found: Found) -> list[dict]:
+    """One source per mail, in the prompt's order: the quoted chunk for the quoted mail."""
+    quoted = found.record
+    key = mail_key(quoted) if quoted is not None and not found.not_found else None
+    return [(quoted if mail_key(r) == key else r).ref() for r in distinct_mails(records)]
 
 
 def assemble(
@@ -213,6 +238,7 @@ def assemble(
     """An Answerer over parts built elsewhere (tests and benches that wire their own store and
     model): its selection, PromptCache and QA memory are made here, as services.py makes them."""
     select = Selection(settings, retriever, reranker)
-    cache = PromptCache(settings, llm, kv, system_prompt, embedder, sentences, activity)
+    cache = PromptCache(settings, llm, kv, system_prompt, embedder, activity)
     memory = QAMemory(store, qa, embedder, select, HitVerifier(retriever, settings.cache))
-    return Answerer(settings, store, embedder, select, cache, memory, activity, history)
+    lines = LineFinder(embedder, sentences)
+    return Answerer(settings, store, embedder, select, cache, memory, lines, activity, history)

@@ -1,332 +1,286 @@
-"""The evidence of an answer: the few sentences of the prompt's chunks that best match the
-question (whether an answer's terms appear in its sources is assistant/answer/support.py).
+"""The mail's own lines that answer a question: every line of the prompt's chunks (answer/lines.py)
+is scored, the best one (with a neighbour of the same mail, at most two lines and QUOTE_CHARS) is
+the quote shown first, its answer span marked, and a score under a calibrated bar is "not found".
 
-The evidence lines go into the prompt between the last chunk and the question (the small model
-copies from lines next to the question far better than from the whole context) and are shown
-under the answer. How each way of choosing them measures: bench/results/evidence.json.
+A line's score is a logistic fusion of its features (FEATURES): cosine with the question, BM25
+over the candidate lines, the share of the question's terms it holds, holding a term of the kind
+asked for (a date for "when", an amount for "how much" …), its mail's retrieval rank, and
+optionally the model's pointer (the probability the model gives its number, llm/pointer). The
+weights and the two bars are fitted on questions the model wrote about lines of a mailbox
+(answer/fit.py), never on an evaluation set; `LineWeights.load` reads a home's own fit.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import math
-import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import numpy as np
 
-from assistant.answer.text import answer_kinds, asked_kinds, terms
+from assistant.answer.lines import Line, mail_lines, split_sentences
+from assistant.answer.text import answer_kinds, asked_kinds, kind_spans, terms
 from assistant.knowledge.store import ChunkRecord
 from cache.protocols import Embedder
 from cache.sentences import SentenceVectors, rounded
 
+__all__ = ["Evidence", "Found", "LineFinder", "LineWeights", "split_sentences"]
+
+FEATURES = ("cosine", "bm25", "cover", "kind", "rank", "short", "pointer")
+QUOTE_CHARS = 320  # a quote, not a paste of the chunk
+LINES_VERSION = "lines-2"  # salts the stored line vectors' keys when the splitter changes
+BANDS = ("answer", "weak", "none")
+
 
 @dataclass(frozen=True)
 class Evidence:
-    """One sentence (or mail line) of a source chunk that answers the question."""
+    """One line of a source chunk that answers the question."""
 
     chunk_id: int
     sentence: str
 
 
 @dataclass(frozen=True)
-class Mix:
-    """The weights of a sentence's score: embedding cosine with the question; BM25 against the
-    question (idf from the prompt's own sentences, scaled to the best one); holding the kind of
-    answer asked for (a number for "how much", a date for "when", a name for "who"…); and the
-    chunk's place in the prompt (first 1, last 0). The defaults were chosen on half A of the demo
-    questions only; bench/evidence.py reports the other half and a holdout beside them."""
+class LineWeights:
+    """The fusion's coefficients (one per feature of FEATURES), its bias, and the bars on the
+    best line's probability: at or above `answer` the quote is the answer; at or above `weak` it
+    is shown marked as possibly not answering; below, "not found"."""
 
-    cosine: float = 1.0
-    bm25: float = 0.5
-    answer_kind: float = 0.25
-    rank: float = 0.1
+    coef: tuple[float, ...]
+    bias: float
+    answer: float
+    weak: float
+    fitted_on: str = ""
+
+    def probability(self, x: np.ndarray) -> np.ndarray:
+        z = x @ np.asarray(self.coef, dtype=np.float32) + self.bias
+        return 1.0 / (1.0 + np.exp(-z))
+
+    def band(self, p: float) -> str:
+        return "answer" if p >= self.answer else "weak" if p >= self.weak else "none"
+
+    def without(self, feature: str) -> LineWeights:
+        """The same weights with one feature switched off (the bench's ablation)."""
+        coef = list(self.coef)
+        coef[FEATURES.index(feature)] = 0.0
+        return LineWeights(tuple(coef), self.bias, self.answer, self.weak, self.fitted_on)
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(asdict(self), indent=1), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path) -> LineWeights | None:
+        """A home's own fit, or None when there is none (or it is unreadable, or for another
+        set of features)."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            weights = cls(tuple(data["coef"]), data["bias"], data["answer"], data["weak"],
+                          data.get("fitted_on", ""))  # fmt: skip
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return weights if len(weights.coef) == len(FEATURES) else None
 
 
-DEFAULT = Mix()
-COSINE = Mix(cosine=1.0, bm25=0.0, answer_kind=0.0, rank=0.0)
-BM25 = Mix(cosine=0.0, bm25=1.0, answer_kind=0.0, rank=0.0)
-
-
-# -- sentences --------------------------------------------------------------------------------
-
-_HEADER = re.compile(r"^(From: .*\| Date: .*\| Subject: .*|Note: .*)$")
-_QUOTE = re.compile(r"^\s*(?:>\s?)+")
-_BULLET = re.compile(r"^\s*(?:[-*•·–]|\d{1,2}[.)]|[a-h][.)])\s+(?:\[[ xX]\]\s*)?")
-_HEADING = re.compile(r"^\s*#{1,6}\s+")
-_TABLE_RULE = re.compile(r"^\|?(?:\s*:?-{2,}:?\s*\|)+\s*:?-*:?\s*\|?$")
-_FIELD = re.compile(r"^[^\W\d_][\w ()/'’-]{0,30}:\s+\S")  # "Room: Quarto Terraço"
-_COLUMNS = re.compile(r"(?<=\S)(?: {2,}|\t)(?=\S)")  # "Booking reference  K7QX4M"
-_SIGNATURE = re.compile(r"^--\s*$")
-_GREETING = re.compile(
-    r"^(hi|hello|hey|dear|hej|hoi|beste|morning|good morning|best|regards|kind regards|cheers|"
-    r"thanks|thank you|groet|groetjes|met vriendelijke groet|kram|kramar|love)\b",
-    re.IGNORECASE,
+# Fitted by bench/fit_lines.py on questions the model wrote about lines of the demo mailbox
+# (bench/results/line_weights.json); a home refits on its own mail at night (answer/fit.py).
+DEFAULT_WEIGHTS = LineWeights(
+    coef=(0.736, 1.209, 0.946, 0.993, 0.258, -0.764, 0.000),
+    bias=-1.425,
+    answer=0.749,
+    weak=0.660,
+    fitted_on="demo mailbox",
 )
-# a sentence ends at . ! or ? before a capital, a digit or a word with a digit ("v3 is …")
-_BOUNDARY = re.compile(r"[.!?]+[\"'”’)\]]*\s+(?=[\"'“‘(\[*]?(?:[^\W_a-z]|[a-z]+\d))")
-_ABBREVIATIONS = frozenset(
-    "e.g i.e etc approx ca incl excl vs dr mr mrs ms st jr sr prof resp cf est dept inc ltd "
-    "corp a.m p.m jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur "
-    "fri sat sun vol ref bijv o.a z.b d.h usw tel fig".split()
-)
-_BEFORE_NUMBER = frozenset("no nr nos p pp art".split())  # "no. 5", but "I said no. Then"
-WRAPPED = 55  # a mail line this long that stops mid-sentence was wrapped by the sender
-ITEM_WORDS = 45  # a list item or table row up to this long stays one evidence line
-SHORT = 3  # a sentence of this many words or fewer is kept with the next ("Sorry. I …")
 
 
-def split_sentences(text: str) -> list[str]:
-    """A chunk's sentences and lines, each on one line: the chunk's header line, quote markers,
-    bullets, table bars, greetings and sign-offs dropped; wrapped mail lines joined; a list item
-    or table row kept whole; "e.g.", "approx. 5", "9.30", "€1.250,00" and "v3.2" unbroken."""
-    return [sentence for sentence, _ in _sentences_in_context(text)]
+@dataclass(frozen=True)
+class Candidate:
+    """A line of the prompt's chunks: its chunk, its mail's rank among the distinct mails, and
+    its place in the chunk's lines."""
+
+    record: ChunkRecord
+    rank: int
+    index: int
+    line: Line
 
 
-def _sentences_in_context(text: str) -> Iterator[tuple[str, str]]:
-    """(sentence, context): the context is the heading above it and the line that introduced
-    its list ("Stop criteria:"), which say what a bare "Day 7: 100%" is about."""
-    heading = lead = ""
-    first = text.split("\n", 1)[0]
-    title = first[len("Note: ") :].strip().lower() if first.startswith("Note: ") else ""
-    for kind, block in _blocks(text):
-        if kind == "heading" or _is_title_line(kind, block):
-            heading, lead = ("" if block.lower() == title else block), ""
-            continue
-        lead = lead if kind == "item" else ""
-        sentences = list(_sentences(kind, block))
-        context = f"{heading} {lead}".strip()
-        if sentences and sentences[-1].endswith(":"):
-            lead = sentences.pop()  # introduces what follows; says nothing by itself
-        yield from ((s, context) for s in sentences if s.lower() != title)
+@dataclass
+class Found:
+    """What the mail says to a question: the quote's lines (one mail, at most two), the answer
+    span inside them, the best line's probability and its band, the quoted chunk, the nearest
+    mails (for "not found") and every candidate with its probability, best first."""
+
+    lines: list[Evidence]
+    span: str
+    score: float
+    band: str
+    record: ChunkRecord | None
+    nearest: list[ChunkRecord]
+    ranked: list[tuple[Candidate, float]] = field(default_factory=list)
+
+    @property
+    def not_found(self) -> bool:
+        return self.band == "none"
+
+    @property
+    def text(self) -> str:
+        return " ".join(e.sentence for e in self.lines)
 
 
-def _is_title_line(kind: str, block: str) -> bool:
-    """A short line without closing punctuation stands as a heading ("Repotting plan")."""
-    return kind == "text" and len(block.split()) <= 6 and not block.endswith(tuple(".!?,;:"))
+class LineFinder:
+    """Scores the lines of a prompt's chunks for a question (no model: tens of milliseconds)."""
 
+    def __init__(
+        self,
+        embedder: Embedder,
+        stored: SentenceVectors | None = None,
+        weights: LineWeights = DEFAULT_WEIGHTS,
+    ) -> None:
+        self.embedder, self.stored, self.weights = embedder, stored, weights
 
-def _blocks(text: str) -> Iterator[tuple[str, str]]:
-    """(kind, text) of each paragraph, list item, table row, heading or field line."""
-    block: list[str] = []
-    header: list[str] = []
-    for line in _body_lines(text):
-        kind = _line_kind(line)
-        if kind == "rule":  # the row above it was the table's header
-            header = _cells(block[0]) if block and _line_kind(block[0]) == "row" else header
-            block = []
-            continue
-        if block and kind in ("text", "field") and _continues(block[-1], line):
-            block.append(line)
-            continue
-        if block:
-            yield _join(block, header)
-        header = header if kind == "row" else []
-        block = [] if kind == "blank" else [line]
-    if block:
-        yield _join(block, header)
+    def find(
+        self,
+        question: str,
+        vector: np.ndarray,
+        records: Sequence[ChunkRecord],
+        pointer: np.ndarray | None = None,
+        weights: LineWeights | None = None,
+    ) -> Found:
+        weights = weights or self.weights
+        candidates = candidates_of(records)
+        nearest = distinct_mails(records)
+        if not candidates:
+            return Found([], "", 0.0, "none", None, nearest)
+        x = self.features(question, vector, candidates, pointer)
+        p = weights.probability(x)
+        order = np.argsort(-p, kind="stable")
+        best = candidates[int(order[0])]
+        score = float(p[order[0]])
+        lines = quote_lines(best, candidates, p)
+        span = answer_span(" ".join(e.sentence for e in lines), question)
+        ranked = [(candidates[int(i)], float(p[i])) for i in order]
+        return Found(lines, span, score, weights.band(score), best.record, nearest, ranked)
 
-
-def _body_lines(text: str) -> Iterator[str]:
-    """The chunk's lines after its header line, without quote markers, up to a signature."""
-    for i, line in enumerate(text.split("\n")):
-        if i == 0 and _HEADER.match(line):
-            continue
-        quoted = _QUOTE.match(line)
-        if quoted is None and _SIGNATURE.match(line):
-            return
-        yield (line[quoted.end() :] if quoted else line).rstrip()
-
-
-def _line_kind(line: str) -> str:
-    stripped = line.strip()
-    if not stripped:
-        return "blank"
-    if _TABLE_RULE.match(stripped):
-        return "rule"
-    if stripped.startswith("|"):
-        return "row"
-    if _HEADING.match(line):
-        return "heading"
-    if _BULLET.match(line):
-        return "item"
-    if _COLUMNS.search(stripped) or (_FIELD.match(stripped) and len(stripped) < WRAPPED):
-        return "field"
-    return "text"
-
-
-def _continues(previous: str, line: str) -> bool:
-    """Whether `line` goes on with `previous`: indented under it, starting in lower case, or
-    after a line the sender's mail program wrapped."""
-    kind = _line_kind(previous)
-    indented, lower = line[:1].isspace(), line.lstrip()[:1].islower()
-    if kind in ("row", "heading", "field"):
-        return kind == "field" and indented
-    if indented or lower:
-        return True
-    if _line_kind(line) == "field":
-        return False
-    if previous.endswith((".", "!", "?")):
-        return kind == "text"
-    return len(previous) >= WRAPPED
-
-
-def _cells(row: str) -> list[str]:
-    return [c.strip() for c in row.strip().strip("|").split("|")]
-
-
-def _join(block: list[str], header: list[str]) -> tuple[str, str]:
-    """One line of text for a block; a table row as "Column: cell; …" when it has a header."""
-    kind, first = _line_kind(block[0]), block[0]
-    if kind == "row":
-        cells = _cells(first)
-        if len(header) == len(cells):
-            return kind, "; ".join(f"{h}: {c}" for h, c in zip(header, cells, strict=True) if c)
-        return kind, " | ".join(c for c in cells if c)
-    if kind == "field":
-        first = _COLUMNS.sub(" | ", first.strip())
-    first = _HEADING.sub("", _BULLET.sub("", first))
-    joined = " ".join([first, *block[1:]]).replace("**", "").replace("`", "")
-    return kind, " ".join(joined.split())
-
-
-def _sentences(kind: str, block: str) -> Iterator[str]:
-    if kind != "text" and len(block.split()) <= ITEM_WORDS:
-        yield from _kept(block)
-        return
-    pending = ""
-    for sentence in _split(block):
-        pending = f"{pending} {sentence}".strip()
-        if len(pending.split()) > SHORT:
-            yield from _kept(pending)
-            pending = ""
-    yield from _kept(pending)
-
-
-def _split(block: str) -> Iterator[str]:
-    start = 0
-    for match in _BOUNDARY.finditer(block):
-        if not _is_abbreviation(block[start : match.start()], block[match.end() :]):
-            yield block[start : match.end()].strip()
-            start = match.end()
-    yield block[start:].strip()
-
-
-def _is_abbreviation(before: str, after: str) -> bool:
-    words = before.split()
-    if not words:
-        return True
-    word = words[-1].lstrip("(\"'“").rstrip(".").lower()
-    if len(word) == 1 and word.isalpha():
-        return True  # an initial: "H. Mulder"
-    return word in _ABBREVIATIONS or (word in _BEFORE_NUMBER and after[:1].isdigit())
-
-
-def _kept(sentence: str) -> Iterator[str]:
-    """The sentence, unless it is only a greeting, a sign-off, a name or a lone number."""
-    words = re.findall(r"[^\W\d_]{2,}", sentence)
-    if len(words) < 2 and not (words and re.search(r"\d", sentence)):
-        return
-    if len(sentence.split()) > 4 or not _GREETING.match(sentence):
-        yield sentence
-
-
-# -- choosing the evidence --------------------------------------------------------------------
-
-
-def select_evidence(
-    question: str,
-    question_vector: np.ndarray,
-    records: Sequence[ChunkRecord],
-    embedder: Embedder,
-    limit: int = 2,
-    mix: Mix = DEFAULT,
-    stored: SentenceVectors | None = None,
-) -> list[Evidence]:
-    """The `limit` sentences of the prompt's chunks (`records`, in prompt order) that best
-    answer `question`, best first. The sentences' vectors come from `stored` where it has them
-    (chunk_vectors); without a store, one embed_batch call for all the sentences."""
-    split = [list(_sentences_in_context(r.text)) for r in records]
-    per_chunk = [_scored_texts(pairs) for pairs in split]
-    rows = [
-        (rank, r.chunk_id, sentence)
-        for rank, (r, pairs) in enumerate(zip(records, split, strict=True))
-        for sentence, _ in pairs
-    ]
-    if not rows or limit <= 0:
-        return []
-    scored = [text for texts in per_chunk for text in texts]  # with heading and list intro
-    vectors = None
-    if mix.cosine:
-        vectors = (
-            np.vstack([v for v in chunk_vectors(records, embedder, stored, per_chunk) if len(v)])
-            if stored is not None
-            else embedder.embed_batch(scored)
-        )
-    ranks = np.array([rank for rank, *_ in rows], dtype=np.float32)
-    places = ranks / max(1, len(records) - 1)
-    scores = score_sentences(question, question_vector, scored, vectors, places, mix)
-    picked: dict[str, Evidence] = {}
-    for i in np.argsort(-scores, kind="stable"):
-        _, chunk_id, sentence = rows[i]
-        picked.setdefault(" ".join(sentence.lower().split()), Evidence(chunk_id, sentence))
-        if len(picked) == limit:
-            break
-    return list(picked.values())
-
-
-def chunk_vectors(
-    records: Sequence[ChunkRecord],
-    embedder: Embedder,
-    stored: SentenceVectors,
-    per_chunk: Sequence[Sequence[str]] | None = None,
-) -> list[np.ndarray]:
-    """Each chunk's sentence vectors (one row per sentence, with its context), read from
-    `stored`, else embedded one chunk per batch and stored: a chunk's vectors are the same
-    whichever prompt it is in, and whether they were just computed or stored long ago."""
-    if per_chunk is None:
-        per_chunk = [_scored_texts(_sentences_in_context(r.text)) for r in records]
-    keys = [hashlib.sha256(r.text.encode()).hexdigest()[:32] for r in records]
-    found = stored.get(embedder.name, keys)
-    out = []
-    for key, texts in zip(keys, per_chunk, strict=True):
-        if key not in found or len(found[key]) != len(texts):
-            vectors = rounded(embedder.embed_batch(list(texts))) if texts else np.zeros((0, 0))
-            if texts:
-                stored.put(embedder.name, key, vectors)
-            found[key] = vectors
-        out.append(found[key])
-    return out
-
-
-def _scored_texts(pairs: Iterable[tuple[str, str]]) -> list[str]:
-    """What a sentence is scored (and embedded) as: its context (heading, list intro), then it."""
-    return [f"{context} {sentence}".strip() for sentence, context in pairs]
-
-
-def score_sentences(
-    question: str,
-    question_vector: np.ndarray,
-    texts: Sequence[str],
-    vectors: np.ndarray | None,
-    places: np.ndarray,
-    mix: Mix,
-) -> np.ndarray:
-    """Each sentence's score under `mix`; `places` are the chunks' places in the prompt, from
-    0 (first) to 1 (last); `vectors` may be None when the mix has no cosine weight."""
-    scores = mix.rank * (1.0 - places)
-    if mix.cosine and vectors is not None:
-        scores = scores + mix.cosine * (vectors @ np.asarray(question_vector, dtype=np.float32))
-    if mix.bm25:
+    def features(
+        self,
+        question: str,
+        vector: np.ndarray,
+        candidates: Sequence[Candidate],
+        pointer: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """One row per candidate, one column per name in FEATURES."""
+        texts = [c.line.scored for c in candidates]
+        q = np.asarray(vector, dtype=np.float32)
+        cosine = self.vectors(candidates) @ q
         bm25 = bm25_scores(question, texts)
-        scores = scores + mix.bm25 * bm25 / max(float(bm25.max()), 1e-9)
+        asked = set(terms(question))
+        cover = [len(asked & set(terms(t))) / len(asked) if asked else 0.0 for t in texts]
+        kinds = asked_kinds(question)
+        kind = [bool(kinds & answer_kinds(c.line.text, question)) for c in candidates]
+        ranks = max(c.rank for c in candidates)
+        rank = [1.0 - c.rank / ranks if ranks else 1.0 for c in candidates]
+        short = [len(c.line.text.split()) < 6 for c in candidates]
+        point = pointer if pointer is not None else np.zeros(len(candidates), dtype=np.float32)
+        columns = [cosine, bm25 / max(float(bm25.max()), 1e-9), cover, kind, rank, short, point]
+        return np.column_stack([np.asarray(c, dtype=np.float32) for c in columns])
+
+    def vectors(self, candidates: Sequence[Candidate]) -> np.ndarray:
+        """The candidates' line vectors, read per chunk from the store where it has them."""
+        records = list({c.record.chunk_id: c.record for c in candidates}.values())
+        vectors = self.chunk_vectors(records)
+        per_chunk = dict(zip([r.chunk_id for r in records], vectors, strict=True))
+        return np.vstack([per_chunk[c.record.chunk_id][c.index] for c in candidates])
+
+    def chunk_vectors(self, records: Sequence[ChunkRecord]) -> list[np.ndarray]:
+        """Each chunk's line vectors (one row per line of mail_lines, with its context): stored
+        per chunk text and encoder, so a chunk's vectors are the same whichever prompt it is in,
+        and whether they were just computed or stored long ago (always through float16)."""
+        texts = [[line.scored for line in mail_lines(r.text)] for r in records]
+        keys = [_key(r.text) for r in records]
+        found = self.stored.get(self.embedder.name, keys) if self.stored is not None else {}
+        out = []
+        for key, lines in zip(keys, texts, strict=True):
+            if key not in found or len(found[key]) != len(lines):
+                vectors = rounded(self.embedder.embed_batch(lines)) if lines else np.zeros((0, 1))
+                if lines and self.stored is not None:
+                    self.stored.put(self.embedder.name, key, vectors)
+                found[key] = vectors
+            out.append(found[key])
+        return out
+
+
+def _key(text: str) -> str:
+    return hashlib.sha256(f"{LINES_VERSION}\n{text}".encode()).hexdigest()[:32]
+
+
+def mail_key(record: ChunkRecord) -> str:
+    """What one mail (or note) is, whichever chunk or copy of it."""
+    return record.message_id or record.note_path or f"chunk:{record.chunk_id}"
+
+
+def distinct_mails(records: Sequence[ChunkRecord]) -> list[ChunkRecord]:
+    """The first chunk of each distinct mail, in the order given."""
+    seen: dict[str, ChunkRecord] = {}
+    for r in records:
+        seen.setdefault(mail_key(r), r)
+    return list(seen.values())
+
+
+def candidates_of(records: Sequence[ChunkRecord]) -> list[Candidate]:
+    """Every line of the chunks, a line that another candidate mail also holds counted once:
+    where the mail's own copy is among them, the copy quoted in a reply or forward goes."""
+    ranks = {mail_key(r): i for i, r in enumerate(distinct_mails(records))}
+    rows = [
+        Candidate(r, ranks[mail_key(r)], i, line)
+        for r in records
+        for i, line in enumerate(mail_lines(r.text))
+    ]
+    keep: dict[str, Candidate] = {}
+    for c in sorted(rows, key=lambda c: (c.line.quoted, c.rank)):
+        keep.setdefault(" ".join(c.line.text.lower().split()), c)
+    kept = {id(c) for c in keep.values()}
+    return [c for c in rows if id(c) in kept]
+
+
+def quote_lines(best: Candidate, candidates: Sequence[Candidate], p: np.ndarray) -> list[Evidence]:
+    """The best line and, when it fits in QUOTE_CHARS, its better-scored neighbour in the same
+    chunk (a line rarely carries its subject and its fact both), in the mail's order."""
+    first = Evidence(best.record.chunk_id, _clipped(best.line.text))
+    score = {(c.record.chunk_id, c.index): float(s) for c, s in zip(candidates, p, strict=True)}
+    near = [
+        (score[key], c)
+        for c in candidates
+        if (key := (c.record.chunk_id, c.index))
+        and c.record.chunk_id == best.record.chunk_id
+        and abs(c.index - best.index) == 1
+    ]
+    if not near:
+        return [first]
+    s, neighbour = max(near, key=lambda t: t[0])
+    room = QUOTE_CHARS - len(first.sentence) - 1
+    if len(neighbour.line.text) > room or s < 0.25 * max(score.values()):
+        return [first]
+    second = Evidence(neighbour.record.chunk_id, neighbour.line.text)
+    return [second, first] if neighbour.index < best.index else [first, second]
+
+
+def _clipped(text: str) -> str:
+    if len(text) <= QUOTE_CHARS:
+        return text
+    cut = text[: QUOTE_CHARS - 1].rsplit(" ", 1)[0]
+    return f"{cut}…"
+
+
+def answer_span(text: str, question: str) -> str:
+    """The part of the quote that answers: the first term of the kind asked for that the
+    question does not name ("$1.2 billion", "October 24", "Greg Whalley"); "" when the question
+    asks for no particular kind, or the quote holds none."""
     kinds = asked_kinds(question)
-    if mix.answer_kind and kinds:
-        holds = [bool(kinds & answer_kinds(t, question)) for t in texts]
-        scores = scores + mix.answer_kind * np.array(holds, dtype=np.float32)
-    return scores
+    spans = kind_spans(text, question, kinds)
+    return spans[0] if spans else ""
 
 
 def bm25_scores(

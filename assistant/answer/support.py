@@ -338,3 +338,35 @@ def quotable(evidence: Sequence[str], question: str) -> bool:
 def quote(evidence: Sequence[str]) -> str:
     """The evidence lines as the answer: what the mail says, in its own words."""
     return "From your mail: " + " ".join(f"“{line}”" for line in evidence)
+
+
+# words a sentence about a mail may use that its quote need not hold
+_FRAME = frozenset(
+    "mail email e-mail message note wrote write writes written said say says sent send sends "
+    "told tell mention mentioned mentions according asked ask answer line quote reply replied "
+    "forwarded forward".split()
+)
+
+
+def sentence_faults(
+    sentence: str, lines: Sequence[str], question: str
+) -> tuple[list[str], list[str]]:
+    """(terms, words): what keeps a model sentence from standing on the quoted `lines`. Terms:
+    its names, numbers, amounts, dates, times and codes that stand neither in the lines nor in
+    the question, and a term of the kind asked for that disagrees with the lines'. Words: its
+    content words that do not. Both empty: every checkable term stands in the lines shown."""
+    terms = unsupported_terms(sentence, lines, question)
+    terms += [t for t in disagreeing_terms(sentence, lines, question) if t not in terms]
+    held = _stems(" ".join([*lines, question])) | {stem(w) for w in _FRAME}
+    words = [w for w in _CONTENT.findall(sentence) if w.lower() not in STOPWORDS]
+    missing = [w for w in words if (len(w) > 2 or w.isdigit()) and stem(w.lower()) not in held]
+    return terms, [w for w in dict.fromkeys(missing) if w not in terms]
+
+
+def says_nothing(sentence: str, question: str) -> bool:
+    """The sentence says the answer was not found, or holds no content word beyond the
+    question's and the frame's ("The answer is:")."""
+    if _REFUSAL.search(sentence):
+        return True
+    said = _stems(_claimed(sentence)) - _stems(question) - {stem(w) for w in _FRAME}
+    return not said

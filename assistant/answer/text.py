@@ -133,3 +133,50 @@ def kind_terms(text: str, question: str, kinds: set[str]) -> set[str]:
 def _figure(text: str) -> str:
     bare = text.replace(",", "")
     return bare.rstrip("0").rstrip(".") if "." in bare else bare
+
+
+_MONEY = re.compile(
+    r"(?:[$€£]|\b(?:USD|EUR|GBP)\s?)\s?\d[\d,.]*(?:\s?(?:million|billion|thousand|mm|bn|[mkb])\b)?"
+    r"|\b\d[\d,.]*\s?(?:million|billion|thousand|percent|cents?|dollars?|%)(?!\w)",
+    re.IGNORECASE,
+)
+_MONTHS_RE = "|".join(sorted(MONTH_OF, key=len, reverse=True))
+_FULL_DATE = re.compile(
+    rf"\b(?:{_MONTHS_RE})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b"
+    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS_RE})\b\.?(?:,?\s+\d{{4}})?"
+    r"|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b|\b\d{4}-\d{2}-\d{2}\b"
+    r"|\b\d{1,2}(?::\d{2})?\s?(?:a\.?m\.?|p\.?m\.?)(?!\w)|\b\d{1,2}:\d{2}\b",
+    re.IGNORECASE,
+)
+_NAME_RUN = re.compile(r"\b[A-Z][^\W\d_]+(?:\s+(?:[A-Z]\.\s+)?[A-Z][^\W\d_]+)+")
+_YEAR = re.compile(r"^(?:19|20)\d{2}$")
+
+
+def kind_spans(text: str, question: str, kinds: set[str]) -> list[str]:
+    """The terms of `kinds` in `text` that the question does not name, as the text writes
+    them, the most telling first: amounts before bare figures, whole dates before weekdays,
+    full names before single capitalised words."""
+    asked = question.lower()
+    found: list[tuple[int, int, str]] = []  # (priority, position, span)
+
+    def add(priority: int, pattern: re.Pattern, keep=lambda s: True) -> None:
+        for m in pattern.finditer(text):
+            span = m.group().strip(" .,")
+            if span and span.lower() not in asked and keep(span):
+                found.append((priority, m.start(), span))
+
+    if "number" in kinds:
+        add(0, _MONEY)
+        add(2, _FIGURE, lambda s: not _YEAR.match(s))
+    if "date" in kinds:
+        add(0, _FULL_DATE)
+        add(2, _DATE_WORD)
+    if "name" in kinds:
+        add(0, _NAME_RUN, lambda s: s.split()[0].lower() not in STOPWORDS)
+        add(3, _NAME, lambda s: _is_new_name(s, asked))
+    if "code" in kinds:
+        add(1, _ID)
+    if "place" in kinds:
+        add(1, _PLACE, lambda s: s.split()[-1].lower() not in asked)
+    found.sort(key=lambda t: (t[0], t[1]))
+    return list(dict.fromkeys(span for _, _, span in found))

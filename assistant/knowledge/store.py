@@ -104,6 +104,16 @@ class KnowledgeStore:
         )
         return [r[0] for r in rows.fetchall()]
 
+    def newest_chunk_ids(self, kind: str, limit: int) -> list[int]:
+        """Ids of the newest `limit` chunks of documents of `kind` ("email", "note"), by the
+        document's date, newest first."""
+        rows = self.db.execute(
+            "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id "
+            "WHERE d.kind = ? ORDER BY d.date DESC, c.id DESC LIMIT ?",
+            [kind, limit],
+        )
+        return [r[0] for r in rows.fetchall()]
+
     def last_import(self) -> str:
         """When a document was last added or changed (ISO time; '' when none)."""
         row = self.db.execute("SELECT max(imported_at) FROM documents").fetchone()

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import random
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 
 import numpy as np
 
 from assistant.abstract import extract_items
+from assistant.answer import fit
+from assistant.answer.evidence import LineFinder
 from assistant.answer.qa_memory import QAMemory
+from assistant.answer.shape import checked_sentence
 from assistant.config import PrecomputeSettings
 from assistant.home import bundled
 from assistant.knowledge.embeddings import embed_missing
@@ -47,7 +52,10 @@ PRIORITY = {
     "decode": 45,
     "rebuild_kv": 50,
     "rerank_check": 55,  # nightly, after the caches are filled: it reads predicted questions
+    # the line scorer's weights, refitted on questions the model writes about this mail
+    "fit_lines": 60,
 }
+FIT_LINES = 150  # lines a night writes questions about
 SEEDS = ("When", "Who", "What")  # question words that start detail questions (prompts/README.md)
 _BATCH = 256
 
@@ -65,6 +73,8 @@ class Handlers:
         settings: PrecomputeSettings,
         kv: bool = True,
         check: RerankCheck | None = None,
+        lines: LineFinder | None = None,
+        weights_path: Path | None = None,
     ) -> None:
         """`cache` prefills and decodes, `select` chooses a question's chunks as the answer path
         does, `memory` writes the QA bank. `check`: where detail questions are kept with their
@@ -76,6 +86,8 @@ class Handlers:
         self.settings = settings
         self.kv = kv  # False: the QA bank only (every prediction decoded, no KV stored)
         self.check = check
+        self.lines = lines or LineFinder(cache.embedder)  # the quote, as the answer path finds it
+        self.weights_path = weights_path  # where a refit of the line scorer goes
         self.queue = queue
         self.seeds = SEEDS
         folder = bundled("prompts")
@@ -191,7 +203,7 @@ class Handlers:
             self._generate(question, vector, hits, payload["origin"])
             return
         self._prefill_within_room([h.record.text for h in hits])
-        self.cache.keep_sentences([h.record for h in hits])
+        self.lines.chunk_vectors([h.record for h in hits])
         ids = [str(h.chunk_id) for h in hits]
         self.memory.remember(question, vector, None, ids, payload["origin"])
 
@@ -220,7 +232,7 @@ class Handlers:
             self.cache.prefill([records[0].text], missing_only=True)
             if self.cache.settings.cache.reuse == "any-order":
                 self.cache.keep_heading()
-        self.cache.keep_sentences(records)
+        self.lines.chunk_vectors(records)
 
     def _doc_kv(self, payload: dict) -> None:
         """The reranker's document KV of a chunk (issue 7): a reranked question then evaluates
@@ -261,6 +273,17 @@ class Handlers:
         result = run_check(select, probes, modes, settings.reranker.auto_max_seconds)
         self.check.save(result, payload["probes"])
 
+    def _fit_lines(self, payload: dict) -> None:
+        """The line scorer's weights and bars refitted on questions the model writes about
+        lines of this mail (answer/fit.py), kept for the next start and used from now on."""
+        mailbox = fit.Mailbox(self.store, self.cache, self.select, self.lines)
+        weights = fit.refit(mailbox, payload.get("n", FIT_LINES), random.Random(payload["seed"]))
+        if weights is None:
+            return
+        if self.weights_path is not None:
+            weights.save(self.weights_path)
+        self.lines.weights = weights
+
     def _decode(self, payload: dict) -> None:
         """KV → QA: answer a pending entry (its prefix is in the tree, so only decoding costs)."""
         entry = self.qa.get(payload["entry"])
@@ -282,11 +305,19 @@ class Handlers:
         return self.select(question, vector, background=True, check=self.cache.checker(True))
 
     def _generate(self, question: str, vector, hits: list[Hit], origin: str) -> None:
-        """Prefill and decode an answer into the QA bank (KV saved too, unless `kv` is off):
-        the prompt and answer the user's question would get."""
-        segments, _ = self.cache.prompt(question, vector, [h.record for h in hits])
-        answer = self.cache.draft(question, segments, kv=self.kv)
-        self.memory.keep(question, vector, answer, hits, origin)
+        """The answer the user's question would get, into the QA bank (KV saved too, unless
+        `kv` is off): its quote found, and the model sentence kept where it stands in it (the
+        bank keeps the sentence; a hit finds its quote afresh). A question no line answers is
+        kept with no sentence."""
+        records = [h.record for h in hits]
+        found = self.lines.find(question, vector, records)
+        sentence = ""
+        if not found.not_found:
+            quoted = [e.sentence for e in found.lines]
+            segments = self.cache.segments([r.text for r in records], question, quoted)
+            draft = self.cache.draft(question, segments, kv=self.kv, sentences=1)
+            sentence = checked_sentence(draft, found, question, [r.text for r in records])[0].text
+        self.memory.keep(question, vector, sentence, hits, origin)
 
     def _rebuild_kv(self, payload: dict) -> None:
         """QA → KV: prefill the prompt prefix an answered entry was made from."""

@@ -26,6 +26,7 @@ comes back. Planning, in order of priority:
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -37,7 +38,7 @@ from assistant.prompt_cache import Preempted
 from assistant.rerank import selfcheck
 from assistant.rerank.doc_kv import KIND as DOC_KV
 from assistant.rerank.selfcheck import MAX_PROBES
-from assistant.services import Services
+from assistant.services import LINE_WEIGHTS, Services
 from cache import policy
 from cache.jobs import Job, JobQueue
 from cache.meta import CacheMeta
@@ -111,7 +112,8 @@ class Precompute:
         self.check = ctx.rerank_check()
         self.handlers = Handlers(
             self.cache, self.select, self.memory, ctx.store, self.queue, self.abstract,
-            self.history, self.settings, kv=kv, check=self.check,
+            self.history, self.settings, kv=kv, check=self.check, lines=ctx.lines(),
+            weights_path=ctx.home.cache_dir / LINE_WEIGHTS,
         )  # fmt: skip
         self._predicted = False  # predictions are planned once per run: `stride` per run
 
@@ -128,6 +130,7 @@ class Precompute:
             + self._plan_chunk_nodes()
             + self._plan_conversions()
             + self._plan_rerank_check()
+            + self._plan_fit_lines()
         )
 
     def _enqueue(self, kind: str, key: str, payload: dict | None = None) -> int:
@@ -216,6 +219,15 @@ class Precompute:
         n = len(self.check.probes(MAX_PROBES))
         key = f"rerank_check:{datetime.now(UTC).date()}:{n}"
         return self._enqueue("rerank_check", key, {"probes": n})
+
+    def _plan_fit_lines(self, least: int = 200) -> int:
+        """The line scorer refitted on this mail: once a mailbox has `least` chunks, and again
+        each time it has grown by half (the key is the chunk count's power of 1.5)."""
+        n = self.ctx.store.count_chunks()
+        if n < least:
+            return 0
+        step = int(math.log(n / least, 1.5))
+        return self._enqueue("fit_lines", f"fit_lines:{step}", {"seed": step})
 
     def _plan_chunk_nodes(self, batch: int = 512) -> int:
         """Up to `batch` chunks (in the plan's order) whose [system, chunk] node has no KV, as

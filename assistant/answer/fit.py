@@ -1,0 +1,262 @@
+"""The line scorer's weights and bars, fitted on questions the model writes about lines of the
+user's own mailbox (self-supervised: no evaluation set, no labels from the user).
+
+For a sampled line, the model writes a question seeded by what the line holds (a figure → "How
+much", a date → "When", a name → "Who" …). The question then takes the user's path: its chunks
+are selected, every line of them scored. The line it was written from is the positive, the rest
+are negatives (a logistic fit, class-balanced, L2). For the bars, the same question is asked
+again with the source mail taken out of its chunks: what the best line then scores is what an
+unanswerable question scores.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from assistant.answer.evidence import (
+    FEATURES,
+    Candidate,
+    LineFinder,
+    LineWeights,
+    candidates_of,
+    mail_key,
+)
+from assistant.answer.lines import Line, mail_lines
+from assistant.answer.text import answer_kinds
+from assistant.knowledge.store import ChunkRecord, KnowledgeStore
+from assistant.prompt_cache import PromptCache
+from assistant.rerank.selection import Selection
+
+log = logging.getLogger(__name__)
+
+PROMPT = "Please write a question that this passage answers.\nQuestion: {seed}"
+SEED_OF_KIND = {"number": "How much", "date": "When", "name": "Who", "place": "Where"}
+MIN_WORDS = 6
+# the bars: at most this share of the written (answerable) questions is called "not found",
+# and at most this share of those whose best line is right is shown marked
+MISSED = 0.10
+MARKED = 0.15
+
+Write = Callable[[str, str], str]  # (passage, seed) → the model's continuation
+Select = Callable[[str, np.ndarray], list[ChunkRecord]]  # the user's path: the prompt's chunks
+Widen = Callable[[str, np.ndarray], list[ChunkRecord]]  # more chunks, for the source-less ask
+
+
+@dataclass
+class Probe:
+    """A written question, its source line, and the features of its candidates: with the
+    source mail among them (`x`, `y`: 1 for the source line) and without it (`x_without`)."""
+
+    question: str
+    line: str
+    x: np.ndarray
+    y: np.ndarray
+    x_without: np.ndarray | None
+
+
+def seed_for(line: str, rng: random.Random) -> str:
+    kinds = sorted(answer_kinds(line, ""))
+    seeds = [SEED_OF_KIND[k] for k in kinds if k in SEED_OF_KIND] + ["What"]
+    return rng.choice(seeds)
+
+
+def sample_lines(
+    records: Sequence[ChunkRecord], n: int, rng: random.Random
+) -> list[tuple[ChunkRecord, Line]]:
+    """Up to `n` (chunk, line) pairs, one line per chunk, lines of MIN_WORDS or more that are
+    the mail's own (not a quoted copy)."""
+    out = []
+    for record in rng.sample(list(records), len(records)):
+        lines = [ln for ln in mail_lines(record.text) if len(ln.text.split()) >= MIN_WORDS]
+        own = [ln for ln in lines if not ln.quoted] or lines
+        if own:
+            out.append((record, rng.choice(own)))
+        if len(out) >= n:
+            break
+    return out
+
+
+def clean(seed: str, continuation: str) -> str:
+    text = f"{seed} {continuation.strip()}".split("\n", 1)[0].strip()
+    text = text.split("?", 1)[0].strip()
+    return f"{text}?" if len(text.split()) >= 4 and not re.search(r"passage", text, re.I) else ""
+
+
+def write_probes(
+    pairs: Sequence[tuple[ChunkRecord, Line]],
+    write: Write,
+    embed: Callable[[list[str]], np.ndarray],
+    select: Select,
+    widen: Widen,
+    finder: LineFinder,
+    rng: random.Random,
+    step: Callable[[], None] = lambda: None,
+) -> list[Probe]:
+    """A probe for each pair whose written question brings its source mail into the prompt's
+    chunks (the others teach the scorer nothing about lines)."""
+    probes = []
+    for record, line in pairs:
+        step()
+        seed = seed_for(line.text, rng)
+        header = record.text.split("\n", 1)[0]
+        question = clean(seed, write(f"{header}\n{line.text}", seed))
+        if not question:
+            continue
+        vector = embed([question])[0]
+        probe = _probe(question, vector, record, line, select, widen, finder)
+        if probe is not None:
+            probes.append(probe)
+    return probes
+
+
+def _probe(question, vector, record, line, select, widen, finder) -> Probe | None:
+    records = select(question, vector)
+    source = mail_key(record)
+    if source not in {mail_key(r) for r in records}:
+        return None
+    candidates = candidates_of(records)
+    y = np.array([_is(c, line) for c in candidates], dtype=np.float32)
+    if not y.any():
+        return None
+    x = finder.features(question, vector, candidates)
+    k = len(records)
+    others = [r for r in widen(question, vector) if mail_key(r) != source][:k]
+    rest = candidates_of(others)
+    x_without = finder.features(question, vector, rest) if rest else None
+    return Probe(question, line.text, x, y, x_without)
+
+
+def _is(candidate: Candidate, line: Line) -> bool:
+    a, b = (" ".join(t.lower().split()) for t in (candidate.line.text, line.text))
+    return a == b or (len(b) > 20 and b in a)
+
+
+@dataclass
+class Mailbox:
+    """What writing probes about a home's mail uses: its store, the PromptCache the model writes
+    with, the answer path's selection and the retriever (for the source-less ask)."""
+
+    store: KnowledgeStore
+    cache: PromptCache
+    select: Selection
+    finder: LineFinder
+
+    def probes(
+        self, n: int, rng: random.Random, newest: int = 4000, background: bool = True
+    ) -> list[Probe]:
+        """Probes about `n` lines of the newest `newest` mail chunks. In the `background`, the
+        model steps aside for the user (PromptCache.checker raises Preempted)."""
+        ids = self.store.newest_chunk_ids("email", newest)
+        pairs = sample_lines(self.store.chunk_records(ids), n, rng)
+        check = self.cache.checker(background)
+        embed = self.finder.embedder.embed_batch
+        return write_probes(
+            pairs, self.write, embed, self.chosen, self.widen, self.finder, rng, check
+        )
+
+    def write(self, passage: str, seed: str) -> str:
+        prompt = PROMPT.format(seed=seed)
+        return self.cache.continue_after_chunk(passage, [prompt], 24, kv=False)[0]
+
+    def chosen(self, question: str, vector: np.ndarray) -> list[ChunkRecord]:
+        return [h.record for h in self.select(question, vector, background=True)]
+
+    def widen(self, question: str, vector: np.ndarray) -> list[ChunkRecord]:
+        k = 4 * self.select.settings.answer.context_chunks
+        hits = self.select.retriever.search(question, k=k, query_vector=vector)
+        return [h.record for h in hits]
+
+
+def refit(mailbox: Mailbox, n: int, rng: random.Random, least: int = 40) -> LineWeights | None:
+    """Weights fitted on `n` written questions about the mailbox; None when fewer than `least`
+    of them brought their source mail into the prompt (too few to fit on)."""
+    probes = mailbox.probes(n, rng)
+    if len(probes) < least:
+        log.info("line weights not refitted: %d usable questions of %d", len(probes), n)
+        return None
+    return fit(probes)
+
+
+def fit(probes: Sequence[Probe], l2: float = 0.01, steps: int = 2000) -> LineWeights:
+    """Logistic weights over the probes' lines (each question's positives and negatives weigh
+    alike), then the two bars."""
+    x = np.vstack([p.x for p in probes])
+    y = np.concatenate([p.y for p in probes])
+    w = np.concatenate([_balance(p.y) for p in probes])
+    coef, bias = _logistic(x, y, w, l2, steps)
+    weights = LineWeights(tuple(float(c) for c in coef), float(bias), 0.5, 0.0, "self")
+    return with_bars(weights, probes)
+
+
+def _balance(y: np.ndarray) -> np.ndarray:
+    pos = max(float(y.sum()), 1.0)
+    neg = max(float(len(y) - y.sum()), 1.0)
+    return np.where(y > 0, 0.5 / pos, 0.5 / neg).astype(np.float32)
+
+
+def _logistic(x, y, w, l2, steps, rate: float = 0.5) -> tuple[np.ndarray, float]:
+    """Weighted logistic regression by gradient descent (a few hundred rows × 7 features)."""
+    coef, bias = np.zeros(x.shape[1], dtype=np.float64), 0.0
+    total = float(w.sum())
+    for _ in range(steps):
+        p = 1.0 / (1.0 + np.exp(-(x @ coef + bias)))
+        g = w * (p - y) / total
+        coef -= rate * (x.T @ g + l2 * coef)
+        bias -= rate * float(g.sum())
+    return coef, bias
+
+
+def with_bars(weights: LineWeights, probes: Sequence[Probe]) -> LineWeights:
+    """`weak`: the bar that best parts the written questions from the same questions asked
+    without their source mail, calling at most MISSED of the written ones "not found";
+    `answer`: at most MARKED of those whose best line is the source score under it."""
+    best = np.array([float(weights.probability(p.x).max()) for p in probes])
+    right = np.array([bool(p.y[int(np.argmax(weights.probability(p.x)))]) for p in probes])
+    absent = np.array(
+        [float(weights.probability(p.x_without).max()) for p in probes if p.x_without is not None]
+    )
+    weak = _parting_bar(best, absent)
+    answer = float(np.quantile(best[right], MARKED)) if right.any() else weak
+    return LineWeights(weights.coef, weights.bias, max(answer, weak), weak, weights.fitted_on)
+
+
+def _parting_bar(present: np.ndarray, absent: np.ndarray) -> float:
+    """The bar with the most of `absent` under it less the share of `present` under it, among
+    those with at most MISSED of `present` under it."""
+    bars = np.unique(np.concatenate([present, absent, [0.0]]))
+    best_bar, best_gain = 0.0, -1.0
+    for bar in bars:
+        missed = float((present < bar).mean())
+        if missed > MISSED:
+            break
+        gain = (float((absent < bar).mean()) if len(absent) else 0.0) - missed
+        if gain > best_gain:
+            best_bar, best_gain = float(bar), gain
+    return best_bar
+
+
+def report(weights: LineWeights, probes: Sequence[Probe]) -> dict:
+    """How the weights do on `probes`: the source line first, "not found" with and without the
+    source mail, answers marked."""
+    rows = []
+    for p in probes:
+        prob = weights.probability(p.x)
+        top = int(np.argmax(prob))
+        without = float(weights.probability(p.x_without).max()) if p.x_without is not None else 0
+        rows.append((bool(p.y[top]), weights.band(float(prob[top])), weights.band(without)))
+    n = max(len(rows), 1)
+    right = [r for r in rows if r[0]]
+    return {
+        "questions": len(rows),
+        "source_line_first": sum(r[0] for r in rows) / n,
+        "not_found_with_source": sum(r[1] == "none" for r in rows) / n,
+        "not_found_without_source": sum(r[2] == "none" for r in rows) / n,
+        "right_marked": sum(r[1] == "weak" for r in right) / max(len(right), 1),
+        "features": dict(zip(FEATURES, weights.coef, strict=True)),
+    }

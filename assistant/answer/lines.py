@@ -1,0 +1,315 @@
+"""A chunk's answerable lines, as mail is written: sentences in prose, a table's rows with their
+header, list items whole, hard-wrapped lines joined back; without the chunk's header line,
+greetings and sign-offs, signatures, legal disclaimers, forward banners, quoted header blocks
+("-----Original Message-----", "From: … Sent: … To: … Subject: …") and attachment stubs.
+
+A line below a forward banner, an original-message marker or a "> " quote is marked `quoted`:
+the evidence picker leaves it out when the mail it quotes is among the candidates itself."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+_HEADER = re.compile(r"^(From: .*\| Date: .*\| Subject: .*|Note: .*)$")
+_QUOTE = re.compile(r"^\s*(?:>\s?)+")
+_BULLET = re.compile(r"^\s*(?:[-*•·–]|\d{1,2}[.)]|[a-h][.)])\s+(?:\[[ xX]\]\s*)?")
+_HEADING = re.compile(r"^\s*#{1,6}\s+")
+_TABLE_RULE = re.compile(r"^\|?(?:\s*:?-{2,}:?\s*\|)+\s*:?-*:?\s*\|?$")
+_FIELD = re.compile(r"^[^\W\d_][\w ()/'’-]{0,30}:\s+\S")  # "Room: Quarto Terraço"
+# "Booking reference  K7QX4M"; not the two spaces a typist puts after a sentence or a colon
+_COLUMNS = re.compile(r"(?<=[^\s.!?:;,])(?: {2,}|\t)(?=\S)")
+_SIGNATURE = re.compile(r"^--\s*$")
+_GREETING = re.compile(
+    r"^(hi|hello|hey|dear|hej|hoi|beste|morning|good morning|best|regards|kind regards|cheers|"
+    r"thanks|thank you|groet|groetjes|met vriendelijke groet|kram|kramar|love)\b",
+    re.IGNORECASE,
+)
+# "---------------------- Forwarded by Jeff Skilling/Corp/Enron on 02/01/2000" (the sender's
+# program may wrap it), "-----Original Message-----", "----- Forwarded message -----", "___"
+_BANNER = re.compile(
+    r"^\s*(?:-{3,}|_{3,}|\*{3,})?\s*(?:forwarded by|original message|forwarded message|"
+    r"begin forwarded message)\b",
+    re.IGNORECASE,
+)
+_RULE = re.compile(r"^\s*(?:[-_=*~]\s*){5,}$")
+# a quoted header block: From:/To:/Sent:/cc:/Subject: lines, or Lotus Notes' "From: X on DATE"
+_QUOTED_FIELD = re.compile(
+    r"^\s*(?:from|to|cc|bcc|sent|sent by|date|subject|importance|reply-to|van|aan|onderwerp|"
+    r"datum|från|till|ämne)\s*:",
+    re.IGNORECASE,
+)
+_DISCLAIMER = re.compile(
+    r"intended (?:only )?(?:for|recipient|solely)|confidential(?:ity)? (?:notice|information)|"
+    r"(?:privileged|confidential) (?:and|or|and/or) (?:confidential|privileged)|"
+    r"is the property of|may contain (?:confidential|privileged)|unauthori[sz]ed (?:use|review|"
+    r"disclosure|copying)|notify (?:the sender|us) immediately|delete (?:it|this (?:e-?mail|"
+    r"message))|this (?:e-?mail|message) (?:and any attachments )?(?:is|are|may be) "
+    r"(?:confidential|privileged)|no (?:liability|responsibility) for",
+    re.IGNORECASE,
+)
+_STUB = re.compile(
+    r"^\s*(?:\(embedded image moved to file:.*\)|-\s*\S+\.(?:pcx|gif|jpe?g|png|bmp|doc|xls|ppt|"
+    r"pdf|zip|tif)|<<.*>>|\[attachment.*\]|\(see attached file:.*\))\s*$",
+    re.IGNORECASE,
+)
+# a sentence ends at . ! or ? before a capital, a digit or a word with a digit ("v3 is …")
+_BOUNDARY = re.compile(r"[.!?]+[\"'”’)\]]*\s+(?=[\"'“‘(\[*]?(?:[^\W_a-z]|[a-z]+\d))")
+_ABBREVIATIONS = frozenset(
+    "e.g i.e etc approx ca incl excl vs dr mr mrs ms st jr sr prof resp cf est dept inc ltd "
+    "corp co a.m p.m jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu "
+    "thur fri sat sun vol ref bijv o.a z.b d.h usw tel fig".split()
+)
+_BEFORE_NUMBER = frozenset("no nr nos p pp art".split())  # "no. 5", but "I said no. Then"
+_NAME_ONLY = re.compile(r"(?:[A-Z][^\W\d_]*\.?\s+){1,2}[A-Z][^\W\d_]+")  # "Jeff Skilling"
+WRAPPED = 55  # a mail line this long that stops mid-sentence was wrapped by the sender
+ITEM_WORDS = 45  # a list item or table row up to this long stays one evidence line
+SHORT = 3  # a sentence of this many words or fewer is kept with the next ("Sorry. I …")
+
+
+@dataclass(frozen=True)
+class Line:
+    """One answerable unit of a chunk. `context` is the heading above it and the line that
+    introduced its list ("Stop criteria:"), which say what a bare "Day 7: 100%" is about;
+    `quoted`: it stands in a forwarded or quoted part of the mail."""
+
+    text: str
+    context: str = ""
+    quoted: bool = False
+
+    @property
+    def scored(self) -> str:
+        """What the line is scored (and embedded) as: its context, then it."""
+        return f"{self.context} {self.text}".strip()
+
+
+def split_sentences(text: str) -> list[str]:
+    """A chunk's lines as text (see `mail_lines`)."""
+    return [line.text for line in mail_lines(text)]
+
+
+def mail_lines(text: str) -> list[Line]:
+    """A chunk's answerable lines, in order: the header line, quote markers, bullets, table
+    bars, greetings, sign-offs, banners, quoted headers, disclaimers and stubs dropped; wrapped
+    lines joined; a list item or table row kept whole; "e.g.", "approx. 5", "9.30",
+    "€1.250,00" and "v3.2" unbroken."""
+    return list(_lines_in_context(text))
+
+
+def _lines_in_context(text: str) -> Iterator[Line]:
+    heading = lead = ""
+    first = text.split("\n", 1)[0]
+    title = first[len("Note: ") :].strip().lower() if first.startswith("Note: ") else ""
+    for kind, block, quoted in _blocks(text):
+        if kind == "heading" or _is_title_line(kind, block):
+            heading, lead = ("" if block.lower() == title else block), ""
+            continue
+        lead = lead if kind == "item" else ""
+        sentences = list(_sentences(kind, block))
+        if any(_DISCLAIMER.search(s) for s in sentences):
+            continue  # a disclaimer's paragraph says nothing about the mail, any of it
+        context = f"{heading} {lead}".strip()
+        if sentences and sentences[-1].endswith(":"):
+            lead = sentences.pop()  # introduces what follows; says nothing by itself
+        yield from (Line(s, context, quoted) for s in sentences if s.lower() != title)
+
+
+def _is_title_line(kind: str, block: str) -> bool:
+    """A short line without closing punctuation stands as a heading ("Repotting plan")."""
+    return kind == "text" and len(block.split()) <= 6 and not block.endswith(tuple(".!?,;:"))
+
+
+def _blocks(text: str) -> Iterator[tuple[str, str, bool]]:
+    """(kind, text, quoted) of each paragraph, list item, table row, heading or field line."""
+    block: list[str] = []
+    header: list[str] = []
+    quoted_block = False
+    for line, quoted in _body_lines(text):
+        kind = _line_kind(line)
+        if kind == "rule":  # the row above it was the table's header
+            header = _cells(block[0]) if block and _line_kind(block[0]) == "row" else header
+            block = []
+            continue
+        if block and kind in ("text", "field") and _continues(block[-1], line):
+            block.append(line)
+            continue
+        if block:
+            yield (*_join(block, header), quoted_block)
+        header = header if kind == "row" else []
+        block, quoted_block = ([] if kind == "blank" else [line]), quoted
+    if block:
+        yield (*_join(block, header), quoted_block)
+
+
+def _body_lines(text: str) -> Iterator[tuple[str, bool]]:
+    """(line, quoted) of the chunk's lines after its header line, without quote markers, up to
+    a signature; banners, quoted header blocks and attachment stubs become blank lines (they end
+    a paragraph), and what follows a banner counts as quoted."""
+    lines = text.split("\n")
+    quoted_part = False
+    skip = 0
+    for i, line in enumerate(lines):
+        if skip:
+            skip -= 1
+            yield "", quoted_part
+            continue
+        if i == 0 and _HEADER.match(line):
+            continue
+        marker = _QUOTE.match(line)
+        if marker is None and _SIGNATURE.match(line):
+            return
+        bare = line[marker.end() :] if marker else line
+        if _BANNER.match(bare):
+            quoted_part = True
+            skip = _wrapped_banner(bare, lines[i + 1 : i + 2])
+            skip = _sender_lines(lines, i + 1 + skip) + skip
+            yield "", True
+            continue
+        if _QUOTED_FIELD.match(bare) and _header_block(lines, i):
+            quoted_part = True
+            skip = _header_block(lines, i) - 1
+            yield "", True
+            continue
+        if _STUB.match(bare) or _RULE.match(bare):
+            yield "", quoted_part
+            continue
+        yield bare.rstrip(), quoted_part or marker is not None
+
+
+def _wrapped_banner(banner: str, after: list[str]) -> int:
+    """1 when the banner's dashes went on to the next line ("04:17 PM -------------")."""
+    ends = banner.rstrip().endswith(("---", "___", "***"))
+    return int(not ends and bool(after) and after[0].rstrip().endswith(("---", "___")))
+
+
+def _sender_lines(lines: list[str], start: int) -> int:
+    """After a banner, the lines up to the end of the forwarded mail's header block: Lotus
+    Notes writes "Angela Schwarz" / "04/27/2001 04:17 PM" / "To: …" / "Subject: …"."""
+    for j in range(start, min(len(lines), start + 5)):
+        block = _header_block(lines, j)
+        if block:
+            return j - start + block
+    return 0
+
+
+def _header_block(lines: list[str], start: int) -> int:
+    """The length of a quoted header block starting at `start` ("From: …", "To: …",
+    "cc: …", "Subject: …", blank lines between them allowed), 0 when there is none: it needs
+    two fields, one of them From/To/Sent, and ends after its Subject line (or last field)."""
+    fields, end, names = 0, start, set()
+    for j in range(start, min(len(lines), start + 14)):
+        bare = _QUOTE.sub("", lines[j])
+        match = _QUOTED_FIELD.match(bare)
+        if match:
+            fields += 1
+            names.add(match.group().strip(" :").lower())
+            end = j + 1
+            if names & {"subject", "onderwerp", "ämne"}:
+                break
+        elif bare.strip() and fields and _continues_field(bare):
+            end = j + 1
+        elif bare.strip():
+            break
+    has_sender = bool(names & {"from", "to", "sent", "van", "från"})
+    return end - start if fields >= 2 and has_sender else 0
+
+
+def _continues_field(line: str) -> bool:
+    """An address list wrapped onto the next line ("  Rick Buy/HOU/ECT@ECT, …")."""
+    return line[:1].isspace() or "@" in line
+
+
+def _line_kind(line: str) -> str:
+    stripped = line.strip()
+    if not stripped:
+        return "blank"
+    if _TABLE_RULE.match(stripped):
+        return "rule"
+    if stripped.startswith("|"):
+        return "row"
+    if _HEADING.match(line):
+        return "heading"
+    if _BULLET.match(line):
+        return "item"
+    if _COLUMNS.search(stripped) or (_FIELD.match(stripped) and len(stripped) < WRAPPED):
+        return "field"
+    return "text"
+
+
+def _continues(previous: str, line: str) -> bool:
+    """Whether `line` goes on with `previous`: indented under it, starting in lower case, or
+    after a line the sender's mail program wrapped."""
+    kind = _line_kind(previous)
+    indented, lower = line[:1].isspace(), line.lstrip()[:1].islower()
+    if kind in ("row", "heading", "field"):
+        return kind == "field" and indented
+    if indented or lower:
+        return True
+    if _line_kind(line) == "field":
+        return False
+    if previous.endswith((".", "!", "?")):
+        return kind == "text"
+    return len(previous) >= WRAPPED
+
+
+def _cells(row: str) -> list[str]:
+    return [c.strip() for c in row.strip().strip("|").split("|")]
+
+
+def _join(block: list[str], header: list[str]) -> tuple[str, str]:
+    """One line of text for a block; a table row as "Column: cell; …" when it has a header."""
+    kind, first = _line_kind(block[0]), block[0]
+    if kind == "row":
+        cells = _cells(first)
+        if len(header) == len(cells):
+            return kind, "; ".join(f"{h}: {c}" for h, c in zip(header, cells, strict=True) if c)
+        return kind, " | ".join(c for c in cells if c)
+    if kind == "field":
+        first = _COLUMNS.sub(" | ", first.strip())
+    first = _HEADING.sub("", _BULLET.sub("", first))
+    joined = " ".join([first, *block[1:]]).replace("**", "").replace("`", "")
+    return kind, " ".join(joined.split())
+
+
+def _sentences(kind: str, block: str) -> Iterator[str]:
+    if kind != "text" and len(block.split()) <= ITEM_WORDS:
+        yield from _kept(block)
+        return
+    pending = ""
+    for sentence in _split(block):
+        pending = f"{pending} {sentence}".strip()
+        if len(pending.split()) > SHORT:
+            yield from _kept(pending)
+            pending = ""
+    yield from _kept(pending)
+
+
+def _split(block: str) -> Iterator[str]:
+    start = 0
+    for match in _BOUNDARY.finditer(block):
+        if not _is_abbreviation(block[start : match.start()], block[match.end() :]):
+            yield block[start : match.end()].strip()
+            start = match.end()
+    yield block[start:].strip()
+
+
+def _is_abbreviation(before: str, after: str) -> bool:
+    words = before.split()
+    if not words:
+        return True
+    word = words[-1].lstrip("(\"'“").rstrip(".").lower()
+    if len(word) == 1 and word.isalpha():
+        return True  # an initial: "H. Mulder"
+    return word in _ABBREVIATIONS or (word in _BEFORE_NUMBER and after[:1].isdigit())
+
+
+def _kept(sentence: str) -> Iterator[str]:
+    """The sentence, unless it is only a greeting, a sign-off, a name or a lone number."""
+    words = re.findall(r"[^\W\d_]{2,}", sentence)
+    if len(words) < 2 and not (words and re.search(r"\d", sentence)):
+        return
+    if _NAME_ONLY.fullmatch(sentence.strip()):
+        return
+    if len(sentence.split()) > 4 or not _GREETING.match(sentence):
+        yield sentence

@@ -1,0 +1,111 @@
+"""The answer as the user sees it: the mail's own line(s) first, with the mail's sender, date and
+subject, then at most one short model sentence, shown only when every checkable term of it stands
+in the quoted lines (answer/support.py); "Not found in your mail" with the nearest mails when no
+line clears the bar (answer/evidence.py)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from assistant.answer.evidence import Found
+from assistant.answer.support import says_nothing, sentence_faults
+from assistant.knowledge.store import ChunkRecord
+
+NOT_FOUND = "Not found in your mail."
+NEAREST = "The nearest mails:"
+WEAK = "This may not answer your question; the nearest line in your mail:"
+SENTENCE_CHARS = 240  # "one short sentence"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+
+
+def mail_of(record: ChunkRecord | None) -> dict:
+    """The quoted mail, as `ask --json` reports it."""
+    if record is None:
+        return {}
+    return {
+        "sender": record.sender or None,
+        "date": (record.date or "")[:10] or None,
+        "subject": record.title,
+        "id": record.message_id or record.note_path or None,
+        "chunk_id": record.chunk_id,
+    }
+
+
+def mail_line(mail: dict) -> str:
+    """One line per mail (as mail_of gives it): sender · date · subject."""
+    parts = (mail.get("sender") or "note", mail.get("date"), mail.get("subject"))
+    return " · ".join(str(part) for part in parts if part)
+
+
+def first_sentence(draft: str) -> str:
+    """The model's first sentence, at most SENTENCE_CHARS (a longer one is no short sentence)."""
+    text = " ".join(draft.split())
+    sentence = _SENTENCE_END.split(text, 1)[0] if text else ""
+    return sentence if len(sentence) <= SENTENCE_CHARS else ""
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """The model's sentence as shown: `text` ("" when dropped), and the terms of it the quote
+    does not hold. Marked (`faults` and a text): its terms stand in other lines of the prompt's
+    mails, not in the quote; the sentence is shown with them named. Dropped: it says nothing,
+    or something no mail of the prompt says."""
+
+    text: str = ""
+    faults: tuple[str, ...] = ()
+
+    @property
+    def marked(self) -> bool:
+        return bool(self.text and self.faults)
+
+    def reason(self) -> str:
+        named = ", ".join(f"“{t}”" for t in self.faults[:3])
+        verb = "is" if len(self.faults) == 1 else "are"
+        return f"({named} {verb} not in the quoted mail)"
+
+
+NO_SENTENCE = Sentence()
+
+
+def checked_sentence(
+    draft: str, found: Found, question: str, sources: Sequence[str] = ()
+) -> tuple[Sentence, list[str]]:
+    """(the sentence shown, what kept it from standing on the quote): the model's first
+    sentence, plain when every checkable term of it stands in the quote (or the question);
+    marked when some name, number or date of it does not but every one stands in `sources`
+    (the prompt's chunks); dropped otherwise."""
+    text = first_sentence(draft)
+    if not text or found.not_found or says_nothing(text, question):
+        return Sentence(), []
+    terms, words = sentence_faults(text, [e.sentence for e in found.lines], question)
+    if not terms and not words:
+        return Sentence(text), []
+    faults = [*terms, *words]
+    if terms and sources and not any(sentence_faults(text, list(sources), question)):
+        return Sentence(text, tuple(terms)), faults
+    return Sentence(), faults
+
+
+def quote_text(found: Found) -> str:
+    return "“" + " ".join(e.sentence for e in found.lines) + "”"
+
+
+def shown(found: Found, sentence: Sentence = NO_SENTENCE) -> str:
+    """The whole text shown as the answer: for a found line, the quote, its mail line, then the
+    sentence (a marked one with its reason); a weak line says so first; otherwise "not found"
+    and the nearest mails."""
+    if found.not_found or found.record is None:
+        return "\n".join([NOT_FOUND, *nearest_lines([mail_of(r) for r in found.nearest])])
+    parts = [WEAK] if found.band == "weak" else []
+    parts += [quote_text(found), f"— {mail_line(mail_of(found.record))}"]
+    if sentence.text:
+        parts.append(f"{sentence.text} {sentence.reason()}" if sentence.marked else sentence.text)
+    return "\n".join(parts)
+
+
+def nearest_lines(mails: Sequence[dict]) -> list[str]:
+    if not mails:
+        return []
+    return [NEAREST, *(f"- {mail_line(m)}" for m in mails[:3])]

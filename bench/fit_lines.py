@@ -1,0 +1,107 @@
+"""Fit the line scorer's weights and bars on questions the model writes about lines of a mailbox
+(assistant/answer/fit.py), report them on held-out written questions, and ablate each feature.
+
+No evaluation set is read: the questions are written by the model from sampled lines. The
+shipped DEFAULT_WEIGHTS (assistant/answer/evidence.py) are this bench's `weights` on the demo
+mailbox; a home refits on its own mail at night.
+
+    python bench/fit_lines.py [--home DIR] [--lines 300] [--out line_weights]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np  # noqa: E402
+from _common import demo_context, log, print_table, write_results  # noqa: E402
+
+from assistant.answer import fit  # noqa: E402
+from assistant.answer.evidence import FEATURES, LineFinder  # noqa: E402
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--home", type=Path, help="an imported home to copy (default: the demo)")
+    parser.add_argument("--lines", type=int, default=300, help="lines to write questions from")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--out", default="line_weights")
+    return parser.parse_args()
+
+
+def probes_for(ctx, n: int, seed: int) -> list[fit.Probe]:
+    finder = LineFinder(ctx.embedder)
+    mailbox = fit.Mailbox(ctx.store, ctx.prompt_cache(), ctx.selection, finder)
+    log(f"writing questions about {n} lines")
+    return mailbox.probes(n, random.Random(seed), background=False)
+
+
+def split(probes: list[fit.Probe], seed: int) -> tuple[list[fit.Probe], list[fit.Probe]]:
+    order = random.Random(seed).sample(range(len(probes)), len(probes))
+    cut = 2 * len(probes) // 3
+    return [probes[i] for i in order[:cut]], [probes[i] for i in order[cut:]]
+
+
+def without(probes: list[fit.Probe], feature: str) -> list[fit.Probe]:
+    """The probes with one feature's column zeroed (fitted without it)."""
+    col = FEATURES.index(feature)
+
+    def zeroed(x: np.ndarray | None) -> np.ndarray | None:
+        if x is None:
+            return None
+        x = x.copy()
+        x[:, col] = 0.0
+        return x
+
+    return [replace(p, x=zeroed(p.x), x_without=zeroed(p.x_without)) for p in probes]
+
+
+def main() -> None:
+    args = parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        ctx = demo_context(Path(tmp), args.home)
+        probes = probes_for(ctx, args.lines, args.seed)
+    train, test = split(probes, args.seed)
+    log(f"{len(probes)} probes: {len(train)} to fit, {len(test)} to test")
+    rows = []
+    for name in ("all", *(f"-{f}" for f in FEATURES)):
+        tr = train if name == "all" else without(train, name[1:])
+        te = test if name == "all" else without(test, name[1:])
+        weights = fit.fit(tr)
+        rows.append({"design": name, **_flat(fit.report(weights, te))})
+    shipped = fit.fit(probes)
+    columns = ["design", "questions", "source_line_first", "not_found_with_source",
+               "not_found_without_source", "right_marked"]  # fmt: skip
+    print_table(
+        "line scorer on held-out written questions (each feature off in turn)",
+        columns,
+        [[row[c] for c in columns] for row in rows],
+    )
+    data = {
+        "probes": len(probes),
+        "ablation": rows,
+        "weights": {
+            "coef": list(shipped.coef),
+            "bias": shipped.bias,
+            "answer": shipped.answer,
+            "weak": shipped.weak,
+        },  # fmt: skip
+        "features": list(FEATURES),
+        "on_all_probes": fit.report(shipped, probes),
+        "examples": [p.question for p in probes[:20]],
+    }
+    log(f"wrote {write_results(args.out, data, vars(args))}")
+
+
+def _flat(report: dict) -> dict:
+    return {k: v for k, v in report.items() if k != "features"}
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,214 @@
+"""The quote: the line scorer over the prompt's chunks, the quote's lines and span, the bars,
+copies counted once, and the stored line vectors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from assistant.answer.evidence import (
+    DEFAULT_WEIGHTS,
+    FEATURES,
+    QUOTE_CHARS,
+    Evidence,
+    LineFinder,
+    LineWeights,
+    answer_span,
+    candidates_of,
+)
+from assistant.answer.text import asked_kinds
+from assistant.knowledge.store import ChunkRecord
+from cache.db import open_cache_db
+from cache.sentences import SentenceVectors
+
+SOAK = """From: Priya Nair | Date: 2026-05-29 | Subject: RC2 soak: 3 of 12 units lost 9% battery
+Hi Maya, hi Daan,
+
+Something is wrong with RC2. The 72-hour soak on the 12 units in the
+rack finished this afternoon, and all functional checks passed, but when
+I plotted the battery trend per unit three of them stand out: S10, S11
+and S12 dropped from 100% to 91% in three days. The other nine are flat,
+as they should be.
+
+A healthy sensor loses less than 1% per week. At this rate those three
+would be empty in about five weeks.
+
+Priya"""
+
+PLAN = """From: Maya Lindqvist | Date: 2026-01-07 | Subject: Re: Rootline v3 release plan
+Hi Lotte,
+
+Thanks, this matches what we discussed. Engineering can commit to the
+plan with one caveat: validation needs a full 72-hour soak test on the
+12 units in Priya's soak rack before we can sign off a release
+candidate, so RC2 really has to go into the rack on 26 May and not a day
+later. If RC2 slips, the release slips.
+
+Priya, can you tell me by next Wednesday whether the Rev D validation
+and the v3 validation clash in May?
+
+Maya"""
+
+KICKOFF = """From: Tomás Ferreira | Date: 2026-01-05 | Subject: Kick-off 2026: this year
+Good morning everyone, and happy new year!
+
+Our revenue target for 2026 is EUR 2.4 million (2025: EUR 1.7 million).
+
+Practical: the new coffee machine arrives on Wednesday, and the office
+is closed on Monday 27 April (King's Day) and Thursday 14 May (Ascension
+Day).
+
+Tomás"""
+
+
+def record(chunk_id: int, text: str, message_id: str = "") -> ChunkRecord:
+    title = text.split("Subject: ", 1)[-1].split("\n", 1)[0]
+    mid = message_id or f"m{chunk_id}@x"
+    return ChunkRecord(chunk_id, text, "email", title, "Priya", "2026-05-29", mid, "", "", 0, 0, "")
+
+
+def _vector(embedder, text: str) -> np.ndarray:
+    return embedder.embed_batch([text])[0]
+
+
+def find(embedder, question, records, **kw):
+    return LineFinder(embedder, kw.pop("stored", None)).find(
+        question, _vector(embedder, question), records, **kw
+    )
+
+
+def test_the_quote_is_at_most_two_lines_of_one_mail_within_the_quote_limit(fake_embedder) -> None:
+    found = find(
+        fake_embedder,
+        "What did Priya notice in the RC2 soak test?",
+        [record(1, SOAK), record(3, PLAN)],
+    )
+    assert 1 <= len(found.lines) <= 2
+    assert len({e.chunk_id for e in found.lines}) == 1
+    assert len(found.text) <= QUOTE_CHARS
+    assert found.record is not None and found.record.chunk_id == found.lines[0].chunk_id
+    assert [c.line.text for c, _ in found.ranked][:1] != []
+
+
+def test_a_how_much_question_quotes_the_line_with_the_amount_and_marks_it(fake_embedder) -> None:
+    text = (
+        "From: Bram | Date: 2026-03-09 | Subject: Kitchen quote\n"
+        "I wrote the kitchen quote in English for you.\n\nThe kitchen quote total is EUR 14,250."
+    )
+    question = "How much is the kitchen quote?"
+    found = find(fake_embedder, question, [record(4, text)])
+    assert Evidence(4, "The kitchen quote total is EUR 14,250.") in found.lines
+    assert found.span == "EUR 14,250"
+    assert asked_kinds(question) == {"number"}
+
+
+def test_answer_spans_by_the_kind_asked() -> None:
+    assert (
+        answer_span("Enron paid $1.2 billion for it on October 24.", "How much did it cost?")
+        == "$1.2 billion"
+    )
+    assert (
+        answer_span("The board meets on Tuesday, October 9 at 10:30.", "When does the board meet?")
+        == "October 9"
+    )
+    assert (
+        answer_span("Greg Whalley will lead the group.", "Who leads the group?") == "Greg Whalley"
+    )
+    assert answer_span("Greg Whalley will lead the group.", "What is the group?") == ""
+
+
+def test_no_line_over_the_bar_is_not_found_with_the_nearest_mails(fake_embedder) -> None:
+    records = [record(1, SOAK), record(2, KICKOFF), record(3, PLAN)]
+    never = LineWeights(DEFAULT_WEIGHTS.coef, -50.0, 0.5, 0.2)
+    finder = LineFinder(fake_embedder)
+    question = "What colour is the lobby carpet?"
+    found = finder.find(question, _vector(fake_embedder, question), records, weights=never)
+    assert found.not_found and found.band == "none"
+    assert [r.chunk_id for r in found.nearest] == [1, 2, 3]
+    always = LineWeights(DEFAULT_WEIGHTS.coef, 50.0, 0.5, 0.2)
+    assert (
+        finder.find(question, _vector(fake_embedder, question), records, weights=always).band
+        == "answer"
+    )
+
+
+def test_bands_follow_the_bars() -> None:
+    w = LineWeights((0.0,) * len(FEATURES), 0.0, answer=0.6, weak=0.3)
+    assert [w.band(p) for p in (0.7, 0.6, 0.45, 0.3, 0.1)] == [
+        "answer",
+        "answer",
+        "weak",
+        "weak",
+        "none",
+    ]
+    assert w.without("cosine").coef == w.coef
+
+
+def test_a_line_quoted_from_a_mail_among_the_candidates_is_counted_once(fake_embedder) -> None:
+    reply = (
+        "From: Maya | Date: 2026-05-30 | Subject: Re: RC2 soak\n"
+        "Thanks, I will look at it.\n\n-----Original Message-----\nFrom: Priya\n"
+        "Sent: Friday\nTo: Maya\nSubject: RC2 soak\n\n"
+        "A healthy sensor loses less than 1% per week."
+    )
+    records = [record(1, reply), record(2, SOAK)]
+    texts = [(c.record.chunk_id, c.line.text) for c in candidates_of(records)]
+    healthy = [t for t in texts if t[1].startswith("A healthy sensor")]
+    assert healthy == [(2, "A healthy sensor loses less than 1% per week.")]
+
+
+def test_stored_line_vectors_give_the_same_quote_without_embedding(fake_embedder) -> None:
+    stored = SentenceVectors(open_cache_db(None))
+    records = [record(1, SOAK), record(3, PLAN)]
+    question = "What did Priya notice in the RC2 soak test?"
+    first = find(fake_embedder, question, records, stored=stored)
+    assert stored.count() == 2  # one row per chunk
+    calls = fake_embedder.calls
+    again = find(fake_embedder, question, records, stored=stored)
+    assert again.lines == first.lines and fake_embedder.calls == calls + 1  # the question only
+
+
+def test_a_damaged_line_vector_row_is_computed_afresh(fake_embedder) -> None:
+    db = open_cache_db(None)
+    stored = SentenceVectors(db)
+    question = "When is the office closed?"
+    first = find(fake_embedder, question, [record(5, KICKOFF)], stored=stored)
+    db.execute("UPDATE sentence_vectors SET vectors = substr(vectors, 1, 10)")
+    calls = fake_embedder.calls
+    again = find(fake_embedder, question, [record(5, KICKOFF)], stored=stored)
+    assert again.lines == first.lines and fake_embedder.calls == calls + 2
+
+
+def test_weights_round_trip_and_a_bad_file_is_none(tmp_path) -> None:
+    path = tmp_path / "w.json"
+    DEFAULT_WEIGHTS.save(path)
+    assert LineWeights.load(path) == DEFAULT_WEIGHTS
+    path.write_text("{not json")
+    assert LineWeights.load(path) is None
+    assert LineWeights.load(tmp_path / "missing.json") is None
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    from assistant.config import Settings
+    from assistant.knowledge.embeddings import make_embedder
+
+    return make_embedder(Settings().embedding)
+
+
+@pytest.mark.slow
+def test_the_answering_line_is_quoted_though_worded_unlike_the_question(embedder) -> None:
+    found = find(
+        embedder,
+        "What did Priya notice in the RC2 soak test?",
+        [record(3, SOAK), record(2, KICKOFF)],
+    )
+    assert found.band != "none"
+    assert any("dropped from 100% to 91%" in e.sentence and e.chunk_id == 3 for e in found.lines)
+
+
+@pytest.mark.slow
+def test_a_holiday_question_quotes_the_closed_office_line(embedder) -> None:
+    records = [record(1, PLAN), record(2, KICKOFF), record(3, SOAK)]
+    found = find(embedder, "Which days is the office shut this spring?", records)
+    assert "27 April" in found.text and "14 May" in found.text

@@ -1,0 +1,162 @@
+"""The mail's lines (answer/lines.py): prose split into sentences, tables, lists, wrapped lines,
+and what mail carries besides what it says (banners, quoted headers, disclaimers, signatures)."""
+
+from __future__ import annotations
+
+from assistant.answer.lines import mail_lines, split_sentences
+
+SOAK = """From: Priya Nair | Date: 2026-05-29 | Subject: RC2 soak: 3 of 12 units lost 9% battery
+Hi Maya, hi Daan,
+
+Something is wrong with RC2. The 72-hour soak on the 12 units in the
+rack finished this afternoon, and all functional checks passed, but when
+I plotted the battery trend per unit three of them stand out: S10, S11
+and S12 dropped from 100% to 91% in three days. The other nine are flat,
+as they should be.
+
+A healthy sensor loses less than 1% per week. At this rate those three
+would be empty in about five weeks.
+
+Priya"""
+
+
+# -- splitting --------------------------------------------------------------------------------
+
+
+def test_split_joins_wrapped_lines_and_drops_header_greeting_and_sign_off() -> None:
+    sentences = split_sentences(SOAK)
+    assert sentences[0] == "Something is wrong with RC2."
+    assert sentences[1].startswith("The 72-hour soak on the 12 units in the rack finished")
+    assert sentences[1].endswith("S10, S11 and S12 dropped from 100% to 91% in three days.")
+    assert not any("Subject" in s or s.startswith("Hi Maya") or s == "Priya" for s in sentences)
+
+
+def test_split_keeps_abbreviations_times_amounts_and_versions_whole() -> None:
+    text = (
+        "We meet at 9.30 in the lab, e.g. the big one. The invoice is €1.250,00 incl. VAT for "
+        "approx. 5 units, see no. 4 in the list. Firmware v3.2 is out. Call H. Mulder today."
+    )
+    assert split_sentences(text) == [
+        "We meet at 9.30 in the lab, e.g. the big one.",
+        "The invoice is €1.250,00 incl. VAT for approx. 5 units, see no. 4 in the list.",
+        "Firmware v3.2 is out.",
+        "Call H. Mulder today.",
+    ]
+
+
+def test_split_strips_quote_markers_and_bullets_and_joins_their_continuations() -> None:
+    text = (
+        "> When do we ship the boards to the customer?\n"
+        "> Lotte\n"
+        "\n"
+        "Fix proposal:\n"
+        "- every exit from an RX state goes through one function,\n"
+        "  radio_enter_sleep();\n"
+        "- rejoin backs off exponentially: 1 minute, 5 minutes, 30 minutes, then\n"
+        "  every 6 hours;\n"
+        "* [x] unit tests for every exit path\n"
+    )
+    assert split_sentences(text) == [
+        "When do we ship the boards to the customer?",
+        "every exit from an RX state goes through one function, radio_enter_sleep();",
+        "rejoin backs off exponentially: 1 minute, 5 minutes, 30 minutes, then every 6 hours;",
+        "unit tests for every exit path",
+    ]
+
+
+def test_split_keeps_field_lines_and_table_rows_apart() -> None:
+    text = (
+        "Booking reference  K7QX4M\n"
+        "Guests: Sofie Dekker, Maya Lindqvist\n"
+        "Nights: 4\n"
+        "\n"
+        "| Order | Qty | First-pass yield |\n"
+        "|-------|-----|------------------|\n"
+        "| Rev D batch 2 | 3,000 | 98.1% |\n"
+    )
+    assert split_sentences(text) == [
+        "Booking reference | K7QX4M",
+        "Guests: Sofie Dekker, Maya Lindqvist",
+        "Nights: 4",
+        "Order: Rev D batch 2; Qty: 3,000; First-pass yield: 98.1%",
+    ]
+
+
+def test_split_joins_a_line_wrapped_after_a_colon_and_stops_at_the_signature() -> None:
+    text = (
+        "I've uploaded the WOZ-beschikking (EUR 412,000), the mortgage statement (interest paid:\n"
+        "EUR 7,912.36) to your portal.\n"
+        "-- \n"
+        "Maya Lindqvist, Engineering Manager, call me on 06 1234 5678 any time.\n"
+    )
+    assert split_sentences(text) == [
+        "I've uploaded the WOZ-beschikking (EUR 412,000), the mortgage statement "
+        "(interest paid: EUR 7,912.36) to your portal."
+    ]
+
+
+def test_a_note_heading_and_list_intro_are_context_not_lines() -> None:
+    text = (
+        "Note: Tax checklist\n# Tax checklist\n\n## Sanne's fee\n\n"
+        "Fixed fee EUR 495 incl. VAT for the return, plus EUR 95 per extra hour.\n"
+    )
+    (line,) = mail_lines(text)
+    assert line.text == "Fixed fee EUR 495 incl. VAT for the return, plus EUR 95 per extra hour."
+    assert line.context == "Sanne's fee" and line.scored.startswith("Sanne's fee Fixed fee")
+
+
+FORWARDED = """From: jeff.skilling@enron.com | Date: 2000-02-01 | Subject: Expense report
+The attached expense report has been approved.  Please process for payment.
+Jeff Skilling
+---------------------- Forwarded by Jeff Skilling/Corp/Enron on 02/01/2000
+04:17 PM ---------------------------
+
+Angela Schwarz
+04/27/2001 04:17 PM
+To: Jeff Skilling/Corp/Enron@ENRON
+cc: Jeremy Blachman/HOU/EES@EES,
+    Rick Buy/HOU/ECT@ECT
+Subject: Sherri Sera's expense report
+
+Attached is an expense report for Sherri Sera that requires approval.  Please
+review, approve and forward to "expense reports."
+
+(Embedded image moved to file: pic18132.pcx)
+ - pic18132.pcx"""
+
+
+def test_a_forward_banner_and_its_header_block_are_left_out_and_what_follows_is_quoted() -> None:
+    lines = mail_lines(FORWARDED)
+    assert [line.text for line in lines] == [
+        "The attached expense report has been approved.",
+        "Please process for payment.",
+        "Attached is an expense report for Sherri Sera that requires approval.",
+        'Please review, approve and forward to "expense reports."',
+    ]
+    assert [line.quoted for line in lines] == [False, False, True, True]
+
+
+def test_an_original_message_header_block_and_a_disclaimer_are_left_out() -> None:
+    text = (
+        "Sounds good, see you at 10.\n\n"
+        "-----Original Message-----\n"
+        "From: Sera, Sherri\n"
+        "Sent: Monday, October 22, 2001 9:12 AM\n"
+        "To: Skilling, Jeff\n"
+        "Subject: Board meeting\n\n"
+        "The board meets on Tuesday at 10:30 in the 50th floor boardroom.\n\n"
+        "This e-mail is the property of Enron Corp. and may contain confidential and\n"
+        "privileged material for the sole use of the intended recipient (s).\n"
+    )
+    assert [(line.text, line.quoted) for line in mail_lines(text)] == [
+        ("Sounds good, see you at 10.", False),
+        ("The board meets on Tuesday at 10:30 in the 50th floor boardroom.", True),
+    ]
+
+
+def test_two_spaces_after_a_sentence_are_no_table_columns() -> None:
+    text = "these are the conferences we discussed on Thursday.    Will discuss further\nwith you on Monday.  thanks"
+    assert split_sentences(text) == [
+        "these are the conferences we discussed on Thursday.",
+        "Will discuss further with you on Monday. thanks",
+    ]
