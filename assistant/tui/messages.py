@@ -4,33 +4,37 @@ Workers only ever post these; widgets are changed by the handlers, on the UI thr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
+from assistant.answer.evidence import mail_key
+
 if TYPE_CHECKING:
-    from assistant.answer.evidence import Evidence
+    from assistant.events import AnswerDone, QuoteFound
     from assistant.importer import ImportProgressed, ImportReport
     from assistant.precompute import PrecomputeProgressed
 
 
 @dataclass(frozen=True)
 class SourceView:
-    """One source of an answer, as the Sources panel shows it."""
+    """One mail (or note) of an answer's sources, as the Sources panel lists it: one line,
+    sender · date · subject; `chunk_id` opens the whole message, `mail` says which mail it is
+    (two chunks of one mail are one source)."""
 
     chunk_id: int
     kind: str
     title: str
     sender: str
     date: str
-    passage: str
+    mail: str
 
     @classmethod
     def of(cls, record: Any) -> SourceView:
-        """From a ChunkRecord: its passage, the text without the title line."""
+        """From a ChunkRecord."""
         r = record
-        return cls(r.chunk_id, r.kind, r.title, r.sender, r.date, r.passage)
+        return cls(r.chunk_id, r.kind, r.title, r.sender, r.date, mail_key(r))
 
 
 @dataclass
@@ -46,33 +50,21 @@ class SourcesFound(Message):
 
 
 @dataclass
-class AnswerStreamed(Message):
+class QuoteShown(Message):
+    """The Answerer's QuoteFound, for one turn: the mail's own lines, shown before the model
+    writes (or "not found" with the nearest mails)."""
+
     turn: int
-    text: str
+    quote: QuoteFound
 
 
 @dataclass
 class AnswerFinished(Message):
-    """The Answerer's AnswerDone, for one turn. `source_ids` are the answer's chunks in the
-    Sources panel's order, so an evidence sentence can name its source as [n]."""
+    """The Answerer's AnswerDone, for one turn (one class per event: the TUI carries the core's,
+    it does not copy it field by field)."""
 
     turn: int
-    answer: str
-    qa_hit: bool
-    kv_reused_tokens: int
-    prompt_tokens: int
-    timings: dict[str, float] = field(default_factory=dict)
-    evidence: list[Evidence] = field(default_factory=list)
-    supported: bool = True
-    unsupported: list[str] = field(default_factory=list)
-    source_ids: list[int] = field(default_factory=list)
-    kv_reuse: str = "exact"  # as the Answerer's AnswerDone
-    kv_repaired: int = 0
-    drafted: str = ""  # the model's unsupported answer, when `answer` quotes the evidence
-
-    def source_number(self, chunk_id: int) -> int | None:
-        """The [n] of a chunk in the Sources panel (None: not one of this answer's sources)."""
-        return self.source_ids.index(chunk_id) + 1 if chunk_id in self.source_ids else None
+    done: AnswerDone
 
 
 @dataclass

@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 from assistant import events as p
+from assistant.answer.evidence import mail_key
 from assistant.tui.messages import (
     AnswerFinished,
     AnswerStatusChanged,
     AnswerStopped,
-    AnswerStreamed,
+    QuoteShown,
     SourcesFound,
     SourceView,
 )
@@ -52,34 +53,53 @@ def relay_answer(
         events.close()
 
 
+WRITING = "writing a sentence…"
+
+
 class _Relay:
-    """One answer's events as UI messages. The Sources panel lists the prompt's chunks in prompt
-    order (ChunksOrdered), not the wider candidate set a reranker chose them from
-    (ChunksRetrieved): the candidates' records are kept to look the chosen ones up."""
+    """One answer's events as UI messages. The Sources panel lists the prompt's mails in prompt
+    order (ChunksOrdered), one line each, not the wider candidate set a reranker chose them from
+    (ChunksRetrieved): the candidates' records are kept to look the chosen ones up. The quote is
+    shown as soon as it is found; the model's draft is not shown as it streams (its sentence is
+    shown, or dropped, once it is checked against the quote: AnswerDone)."""
 
     def __init__(self, turn: int, knowledge: KnowledgeLike) -> None:
         self.turn = turn
         self.knowledge = knowledge
         self.retrieved: dict[int, ChunkRecord] = {}
+        self.writing = False  # the status says the model is writing
 
     def messages(self, event: object) -> list[Message]:
         turn = self.turn
         if isinstance(event, p.TokenStreamed):
-            return [AnswerStreamed(turn, event.text)]
+            return [] if self.writing else [self.status(WRITING)]
         if isinstance(event, p.QAHitFound):
-            return [AnswerStatusChanged(turn, f"QA-bank hit (cosine {event.similarity:.3f})")]
+            return [AnswerStatusChanged(turn, f"remembered answer (cosine {event.similarity:.3f})")]
         if isinstance(event, p.ChunksRetrieved):
             self.retrieved = {h.chunk_id: h.record for h in event.hits}
             return []
         if isinstance(event, p.ChunksOrdered):
-            sources = [SourceView.of(r) for r in self.records(event.chunk_ids)]
-            return [SourcesFound(turn, sources), AnswerStatusChanged(turn, "reading the sources…")]
+            sources = self.sources(event.chunk_ids)
+            return [SourcesFound(turn, sources), AnswerStatusChanged(turn, "reading the mails…")]
+        if isinstance(event, p.QuoteFound):
+            return [QuoteShown(turn, event)]
         if isinstance(event, p.KVReused):
             reused = f"{event.reused_tokens} of {event.prompt_tokens} prompt tokens cached"
-            return [AnswerStatusChanged(turn, f"writing… ({reused})")]
+            return [self.status(f"{WRITING} ({reused})")]
         if isinstance(event, p.AnswerDone):
             return self.finished(event)
         return []
+
+    def status(self, line: str) -> AnswerStatusChanged:
+        self.writing = True
+        return AnswerStatusChanged(self.turn, line)
+
+    def sources(self, chunk_ids: list[int]) -> list[SourceView]:
+        """The mails of `chunk_ids`, in that order, one per mail (its first chunk here)."""
+        mails: dict[str, ChunkRecord] = {}
+        for record in self.records(chunk_ids):
+            mails.setdefault(mail_key(record), record)
+        return [SourceView.of(r) for r in mails.values()]
 
     def records(self, chunk_ids: list[int]) -> list[ChunkRecord]:
         """The records of `chunk_ids`, in that order: from the candidates, or else read."""
@@ -89,23 +109,9 @@ class _Relay:
         return [self.retrieved[i] for i in chunk_ids if i in self.retrieved]
 
     def finished(self, done: p.AnswerDone) -> list[Message]:
+        finished = AnswerFinished(self.turn, done)
+        if not done.qa_hit:
+            return [finished]
+        # no ChunksOrdered came: the remembered answer's sources, read back
         ids = [int(s["chunk_id"]) for s in done.sources]
-        messages: list[Message] = []
-        if done.qa_hit:  # no ChunksOrdered came: the stored answer's sources, read back
-            messages.append(SourcesFound(self.turn, [SourceView.of(r) for r in self.records(ids)]))
-        finished = AnswerFinished(
-            self.turn,
-            done.answer,
-            done.qa_hit,
-            done.kv_reused_tokens,
-            done.prompt_tokens,
-            done.timings,
-            evidence=list(done.evidence),
-            supported=done.supported,
-            unsupported=list(done.unsupported),
-            source_ids=ids,
-            kv_reuse=done.kv_reuse,
-            kv_repaired=done.kv_repaired,
-            drafted=done.drafted,
-        )
-        return [*messages, finished]
+        return [SourcesFound(self.turn, self.sources(ids)), finished]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from assistant.tui.messages import AnswerFinished
+if TYPE_CHECKING:
+    from assistant.events import AnswerDone
 
 
 def plural(n: int, one: str, many: str) -> str:
@@ -19,7 +21,7 @@ class Tally:
     reused_tokens: int = 0
     prompt_tokens: int = 0
 
-    def record(self, done: AnswerFinished) -> None:
+    def record(self, done: AnswerDone) -> None:
         self.questions += 1
         self.qa_hits += done.qa_hit
         self.kv_hits += done.kv_reused_tokens > 0

@@ -1,4 +1,5 @@
-"""The chat: questions at the bottom, answers streaming in above, their sources beside them."""
+"""The chat: questions at the bottom, answers above (the mail's own lines first, then at most one
+checked model sentence), the mails they come from beside them."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from assistant.tui.messages import (
     AnswerFinished,
     AnswerStatusChanged,
     AnswerStopped,
-    AnswerStreamed,
+    QuoteShown,
     SourcesFound,
 )
 from assistant.tui.relay import relay_answer
@@ -98,6 +99,7 @@ class ChatScreen(Screen[None]):
     def _start(self, question: str, refuse: bool = False) -> None:
         self.turn += 1
         self.query_one("#conversation").mount(Turn(self.turn, question), before=None)
+        self.query_one(SourcesPanel).clear()
         self.answering = True
         self.served = ""
         self.refresh_bindings()
@@ -156,9 +158,11 @@ class ChatScreen(Screen[None]):
     def _status(self, m: AnswerStatusChanged) -> None:
         self._turn(m.turn).set_status(m.status)
 
-    @on(AnswerStreamed)
-    def _streamed(self, m: AnswerStreamed) -> None:
-        self._turn(m.turn).append(m.text)
+    @on(QuoteShown)
+    def _quoted(self, m: QuoteShown) -> None:
+        self._turn(m.turn).show_quote(m.quote)
+        if m.turn == self.turn:
+            self.query_one(SourcesPanel).mark(m.quote.mail)
 
     @on(SourcesFound)
     def _sources(self, m: SourcesFound) -> None:
@@ -167,12 +171,11 @@ class ChatScreen(Screen[None]):
 
     @on(AnswerFinished)
     def _finished(self, m: AnswerFinished) -> None:
-        self.tally.record(m)
+        self.tally.record(m.done)
         turn = self._turn(m.turn)
-        turn.finish(m)
+        turn.finish(m.done)
         if m.turn == self.turn:
-            self.query_one(SourcesPanel).show_evidence(m.evidence)
-            self.served = turn.question if m.qa_hit else ""
+            self.served = turn.question if m.done.qa_hit else ""
         self._ended(m.turn)
 
     @on(AnswerStopped)

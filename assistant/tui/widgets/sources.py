@@ -1,12 +1,10 @@
-"""The Sources panel: the chunks the latest answer used, those holding its evidence marked and
-the evidence highlighted in the passage; Enter opens the whole message."""
+"""The Sources panel: the mails the latest answer was read from, one line each (sender · date ·
+subject), the quoted mail's line marked; Enter opens the whole message. The quote itself is in
+the answer, shown once."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
 from email.utils import parseaddr
-from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -15,78 +13,25 @@ from textual.widgets import ListItem, ListView, Static
 
 from assistant.tui.messages import SourceView
 
-if TYPE_CHECKING:
-    from assistant.answer.evidence import Evidence
-
-PASSAGE = 140  # characters of a passage shown
-LEAD = 30  # characters kept before evidence that lies further on
-HIGHLIGHT = "bold reverse"
+QUOTED = " · quoted"  # after the quoted mail's line
 
 
-def find(sentence: str, passage: str) -> tuple[int, int] | None:
-    """Where `sentence` is in `passage`, ignoring case and how whitespace runs (None: not in it)."""
-    words = sentence.split()
-    if not words:
-        return None
-    match = re.search(r"\s+".join(map(re.escape, words)), passage, re.IGNORECASE)
-    return match.span() if match else None
+def who(sender: str, kind: str = "email") -> str:
+    """The sender's name (else address), "note" for a note."""
+    name, address = parseaddr(sender or "")
+    return "note" if kind == "note" or not sender else name or address or sender
 
 
-def excerpt(passage: str, evidence: Sequence[str] = ()) -> Text:
-    """The passage (whitespace collapsed) cut to about PASSAGE characters, each evidence sentence
-    found in it highlighted; evidence beyond the cut is shown instead, each sentence with a few
-    words before it, the parts left out marked "…"."""
-    flat = " ".join(passage.split())
-    spans = sorted(span for sentence in evidence if (span := find(sentence, flat)))
-    text, shown = Text(), 0
-    for a, b in _windows(flat, spans):
-        text.append(("…" if not shown else " … ") if a > shown else "")
-        offset = len(text) - a
-        text.append(flat[a:b])
-        for x, y in spans:
-            if x < b and y > a:
-                text.stylize(HIGHLIGHT, max(x, a) + offset, min(y, b) + offset)
-        shown = b
-    if shown < len(flat):
-        text.append(" …" if flat[shown - 1] in ".!?" else "…")
-    return text
+def mail_line(sender: str, date: str, subject: str, kind: str = "email") -> str:
+    """sender · date · subject, the sender by name."""
+    parts = (who(sender, kind), (date or "")[:10], subject)
+    return " · ".join(part for part in parts if part)
 
 
-def _windows(flat: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The parts of `flat` to show: its start, or (when evidence lies beyond it) each evidence
-    sentence from a word or two before it, overlapping parts merged."""
-    if not spans or spans[-1][1] <= PASSAGE:
-        return [(0, min(PASSAGE, len(flat)))]
-    windows: list[tuple[int, int]] = []
-    for a, b in spans:
-        lead = _word_start(flat, max(0, a - LEAD), a)
-        if windows and lead <= windows[-1][1]:
-            windows[-1] = (windows[-1][0], max(b, windows[-1][1]))
-        else:
-            windows.append((lead, b))
-    return windows
-
-
-def _word_start(flat: str, i: int, limit: int) -> int:
-    """The start of the first word that begins at or after `i` (`i` itself at the start of
-    `flat` or when no word begins before `limit`)."""
-    if i == 0 or flat[i - 1] == " ":
-        return i
-    space = flat.find(" ", i, limit)
-    return space + 1 if space >= 0 else i
-
-
-def describe(index: int, source: SourceView, evidence: Sequence[str] = ()) -> Text:
-    """Title (subject or note title), then sender · date, then the passage; a source holding
-    evidence says so after its date."""
-    name, address = parseaddr(source.sender)
-    who = "note" if source.kind == "note" else name or address or source.sender
-    text = Text()
-    text.append(f"{index}. {source.title}\n", style="bold")
-    text.append(f"{who} · {source.date[:10]}", style="dim")
-    text.append(" · evidence" if evidence else "", style="bold")
-    text.append("\n")
-    text.append_text(excerpt(source.passage, evidence))
+def describe(index: int, source: SourceView, quoted: bool = False) -> Text:
+    line = mail_line(source.sender, source.date, source.title, source.kind)
+    text = Text(f"{index}. {line}", style="bold" if quoted else "")
+    text.append(QUOTED if quoted else "", style="bold")
     return text
 
 
@@ -94,24 +39,30 @@ class SourceItem(ListItem):
     def __init__(self, index: int, source: SourceView) -> None:
         self.number = index
         self.source = source
-        self.evidence: list[str] = []  # the answer's evidence sentences from this source
+        self.quoted = False
         self.label = Static(describe(index, source))
         super().__init__(self.label)
 
-    def show_evidence(self, sentences: list[str]) -> None:
-        self.evidence = sentences
-        self.label.update(describe(self.number, self.source, sentences))
-        self.set_class(bool(sentences), "evidence")
+    def mark(self, quoted: bool) -> None:
+        self.quoted = quoted
+        self.label.update(describe(self.number, self.source, quoted))
+        self.set_class(quoted, "quoted")
 
 
 class SourcesPanel(Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.items: list[SourceItem] = []
+        self.quoted: dict | None = None  # the quoted mail (as QuoteFound.mail gives it)
 
     def compose(self) -> ComposeResult:
         yield Static("Sources", classes="panel-title")
         yield ListView(id="source-list")
+
+    def clear(self) -> None:
+        """A new question: no sources yet, nothing quoted."""
+        self.quoted = None
+        self.show([])
 
     def show(self, sources: list[SourceView]) -> None:
         listing = self.query_one(ListView)
@@ -121,12 +72,21 @@ class SourcesPanel(Vertical):
         listing.index = 0 if sources else None  # Enter opens the first without a move
         title = f"Sources ({len(sources)}) — Enter opens" if sources else "Sources"
         self.query_one(".panel-title", Static).update(title)
+        self.mark(self.quoted)
 
-    def show_evidence(self, evidence: list[Evidence]) -> None:
-        """Mark the sources the answer's evidence comes from, highlighting the sentences."""
+    def mark(self, mail: dict | None) -> None:
+        """Mark the quoted mail's line (a QA-bank answer's quote may come before its sources:
+        kept, and marked when they come)."""
+        self.quoted = mail or None
         for item in self.items:
-            item.show_evidence([e.sentence for e in evidence if e.chunk_id == item.source.chunk_id])
+            item.mark(is_quoted(item.source, self.quoted))
 
     @property
     def sources(self) -> list[SourceView]:
         return [item.source for item in self.query(SourceItem)]
+
+
+def is_quoted(source: SourceView, mail: dict | None) -> bool:
+    if not mail:
+        return False
+    return source.mail == mail.get("id") or source.chunk_id == mail.get("chunk_id")

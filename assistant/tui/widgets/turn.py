@@ -1,5 +1,8 @@
-"""One question and its answer in the conversation: under the answer, a warning when some of
-its names, numbers or dates are in no source, its evidence sentences, and the badge line."""
+"""One question and its answer in the conversation, in the shape of answer/shape.py: the mail's
+own line(s) first, the answer span in bold, the mail's sender · date · subject under them (a weak
+quote is flagged first; "not found" lists the nearest mails instead); then at most one model
+sentence, with its reason in words when it is marked; then the badge line. The quote is shown
+once: no Evidence lines repeat it."""
 
 from __future__ import annotations
 
@@ -8,79 +11,107 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from assistant.tui.messages import AnswerFinished
+from assistant.answer import shape
+from assistant.events import AnswerDone, QuoteFound
+from assistant.tui.widgets.sources import mail_line
+
+SPAN = "bold"  # the answer span inside the quote
+# the lines under the question, in order; each hidden until it has something to show
+LINES = ("flag", "quote", "mail", "sentence", "reason")
 
 
-def badge(done: AnswerFinished) -> str:
-    """QA-bank hit / KV tokens reused of total / TTFT / total time, on one line."""
+def badge(done: AnswerDone) -> str:
+    """QA-bank hit / KV tokens reused of total / time to the quote / total time, on one line."""
     t = done.timings
     cache = "QA-bank hit" if done.qa_hit else "QA-bank miss"
     kv = f"KV {done.kv_reused_tokens}/{done.prompt_tokens} reused"
     if done.kv_reuse != "exact":  # "KV 480/620 reused, any-order, 24 repaired"
         kv += f", {done.kv_reuse}, {done.kv_repaired} repaired"
-    return f"{cache} · {kv} · TTFT {t.get('ttft', 0.0):.2f} s · total {t.get('total', 0.0):.2f} s"
+    return f"{cache} · {kv} · quote {t.get('quote', 0.0):.2f} s · total {t.get('total', 0.0):.2f} s"
 
 
-def evidence_lines(done: AnswerFinished) -> Text:
-    """One line per evidence sentence, each naming its source as the Sources panel numbers it."""
-    text = Text()
-    for i, e in enumerate(done.evidence):
-        number = done.source_number(e.chunk_id)
-        text.append("\n" if i else "")
-        text.append("Evidence: ", style="bold")
-        text.append(f"“{e.sentence}”", style="italic")
-        text.append(f" [{number}]" if number else "", style="bold")
+def quote_text(quote: QuoteFound) -> Text:
+    """The quoted lines in quotation marks, every occurrence of the answer span in bold."""
+    text = Text("“" + " ".join(e.sentence for e in quote.lines) + "”")
+    if quote.span:
+        text.highlight_words([quote.span], style=SPAN)
     return text
 
 
-def unsupported_line(done: AnswerFinished) -> str:
-    """The plain warning for an answer the sources do not back, with the terms not found; for
-    a quote, that the model's own answer was not backed and what the mail says stands instead."""
-    terms = f" ({', '.join(done.unsupported)})" if done.unsupported else ""
-    if done.drafted:
-        return f"⚠ the model's answer was not found in your mail{terms}: quoting your mail instead"
-    return f"⚠ not found in your mail — check the sources{terms}"
+def source_line(mail: dict) -> str:
+    """— sender · date · subject, under the quote."""
+    return "— " + mail_line(mail.get("sender") or "", mail.get("date") or "", mail.get("subject"))
+
+
+def nearest_text(quote: QuoteFound) -> str:
+    """For "not found": the nearest mails, one line each (shape.nearest_lines, senders by name)."""
+    short = [{**m, "sender": mail_line(m.get("sender") or "", "", "")} for m in quote.nearest]
+    return "\n".join(shape.nearest_lines(short))
+
+
+def marked(done: AnswerDone) -> bool:
+    """The sentence is shown marked: some term of it is not in the quoted lines."""
+    return bool(done.sentence and done.unsupported)
+
+
+def reason(done: AnswerDone) -> str:
+    """Why a marked sentence is marked, in words: (“9 March” is not in the quoted mail)."""
+    return shape.Sentence(done.sentence, tuple(done.unsupported)).reason()
 
 
 class Turn(Vertical):
-    """Answer text arrives piece by piece; the badge line shows the status until it is done."""
+    """The quote arrives first (QuoteShown), the sentence once it is checked (AnswerFinished); the
+    badge line shows the status until it is done."""
 
     def __init__(self, turn: int, question: str) -> None:
         super().__init__(id=f"turn-{turn}", classes="turn")
         self.turn = turn
         self.question = question
-        self.text = ""
+        self.quoted = False  # the quote (or "not found") is on screen
         self.running = True
 
     def compose(self) -> ComposeResult:
         yield Static(f"› {self.question}", classes="question", markup=False)
-        yield Static("", classes="answer", markup=False)
-        yield Static("", classes="unsupported", markup=False)
-        yield Static("", classes="evidence", markup=False)
+        for name in LINES:
+            yield Static("", classes=name, markup=False)
         yield Static("", classes="badge", markup=False)
 
-    def append(self, text: str) -> None:
-        self.text += text
-        self.query_one(".answer", Static).update(self.text.lstrip())
+    @property
+    def text(self) -> str:
+        """What the answer shows, as plain text (the lines under the question, not the badge)."""
+        shown = [self.query_one(f".{name}", Static) for name in LINES]
+        return "\n".join(str(line.content) for line in shown if line.display)
+
+    def show_quote(self, quote: QuoteFound) -> None:
+        self.quoted = True
+        if quote.band == "none":
+            self.add_class("not-found")
+            self._show("flag", shape.NOT_FOUND)
+            if quote.nearest:
+                self._show("mail", nearest_text(quote))
+            return
+        if quote.band == "weak":
+            self.add_class("marked")
+            self._show("flag", shape.WEAK)
+        self._show("quote", quote_text(quote))
+        self._show("mail", source_line(quote.mail))
 
     def set_status(self, status: str) -> None:
         if self.running:
             self.query_one(".badge", Static).update(status)
 
-    def finish(self, done: AnswerFinished) -> None:
-        if done.qa_hit or done.drafted or not self.text.strip():
-            self.text = done.answer
-            self.query_one(".answer", Static).update(done.answer or "(no answer)")
-        if not done.supported or done.drafted:
-            self._show(".unsupported", unsupported_line(done))
-        if not done.supported:
-            self.add_class("unsupported")
-        if done.evidence:
-            self._show(".evidence", evidence_lines(done))
+    def finish(self, done: AnswerDone) -> None:
+        if not self.quoted:  # no quote came before: the answer as the core wrote it
+            self._show("quote", done.answer or "(no answer)")
+        if done.sentence:
+            self._show("sentence", done.sentence)
+        if marked(done):
+            self._show("reason", reason(done))
+        self.set_class(not done.supported, "marked")
         self._end(badge(done))
 
-    def _show(self, selector: str, content: str | Text) -> None:
-        line = self.query_one(selector, Static)
+    def _show(self, name: str, content: str | Text) -> None:
+        line = self.query_one(f".{name}", Static)
         line.update(content)
         line.display = True
 

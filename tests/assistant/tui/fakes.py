@@ -1,129 +1,192 @@
-"""Deterministic stand-ins for the Answerer and the precompute, with the real cache library
-underneath (an in-memory QA bank and KV tree), so the cache screen's counts are real counts."""
+"""Deterministic stand-ins for the model, retrieval and the precompute around the real Answerer:
+the quote (the real LineFinder), the sentence check, the QA bank's serving and the events are the
+real code's, over an in-memory QA bank and KV tree, so the cache screen's counts are real counts."""
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+import zlib
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from assistant.answer.answerer import ALL_LAYERS, CacheLayers, checked
-from assistant.answer.evidence import Evidence, select_evidence
-from assistant.events import (
-    AnswerDone,
-    ChunksOrdered,
-    ChunksRetrieved,
-    KVReused,
-    QAHitFound,
-    TokenStreamed,
-)
-from assistant.home import bundled
+from assistant.answer.answerer import ALL_LAYERS, Answerer, CacheLayers
+from assistant.answer.evidence import Found, LineFinder
+from assistant.answer.shape import checked_sentence
+from assistant.events import AnswerDone, Event, KVReused, TokenStreamed
 from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.store import KnowledgeStore
+from assistant.llm.decoding import sentences_ended
+from assistant.prompt_cache import Clock
 from cache.blobs import BlobStore
 from cache.db import open_cache_db
 from cache.kv_tree import KIND, KVTree, segment_hash
-from cache.qa_bank import QABank
+from cache.qa_bank import QABank, QAEntry
 from tests.conftest import FakeEmbedder
 
-SYSTEM = (bundled("prompts") / "answer.txt").read_text(encoding="utf-8")  # the real instruction
 ANSWER = "The kitchen work starts on Monday 2 March, says Bram in his last mail."
 
 
-class FakeAnswerer:
-    """Retrieves k+1 candidates (newest first) and, as a reranker does, puts k of them in another
-    order into the "prompt"; streams `reply` word by word (`delay` s per word), stores one KV node
-    per prompt chunk and the answer in the QA bank; a repeated question is a QA hit. Evidence and
-    the support check (and the quote of an unsupported answer) are the real functions', over the
-    prompt's chunks (a hit's: its sources), unless a test sets `evidence` or `unsupported`. The
-    last AnswerDone is kept in `done`."""
+class FakeAnswerer(Answerer):
+    """The real Answerer over the store, with a fake retrieval (FakeSelection), model
+    (FakeModel) and QA memory (FakeMemory): the events, their order, the quote and the checks
+    are the real ones. The last AnswerDone is kept in `done`."""
 
     def __init__(self, store: KnowledgeStore, kv_dir: Path, delay: float = 0.01, k: int = 3):
         db = open_cache_db(None)
-        self.store, self.delay, self.k = store, delay, k
-        self.reply = ANSWER
-        self.evidence: list[Evidence] | None = None  # None: the real selection
-        self.unsupported: list[str] | None = None  # None: the real support check
-        self.quote = True  # as [answer] unsupported = "quote", the default; False: "mark"
+        embedder = FakeEmbedder()
+        kv = KVTree(db, BlobStore(db, kv_dir, {KIND: 2**30}), "fake-model")
+        self.model = FakeModel(kv, delay)
+        memory = FakeMemory(QABank(db, 0.95, 2**20))
+        select = FakeSelection(store, k)
+        settings = None  # the answer path reads none: retrieval and the model are faked
+        lines = FakeLines(embedder)
+        super().__init__(settings, store, embedder, select, self.model, memory, lines)
         self.done: AnswerDone | None = None
-        self.embedder = FakeEmbedder()
-        self.qa = QABank(db, 0.95, 2**20)
-        self.kv = KVTree(db, BlobStore(db, kv_dir, {KIND: 2**30}), "fake-model")
-        self.closed = 0  # generators closed before their end (a cancelled answer)
 
-    def answer(self, question: str, layers: CacheLayers = ALL_LAYERS):
-        start = time.perf_counter()
-        vector = self.embedder.embed_batch([question])[0]
-        hit = self.qa.lookup(vector)
-        if hit is not None:
-            yield QAHitFound(hit.entry.question, hit.similarity, hit.entry.id)
-            yield self._from_bank(question, hit.entry, start)
-            return
-        candidates = self.store.chunk_records(list(range(self.k + 1, 0, -1)))
-        yield ChunksRetrieved([Hit(r.chunk_id, 1.0, 1, 1, r) for r in candidates])
-        records = sorted(candidates, key=lambda r: r.chunk_id)[: self.k]
-        yield ChunksOrdered([r.chunk_id for r in records])
-        reused = self._prefill([r.chunk_id for r in records])
-        yield KVReused(reused, 100 * self.k + 20)
-        answer, first = yield from self._stream()
-        self.qa.add(question, vector, answer, [str(r.chunk_id) for r in records])
-        sources = [r.ref() for r in records]
-        done = AnswerDone(
-            question, answer, sources, False, reused, 100 * self.k + 20, _times(start, first)
-        )
-        yield self._checked(done, question, vector, records)
+    @property
+    def reply(self) -> str:
+        """What the model writes (it stops after the first sentence, as the real one is told)."""
+        return self.model.reply
 
-    def refuse_hit(self, question: str) -> QAHitFound | None:
-        """As the real one: the entry a lookup would serve is refused at this similarity."""
-        hit = self.qa.find(self.embedder.embed_batch([question])[0])
-        if hit is None:
-            return None
-        self.qa.refuse(hit.entry.id, hit.similarity)
-        return QAHitFound(hit.entry.question, hit.similarity, hit.entry.id)
+    @reply.setter
+    def reply(self, text: str) -> None:
+        self.model.reply = text
 
-    def _stream(self):
-        first = None
+    @property
+    def delay(self) -> float:
+        return self.model.delay
+
+    @delay.setter
+    def delay(self, seconds: float) -> None:
+        self.model.delay = seconds
+
+    @property
+    def band(self) -> str | None:
+        """The band every quote is given (None: the real scorer's, over the fake embedder)."""
+        return self.lines.band
+
+    @band.setter
+    def band(self, band: str | None) -> None:
+        self.lines.band = band
+
+    @property
+    def closed(self) -> int:
+        """Model streams closed before their end (a cancelled answer)."""
+        return self.model.closed
+
+    def answer(self, question: str, layers: CacheLayers = ALL_LAYERS) -> Iterator[Event]:
+        events = super().answer(question, layers)
+        try:
+            for event in events:
+                if isinstance(event, AnswerDone):
+                    self.done = event
+                yield event
+        finally:
+            events.close()
+
+
+class FakeLines(LineFinder):
+    """The real line scorer (lines, score, span, nearest mails), whose band a test may set: a
+    test of the screen says which kind of answer it shows, not how the scorer is calibrated."""
+
+    band: str | None = None
+
+    def find(self, question: str, vector, records, pointer=None, weights=None) -> Found:
+        found = super().find(question, vector, records, pointer, weights)
+        return found if self.band is None else replace(found, band=self.band)
+
+
+class FakeSelection:
+    """Retrieves k+1 candidates (newest first) and, as a reranker does, puts k of them in
+    another order into the prompt (oldest first)."""
+
+    def __init__(self, store: KnowledgeStore, k: int) -> None:
+        self.store, self.k = store, k
+
+    def candidates(self, question: str, vector) -> list[Hit]:
+        records = self.store.chunk_records(list(range(self.k + 1, 0, -1)))
+        return [Hit(r.chunk_id, 1.0, 1, 1, r) for r in records]
+
+    def rerank(self, question: str, hits: list[Hit]) -> list[Hit]:
+        return sorted(hits, key=lambda h: h.chunk_id)[: self.k]
+
+
+@dataclass
+class FakeSegments:
+    hashes: list[str]
+    total: int
+
+
+class FakeModel:
+    """PromptCache's shape: prefill stores one KV node per prompt chunk (100 tokens each, a
+    20-token question) in the real KV tree; decode streams `reply` word by word (`delay` s per
+    word) up to the sentences asked for."""
+
+    def __init__(self, kv: KVTree, delay: float) -> None:
+        self.kv, self.delay = kv, delay
+        self.reply = ANSWER
+        self.closed = 0
+
+    def segments(
+        self, chunks: Sequence[str], question: str, evidence: Sequence[str] = ()
+    ) -> FakeSegments:
+        hashes = [segment_hash([zlib.crc32(chunk.encode()) >> 1]) for chunk in chunks]
+        return FakeSegments(hashes, 100 * len(chunks) + 20)
+
+    def checker(self, background: bool) -> Callable[[], None]:
+        return lambda: None
+
+    def stream(
+        self,
+        question: str,
+        segments: FakeSegments,
+        kv: bool,
+        check: Callable[[], None],
+        clock: Clock,
+        sentences: int | None = None,
+    ) -> Iterator[KVReused | TokenStreamed]:
+        hashes = segments.hashes
+        restored = self.kv.longest_prefix(hashes).depth if kv else 0
+        for depth in range(restored, len(hashes) if kv else 0):
+            self.kv.store(hashes[: depth + 1], 100 * (depth + 1), b"\0" * 1000)
+        clock.lap("prefill")
+        yield KVReused(100 * restored, segments.total)
+        pieces: list[str] = []
         try:
             for word in self.reply.split(" "):
-                first = first or time.perf_counter()
                 time.sleep(self.delay)
+                clock.mark("ttft")
+                pieces.append(word + " ")
                 yield TokenStreamed(word + " ")
+                if sentences and sentences_ended("".join(pieces)) >= sentences:
+                    break
         except GeneratorExit:
             self.closed += 1
             raise
-        return self.reply, first
-
-    def _from_bank(self, question: str, entry, start: float) -> AnswerDone:
-        records = self.store.chunk_records(entry.chunk_ids)
-        sources = [r.ref() for r in records]
-        done = AnswerDone(question, entry.answer, sources, True, 0, 0, _times(start, start))
-        return self._checked(done, entry.question, self.qa.vector(entry.id), records)
-
-    def _checked(self, done: AnswerDone, question: str, vector, records) -> AnswerDone:
-        """`done` with its evidence and support check, as the real pipeline fills them in."""
-        evidence = self.evidence
-        if evidence is None:
-            evidence = select_evidence(question, vector, records, self.embedder)
-        texts = [r.text for r in records]
-        if self.unsupported is None:
-            self.done = checked(done, evidence, texts, question, SYSTEM, self.quote)
-        else:
-            forced = {"supported": not self.unsupported, "unsupported": self.unsupported}
-            self.done = replace(done, evidence=evidence, **forced)
-        return self.done
-
-    def _prefill(self, chunk_ids: list[int]) -> int:
-        hashes = [segment_hash([c]) for c in chunk_ids]
-        restored = self.kv.longest_prefix(hashes).depth
-        for depth in range(restored, len(hashes)):
-            self.kv.store(hashes[: depth + 1], 100 * (depth + 1), b"\0" * 1000)
-        return 100 * restored
+        clock.lap("decode")
 
 
-def _times(start: float, first_token: float) -> dict[str, float]:
-    return {"ttft": first_token - start, "total": time.perf_counter() - start}
+class _NoVerifier:
+    active = False
+
+    def check(self, question: str, vector) -> None:
+        return None
+
+
+class FakeMemory:
+    """QAMemory's shape: every stored answer is fresh, and is stored as it comes."""
+
+    def __init__(self, qa: QABank) -> None:
+        self.qa = qa
+        self.verifier = _NoVerifier()
+
+    def is_fresh(self, entry: QAEntry) -> bool:
+        return True
+
+    def keep(self, question: str, vector, answer: str, hits: Sequence[Hit], origin: str) -> None:
+        self.qa.add(question, vector, answer, [str(h.record.chunk_id) for h in hits])
 
 
 @dataclass(frozen=True)
@@ -143,7 +206,8 @@ class Report:
 
 
 class FakePrecompute:
-    """The shape of assistant.idle.Precompute: answers `questions` into the fake's QA bank."""
+    """The shape of assistant.idle.Precompute: answers `questions` into the fake's QA bank, as its
+    answer job does (precompute/handlers.py)."""
 
     def __init__(self, pipeline: FakeAnswerer, questions: list[str], delay: float = 0.01):
         self.pipeline, self.questions, self.delay = pipeline, list(questions), delay
@@ -158,8 +222,8 @@ class FakePrecompute:
                 stopped = "cancelled"
                 break
             self.before_job(jobs)
-            for _ in self.pipeline.answer(question):
-                time.sleep(self.delay)
+            self.answer(question)
+            time.sleep(self.delay)
             self.questions.remove(question)
             jobs += 1
             if notify:
@@ -172,6 +236,23 @@ class FakePrecompute:
             "stopped": stopped,
         }
         return Report(jobs, stopped)
+
+    def answer(self, question: str) -> None:
+        """As precompute's answer job: the quote found, the sentence drafted and checked, and the
+        question kept in the QA bank whatever its band (a hit finds its quote afresh)."""
+        p = self.pipeline
+        vector = p.embedder.embed_batch([question])[0]
+        hits = p.select.rerank(question, p.select.candidates(question, vector))
+        records = [h.record for h in hits]
+        found = p.lines.find(question, vector, records)
+        sentence = ""
+        if not found.not_found:
+            quoted = [e.sentence for e in found.lines]
+            segments = p.model.segments([r.text for r in records], question, quoted)
+            events = p.model.stream(question, segments, True, lambda: None, Clock(), 1)
+            draft = "".join(e.text for e in events if isinstance(e, TokenStreamed))
+            sentence = checked_sentence(draft, found, question, [r.text for r in records])[0].text
+        p.memory.keep(question, vector, sentence, hits, "predicted")
 
     def status(self) -> dict:
         return {

@@ -23,7 +23,7 @@ def rows(screen: CacheScreen) -> dict[str, str]:
 @pytest.mark.asyncio
 async def test_counts_after_a_question_and_precompute_now(rig):
     async with rig.app.run_test(size=SIZE) as pilot:
-        turn = await ask(pilot, "when does the kitchen work start")
+        turn = await ask(pilot, "when do the tiles arrive")  # a quote: remembered
         await wait_for(pilot, lambda: not turn.running)
         await pilot.press("ctrl+b")
         screen = pilot.app.screen

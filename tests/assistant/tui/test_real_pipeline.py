@@ -1,5 +1,5 @@
-"""The app on the demo corpus with the real models: stream, sources, a QA hit for a paraphrase,
-and the cache screen's counts afterwards."""
+"""The app on the demo corpus with the real models: the quote before the model's sentence,
+sources, a QA hit for a paraphrase, and the cache screen's counts afterwards."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from textual.widgets import Static
 from assistant.home import open_home
 from assistant.services import Services
 from assistant.tui.app import make_app
+from assistant.tui.messages import AnswerFinished, QuoteShown
 from assistant.tui.screens.cache import CacheScreen
 from assistant.tui.widgets.sources import SourceItem
 from tests.assistant.tui.conftest import SIZE, wait_for
@@ -37,24 +38,29 @@ def fresh_cache_context(demo_context, tmp_path) -> Services:
 
 async def test_real_answer_then_paraphrase_hits_the_qa_bank(fresh_cache_context):
     app = make_app(fresh_cache_context)
-    async with app.run_test(size=SIZE) as pilot:
+    seen: dict[int, str] = {}  # a message is seen again as it bubbles up: keyed by id
+
+    def hook(message) -> None:
+        if isinstance(message, (QuoteShown, AnswerFinished)):
+            seen.setdefault(id(message), type(message).__name__)
+
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         first = await ask(pilot, "When does the kitchen work start?")
-        await wait_for(pilot, lambda: first.text.strip() != "", timeout=180)
-        assert first.running  # the first words are on screen before the answer is done
         await wait_for(pilot, lambda: not first.running, timeout=180)
+        assert list(seen.values()) == ["QuoteShown", "AnswerFinished"]  # the quote came first
         assert badge(first).startswith("QA-bank miss · KV 0/")
+        quote = line(first, "quote")
+        assert quote and quote.startswith("“") and line(first, "mail").startswith("— ")
+        assert "kitchen" in (quote + line(first, "mail")).lower()
         sources = [item.source for item in app.screen.query(SourceItem)]
-        assert len(sources) == 3 and all(s.title and s.passage for s in sources)
-        assert any("kitchen" in (s.title + s.passage).lower() for s in sources)
-        assert line(first, "evidence").startswith("Evidence: “")
-        assert any(item.has_class("evidence") for item in app.screen.query(SourceItem))
+        assert 1 <= len(sources) <= 3 and all(s.title for s in sources)
+        assert sum(item.has_class("quoted") for item in app.screen.query(SourceItem)) == 1
 
         second = await ask(pilot, "when does the kitchen work start")
         await wait_for(pilot, lambda: not second.running, timeout=60)
         assert badge(second).startswith("QA-bank hit · KV 0/0")
-        assert second.text == first.text.strip()
+        assert second.text == first.text
         assert [item.source for item in app.screen.query(SourceItem)] == sources
-        assert line(second, "evidence") == line(first, "evidence")
 
         await pilot.press("ctrl+b")
         screen = app.screen

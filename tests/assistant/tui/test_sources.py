@@ -1,57 +1,31 @@
-"""Finding and highlighting an evidence sentence in a source's passage (no app needed)."""
+"""A source's line in the Sources panel: sender · date · subject, the quoted mail marked (no app
+needed)."""
 
 from __future__ import annotations
 
-from rich.text import Text
+from assistant.tui.messages import SourceView
+from assistant.tui.widgets.sources import QUOTED, describe, is_quoted, mail_line
 
-from assistant.tui.widgets.sources import HIGHLIGHT, PASSAGE, excerpt, find
-
-
-def marked(text: Text) -> list[str]:
-    return [text.plain[s.start : s.end] for s in text.spans if s.style == HIGHLIGHT]
-
-
-def test_find_ignores_how_whitespace_runs_and_case():
-    passage = "Hi Maya, the demolition starts Monday 2 March. Bram"
-    start, end = find("Demolition  starts\nMonday 2 March.", passage)
-    assert passage[start:end] == "demolition starts Monday 2 March."
+TILES = SourceView(
+    2, "email", "Tiles", "Bram de Vries <bram@example.nl>", "2026-03-02T09:30", "<k2@x>"
+)
 
 
-def test_find_is_none_for_a_sentence_not_in_the_passage_or_an_empty_one():
-    assert find("The tiles arrive on 9 March.", "Demolition starts Monday.") is None
-    assert find("  ", "Demolition starts Monday.") is None
+def test_a_mail_is_one_line_sender_by_name_date_and_subject():
+    assert mail_line(TILES.sender, TILES.date, TILES.title) == "Bram de Vries · 2026-03-02 · Tiles"
+    assert mail_line("bram@example.nl", "", "Tiles") == "bram@example.nl · Tiles"
+    assert mail_line("", "2026-03-02", "Plans", kind="note") == "note · 2026-03-02 · Plans"
 
 
-def test_characters_special_to_patterns_are_matched_as_text():
-    text = excerpt("Size (30x60) [grey] * 2 + tax?", ["(30x60) [grey] * 2 + tax?"])
-    assert marked(text) == ["(30x60) [grey] * 2 + tax?"]
+def test_the_quoted_mail_is_marked_in_bold_others_are_plain():
+    plain, quoted = describe(2, TILES), describe(2, TILES, quoted=True)
+    assert plain.plain == "2. Bram de Vries · 2026-03-02 · Tiles" and "\n" not in plain.plain
+    assert quoted.plain == plain.plain + QUOTED and "bold" in str(quoted.style)
+    assert not plain.spans and not str(plain.style)
 
 
-def test_evidence_beyond_the_cut_starts_the_excerpt_near_it():
-    filler = "Some words before the point. " * 10
-    passage = f"{filler}The plumber comes on 20 March. More after it."
-    text = excerpt(passage, ["The plumber comes on 20 March."])
-    assert text.plain.startswith("…") and len(filler) > PASSAGE
-    assert marked(text) == ["The plumber comes on 20 March."]
-
-
-def test_no_evidence_found_means_no_highlight_and_the_usual_cut():
-    passage = "word " * 60
-    text = excerpt(passage, ["Not in there at all."])
-    assert marked(text) == [] and text.plain == passage.strip()[:PASSAGE] + "…"
-
-
-def test_evidence_early_and_beyond_the_cut_are_both_shown_highlighted():
-    filler = "Some words before the point. " * 10
-    passage = f"The deposit is EUR 4,275. {filler}The plumber comes on 20 March. The end."
-    sentences = ["The plumber comes on 20 March.", "The deposit is EUR 4,275."]
-    text = excerpt(passage, sentences)
-    assert marked(text) == ["The deposit is EUR 4,275.", "The plumber comes on 20 March."]
-    assert text.plain.startswith("The deposit is EUR 4,275. … Some words before the point. The")
-    assert text.plain.endswith("20 March. …")
-
-
-def test_the_excerpt_before_late_evidence_starts_at_a_word():
-    passage = "x" * 200 + " Tail words then The plumber comes on 20 March."
-    text = excerpt(passage, ["The plumber comes on 20 March."])
-    assert text.plain == "…Tail words then The plumber comes on 20 March."
+def test_the_quote_names_its_mail_by_id_or_by_chunk():
+    assert is_quoted(TILES, {"id": "<k2@x>", "chunk_id": 7})  # another chunk of the same mail
+    assert is_quoted(TILES, {"id": None, "chunk_id": 2})
+    assert not is_quoted(TILES, {"id": "<k1@x>", "chunk_id": 1})
+    assert not is_quoted(TILES, {}) and not is_quoted(TILES, None)
