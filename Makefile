@@ -38,13 +38,8 @@ bench:
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/paraphrase_probes.py
 	HF_HUB_OFFLINE=1 ASSISTANT_EMBEDDING_BACKEND=onnx $(PYTHON) bench/distinct.py
 	HF_HUB_OFFLINE=1 ASSISTANT_EMBEDDING_BACKEND=onnx-int8 $(PYTHON) bench/distinct.py --out distinct_int8
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/evidence.py
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/answers.py --limit 32 \
-		--designs today,distinct,evidence,guard-stop,two-sentences,cad,all,all+cad
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/answers.py --limit 32 \
-		--designs today,evidence,shipped,shipped+asked,shipped+terse --out answers_final
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/answers.py --questions data/qa/evidence_holdout.jsonl \
-		--designs today,evidence,shipped,shipped+asked --out answers_final_holdout
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/fit_lines.py --lines 300
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/funnel.py --sets real,holdout,demo
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/cache.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/reuse.py --limit 20
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/kv_quant.py --limit 6

@@ -328,12 +328,17 @@ def quote_block(quote):
 
 
 def _print_done(out: Console, done) -> None:
-    """After the quote: the model's sentence where it stands in the quote, then the sources,
-    one line per mail, and the timings."""
+    """After the quote: the model's sentence where it stands in the quote (marked, with its
+    reason, where only other mails of the prompt hold its terms), then the sources, one line
+    per mail, and the timings."""
     from rich.text import Text
+
+    from assistant.answer.shape import reason
 
     if done.sentence:
         out.print(done.sentence, soft_wrap=True, markup=False)
+    if done.sentence and not done.supported and done.unsupported:
+        out.print(Text(reason(done.unsupported), style="bold yellow"))
     out.print()
     for i, s in enumerate(done.sources, 1):
         where = s["message_id"] or s["note_path"]

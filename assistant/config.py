@@ -143,13 +143,6 @@ class AnswerSettings:
     # question alone (see LocalLLM.contrastive), weighted by cad_alpha
     decoding: str = "greedy"
     cad_alpha: float = 0.5
-    # an answer its sources do not support: "quote" shows the evidence lines in its place,
-    # quoted, the warning kept ("the model's answer is not backed by your mail"); "mark" shows
-    # the model's text with the warning (its evidence lines under it, as under every answer).
-    # The mark falls on the same answers either way; quoting puts every fact in 0.51 of the
-    # answers instead of 0.32 on the demo questions, 0.46 instead of 0.20 on the holdout
-    # (bench/results/answers_quote_all.json, answers_quote_all_holdout.json)
-    unsupported: str = "quote"
 
 
 @dataclass
@@ -289,7 +282,6 @@ def _check_answer(answer: AnswerSettings) -> None:
         "repeat_guard": ("ban", "stop", "off"),
         "decoding": ("greedy", "cad"),
         "duplicates": ("merge", "keep"),
-        "unsupported": ("quote", "mark"),
     }
     for key, allowed in choices.items():
         if getattr(answer, key) not in allowed:

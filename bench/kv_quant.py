@@ -32,7 +32,7 @@ from _common import (  # noqa: E402
     require_demo,
     write_results,
 )
-from answers import Question, load  # noqa: E402
+from _questions import Question, load  # noqa: E402
 from quality import has_expected, rouge_l  # noqa: E402
 from reuse import FirstToken  # noqa: E402
 

@@ -90,11 +90,11 @@ def synonyms(sets: Sequence[Pairs], embedder, bound: float) -> dict[str, np.ndar
 
 def evidence_lines(ctx, questions: Sequence[str]) -> dict[str, tuple[int, str] | None]:
     """Each question's best evidence line over its own prompt chunks, as the app picks it."""
-    cache, out = ctx.prompt_cache(), {}
+    lines, out = ctx.lines(), {}
     for q in dict.fromkeys(questions):
         vector = ctx.embedder.embed_batch([q])[0]
         records = [h.record for h in ctx.selection(q, vector)]
-        picked = cache.evidence(q, vector, records)
+        picked = lines.find(q, vector, records).lines
         out[q] = (picked[0].chunk_id, picked[0].sentence) if picked else None
     return out
 

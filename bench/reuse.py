@@ -47,7 +47,7 @@ from _common import (  # noqa: E402
     require_demo,
     write_results,
 )
-from answers import Question, load  # noqa: E402
+from _questions import Question, load  # noqa: E402
 from quality import has_expected, mcnemar_p, paired, ratio_interval, rouge_l  # noqa: E402
 
 from assistant import events as p  # noqa: E402
@@ -106,7 +106,7 @@ def precompute(pipe: Answerer, questions: list[Question]) -> int:
     chunks = {r.chunk_id: r for q in questions for r in prompt_chunks(pipe, q.question)}
     for i, record in enumerate(chunks.values()):
         pipe.cache.prefill([record.text], background=False)
-        pipe.cache.keep_sentences([record])
+        pipe.lines.chunk_vectors([record])
         log(f"chunk node {i + 1}/{len(chunks)}")
     pipe.cache.keep_heading(background=False)  # under any-order, as chunk_kv jobs keep it
     return len(chunks)

@@ -1,6 +1,6 @@
 """The mail's own lines that answer a question: every line of the prompt's chunks (answer/lines.py)
-is scored, the best one (with a neighbour of the same mail, at most two lines and QUOTE_CHARS) is
-the quote shown first, its answer span marked, and a score under a calibrated bar is "not found".
+is scored, the best one (with the next best of the same chunk, at most two lines and QUOTE_CHARS)
+is the quote shown first, its answer span marked, and a score under a calibrated bar is "not found".
 
 A line's score is a logistic fusion of its features (FEATURES): cosine with the question, BM25
 over the candidate lines, the share of the question's terms it holds, holding a term of the kind
@@ -184,7 +184,7 @@ class LineFinder:
         rank = [1.0 - c.rank / ranks if ranks else 1.0 for c in candidates]
         short = [len(c.line.text.split()) < 6 for c in candidates]
         point = pointer if pointer is not None else np.zeros(len(candidates), dtype=np.float32)
-        columns = [cosine, bm25 / max(float(bm25.max()), 1e-9), cover, kind, rank, short, point]
+        columns = [cosine, bm25, cover, kind, rank, short, point]
         return np.column_stack([np.asarray(c, dtype=np.float32) for c in columns])
 
     def vectors(self, candidates: Sequence[Candidate]) -> np.ndarray:
@@ -245,26 +245,26 @@ def candidates_of(records: Sequence[ChunkRecord]) -> list[Candidate]:
     return [c for c in rows if id(c) in kept]
 
 
-def quote_lines(best: Candidate, candidates: Sequence[Candidate], p: np.ndarray) -> list[Evidence]:
-    """The best line and, when it fits in QUOTE_CHARS, its better-scored neighbour in the same
-    chunk (a line rarely carries its subject and its fact both), in the mail's order."""
+def quote_lines(
+    best: Candidate, candidates: Sequence[Candidate], p: np.ndarray
+) -> list[Evidence]:
+    """The best line and, when it fits in QUOTE_CHARS, the next best line of the same chunk
+    if it scores at least half as well (a line rarely carries its subject and its fact both, or
+    a date and its time), in the mail's order."""
     first = Evidence(best.record.chunk_id, _clipped(best.line.text))
-    score = {(c.record.chunk_id, c.index): float(s) for c, s in zip(candidates, p, strict=True)}
-    near = [
-        (score[key], c)
-        for c in candidates
-        if (key := (c.record.chunk_id, c.index))
-        and c.record.chunk_id == best.record.chunk_id
-        and abs(c.index - best.index) == 1
-    ]
-    if not near:
-        return [first]
-    s, neighbour = max(near, key=lambda t: t[0])
+    top = float(p.max())
     room = QUOTE_CHARS - len(first.sentence) - 1
-    if len(neighbour.line.text) > room or s < 0.25 * max(score.values()):
+    same = [
+        (float(s), c)
+        for c, s in zip(candidates, p, strict=True)
+        if c.record.chunk_id == best.record.chunk_id and c.index != best.index
+    ]
+    fits = [(s, c) for s, c in same if s >= 0.5 * top and len(c.line.text) <= room]
+    if not fits:
         return [first]
-    second = Evidence(neighbour.record.chunk_id, neighbour.line.text)
-    return [second, first] if neighbour.index < best.index else [first, second]
+    _, other = max(fits, key=lambda t: t[0])
+    second = Evidence(other.record.chunk_id, other.line.text)
+    return [second, first] if other.index < best.index else [first, second]
 
 
 def _clipped(text: str) -> str:
@@ -286,15 +286,19 @@ def answer_span(text: str, question: str) -> str:
 def bm25_scores(
     question: str, texts: Sequence[str], k1: float = 1.2, b: float = 0.75
 ) -> np.ndarray:
-    """Okapi BM25 of each text for the question, with idf over the texts themselves."""
+    """Okapi BM25 of each text for the question, with idf over the texts themselves, as a share
+    of what a text holding every term of the question once would score: an absolute figure
+    (the bar for "not found" needs one), not a rank among these texts."""
     docs = [Counter(terms(t)) for t in texts]
     query = set(terms(question))
     lengths = np.array([sum(d.values()) for d in docs], dtype=np.float32)
     norms = k1 * (1 - b + b * lengths / max(float(lengths.mean()), 1.0))
     out = np.zeros(len(docs), dtype=np.float32)
+    whole = 0.0
     for term in query:
         df = sum(term in d for d in docs)
         idf = math.log(1 + (len(docs) - df + 0.5) / (df + 0.5))
         tf = np.array([d[term] for d in docs], dtype=np.float32)
         out += idf * tf * (k1 + 1) / (tf + norms)
-    return out
+        whole += idf
+    return out / whole if whole else out

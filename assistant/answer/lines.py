@@ -34,6 +34,11 @@ _BANNER = re.compile(
     re.IGNORECASE,
 )
 _RULE = re.compile(r"^\s*(?:[-_=*~]\s*){5,}$")
+# Lotus Notes' sender stamp of a quoted mail: "Yelba Saettone <y@x.com> on 03/28/2000 01:34 PM"
+_STAMP = re.compile(
+    r"^.{1,120}?\s+(?:on\s+)?\d{1,2}/\d{1,2}/\d{2,4}\s+\d{1,2}:\d{2}(?::\d{2})?\s*[AP]M\s*$",
+    re.IGNORECASE,
+)
 # a quoted header block: From:/To:/Sent:/cc:/Subject: lines, or Lotus Notes' "From: X on DATE"
 _QUOTED_FIELD = re.compile(
     r"^\s*(?:from|to|cc|bcc|sent|sent by|date|subject|importance|reply-to|van|aan|onderwerp|"
@@ -171,7 +176,7 @@ def _body_lines(text: str) -> Iterator[tuple[str, bool]]:
             skip = _header_block(lines, i) - 1
             yield "", True
             continue
-        if _STUB.match(bare) or _RULE.match(bare):
+        if _STUB.match(bare) or _RULE.match(bare) or _STAMP.match(bare):
             yield "", quoted_part
             continue
         yield bare.rstrip(), quoted_part or marker is not None

@@ -61,9 +61,14 @@ class Sentence:
         return bool(self.text and self.faults)
 
     def reason(self) -> str:
-        named = ", ".join(f"“{t}”" for t in self.faults[:3])
-        verb = "is" if len(self.faults) == 1 else "are"
-        return f"({named} {verb} not in the quoted mail)"
+        return reason(self.faults)
+
+
+def reason(faults: Sequence[str]) -> str:
+    """Why a sentence is marked, in words: (“$1.2 billion” is not in the quoted mail)."""
+    named = ", ".join(f"“{t}”" for t in faults[:3])
+    verb = "is" if len(faults) == 1 else "are"
+    return f"({named} {verb} not in the quoted mail)"
 
 
 NO_SENTENCE = Sentence()

@@ -1,8 +1,8 @@
-"""The support check: does every number, date, amount, code, quoted string and name of an answer
-appear in its sources or in the question? An answer with a term that does not is marked "not found
-in your mail — check the sources". A presence check: a wrong number that stands elsewhere in the
-sources passes. How it measures: bench/results/evidence.json (support rows).
-"""
+"""The support check of the model's sentence: does every number, date, amount, code, quoted string,
+name and content word of it stand in the quoted lines (or the question)? Numbers match whatever
+their separators, dates whatever their order, names as phrases. A term of the kind asked for that
+disagrees with the quote's counts against it too. answer/shape.py decides from the result whether
+the sentence is shown plain, marked, or dropped."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from assistant.answer.text import (
     MONTH_OF,
     STOPWORDS,
     WEEKDAY_OF,
-    answer_kinds,
     asked_kinds,
     kind_terms,
     stem,
@@ -61,8 +60,6 @@ _REFUSAL = re.compile(
     r"|\bdon't know\b|\bdoes(n't| not) (say|mention)\b",
     re.IGNORECASE,
 )
-# an answer must take at least this share of what it says from its sources: most of it
-GROUNDED = 0.5
 _NUMBER_WORDS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
     "fifteen sixteen seventeen eighteen nineteen twenty"
@@ -240,59 +237,6 @@ def _phrase_held(words: list[str], known: _Known) -> bool:
     return len(words) == 1 or any(near)
 
 
-def answers_what_was_asked(answer: str, question: str) -> bool:
-    """The answer holds the kind of term the question asks for (a date for "when", a figure for
-    "how much", a name for "who" …), or the question asks for none. A tiny model's wrong answers
-    often claim nothing checkable ("The deposit was paid by the contractor"): the presence check
-    cannot mark those, this one does."""
-    asked = asked_kinds(question)
-    held = answer_kinds(answer, question)
-    if _opens_with_name(answer, question):
-        held.add("name")
-    return not asked or bool(held & asked)
-
-
-def _opens_with_name(answer: str, question: str) -> bool:
-    """A sentence opens with a name ("Maya gives the speech."), which answer_kinds leaves out."""
-    words = re.findall(r"(?:^|[.!?:]\s+)([A-Z][^\W\d_]+)", answer.strip())
-    return any(w.lower() not in _COMMON and w.lower() not in question.lower() for w in words)
-
-
-def check(
-    answer: str,
-    sources: Sequence[str],
-    question: str,
-    evidence: Sequence[str] = (),
-    instruction: str = "",
-) -> tuple[bool, list[str]]:
-    """(supported, the terms at fault): an answer is supported when every term of it stands in
-    `sources` or in the question, it holds the kind of term asked for, it agrees with its
-    `evidence` lines on that kind, it says something of its sources beyond the question and
-    the prompt's `instruction`, and most of what it says is in its sources."""
-    terms = unsupported_terms(answer, sources, question)
-    disagree = disagreeing_terms(answer, evidence, question)
-    supported = not terms and not disagree and answers_what_was_asked(answer, question)
-    if supported:  # the word checks read the sources' words once between them
-        said, held = _stems(_claimed(answer)), _stems(" ".join(sources))
-        echoed = _stems(f"{question} {instruction}")
-        supported = _adds(said, held, echoed) and _share(said, held, question) >= GROUNDED
-    return supported, terms + [t for t in disagree if t not in terms]
-
-
-def grounded_share(answer: str, sources: Sequence[str], question: str) -> float:
-    """The share of the answer's content words (beyond the question's) that its sources hold. A
-    tiny model drifting from the mail ("The summer was a great time for Daan, but he's not happy
-    about it") writes mostly words no source has, and names nothing checkable: the term checks
-    pass it, this one does not. An answer that adds nothing to the question counts as grounded
-    (the check's `_adds` judges it)."""
-    return _share(_stems(_claimed(answer)), _stems(" ".join(sources)), question)
-
-
-def _share(said: set[str], held: set[str], question: str) -> float:
-    said = said - _stems(question)
-    return len(said & held) / len(said) if said else 1.0
-
-
 def disagreeing_terms(answer: str, evidence: Sequence[str], question: str) -> list[str]:
     """The answer's terms of the kind asked for, when the evidence lines hold terms of that kind
     and the answer holds none of them ("97.2%" against an evidence line reading "98.1%"). A
@@ -306,15 +250,6 @@ def disagreeing_terms(answer: str, evidence: Sequence[str], question: str) -> li
     return sorted(given) if expected and given and not expected & given else []
 
 
-def _adds(said: set[str], held: set[str], echoed: set[str]) -> bool:
-    """The answer (its content words `said`) holds a word or figure of its sources (`held`) that
-    neither the question nor the prompt's instruction (`echoed`) holds. A tiny model's echo
-    ("The answer is:", "The candidate who dropped out was the one who was asked") restates what
-    it was given and takes nothing from the mail. Sentences saying the answer was not found
-    claim nothing and count for nothing (`_claimed` leaves them out of `said`)."""
-    return any(s in held and s not in echoed for s in said)
-
-
 def _claimed(answer: str) -> str:
     """The answer without its sentences that say the answer was not found: they claim nothing."""
     sentences = re.split(r"(?<=[.!?])\s+", answer)
@@ -324,20 +259,6 @@ def _claimed(answer: str) -> str:
 def _stems(text: str) -> set[str]:
     words = (w.lower() for w in _CONTENT.findall(text))
     return {stem(w) for w in words if w not in STOPWORDS and (len(w) > 2 or w.isdigit())}
-
-
-def quotable(evidence: Sequence[str], question: str) -> bool:
-    """The evidence lines may stand in for an unsupported answer: there are some, and they hold
-    a term of the kind asked for (a date for "when", a figure for "how much"), or the question
-    asks for no particular kind."""
-    kinds = asked_kinds(question) - {"place"}
-    text = " ".join(evidence)
-    return bool(text.strip()) and (not kinds or bool(kind_terms(text, question, kinds)))
-
-
-def quote(evidence: Sequence[str]) -> str:
-    """The evidence lines as the answer: what the mail says, in its own words."""
-    return "From your mail: " + " ".join(f"“{line}”" for line in evidence)
 
 
 # words a sentence about a mail may use that its quote need not hold

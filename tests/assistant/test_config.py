@@ -23,7 +23,7 @@ def test_defaults_then_file_then_env(tmp_path):
         ("[nope]\nx = 1\n", "unknown section"),
         ("[retrieval]\ntopk = 1\n", "unknown key retrieval.topk"),
         ('[retrieval]\ntop_k = "many"\n', "expected int"),
-        ('[answer]\nunsupported = "hide"\n', "answer.unsupported: expected one of quote, mark"),
+        ('[answer]\nduplicates = "hide"\n', "answer.duplicates: expected one of merge, keep"),
     ],
 )
 def test_bad_config_names_file_and_key(tmp_path, text, message):

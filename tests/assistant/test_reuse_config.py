@@ -9,8 +9,6 @@ from assistant.cli import build_parser
 from assistant.commands import apply_switches
 from assistant.config import ConfigError, load_settings
 from assistant.llm.reuse import Repair, parse_repair
-from assistant.tui.messages import AnswerFinished
-from assistant.tui.widgets.turn import badge
 
 
 def test_any_order_computing_the_evidence_lines_is_the_default():
@@ -69,12 +67,3 @@ def test_repair_spans():
 def test_only_the_evidence_policy_computes_the_evidence_instead_of_quoting_it():
     assert not parse_repair("evidence").quotes
     assert all(parse_repair(name).quotes for name in ("none", "sink-8", "blend-15"))
-
-
-def test_the_badge_names_any_order_reuse():
-    exact = AnswerFinished(1, "a", False, 480, 620, {"ttft": 0.1, "total": 1.0})
-    assert "KV 480/620 reused · TTFT" in badge(exact)
-    placed = AnswerFinished(
-        1, "a", False, 480, 620, {"ttft": 0.1, "total": 1.0}, kv_reuse="any-order", kv_repaired=24
-    )
-    assert "KV 480/620 reused, any-order, 24 repaired · TTFT" in badge(placed)

@@ -155,7 +155,10 @@ def test_an_original_message_header_block_and_a_disclaimer_are_left_out() -> Non
 
 
 def test_two_spaces_after_a_sentence_are_no_table_columns() -> None:
-    text = "these are the conferences we discussed on Thursday.    Will discuss further\nwith you on Monday.  thanks"
+    text = (
+        "these are the conferences we discussed on Thursday.    Will discuss further\n"
+        "with you on Monday.  thanks"
+    )
     assert split_sentences(text) == [
         "these are the conferences we discussed on Thursday.",
         "Will discuss further with you on Monday. thanks",
