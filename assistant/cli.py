@@ -114,7 +114,7 @@ def add_reuse(p: argparse.ArgumentParser) -> None:
 
 
 def repair_policy(text: str) -> str:
-    from assistant.llm.reuse import parse_repair
+    from assistant.reuse_policy import parse_repair
 
     try:
         parse_repair(text)

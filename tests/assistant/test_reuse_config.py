@@ -8,7 +8,7 @@ import pytest
 from assistant.cli import build_parser
 from assistant.commands import apply_switches
 from assistant.config import ConfigError, load_settings
-from assistant.llm.reuse import Repair, parse_repair
+from assistant.reuse_policy import Repair, parse_repair
 from assistant.tui.messages import AnswerFinished
 from assistant.tui.widgets.turn import badge
 
