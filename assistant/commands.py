@@ -18,7 +18,8 @@ from assistant.home import bundled, open_home, touch_private
 from assistant.importer import ImportProgressed, ImportReport
 from assistant.ingest import SourceError
 from assistant.knowledge.db import DatabaseError
-from assistant.knowledge.embeddings import ModelMissing, vectors_notice
+from assistant.knowledge.embeddings import vectors_notice
+from assistant.knowledge.shipped import ModelMissing
 from assistant.llm import LLMError
 from assistant.output import dump_json
 from assistant.services import Services, open_services

@@ -32,12 +32,9 @@ from assistant.activity import Activity
 from assistant.config import Settings, load_settings
 from assistant.home import Home, bundled, open_home
 from assistant.knowledge.db import open_db
-from assistant.knowledge.embeddings import (
-    ModelMissing,
-    SentenceTransformerEmbedder,
-    make_embedder,
-)
+from assistant.knowledge.embeddings import SentenceTransformerEmbedder, make_embedder
 from assistant.knowledge.retrieval import Retriever
+from assistant.knowledge.shipped import ModelMissing
 from assistant.knowledge.store import KnowledgeStore
 
 if TYPE_CHECKING:
