@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -115,7 +114,7 @@ def add_reuse(p: argparse.ArgumentParser) -> None:
 
 
 def repair_policy(text: str) -> str:
-    from assistant.llm.reuse import parse_repair
+    from assistant.reuse_policy import parse_repair
 
     try:
         parse_repair(text)
@@ -142,11 +141,6 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 130
-
-
-def dump_json(value) -> None:
-    json.dump(value, sys.stdout, ensure_ascii=False, indent=2, default=str)
-    sys.stdout.write("\n")
 
 
 if __name__ == "__main__":

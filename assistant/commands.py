@@ -13,14 +13,15 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from assistant.cli import dump_json
 from assistant.config import ConfigError, Settings, load_settings
 from assistant.home import bundled, open_home, touch_private
 from assistant.importer import ImportProgressed, ImportReport
 from assistant.ingest import SourceError
 from assistant.knowledge.db import DatabaseError
-from assistant.knowledge.embeddings import ModelMissing, vectors_notice
+from assistant.knowledge.embeddings import vectors_notice
+from assistant.knowledge.shipped import ModelMissing
 from assistant.llm import LLMError
+from assistant.output import dump_json
 from assistant.services import Services, open_services
 
 console = Console(stderr=True, soft_wrap=True)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assistant.reuse_policy import REUSE_MODES, parse_repair
 from cache.policy import PLANS
 
 
@@ -291,8 +292,6 @@ def _check_answer(answer: AnswerSettings) -> None:
 
 
 def _check_cache(cache: CacheSettings) -> None:
-    from assistant.llm.reuse import REUSE_MODES, parse_repair  # no llama_cpp import
-
     if cache.reuse not in REUSE_MODES:
         raise ConfigError(
             f"cache.reuse: expected one of {', '.join(REUSE_MODES)}, got {cache.reuse!r}"

@@ -23,17 +23,9 @@ from assistant.llm.prompt import (
     chat_frame,
     chunk_segment,
 )
-from assistant.llm.reuse import (
-    Node,
-    Repair,
-    Reused,
-    moved_nodes,
-    parse_repair,
-    place,
-    place_quotes,
-    repair,
-)
+from assistant.llm.reuse import Node, Reused, moved_nodes, place, place_quotes, repair
 from assistant.llm.runtime import LLMError, LocalLLM
+from assistant.reuse_policy import Repair, parse_repair
 from cache.kv_tree import KVTree, segment_hash
 from cache.protocols import Embedder
 

@@ -7,12 +7,13 @@ parts (the LLM when the KV tree or the PromptCache is first built, the embedder 
 Threading model (the app: the Textual thread, its workers, the idle scheduler's thread):
 - One model lock (`LocalLLM.lock`) serialises use of the LLM; a user question pre-empts
   background work within one piece (activity.py's busy markers, checked between pieces).
-- One connection per database, shared by every thread of the process: Python's sqlite3 is
-  built serialized, so each statement is atomic; the only multi-statement transaction on a
-  shared connection is the job queue's claim (one precompute pass at a time, below). The one
-  exception is the TUI's import worker, which writes the knowledge bank in batches on a
-  connection of its own (tui/services.py) so the chat never reads a half-written batch; other
-  processes on the home use their own connections too (WAL).
+- One connection per database, shared by every thread of the process (the TUI's import
+  worker excepted: it writes the knowledge bank on a connection of its own, tui/services.py, so
+  the chat never reads a half-written batch). One writer lock per database file (cache/db.py:
+  `transaction`, `write`), held by every transaction that writes, even a single statement:
+  threads never interleave transactions on a shared connection, nor does one thread's
+  statement land in another's transaction (tests/robustness/test_two_writers.py). Other
+  processes on the home use their own connections: SQLite's lock, WAL and the busy timeout.
 - One precompute pass at a time per process (`precompute_lock`): the cache screen's `p` waits
   for an idle pass to stop; an idle pass does not start while another runs. A user question
   during either waits only for the model lock (tests/assistant/test_precompute_together.py).
@@ -33,12 +34,9 @@ from assistant.activity import Activity
 from assistant.config import Settings, load_settings
 from assistant.home import Home, bundled, open_home
 from assistant.knowledge.db import open_db
-from assistant.knowledge.embeddings import (
-    ModelMissing,
-    SentenceTransformerEmbedder,
-    make_embedder,
-)
+from assistant.knowledge.embeddings import SentenceTransformerEmbedder, make_embedder
 from assistant.knowledge.retrieval import Retriever
+from assistant.knowledge.shipped import ModelMissing
 from assistant.knowledge.store import KnowledgeStore
 
 if TYPE_CHECKING:

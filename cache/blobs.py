@@ -18,6 +18,8 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
+from cache.db import transaction, write
+
 log = logging.getLogger(__name__)
 
 
@@ -46,13 +48,14 @@ class BlobStore:
         tmp.replace(path)
         now = time.time()
         digest = hashlib.sha256(data).hexdigest()
-        self.db.execute(
-            "INSERT INTO blobs (key, kind, size, sha256, hits, created, last_used) "
-            "VALUES (?, ?, ?, ?, 0, ?, ?) ON CONFLICT(key) DO UPDATE SET size = excluded.size, "
-            "sha256 = excluded.sha256, last_used = excluded.last_used",
-            [key, kind, len(data), digest, now, now],
-        )
-        self.evict(kind, keep=key)
+        with transaction(self.db):
+            self.db.execute(
+                "INSERT INTO blobs (key, kind, size, sha256, hits, created, last_used) "
+                "VALUES (?, ?, ?, ?, 0, ?, ?) ON CONFLICT(key) DO UPDATE SET size = excluded.size, "
+                "sha256 = excluded.sha256, last_used = excluded.last_used",
+                [key, kind, len(data), digest, now, now],
+            )
+            self.evict(kind, keep=key)
         return True
 
     def get(self, key: str) -> bytes | None:
@@ -67,8 +70,10 @@ class BlobStore:
             log.warning("cache blob %s is missing or corrupt; dropped, it will be recomputed", key)
             self.delete(key)
             return None
-        self.db.execute(
-            "UPDATE blobs SET hits = hits + 1, last_used = ? WHERE key = ?", [time.time(), key]
+        write(
+            self.db,
+            "UPDATE blobs SET hits = hits + 1, last_used = ? WHERE key = ?",
+            [time.time(), key],
         )
         return data
 
@@ -77,10 +82,12 @@ class BlobStore:
         return self.db.execute("SELECT 1 FROM blobs WHERE key = ?", [key]).fetchone() is not None
 
     def delete(self, key: str) -> None:
-        self.db.execute("DELETE FROM blobs WHERE key = ?", [key])
-        self._path(key).unlink(missing_ok=True)
-        for listener in self.on_evict:
-            listener(key)
+        """Drop the blob; its owner's listeners forget it in the same transaction."""
+        with transaction(self.db):
+            self.db.execute("DELETE FROM blobs WHERE key = ?", [key])
+            self._path(key).unlink(missing_ok=True)
+            for listener in self.on_evict:
+                listener(key)
 
     def used(self, kind: str) -> int:
         row = self.db.execute("SELECT coalesce(sum(size), 0) FROM blobs WHERE kind = ?", [kind])
@@ -93,21 +100,22 @@ class BlobStore:
         """Drop blobs in the kind's eviction order (by default least frequently used, ties least
         recently used) until under budget."""
         budget = self.budgets.get(kind, 0)
-        used = self.used(kind)
-        if used <= budget:
-            return 0
-        dropped = 0
-        order = self.evict_order.get(kind)
-        rows = order() if order else self._lfu(kind)
-        for key, size in rows:
+        with transaction(self.db):
+            used = self.used(kind)
             if used <= budget:
-                break
-            if key == keep:
-                continue
-            self.delete(key)
-            used -= size
-            dropped += 1
-        return dropped
+                return 0
+            dropped = 0
+            order = self.evict_order.get(kind)
+            rows = order() if order else self._lfu(kind)
+            for key, size in rows:
+                if used <= budget:
+                    break
+                if key == keep:
+                    continue
+                self.delete(key)
+                used -= size
+                dropped += 1
+            return dropped
 
     def _lfu(self, kind: str) -> list[tuple[str, int]]:
         return self.db.execute(

@@ -1,13 +1,29 @@
-"""The cache database (cache/qa.db): its schema as named migrations, like the knowledge bank's."""
+"""The cache database (cache/qa.db): its schema as named migrations, like the knowledge bank's;
+and what every SQLite database of the app shares: connections, migrations, write transactions.
+
+One writer lock per database file and process: every transaction that writes takes it (a single
+INSERT or UPDATE too), so threads sharing one connection never interleave their transactions —
+without it one thread's BEGIN meets another's open transaction, a statement lands in (and is
+committed or rolled back by) another thread's transaction, and `lastrowid` can be another
+thread's row. Other processes are kept apart by SQLite's own lock and the busy timeout.
+"""
 
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 from sqlite_utils import Database
+
+BUSY_TIMEOUT = 30.0  # seconds a writer waits for another process's write lock
+T = TypeVar("T")
 
 _INITIAL = """
 CREATE TABLE IF NOT EXISTS blobs (
@@ -162,38 +178,116 @@ def enable_wal(conn: sqlite3.Connection, tries: int = 100) -> None:
     conn.execute("PRAGMA synchronous = NORMAL")
 
 
+_FILE_LOCKS: dict[str, threading.RLock] = {}  # by the database file's resolved path
+_DB_LOCKS: weakref.WeakKeyDictionary[Database, threading.RLock] = weakref.WeakKeyDictionary()
+_REGISTRY = threading.Lock()
+
+
+def writer_lock(db: Database) -> threading.RLock:
+    """The writer lock of `db`'s file in this process: every Database on one file gets the same
+    re-entrant lock (an in-memory database has one of its own)."""
+    with _REGISTRY:
+        lock = _DB_LOCKS.get(db)
+        if lock is None:
+            path = _file_of(db.conn)
+            lock = _FILE_LOCKS.setdefault(path, threading.RLock()) if path else threading.RLock()
+            _DB_LOCKS[db] = lock
+        return lock
+
+
+def _file_of(conn: sqlite3.Connection) -> str:
+    """The resolved path of the connection's main database ('' in memory)."""
+    for _, name, file in conn.execute("PRAGMA database_list").fetchall():
+        if name == "main":
+            return str(Path(file).resolve()) if file else ""
+    return ""
+
+
+@contextmanager
+def transaction(db: Database) -> Iterator[None]:
+    """One write transaction on `db`, under its file's writer lock: all of it is stored or none.
+    Nested on one thread, a savepoint. BEGIN IMMEDIATE takes SQLite's write lock up front: a
+    deferred transaction that reads, then writes, fails at once with "database is locked" when
+    another process wrote in between, where this one waits for the busy timeout."""
+    with writer_lock(db):
+        conn = db.conn
+        if conn.in_transaction:  # this thread's own: the lock is held by no other
+            with db.atomic():
+                yield
+            return
+        _when_free(lambda: conn.execute("BEGIN IMMEDIATE"))
+        try:
+            yield
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        try:
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+
+def write(db: Database, sql: str, params: list | None = None) -> sqlite3.Cursor:
+    """One statement that writes, under the file's writer lock: a transaction of its own (the
+    connection autocommits), or part of the one this thread has open."""
+    with writer_lock(db):
+        return _when_free(lambda: db.execute(sql, params))
+
+
+def _when_free(start: Callable[[], T]) -> T:
+    """`start()`, again while SQLite answers "database is locked" at once, up to the busy
+    timeout. It answers so without waiting when this connection still holds a read snapshot —
+    another thread's SELECT on the shared connection, not yet reset — and another process
+    holds the write lock (waiting could deadlock, so SQLite skips the busy handler); the read
+    ends within moments. `start` is a BEGIN or a single statement: a failed one changed
+    nothing."""
+    deadline = time.monotonic() + BUSY_TIMEOUT
+    pause = 0.001
+    while True:
+        try:
+            return start()
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(2 * pause, 0.05)
+
+
 def connect(path: Path | None) -> sqlite3.Connection:
-    """A connection in autocommit mode (transactions are spelled out: BEGIN IMMEDIATE or
-    Database.atomic()), usable from worker threads; a file gets WAL and a 30 s busy timeout."""
+    """A connection in autocommit mode (every write is spelled out in `transaction`), usable
+    from worker threads; a file gets WAL and a 30 s busy timeout."""
     if path is None:
         return sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-    conn = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
+    conn = sqlite3.connect(
+        path, timeout=BUSY_TIMEOUT, check_same_thread=False, isolation_level=None
+    )
     enable_wal(conn)
     return conn
 
 
 def apply_migrations(db: Database, migrations: list[tuple[str, str]]) -> list[str]:
     """Apply the named migrations not yet recorded in `_migrations`; return their names.
-    Each runs in one IMMEDIATE transaction that re-checks the record first, so two processes
-    opening a database at once apply it once (an ALTER TABLE cannot say IF NOT EXISTS)."""
-    db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
+    Each runs in one transaction that re-checks the record first, so two processes (or two
+    connections of one) opening a database at once apply it once (an ALTER TABLE cannot say IF
+    NOT EXISTS)."""
+    with transaction(db):
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
+        )
     applied = []
     for name, sql in migrations:
         if _applied(db, name):
             continue
-        conn = db.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(db):
             if not _applied(db, name):
                 for statement in _statements(sql):
-                    conn.execute(statement)
+                    db.conn.execute(statement)
                 stamp = datetime.now(UTC).isoformat()
-                conn.execute("INSERT INTO _migrations VALUES (?, ?)", [name, stamp])
+                db.conn.execute("INSERT INTO _migrations VALUES (?, ?)", [name, stamp])
                 applied.append(name)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
     return applied
 
 

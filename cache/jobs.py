@@ -16,6 +16,8 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from cache.db import transaction, write
+
 QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
 
 
@@ -37,7 +39,8 @@ class JobQueue:
     def enqueue(self, kind: str, key: str, payload: dict | None = None, priority: int = 50) -> bool:
         """Queue `key` unless it is queued, running or done already; True if it was queued.
         A failed job is queued again (with its attempts kept)."""
-        cur = self.db.execute(
+        cur = write(
+            self.db,
             "INSERT INTO jobs (kind, key, payload, priority, state, created) VALUES (?,?,?,?,?,?) "
             "ON CONFLICT(key) DO UPDATE SET state = 'queued', payload = excluded.payload "
             "WHERE jobs.state = 'failed' AND jobs.attempts < ?",
@@ -55,7 +58,8 @@ class JobQueue:
 
     def requeue(self, key: str, payload: dict | None = None) -> None:
         """Queue `key` again even if done (the work it did is out of date)."""
-        self.db.execute(
+        write(
+            self.db,
             "UPDATE jobs SET state = 'queued', attempts = 0, payload = coalesce(?, payload) "
             "WHERE key = ? AND state != 'running'",
             [json.dumps(payload) if payload is not None else None, key],
@@ -64,8 +68,7 @@ class JobQueue:
     def claim(self, kinds: tuple[str, ...] | None = None) -> Job | None:
         """Take the next queued job (lowest priority number, then oldest) and mark it running."""
         where = f"AND kind IN ({','.join('?' * len(kinds))})" if kinds else ""
-        with self.db.conn:
-            self.db.execute("BEGIN IMMEDIATE")
+        with transaction(self.db):
             row = self.db.execute(
                 "SELECT id, kind, key, payload, priority, attempts FROM jobs "
                 f"WHERE state = 'queued' {where} ORDER BY priority, id LIMIT 1",
@@ -81,27 +84,30 @@ class JobQueue:
         return Job(row[0], row[1], row[2], json.loads(row[3]), row[4], row[5] + 1)
 
     def finish(self, job: Job, cpu_s: float) -> None:
-        self.db.execute(
+        write(
+            self.db,
             "UPDATE jobs SET state = 'done', finished = ?, cpu_s = ?, error = NULL WHERE id = ?",
             [time.time(), cpu_s, job.id],
         )
 
     def fail(self, job: Job, error: str) -> None:
-        self.db.execute(
+        write(
+            self.db,
             "UPDATE jobs SET state = 'failed', finished = ?, error = ? WHERE id = ?",
             [time.time(), error[:500], job.id],
         )
 
     def release(self, job: Job) -> None:
         """Put a job that was interrupted (not failed) back in the queue, uncounted."""
-        self.db.execute(
+        write(
+            self.db,
             "UPDATE jobs SET state = 'queued', attempts = max(attempts - 1, 0) WHERE id = ?",
             [job.id],
         )
 
     def recover(self) -> int:
         """Jobs left 'running' by a killed process go back to the queue; returns how many."""
-        return self.db.execute("UPDATE jobs SET state = 'queued' WHERE state = 'running'").rowcount
+        return write(self.db, "UPDATE jobs SET state = 'queued' WHERE state = 'running'").rowcount
 
     def state_of(self, key: str) -> str | None:
         row = self.db.execute("SELECT state FROM jobs WHERE key = ?", [key]).fetchone()

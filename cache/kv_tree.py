@@ -23,6 +23,7 @@ import numpy as np
 from sqlite_utils import Database
 
 from cache.blobs import BlobStore
+from cache.db import transaction, write
 
 KIND = "kv"
 
@@ -105,14 +106,15 @@ class KVTree:
 
     def store(self, hashes: Sequence[str], n_tokens: int, blob: bytes) -> bool:
         """Record the path `hashes` and keep `blob` as the KV of its last segment."""
-        node_id = self._ensure_path(hashes, n_tokens)
-        key = f"{self.model}-{node_id}"
-        # named first, so the eviction this put may cause sees that the parent has a child
-        self.db.execute("UPDATE kv_nodes SET blob_key = ? WHERE id = ?", [key, node_id])
-        if not self.blobs.put(KIND, key, blob):
-            self.db.execute("UPDATE kv_nodes SET blob_key = NULL WHERE id = ?", [node_id])
-            return False
-        return True
+        with transaction(self.db):
+            node_id = self._ensure_path(hashes, n_tokens)
+            key = f"{self.model}-{node_id}"
+            # named first, so the eviction this put may cause sees that the parent has a child
+            self.db.execute("UPDATE kv_nodes SET blob_key = ? WHERE id = ?", [key, node_id])
+            if not self.blobs.put(KIND, key, blob):
+                self.db.execute("UPDATE kv_nodes SET blob_key = NULL WHERE id = ?", [node_id])
+                return False
+            return True
 
     def has_blob(self, hashes: Sequence[str]) -> bool:
         nodes = self.path(hashes)
@@ -135,7 +137,8 @@ class KVTree:
         return parent
 
     def _touch(self, node_id: int) -> None:
-        self.db.execute(
+        write(
+            self.db,
             "UPDATE kv_nodes SET hits = hits + 1, last_used = ? WHERE id = ?",
             [time.time(), node_id],
         )
@@ -146,7 +149,7 @@ class KVTree:
         return self.db.execute(EVICTION_ORDER, [KIND]).fetchall()
 
     def _forget_blob(self, key: str) -> None:
-        self.db.execute(FORGET_BLOB, [key])
+        write(self.db, FORGET_BLOB, [key])
 
     def stats(self) -> dict[str, int]:
         nodes = self.db.execute(

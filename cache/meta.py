@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from sqlite_utils import Database
 
+from cache.db import write
+
 
 class CacheMeta:
     def __init__(self, db: Database) -> None:
@@ -15,7 +17,8 @@ class CacheMeta:
         return row[0] if row else default
 
     def set(self, key: str, value: str) -> None:
-        self.db.execute(
+        write(
+            self.db,
             "INSERT INTO cache_meta VALUES (?, ?) "
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             [key, value],

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from sqlite_utils import Database
 
+from cache.db import transaction, write
 from cache.meta import CacheMeta
 from cache.protocols import Embedder
 from cache.qa_bank import QABank
@@ -92,12 +93,14 @@ class KnowledgeAbstract:
         """Add items not yet in the abstract; return how many were new."""
         now = time.time()
         rows = [(i.chunk_id, i.kind, i.text, now) for i in items]
-        before = self.count()
-        self.db.conn.executemany(
-            "INSERT OR IGNORE INTO abstract_items (chunk_id, kind, text, created) VALUES (?,?,?,?)",
-            rows,
-        )
-        return self.count() - before
+        with transaction(self.db):
+            before = self.count()
+            self.db.conn.executemany(
+                "INSERT OR IGNORE INTO abstract_items (chunk_id, kind, text, created) "
+                "VALUES (?,?,?,?)",
+                rows,
+            )
+            return self.count() - before
 
     def count(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM abstract_items").fetchone()[0])
@@ -137,18 +140,19 @@ class History:
 
     def add(self, question: str) -> int:
         """Record an asked question; return its row (to attach its chunks once retrieved)."""
-        row = self.db.execute(
-            "INSERT INTO history (question, asked) VALUES (?, ?)", [question, time.time()]
-        ).lastrowid
-        self.db.execute(
-            "DELETE FROM history WHERE id <= (SELECT max(id) FROM history) - ?", [self.keep]
-        )
+        with transaction(self.db):
+            row = self.db.execute(
+                "INSERT INTO history (question, asked) VALUES (?, ?)", [question, time.time()]
+            ).lastrowid
+            self.db.execute(
+                "DELETE FROM history WHERE id <= (SELECT max(id) FROM history) - ?", [self.keep]
+            )
         return int(row)
 
     def retrieved(self, row: int, chunk_ids: Sequence[int]) -> None:
         """The chunks the question of `row` was answered from (its prompt's, or its QA hit's)."""
         chunks = json.dumps([int(i) for i in chunk_ids])
-        self.db.execute("UPDATE history SET chunks = ? WHERE id = ?", [chunks, row])
+        write(self.db, "UPDATE history SET chunks = ? WHERE id = ?", [chunks, row])
 
     def chunk_counts(self) -> Counter[int]:
         """How many of the kept questions each chunk served."""

@@ -28,6 +28,7 @@ from itertools import islice
 import numpy as np
 from sqlite_utils import Database
 
+from cache.db import transaction, write
 from cache.protocols import Embedder
 
 log = logging.getLogger(__name__)
@@ -136,7 +137,7 @@ class QABank:
         for start in range(0, len(rows), batch):
             part = rows[start : start + batch]
             vectors = np.asarray(self.embedder.embed_batch([r[1] for r in part]), np.float32)
-            with self.db.atomic():
+            with transaction(self.db):
                 for (entry_id, _, _), vector in zip(part, vectors, strict=True):
                     self._set_vector(entry_id, vector.tobytes())
         if rows:
@@ -201,7 +202,8 @@ class QABank:
     def refuse(self, entry_id: int, similarity: float) -> None:
         """The user said the entry's answer does not answer a question `similarity` away: it is
         served from now on only to questions more similar than that."""
-        self.db.execute(
+        write(
+            self.db,
             "UPDATE qa_entries SET refused_at = max(refused_at, ?) WHERE id = ?",
             [similarity, entry_id],
         )
@@ -218,7 +220,8 @@ class QABank:
                 yield QAHit(entry, float(sims[idx]))
 
     def _count_hit(self, entry_id: int) -> None:
-        self.db.execute(
+        write(
+            self.db,
             "UPDATE qa_entries SET hits = hits + 1, last_used = ? WHERE id = ?",
             [time.time(), entry_id],
         )
@@ -254,26 +257,27 @@ class QABank:
     ) -> int:
         blob = np.asarray(vector, dtype=np.float32).tobytes()
         now = time.time()
-        entry_id = self.db.execute(
-            "INSERT INTO qa_entries (question, embedding, answer, sources, knowledge_version, "
-            "origin, size, created, answered_at, last_used, chunk_watermark, encoder) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            [
-                question,
-                blob,
-                answer,
-                json.dumps(list(sources)),
-                knowledge_version,
-                origin,
-                _size(question, answer, blob),
-                now,
-                now if answer is not None else None,
-                now,
-                watermark,
-                self.encoder,
-            ],
-        ).lastrowid
-        self.evict(keep=entry_id)
+        with transaction(self.db):
+            entry_id = self.db.execute(
+                "INSERT INTO qa_entries (question, embedding, answer, sources, knowledge_version, "
+                "origin, size, created, answered_at, last_used, chunk_watermark, encoder) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                [
+                    question,
+                    blob,
+                    answer,
+                    json.dumps(list(sources)),
+                    knowledge_version,
+                    origin,
+                    _size(question, answer, blob),
+                    now,
+                    now if answer is not None else None,
+                    now,
+                    watermark,
+                    self.encoder,
+                ],
+            ).lastrowid
+            self.evict(keep=entry_id)
         return entry_id
 
     def set_answer(
@@ -284,30 +288,32 @@ class QABank:
         version: int,
         watermark: int = 0,
     ) -> None:
-        self.db.execute(
-            "UPDATE qa_entries SET answer = ?, sources = ?, knowledge_version = ?, stale = 0, "
-            "chunk_watermark = ?, answered_at = ?, "
-            "size = length(question) + length(embedding) + ? WHERE id = ?",
-            [
-                answer,
-                json.dumps(list(sources)),
-                version,
-                watermark,
-                time.time(),
-                len(answer.encode()),
-                entry_id,
-            ],
-        )
-        self.evict(keep=entry_id)
+        with transaction(self.db):
+            self.db.execute(
+                "UPDATE qa_entries SET answer = ?, sources = ?, knowledge_version = ?, stale = 0, "
+                "chunk_watermark = ?, answered_at = ?, "
+                "size = length(question) + length(embedding) + ? WHERE id = ?",
+                [
+                    answer,
+                    json.dumps(list(sources)),
+                    version,
+                    watermark,
+                    time.time(),
+                    len(answer.encode()),
+                    entry_id,
+                ],
+            )
+            self.evict(keep=entry_id)
 
     def confirm(self, entry_id: int, watermark: int) -> None:
         """The answer still holds with every chunk up to `watermark`."""
-        self.db.execute(
-            "UPDATE qa_entries SET chunk_watermark = ? WHERE id = ?", [watermark, entry_id]
+        write(
+            self.db, "UPDATE qa_entries SET chunk_watermark = ? WHERE id = ?", [watermark, entry_id]
         )
 
     def mark_stale(self, entry_ids: Sequence[int]) -> None:
-        self.db.execute(
+        write(
+            self.db,
             f"UPDATE qa_entries SET stale = 1 WHERE id IN ({','.join('?' * len(entry_ids))})",
             list(entry_ids),
         )
@@ -356,19 +362,20 @@ class QABank:
 
     def evict(self, keep: int | None = None) -> int:
         """Drop least-frequently-used entries (ties: least recently used) until under budget."""
-        used = self.used_bytes()
-        if used <= self.budget_bytes:
-            return 0
-        dropped = 0
-        rows = self.db.execute("SELECT id, size FROM qa_entries ORDER BY hits, last_used")
-        for entry_id, size in rows.fetchall():
+        with transaction(self.db):
+            used = self.used_bytes()
             if used <= self.budget_bytes:
-                break
-            if entry_id != keep:
-                self.db.execute("DELETE FROM qa_entries WHERE id = ?", [entry_id])
-                used -= size
-                dropped += 1
-        return dropped
+                return 0
+            dropped = 0
+            rows = self.db.execute("SELECT id, size FROM qa_entries ORDER BY hits, last_used")
+            for entry_id, size in rows.fetchall():
+                if used <= self.budget_bytes:
+                    break
+                if entry_id != keep:
+                    self.db.execute("DELETE FROM qa_entries WHERE id = ?", [entry_id])
+                    used -= size
+                    dropped += 1
+            return dropped
 
     def stats(self) -> dict[str, int]:
         row = self.db.execute(

@@ -8,6 +8,8 @@ from datetime import UTC, datetime
 
 from sqlite_utils import Database
 
+from cache.db import write
+
 
 class RunLog:
     def __init__(self, db: Database) -> None:
@@ -15,10 +17,11 @@ class RunLog:
 
     def open(self) -> int:
         """Record a run's start; return its id."""
-        return self.db.execute("INSERT INTO runs (started) VALUES (?)", [time.time()]).lastrowid
+        return write(self.db, "INSERT INTO runs (started) VALUES (?)", [time.time()]).lastrowid
 
     def close(self, run_id: int, jobs: int, cpu_s: float, stopped: str) -> None:
-        self.db.execute(
+        write(
+            self.db,
             "UPDATE runs SET finished = ?, jobs = ?, cpu_s = ?, stopped = ? WHERE id = ?",
             [time.time(), jobs, cpu_s, stopped, run_id],
         )

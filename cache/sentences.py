@@ -15,6 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 from sqlite_utils import Database
 
+from cache.db import transaction, write
+
 MAX_ROWS = 5000  # chunks; a row is ~0.8 KB per sentence
 
 
@@ -46,18 +48,18 @@ class SentenceVectors:
             if len(blob) == 2 * n * dim  # a damaged row is computed afresh
         }
         if found:
-            with self.db.conn:
-                self.db.execute(
-                    f"UPDATE sentence_vectors SET last_used = ? WHERE model = ? "
-                    f"AND key IN ({','.join('?' * len(found))})",
-                    [time.time(), model, *found],
-                )
+            write(
+                self.db,
+                f"UPDATE sentence_vectors SET last_used = ? WHERE model = ? "
+                f"AND key IN ({','.join('?' * len(found))})",
+                [time.time(), model, *found],
+            )
         return found
 
     def put(self, model: str, key: str, vectors: np.ndarray) -> None:
         n, dim = vectors.shape
         blob = np.asarray(vectors, dtype=np.float16).tobytes()
-        with self.db.conn:
+        with transaction(self.db):
             self.db.execute(
                 "INSERT OR REPLACE INTO sentence_vectors (model, key, n, dim, vectors, last_used) "
                 "VALUES (?, ?, ?, ?, ?, ?)",

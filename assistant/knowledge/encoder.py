@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from assistant.knowledge.shipped import default_embedding_model, default_encoders_dir
+
 log = logging.getLogger(__name__)
 
 DIM = 384
@@ -257,8 +259,6 @@ def main(argv: Sequence[str]) -> int:
     if argv:
         export_here(Path(argv[0]), Path(argv[1]))
         return 0
-    from assistant.knowledge.embeddings import default_embedding_model, default_encoders_dir
-
     model = default_embedding_model()
     for backend in ("onnx", "onnx-int8"):
         target = onnx_file(model, default_encoders_dir(), backend)

@@ -15,6 +15,7 @@ from sqlite_utils import Database
 
 from assistant.ingest.chunking import Chunk
 from assistant.ingest.types import Document, Issue
+from cache.db import transaction
 
 Outcome = Literal["added", "updated", "unchanged", "duplicate"]
 
@@ -61,24 +62,10 @@ class KnowledgeStore:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """One transaction (a savepoint when nested): all of it is stored, or none of it.
-
-        BEGIN IMMEDIATE takes the write lock up front: a deferred transaction that reads, then
-        writes, fails at once with "database is locked" when another connection wrote in between,
-        where this one waits for the busy timeout like any other writer.
-        """
-        conn = self.db.conn
-        if conn.in_transaction:
-            with self.db.atomic():
-                yield
-            return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        """One write transaction (a savepoint when nested), under the database file's writer
+        lock (cache/db.py): all of it is stored, or none of it."""
+        with transaction(self.db):
             yield
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
 
     def version(self, what: Literal["chunks", "vectors"] = "chunks") -> int:
         """A counter that changes whenever the chunks (or the vectors) change."""

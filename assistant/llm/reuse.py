@@ -26,7 +26,8 @@ of tokens that are a chunk's own tokens (`quoted_runs`) take that chunk's KV too
 is computed: every run is placed first and the gaps computed after, since llama.cpp re-rotates
 moved keys in a pass over the whole cache (its size is n_ctx, not the moved cells) at the next
 decode: once however many runs moved. The prompt's tokens stay what they are in every mode; only
-where their KV comes from differs.
+where their KV comes from differs. The modes and policies themselves are plain values in
+assistant/reuse_policy.py, which the settings validate without importing the runtime.
 """
 
 from __future__ import annotations
@@ -37,11 +38,10 @@ from dataclasses import dataclass
 
 from assistant.llm.mover import Blob, Move
 from assistant.llm.runtime import LLMError, LocalLLM
+from assistant.reuse_policy import Repair
 
 log = logging.getLogger(__name__)
 
-REUSE_MODES = ("exact", "any-order")
-RUN = 8
 MIN_QUOTE = 6  # a run shorter than this is computed: a part costs a restore of its whole chunk
 
 
@@ -132,56 +132,6 @@ def _run(tokens: Sequence[int], i: int, chunk: Sequence[int], at: int) -> int:
     while i + n < len(tokens) and at + n < len(chunk) and tokens[i + n] == chunk[at + n]:
         n += 1
     return n
-
-
-@dataclass(frozen=True)
-class Repair:
-    kind: str  # "none" | "sink" | "blend" | "evidence"
-    amount: int = 0  # sink: tokens per chunk; blend: percent of a chunk's tokens
-
-    @property
-    def quotes(self) -> bool:
-        """Whether the evidence segment takes the KV of the chunk runs it quotes."""
-        return self.kind != "evidence"
-
-    def spans(self, placed: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-        """The [start, end) position runs to re-decode, for chunks placed at (start, length)."""
-        if self.kind == "sink":
-            return [(s, s + min(self.amount, n)) for s, n in placed if self.amount > 0]
-        if self.kind == "blend":
-            return [run for s, n in placed for run in _spread(s, n, self.amount)]
-        return []
-
-
-def parse_repair(text: str) -> Repair:
-    """A policy from its name: "none", "sink-N" (N ≥ 1 tokens), "blend-R" (R in 1..100 %) or
-    "evidence"."""
-    if text in ("none", "evidence"):
-        return Repair(text)
-    kind, _, amount = text.partition("-")
-    if kind in ("sink", "blend") and amount.isdigit():
-        value = int(amount)
-        if value >= 1 and (kind == "sink" or value <= 100):
-            return Repair(kind, value)
-    raise ValueError(
-        f"expected none, sink-N (N ≥ 1), blend-R (R in 1..100) or evidence, got {text!r}"
-    )
-
-
-def _spread(start: int, length: int, percent: int) -> list[tuple[int, int]]:
-    """About `percent` of the positions [start, start + length) in evenly spaced runs of RUN
-    (the first run at the chunk's start)."""
-    wanted = round(length * percent / 100)
-    if wanted <= 0:
-        return []
-    if wanted >= length - RUN:
-        return [(start, start + length)]
-    runs = -(-wanted // RUN)
-    step = length / runs
-    return [
-        (start + int(i * step), min(start + int(i * step) + RUN, start + length))
-        for i in range(runs)
-    ]
 
 
 @dataclass(frozen=True)

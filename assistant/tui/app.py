@@ -46,7 +46,6 @@ class AssistantApp(App[None]):
         self.tally = Tally()
         self.theme = theme
         self.scheduler: SchedulerLike | None = None
-        self.idle_line = ""  # what the idle scheduler last reported
         self._idle_throttle = Throttle(0.2)
 
     def on_mount(self) -> None:
@@ -100,9 +99,8 @@ class AssistantApp(App[None]):
             self.sub_title = library_line(self.services.knowledge.stats())
 
     def _show_idle(self, line: str) -> None:
-        self.idle_line = line
         cache = self.get_screen("cache")
-        if isinstance(cache, CacheScreen) and cache.is_current:
+        if isinstance(cache, CacheScreen):
             cache.show_idle(line)
 
     async def on_event(self, event: events.Event) -> None:

@@ -8,7 +8,7 @@ import pytest
 from assistant.cli import build_parser
 from assistant.commands import apply_switches
 from assistant.config import ConfigError, load_settings
-from assistant.llm.reuse import Repair, parse_repair
+from assistant.reuse_policy import Repair, parse_repair
 
 
 def test_any_order_computing_the_evidence_lines_is_the_default():

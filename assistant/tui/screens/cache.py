@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
-from typing import TYPE_CHECKING, cast
 
 from rich.table import Table
 from textual import on, work
@@ -25,9 +24,6 @@ from assistant.tui.messages import (
 from assistant.tui.services import AppServices
 from assistant.tui.tally import Tally, plural
 from assistant.tui.throttle import Throttle
-
-if TYPE_CHECKING:
-    from assistant.tui.app import AssistantApp
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +110,7 @@ class CacheScreen(Screen[None]):
         self.tally = tally
         self.running = False
         self.stats: CacheStatsRead | None = None
+        self.idle_line = ""  # what the idle scheduler last reported (the app passes it on)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -126,11 +123,14 @@ class CacheScreen(Screen[None]):
         yield Footer(show_command_palette=False)
 
     def on_screen_resume(self) -> None:
-        self.show_idle(cast("AssistantApp", self.app).idle_line)
+        self.show_idle(self.idle_line)
         self.action_refresh()
 
     def show_idle(self, line: str) -> None:
-        self.query_one("#idle-status", Static).update(line)
+        """Kept while the screen is not up, shown when it is."""
+        self.idle_line = line
+        if self.is_current:
+            self.query_one("#idle-status", Static).update(line)
 
     def action_refresh(self) -> None:
         self.read_stats()
