@@ -11,16 +11,17 @@ mailbox; a home refits on its own mail at night.
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
 import tempfile
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
-from _common import demo_context, log, print_table, write_results  # noqa: E402
+from _common import RESULTS_DIR, demo_context, log, print_table, write_results  # noqa: E402
 
 from assistant.answer import fit  # noqa: E402
 from assistant.answer.evidence import FEATURES, LineFinder  # noqa: E402
@@ -32,14 +33,25 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--lines", type=int, default=300, help="lines to write questions from")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", default="line_weights")
+    parser.add_argument(
+        "--written", type=Path, help="written questions to reuse (default: write them; they are "
+        "saved beside the results as NAME_written.json)",
+    )  # fmt: skip
     return parser.parse_args()
 
 
-def probes_for(ctx, n: int, seed: int) -> list[fit.Probe]:
+def probes_for(ctx, args: argparse.Namespace) -> list[fit.Probe]:
     finder = LineFinder(ctx.embedder)
-    mailbox = fit.Mailbox(ctx.store, ctx.prompt_cache(), ctx.selection, finder)
-    log(f"writing questions about {n} lines")
-    return mailbox.probes(n, random.Random(seed), background=False)
+    if args.written:
+        rows = json.loads(args.written.read_text())
+        written = [fit.Written(**row) for row in rows]
+    else:
+        mailbox = fit.Mailbox(ctx.store, ctx.prompt_cache(), ctx.selection, finder)
+        log(f"writing questions about {args.lines} lines")
+        written = mailbox.written(args.lines, random.Random(args.seed), background=False)
+        path = RESULTS_DIR / f"{args.out}_written.json"
+        path.write_text(json.dumps([asdict(w) for w in written], indent=1, ensure_ascii=False))
+    return fit.featurize(written, finder, ctx.store)
 
 
 def split(probes: list[fit.Probe], seed: int) -> tuple[list[fit.Probe], list[fit.Probe]]:
@@ -66,7 +78,7 @@ def main() -> None:
     args = parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         ctx = demo_context(Path(tmp), args.home)
-        probes = probes_for(ctx, args.lines, args.seed)
+        probes = probes_for(ctx, args)
     train, test = split(probes, args.seed)
     log(f"{len(probes)} probes: {len(train)} to fit, {len(test)} to test")
     rows = []
@@ -76,7 +88,8 @@ def main() -> None:
         weights = fit.fit(tr)
         rows.append({"design": name, **_flat(fit.report(weights, te))})
     shipped = fit.fit(probes)
-    columns = ["design", "questions", "source_line_first", "not_found_with_source",
+    columns = ["design", "questions", "source_line_first", "source_line_first_hard",
+               "not_found_with_source",
                "not_found_without_source", "right_marked"]  # fmt: skip
     print_table(
         "line scorer on held-out written questions (each feature off in turn)",

@@ -2,7 +2,8 @@
 is scored, the best one (with the next best of the same chunk, at most two lines and QUOTE_CHARS)
 is the quote shown first, its answer span marked, and a score under a calibrated bar is "not found".
 
-A line's score is a logistic fusion of its features (FEATURES): cosine with the question, BM25
+A line's score is a logistic fusion of its features (FEATURES): cosine with the question, its
+neighbour's cosine, BM25
 over the candidate lines, the share of the question's terms it holds, holding a term of the kind
 asked for (a date for "when", an amount for "how much" …), its mail's retrieval rank, and
 optionally the model's pointer (the probability the model gives its number, llm/pointer). The
@@ -30,7 +31,7 @@ from cache.sentences import SentenceVectors, rounded
 
 __all__ = ["Evidence", "Found", "LineFinder", "LineWeights", "split_sentences"]
 
-FEATURES = ("cosine", "bm25", "cover", "kind", "rank", "short", "pointer")
+FEATURES = ("cosine", "near", "bm25", "cover", "kind", "rank", "short", "pointer")
 QUOTE_CHARS = 320  # a quote, not a paste of the chunk
 LINES_VERSION = "lines-2"  # salts the stored line vectors' keys when the splitter changes
 BANDS = ("answer", "weak", "none")
@@ -88,10 +89,10 @@ class LineWeights:
 # Fitted by bench/fit_lines.py on questions the model wrote about lines of the demo mailbox
 # (bench/results/line_weights.json); a home refits on its own mail at night (answer/fit.py).
 DEFAULT_WEIGHTS = LineWeights(
-    coef=(0.736, 1.209, 0.946, 0.993, 0.258, -0.764, 0.000),
-    bias=-1.425,
-    answer=0.749,
-    weak=0.660,
+    coef=(1.286, -1.023, 1.051, 0.928, 0.915, 0.423, -0.713, 0.000),
+    bias=-1.186,
+    answer=0.589,
+    weak=0.529,
     fitted_on="demo mailbox",
 )
 
@@ -162,7 +163,10 @@ class LineFinder:
         lines = quote_lines(best, candidates, p)
         span = answer_span(" ".join(e.sentence for e in lines), question)
         ranked = [(candidates[int(i)], float(p[i])) for i in order]
-        return Found(lines, span, score, weights.band(score), best.record, nearest, ranked)
+        band = weights.band(score)
+        if band == "none" and not lacks_kind(question, candidates):
+            band = "weak"  # a low score alone is no proof of absence: shown, marked
+        return Found(lines, span, score, band, best.record, nearest, ranked)
 
     def features(
         self,
@@ -175,6 +179,7 @@ class LineFinder:
         texts = [c.line.scored for c in candidates]
         q = np.asarray(vector, dtype=np.float32)
         cosine = self.vectors(candidates) @ q
+        near = neighbours(candidates, cosine)
         bm25 = bm25_scores(question, texts)
         asked = set(terms(question))
         cover = [len(asked & set(terms(t))) / len(asked) if asked else 0.0 for t in texts]
@@ -184,7 +189,7 @@ class LineFinder:
         rank = [1.0 - c.rank / ranks if ranks else 1.0 for c in candidates]
         short = [len(c.line.text.split()) < 6 for c in candidates]
         point = pointer if pointer is not None else np.zeros(len(candidates), dtype=np.float32)
-        columns = [cosine, bm25, cover, kind, rank, short, point]
+        columns = [cosine, near, bm25, cover, kind, rank, short, point]
         return np.column_stack([np.asarray(c, dtype=np.float32) for c in columns])
 
     def vectors(self, candidates: Sequence[Candidate]) -> np.ndarray:
@@ -210,6 +215,24 @@ class LineFinder:
                 found[key] = vectors
             out.append(found[key])
         return out
+
+
+def lacks_kind(question: str, candidates: Sequence[Candidate]) -> bool:
+    """The question asks for a kind of term and no line of the prompt's mails holds one (no
+    date for "when", no figure for "how much" …): with a score under the bar, what makes "not
+    found" more than a guess. A question asking for no kind is never "not found", only marked."""
+    kinds = asked_kinds(question)
+    return bool(kinds) and not any(kinds & answer_kinds(c.line.text, question) for c in candidates)
+
+
+def neighbours(candidates: Sequence[Candidate], cosine: np.ndarray) -> np.ndarray:
+    """Each line's best neighbour's cosine (the line before or after it in its chunk): an
+    answer often stands beside the line that names what the question is about."""
+    at = {(c.record.chunk_id, c.index): float(v) for c, v in zip(candidates, cosine, strict=True)}
+    return np.array(
+        [max(at.get((c.record.chunk_id, c.index + d), 0.0) for d in (-1, 1)) for c in candidates],
+        dtype=np.float32,
+    )
 
 
 def _key(text: str) -> str:
@@ -245,9 +268,7 @@ def candidates_of(records: Sequence[ChunkRecord]) -> list[Candidate]:
     return [c for c in rows if id(c) in kept]
 
 
-def quote_lines(
-    best: Candidate, candidates: Sequence[Candidate], p: np.ndarray
-) -> list[Evidence]:
+def quote_lines(best: Candidate, candidates: Sequence[Candidate], p: np.ndarray) -> list[Evidence]:
     """The best line and, when it fits in QUOTE_CHARS, the next best line of the same chunk
     if it scores at least half as well (a line rarely carries its subject and its fact both, or
     a date and its time), in the mail's order."""

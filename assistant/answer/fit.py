@@ -21,14 +21,13 @@ import numpy as np
 
 from assistant.answer.evidence import (
     FEATURES,
-    Candidate,
     LineFinder,
     LineWeights,
     candidates_of,
     mail_key,
 )
 from assistant.answer.lines import Line, mail_lines
-from assistant.answer.text import answer_kinds
+from assistant.answer.text import answer_kinds, terms
 from assistant.knowledge.store import ChunkRecord, KnowledgeStore
 from assistant.prompt_cache import PromptCache
 from assistant.rerank.selection import Selection
@@ -40,7 +39,11 @@ SEED_OF_KIND = {"number": "How much", "date": "When", "name": "Who", "place": "W
 MIN_WORDS = 6
 # the bars: at most this share of the written (answerable) questions is called "not found",
 # and at most this share of those whose best line is right is shown marked
-MISSED = 0.10
+MISSED = 0.05
+# a written question weighs 1 + HARD_WEIGHT × the share of its terms its line lacks: the fit
+# leans on the questions worded least like their line, as a user's are
+HARD_WEIGHT = 3.0
+HARD = 0.5
 MARKED = 0.15
 
 Write = Callable[[str, str], str]  # (passage, seed) → the model's continuation
@@ -49,15 +52,29 @@ Widen = Callable[[str, np.ndarray], list[ChunkRecord]]  # more chunks, for the s
 
 
 @dataclass
+class Written:
+    """A written question, its source line, the prompt's chunks it got (its source mail among
+    them) and the chunks it gets with its source mail taken out: what a probe is made of, kept
+    so that features can be computed again (bench/fit_lines.py --probes)."""
+
+    question: str
+    line: str
+    chunks: list[int]
+    without: list[int]
+
+
+@dataclass
 class Probe:
-    """A written question, its source line, and the features of its candidates: with the
-    source mail among them (`x`, `y`: 1 for the source line) and without it (`x_without`)."""
+    """A written question's candidate features: with the source mail among them (`x`, `y`: 1 for
+    the source line) and without it (`x_without`); `hard`: the share of the question's terms
+    the source line lacks (written questions copy their line's words; real ones less so)."""
 
     question: str
     line: str
     x: np.ndarray
     y: np.ndarray
     x_without: np.ndarray | None
+    hard: float = 0.0
 
 
 def seed_for(line: str, rng: random.Random) -> str:
@@ -88,19 +105,18 @@ def clean(seed: str, continuation: str) -> str:
     return f"{text}?" if len(text.split()) >= 4 and not re.search(r"passage", text, re.I) else ""
 
 
-def write_probes(
+def write_questions(
     pairs: Sequence[tuple[ChunkRecord, Line]],
     write: Write,
     embed: Callable[[list[str]], np.ndarray],
     select: Select,
     widen: Widen,
-    finder: LineFinder,
     rng: random.Random,
     step: Callable[[], None] = lambda: None,
-) -> list[Probe]:
-    """A probe for each pair whose written question brings its source mail into the prompt's
-    chunks (the others teach the scorer nothing about lines)."""
-    probes = []
+) -> list[Written]:
+    """A written question for each pair whose question brings its source mail into the
+    prompt's chunks (the others teach the scorer nothing about lines)."""
+    out = []
     for record, line in pairs:
         step()
         seed = seed_for(line.text, rng)
@@ -109,31 +125,36 @@ def write_probes(
         if not question:
             continue
         vector = embed([question])[0]
-        probe = _probe(question, vector, record, line, select, widen, finder)
-        if probe is not None:
-            probes.append(probe)
+        records = select(question, vector)
+        source = mail_key(record)
+        if source not in {mail_key(r) for r in records}:
+            continue
+        others = [r for r in widen(question, vector) if mail_key(r) != source][: len(records)]
+        ids = [r.chunk_id for r in records]
+        out.append(Written(question, line.text, ids, [r.chunk_id for r in others]))
+    return out
+
+
+def featurize(written: Sequence[Written], finder: LineFinder, store: KnowledgeStore) -> list[Probe]:
+    """The probes of written questions, their features computed by `finder` now."""
+    probes = []
+    for w in written:
+        vector = finder.embedder.embed_batch([w.question])[0]
+        candidates = candidates_of(store.chunk_records(w.chunks))
+        y = np.array([_is(c.line.text, w.line) for c in candidates], dtype=np.float32)
+        if not y.any():
+            continue
+        x = finder.features(w.question, vector, candidates)
+        rest = candidates_of(store.chunk_records(w.without))
+        x_without = finder.features(w.question, vector, rest) if rest else None
+        asked = set(terms(w.question))
+        hard = len(asked - set(terms(w.line))) / len(asked) if asked else 0.0
+        probes.append(Probe(w.question, w.line, x, y, x_without, hard))
     return probes
 
 
-def _probe(question, vector, record, line, select, widen, finder) -> Probe | None:
-    records = select(question, vector)
-    source = mail_key(record)
-    if source not in {mail_key(r) for r in records}:
-        return None
-    candidates = candidates_of(records)
-    y = np.array([_is(c, line) for c in candidates], dtype=np.float32)
-    if not y.any():
-        return None
-    x = finder.features(question, vector, candidates)
-    k = len(records)
-    others = [r for r in widen(question, vector) if mail_key(r) != source][:k]
-    rest = candidates_of(others)
-    x_without = finder.features(question, vector, rest) if rest else None
-    return Probe(question, line.text, x, y, x_without)
-
-
-def _is(candidate: Candidate, line: Line) -> bool:
-    a, b = (" ".join(t.lower().split()) for t in (candidate.line.text, line.text))
+def _is(text: str, line: str) -> bool:
+    a, b = (" ".join(t.lower().split()) for t in (text, line))
     return a == b or (len(b) > 20 and b in a)
 
 
@@ -147,18 +168,19 @@ class Mailbox:
     select: Selection
     finder: LineFinder
 
-    def probes(
+    def written(
         self, n: int, rng: random.Random, newest: int = 4000, background: bool = True
-    ) -> list[Probe]:
-        """Probes about `n` lines of the newest `newest` mail chunks. In the `background`, the
-        model steps aside for the user (PromptCache.checker raises Preempted)."""
+    ) -> list[Written]:
+        """Questions about `n` lines of the newest `newest` mail chunks. In the `background`,
+        the model steps aside for the user (PromptCache.checker raises Preempted)."""
         ids = self.store.newest_chunk_ids("email", newest)
         pairs = sample_lines(self.store.chunk_records(ids), n, rng)
         check = self.cache.checker(background)
         embed = self.finder.embedder.embed_batch
-        return write_probes(
-            pairs, self.write, embed, self.chosen, self.widen, self.finder, rng, check
-        )
+        return write_questions(pairs, self.write, embed, self.chosen, self.widen, rng, check)
+
+    def probes(self, n: int, rng: random.Random, background: bool = True) -> list[Probe]:
+        return featurize(self.written(n, rng, background=background), self.finder, self.store)
 
     def write(self, passage: str, seed: str) -> str:
         prompt = PROMPT.format(seed=seed)
@@ -188,7 +210,7 @@ def fit(probes: Sequence[Probe], l2: float = 0.01, steps: int = 2000) -> LineWei
     alike), then the two bars."""
     x = np.vstack([p.x for p in probes])
     y = np.concatenate([p.y for p in probes])
-    w = np.concatenate([_balance(p.y) for p in probes])
+    w = np.concatenate([_balance(p.y) * (HARD_WEIGHT * p.hard + 1.0) for p in probes])
     coef, bias = _logistic(x, y, w, l2, steps)
     weights = LineWeights(tuple(float(c) for c in coef), float(bias), 0.5, 0.0, "self")
     return with_bars(weights, probes)
@@ -215,7 +237,11 @@ def _logistic(x, y, w, l2, steps, rate: float = 0.5) -> tuple[np.ndarray, float]
 def with_bars(weights: LineWeights, probes: Sequence[Probe]) -> LineWeights:
     """`weak`: the bar that best parts the written questions from the same questions asked
     without their source mail, calling at most MISSED of the written ones "not found";
-    `answer`: at most MARKED of those whose best line is the source score under it."""
+    `answer`: at most MARKED of those whose best line is the source score under it. Both on
+    the hard questions (at least HARD of their terms not in their line) where there are 20:
+    the questions that copy their line's words score higher than a user's do."""
+    hard = [p for p in probes if p.hard >= HARD]
+    probes = hard if len(hard) >= 20 else probes
     best = np.array([float(weights.probability(p.x).max()) for p in probes])
     right = np.array([bool(p.y[int(np.argmax(weights.probability(p.x)))]) for p in probes])
     absent = np.array(
@@ -244,17 +270,21 @@ def _parting_bar(present: np.ndarray, absent: np.ndarray) -> float:
 def report(weights: LineWeights, probes: Sequence[Probe]) -> dict:
     """How the weights do on `probes`: the source line first, "not found" with and without the
     source mail, answers marked."""
-    rows = []
+    rows, hard = [], []
     for p in probes:
         prob = weights.probability(p.x)
         top = int(np.argmax(prob))
         without = float(weights.probability(p.x_without).max()) if p.x_without is not None else 0
         rows.append((bool(p.y[top]), weights.band(float(prob[top])), weights.band(without)))
+        if p.hard >= HARD:
+            hard.append(bool(p.y[top]))
     n = max(len(rows), 1)
     right = [r for r in rows if r[0]]
     return {
         "questions": len(rows),
         "source_line_first": sum(r[0] for r in rows) / n,
+        "hard_questions": len(hard),
+        "source_line_first_hard": sum(hard) / max(len(hard), 1),
         "not_found_with_source": sum(r[1] == "none" for r in rows) / n,
         "not_found_without_source": sum(r[2] == "none" for r in rows) / n,
         "right_marked": sum(r[1] == "weak" for r in right) / max(len(right), 1),

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from assistant.config import PrecomputeSettings, Settings
-from assistant.precompute.handlers import Handlers
+from assistant.precompute.handlers import FIT_LINES, Handlers
 from cache.db import open_cache_db
 from cache.jobs import Job, JobQueue
 from cache.qa_bank import QABank
@@ -77,3 +77,29 @@ def test_a_chunk_is_tokenised_once_for_the_plan_and_its_jobs(tmp_path, fake_embe
         parts.run(Job(1, "chunk_kv", "chunk_kv:1:0", {"chunk": 1}, 22, 0))
     assert pipe.cache.kv_cached([chunk.text])
     assert [t for t in seen if chunk.text.strip() in t] == [f"{chunk.text.strip()}\n\n"]
+
+
+def test_a_night_fit_of_the_line_scorer_is_kept_and_used_at_once(monkeypatch, tmp_path):
+    """The fit_lines job: weights refitted on this mail go to the home's file and into the
+    scorer the answer path holds; a fit with too few usable questions changes nothing."""
+    from assistant.answer import fit
+    from assistant.answer.evidence import DEFAULT_WEIGHTS, LineFinder, LineWeights
+
+    embedder = FakeEmbedder()
+    finder = LineFinder(embedder)
+    cache = SimpleNamespace(embedder=embedder)
+    memory = SimpleNamespace(qa=None)
+    path = tmp_path / "line_weights.json"
+    parts = Handlers(
+        cache, None, memory, None, None, None, None, PrecomputeSettings(), lines=finder,
+        weights_path=path,
+    )  # fmt: skip
+    fitted = LineWeights(DEFAULT_WEIGHTS.coef, 0.5, 0.7, 0.3, "self")
+    asked = []
+    monkeypatch.setattr(fit, "refit", lambda mailbox, n, rng: asked.append(n) or None)
+    parts.run(Job(1, "fit_lines", "fit_lines:0", {"seed": 0}, 0, 0))
+    assert not path.exists() and finder.weights == DEFAULT_WEIGHTS
+    monkeypatch.setattr(fit, "refit", lambda mailbox, n, rng: fitted)
+    parts.run(Job(2, "fit_lines", "fit_lines:0", {"seed": 0}, 0, 0))
+    assert LineWeights.load(path) == fitted and finder.weights == fitted
+    assert asked == [FIT_LINES]

@@ -149,9 +149,10 @@ def test_idle_precompute_user_answers_import_and_another_process_lose_nothing(tm
     assert origins == {"predict": 2 * ROUNDS, "user": ROUNDS}
     assert db.execute("SELECT count(*) FROM jobs WHERE state = 'done'").fetchone()[0] == 2 * ROUNDS
     assert db.execute("SELECT count(*) FROM runs WHERE finished IS NOT NULL").fetchone()[0] == 2
-    assert db.execute("SELECT count(*) FROM kv_nodes WHERE blob_key IS NOT NULL").fetchone()[
-        0
-    ] == 3 * ROUNDS
+    assert (
+        db.execute("SELECT count(*) FROM kv_nodes WHERE blob_key IS NOT NULL").fetchone()[0]
+        == 3 * ROUNDS
+    )
     assert db.execute("SELECT count(*) FROM sentence_vectors").fetchone()[0] == 3 * ROUNDS
     assert db.execute("SELECT count(*) FROM abstract_items").fetchone()[0] == 2 * ROUNDS
     assert db.execute("SELECT count(*) FROM history WHERE chunks != '[]'").fetchone()[0] == ROUNDS

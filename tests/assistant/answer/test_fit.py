@@ -1,0 +1,78 @@
+"""The line scorer's self-supervised fit: the logistic weights find the feature that tells the
+source line, the bars keep their promises on the written questions, hard questions weigh more."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from assistant.answer import fit
+from assistant.answer.evidence import FEATURES, LineWeights
+
+COS, KIND = FEATURES.index("cosine"), FEATURES.index("kind")
+
+
+def _probe(rng: np.random.Generator, answerable: bool = True, hard: float = 0.0) -> fit.Probe:
+    """Ten lines; the source line (first) has a higher cosine and holds the kind asked for."""
+    x = rng.normal(0.2, 0.05, (10, len(FEATURES))).astype(np.float32)
+    x[:, KIND] = 0.0
+    y = np.zeros(10, dtype=np.float32)
+    y[0] = 1.0
+    x[0, COS] += 0.4
+    x[0, KIND] = 1.0
+    without = rng.normal(0.2, 0.05, (10, len(FEATURES))).astype(np.float32)
+    without[:, KIND] = 0.0
+    return fit.Probe("q", "line", x, y, without if answerable else None, hard)
+
+
+def test_the_fit_weighs_the_features_that_tell_the_source_line() -> None:
+    rng = np.random.default_rng(0)
+    probes = [_probe(rng) for _ in range(60)]
+    weights = fit.fit(probes)
+    assert weights.coef[COS] > 0 and weights.coef[KIND] > 0
+    report = fit.report(weights, probes)
+    assert report["source_line_first"] == 1.0
+    assert report["not_found_without_source"] > 0.9  # the source-less asks fall under the bar
+
+
+def test_the_bars_call_at_most_the_missed_share_not_found_and_mark_at_most_the_marked_share():
+    rng = np.random.default_rng(1)
+    probes = [_probe(rng) for _ in range(80)]
+    weights = fit.fit(probes)
+    report = fit.report(weights, probes)
+    assert report["not_found_with_source"] <= fit.MISSED + 1e-9
+    assert report["right_marked"] <= fit.MARKED + 0.02
+    assert 0.0 <= weights.weak <= weights.answer <= 1.0
+
+
+def test_questions_worded_unlike_their_line_weigh_more() -> None:
+    """Two halves disagree on which feature tells the source line; the hard half wins."""
+    rng = np.random.default_rng(2)
+    easy, hard = [], []
+    for _ in range(40):
+        p = _probe(rng)
+        p.x[0, KIND] = 0.0
+        easy.append(p)  # told by cosine alone
+        q = _probe(rng, hard=1.0)
+        q.x[0, COS] -= 0.4
+        hard.append(q)  # told by the kind alone
+    weights = fit.fit(easy + hard)
+    assert weights.coef[KIND] > weights.coef[COS]
+
+
+def test_a_cleaned_question_keeps_its_seed_and_one_line() -> None:
+    assert fit.clean("When", " is the board meeting?\nMore text") == "When is the board meeting?"
+    assert fit.clean("What", " is the passage about?") == ""  # about the passage, not the mail
+    assert fit.clean("Who", "?") == ""
+
+
+def test_the_seed_follows_what_the_line_holds() -> None:
+    seeds = {fit.seed_for("Enron paid $1.2 million for it.", random.Random(i)) for i in range(20)}
+    assert seeds <= {"How much", "What", "Who"} and "How much" in seeds
+
+
+def test_saved_weights_of_another_feature_set_are_not_used(tmp_path) -> None:
+    path = tmp_path / "w.json"
+    path.write_text('{"coef": [1, 2], "bias": 0, "answer": 0.5, "weak": 0.2}')
+    assert LineWeights.load(path) is None
