@@ -334,12 +334,14 @@ def _print_done(out: Console, done) -> None:
     per mail, and the timings."""
     from rich.text import Text
 
-    from assistant.answer.shape import reason
+    from assistant.answer.shape import WEAK, reason
 
     if done.sentence:
         out.print(done.sentence, soft_wrap=True, markup=False)
     if done.sentence and not done.supported and done.unsupported:
         out.print(Text(reason(done.unsupported), style="bold yellow"))
+    if done.band == "weak":
+        out.print(Text(WEAK, style="bold yellow"), soft_wrap=True)
     out.print()
     for i, s in enumerate(done.sources, 1):
         where = s["message_id"] or s["note_path"]

@@ -13,7 +13,15 @@ from assistant.activity import Activity
 from assistant.answer.evidence import Found, LineFinder, distinct_mails, mail_key
 from assistant.answer.qa_memory import QAMemory
 from assistant.answer.qa_verify import HitVerifier
-from assistant.answer.shape import NO_SENTENCE, Sentence, checked_sentence, mail_of, shown
+from assistant.answer.shape import (
+    NO_SENTENCE,
+    Sentence,
+    checked_sentence,
+    final_band,
+    first_sentence,
+    mail_of,
+    shown,
+)
 from assistant.config import Settings
 from assistant.events import (
     AnswerDone,
@@ -156,20 +164,21 @@ class Answerer:
             yield event
         draft = "".join(pieces).strip()
         sentence, faults = checked_sentence(draft, found, question, [r.text for r in records])
-        if layers.qa and found.band == "answer":
-            self.memory.keep(question, vector, sentence.text, hits, "user")
+        if layers.qa and sentence.confirmed:  # the bank keeps the model's reading, to check again
+            self.memory.keep(question, vector, first_sentence(draft), hits, "user")
         yield self._done(question, found, records, clock, draft, sentence, faults, reused)
 
     def _from_bank(self, question: str, vector, entry: QAEntry, clock: Clock) -> list | None:
         """A stored answer's events, its quote found afresh in its sources for this question;
-        None when no line of them clears the bar (the question then takes the whole path)."""
+        None unless the stored reading of the model still confirms that quote (the question
+        then takes the whole path)."""
         records = self.store.chunk_records(entry.chunk_ids)
         found = self.lines.find(question, vector, records)
-        if found.band != "answer":
-            return None
-        clock.mark("quote")
         texts = [r.text for r in records]
         sentence, faults = checked_sentence(entry.answer or "", found, question, texts)
+        if not sentence.confirmed:
+            return None
+        clock.mark("quote")
         done = self._done(question, found, records, clock, "", sentence, faults)
         return [quote_found(found), replace(done, qa_hit=True)]
 
@@ -185,16 +194,17 @@ class Answerer:
         reused: KVReused | None = None,
     ) -> AnswerDone:
         reused = reused or KVReused(0, 0)
+        band = final_band(found, sentence)
         return AnswerDone(
             question,
-            shown(found, sentence),
+            shown(found, sentence, band),
             sources_of(records, found),
             False,
             reused.reused_tokens,
             reused.prompt_tokens,
             clock.done(),
             evidence=list(found.lines),
-            supported=found.band != "weak" and not sentence.marked,
+            supported=band != "weak" and not sentence.marked,
             unsupported=list(sentence.faults if sentence.marked else faults),
             kv_reuse=reused.mode,
             kv_repaired=reused.repaired,
@@ -203,14 +213,15 @@ class Answerer:
             mail=mail_of(found.record) if not found.not_found else {},
             not_found=found.not_found,
             sentence=sentence.text,
-            band=found.band,
+            band=band,
         )
 
 
 def quote_found(found: Found) -> QuoteFound:
     mail = mail_of(found.record) if not found.not_found else {}
     nearest = [mail_of(r) for r in found.nearest[:3]]
-    return QuoteFound(list(found.lines), found.span, mail, found.band, found.score, nearest)
+    band = "none" if found.not_found else "answer"  # whether it is confirmed comes later
+    return QuoteFound(list(found.lines), found.span, mail, band, found.score, nearest)
 
 
 def sources_of(records: Sequence[ChunkRecord], found: Found) -> list[dict]:

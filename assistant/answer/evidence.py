@@ -165,7 +165,7 @@ class LineFinder:
         ranked = [(candidates[int(i)], float(p[i])) for i in order]
         band = weights.band(score)
         if band == "none" and not lacks_kind(question, candidates):
-            band = "weak"  # a low score alone is no proof of absence: shown, marked
+            band = "weak"  # a low score alone is no proof of absence: the quote is shown
         return Found(lines, span, score, band, best.record, nearest, ranked)
 
     def features(

@@ -11,11 +11,12 @@ from dataclasses import dataclass
 
 from assistant.answer.evidence import Found
 from assistant.answer.support import says_nothing, sentence_faults
+from assistant.answer.text import asked_kinds, kind_terms
 from assistant.knowledge.store import ChunkRecord
 
 NOT_FOUND = "Not found in your mail."
 NEAREST = "The nearest mails:"
-WEAK = "This may not answer your question; the nearest line in your mail:"
+WEAK = "Not confirmed: the model's own reading does not point to this line; it may not answer."
 SENTENCE_CHARS = 240  # "one short sentence"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
@@ -55,6 +56,8 @@ class Sentence:
 
     text: str = ""
     faults: tuple[str, ...] = ()
+    # the model's own reading points to the quote (shape.agrees)
+    confirmed: bool = False
 
     @property
     def marked(self) -> bool:
@@ -84,30 +87,53 @@ def checked_sentence(
     text = first_sentence(draft)
     if not text or found.not_found or says_nothing(text, question):
         return Sentence(), []
-    terms, words = sentence_faults(text, [e.sentence for e in found.lines], question)
+    lines = [e.sentence for e in found.lines]
+    if found.record is not None:  # the mail's sender, date and subject are shown with it
+        lines.append(mail_line(mail_of(found.record)))
+    terms, words = sentence_faults(text, lines, question)
+    confirmed = agrees(text, lines, question, terms)
     if not terms and not words:
-        return Sentence(text), []
+        return Sentence(text, confirmed=confirmed), []
     faults = [*terms, *words]
     if terms and sources and not any(sentence_faults(text, list(sources), question)):
         return Sentence(text, tuple(terms)), faults
-    return Sentence(), faults
+    return Sentence(confirmed=confirmed), faults
+
+
+def agrees(sentence: str, lines: Sequence[str], question: str, faults: Sequence[str]) -> bool:
+    """The model's reading points to the quote: its sentence holds a term of the kind the
+    question asks for that the quote holds too (a date of the quote for "when" …), whatever
+    else it adds; when no kind is asked, every name, number and date of it stands in the quote
+    (`faults` is empty)."""
+    kinds = asked_kinds(question) - {"place"}
+    if not kinds:
+        return not faults
+    quoted = kind_terms(" ".join(lines), question, kinds)
+    return bool(kind_terms(sentence, question, kinds) & quoted)
+
+
+def final_band(found: Found, sentence: Sentence) -> str:
+    """"none" when nothing was found; otherwise "answer" when the model's reading confirms the
+    quote, "weak" (shown marked) when it does not."""
+    if found.not_found:
+        return "none"
+    return "answer" if sentence.confirmed else "weak"
 
 
 def quote_text(found: Found) -> str:
     return "“" + " ".join(e.sentence for e in found.lines) + "”"
 
 
-def shown(found: Found, sentence: Sentence = NO_SENTENCE) -> str:
+def shown(found: Found, sentence: Sentence = NO_SENTENCE, band: str = "answer") -> str:
     """The whole text shown as the answer: for a found line, the quote, its mail line, then the
-    sentence (a marked one with its reason); a weak line says so first; otherwise "not found"
-    and the nearest mails."""
+    sentence (a marked one with its reason), then, for a "weak" band, that the quote is not
+    confirmed; otherwise "not found" and the nearest mails."""
     if found.not_found or found.record is None:
         return "\n".join([NOT_FOUND, *nearest_lines([mail_of(r) for r in found.nearest])])
-    parts = [WEAK] if found.band == "weak" else []
-    parts += [quote_text(found), f"— {mail_line(mail_of(found.record))}"]
+    parts = [quote_text(found), f"— {mail_line(mail_of(found.record))}"]
     if sentence.text:
         parts.append(f"{sentence.text} {sentence.reason()}" if sentence.marked else sentence.text)
-    return "\n".join(parts)
+    return "\n".join([*parts, WEAK] if band == "weak" else parts)
 
 
 def nearest_lines(mails: Sequence[dict]) -> list[str]:

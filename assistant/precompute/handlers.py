@@ -15,7 +15,7 @@ from assistant.abstract import extract_items
 from assistant.answer import fit
 from assistant.answer.evidence import LineFinder
 from assistant.answer.qa_memory import QAMemory
-from assistant.answer.shape import checked_sentence
+from assistant.answer.shape import checked_sentence, first_sentence
 from assistant.config import PrecomputeSettings
 from assistant.home import bundled
 from assistant.knowledge.embeddings import embed_missing
@@ -306,9 +306,9 @@ class Handlers:
 
     def _generate(self, question: str, vector, hits: list[Hit], origin: str) -> None:
         """The answer the user's question would get, into the QA bank (KV saved too, unless
-        `kv` is off): its quote found, and the model sentence kept where it stands in it (the
-        bank keeps the sentence; a hit finds its quote afresh). A question no line answers is
-        kept with no sentence."""
+        `kv` is off): its quote found, and the model's first sentence kept where it confirms
+        the quote (a hit finds its quote afresh and checks the sentence against it again). A
+        question whose quote is not confirmed is kept with no sentence: it is never served."""
         records = [h.record for h in hits]
         found = self.lines.find(question, vector, records)
         sentence = ""
@@ -316,7 +316,8 @@ class Handlers:
             quoted = [e.sentence for e in found.lines]
             segments = self.cache.segments([r.text for r in records], question, quoted)
             draft = self.cache.draft(question, segments, kv=self.kv, sentences=1)
-            sentence = checked_sentence(draft, found, question, [r.text for r in records])[0].text
+            checked = checked_sentence(draft, found, question, [r.text for r in records])[0]
+            sentence = first_sentence(draft) if checked.confirmed else ""
         self.memory.keep(question, vector, sentence, hits, origin)
 
     def _rebuild_kv(self, payload: dict) -> None:

@@ -9,6 +9,7 @@ import pytest
 from assistant import events as p
 from assistant.answer.answerer import ALL_LAYERS, CacheLayers
 from assistant.answer.evidence import Evidence
+from assistant.answer.shape import WEAK
 from assistant.cli import main
 from assistant.knowledge.encoder import INT8_SUFFIX
 from assistant.services import Services, open_services
@@ -135,12 +136,13 @@ def test_ask_says_not_found_with_the_nearest_mails(monkeypatch, tmp_path, capsys
     ]
 
 
-def test_a_weak_quote_is_marked_before_it(monkeypatch, tmp_path, capsys):
+def test_a_quote_the_model_does_not_confirm_is_marked_after_it(monkeypatch, tmp_path, capsys):
     done = p.AnswerDone("q", "…", SOURCES, False, 0, 120, TIMES, [DEMOLITION], False)
-    assert ask(monkeypatch, tmp_path, [quote("weak"), done]) == 0
+    done.band = "weak"
+    assert ask(monkeypatch, tmp_path, [quote(), done]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "This may not answer your question; the nearest line in your mail:"
-    assert out[1] == "“Demolition starts Monday 2 March.”"
+    assert out[0] == "“Demolition starts Monday 2 March.”"
+    assert out[2] == WEAK
 
 
 def test_a_remembered_answer_says_so_and_shows_its_quote(monkeypatch, tmp_path, capsys):

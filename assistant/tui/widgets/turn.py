@@ -1,7 +1,8 @@
 """One question and its answer in the conversation, in the shape of answer/shape.py: the mail's
 own line(s) first, the answer span in bold, the mail's sender · date · subject under them (a weak
 quote is flagged first; "not found" lists the nearest mails instead); then at most one model
-sentence, with its reason in words when it is marked; then the badge line. The quote is shown
+sentence, with its reason in words when it is marked (a quote the model's reading does not
+confirm is flagged once the sentence is in); then the badge line. The quote is shown
 once: no Evidence lines repeat it."""
 
 from __future__ import annotations
@@ -107,6 +108,8 @@ class Turn(Vertical):
             self._show("sentence", done.sentence)
         if marked(done):
             self._show("reason", reason(done))
+        if done.band == "weak":  # the model's reading did not confirm the quote
+            self._show("flag", shape.WEAK)
         self.set_class(not done.supported, "marked")
         self._end(badge(done))
 

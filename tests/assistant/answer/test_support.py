@@ -4,7 +4,14 @@ the quote, marked when only other lines of the prompt hold them, dropped otherwi
 from __future__ import annotations
 
 from assistant.answer.evidence import Evidence, Found
-from assistant.answer.shape import NEAREST, NOT_FOUND, WEAK, checked_sentence, shown
+from assistant.answer.shape import (
+    NEAREST,
+    NOT_FOUND,
+    WEAK,
+    checked_sentence,
+    final_band,
+    shown,
+)
 from assistant.answer.support import says_nothing, sentence_faults, unsupported_terms
 from assistant.knowledge.store import ChunkRecord
 
@@ -67,13 +74,25 @@ SOURCES_KITCHEN = [
 ]
 
 
-def test_a_sentence_whose_terms_stand_in_the_quote_is_shown_plain() -> None:
+def test_a_sentence_whose_terms_stand_in_the_quote_is_shown_plain_and_confirms_it() -> None:
     found = _found("Demolition starts Monday 2 March.")
     sentence, faults = checked_sentence(
         "Demolition starts on Monday 2 March. Then more.", found, "When does demolition start?"
     )
     assert sentence.text == "Demolition starts on Monday 2 March." and not sentence.marked
-    assert faults == []
+    assert faults == [] and sentence.confirmed
+    assert final_band(found, sentence) == "answer"
+
+
+def test_a_reading_without_the_quotes_term_of_the_kind_asked_does_not_confirm_it() -> None:
+    found = _found("Demolition starts Monday 2 March.")
+    question = "When does demolition start?"
+    sentence, _ = checked_sentence("Bram says demolition starts soon.", found, question)
+    assert not sentence.confirmed
+    assert final_band(found, sentence) == "weak"
+    # content words the quote lacks drop the sentence, but its facts still confirm the quote
+    reworded, _ = checked_sentence("Demolition begins Monday 2 March.", found, question)
+    assert reworded.text == "" and reworded.confirmed
 
 
 def test_a_term_only_other_lines_of_the_prompt_hold_is_marked_with_its_reason() -> None:
@@ -116,7 +135,7 @@ def test_what_is_shown_leads_with_the_quote_and_its_mail_or_says_not_found() -> 
     text = shown(found)
     assert text.startswith("“Demolition starts Monday 2 March.”")
     assert "— Bram · 2026-02-20 · Planning" in text
-    weak = shown(_found("Demolition starts Monday 2 March.", band="weak"))
-    assert weak.startswith(WEAK)
+    weak = shown(_found("Demolition starts Monday 2 March."), band="weak")
+    assert weak.startswith("“Demolition") and weak.endswith(WEAK)
     none = shown(_found("Demolition starts Monday 2 March.", band="none"))
     assert none.splitlines()[:3] == [NOT_FOUND, NEAREST, "- Bram · 2026-02-20 · Planning"]

@@ -22,8 +22,9 @@ def rows(screen: CacheScreen) -> dict[str, str]:
 
 @pytest.mark.asyncio
 async def test_counts_after_a_question_and_precompute_now(rig):
+    rig.pipeline.reply = "The tiles arrive on 9 March."  # confirms the quote: remembered
     async with rig.app.run_test(size=SIZE) as pilot:
-        turn = await ask(pilot, "when do the tiles arrive")  # a quote: remembered
+        turn = await ask(pilot, "when do the tiles arrive")
         await wait_for(pilot, lambda: not turn.running)
         await pilot.press("ctrl+b")
         screen = pilot.app.screen

@@ -149,9 +149,9 @@ async def test_not_found_says_so_and_lists_the_nearest_mails(rig):
         assert quoted(pilot) == []
 
 
-async def test_a_weak_quote_is_flagged_before_it(rig):
-    """The best line scores under the answer bar but over the weak one: shown, flagged."""
-    rig.pipeline.band = "weak"
+async def test_a_quote_the_models_reading_does_not_confirm_is_flagged(rig):
+    """The model's sentence names no date of the quote: the quote stays, flagged."""
+    rig.pipeline.reply = "Bram says the demolition starts soon."
     async with rig.app.run_test(size=SIZE) as pilot:
         turn = await ask(pilot, DEMOLITION)
         await wait_for(pilot, lambda: not turn.running)
