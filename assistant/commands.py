@@ -318,8 +318,6 @@ def quote_block(quote):
         lines = [shape.NOT_FOUND, *shape.nearest_lines(quote.nearest)]
         return Text("\n".join(lines), style="bold yellow")
     text = Text()
-    if quote.band == "weak":
-        text.append(shape.WEAK + "\n", style="bold yellow")
     quoted = "“" + " ".join(e.sentence for e in quote.lines) + "”"
     text.append(quoted)
     if quote.span:

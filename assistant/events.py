@@ -33,7 +33,7 @@ class QuoteFound:
     lines: list[Evidence]
     span: str  # the part of the lines that answers ("" when the question asks for no kind)
     mail: dict  # the quoted mail: sender, date, subject, id, chunk_id (answer/shape.py)
-    band: str  # "answer" | "weak" (shown marked) | "none" (not found)
+    band: str  # "answer" (a quote; whether the model confirms it comes with AnswerDone) | "none"
     score: float
     nearest: list[dict] = field(default_factory=list)  # the nearest mails, for "not found"
 
@@ -75,7 +75,9 @@ class AnswerDone:
     mail: dict = field(default_factory=dict)  # the quoted mail (sender, date, subject, id)
     not_found: bool = False  # no line cleared the bar: `answer` says so, with the nearest mails
     sentence: str = ""  # the model's sentence shown after the quote ("" when none is)
-    band: str = "answer"  # "answer" | "weak" (the quote shown marked) | "none"
+    # "answer" (the model's reading confirms the quote) | "weak" (it does not: shown marked) |
+    # "none" (not found)
+    band: str = "answer"
 
 
 Event = (

@@ -104,7 +104,7 @@ def test_chunk_nodes_let_an_unpredicted_question_restore_its_first_chunk(tmp_pat
     report = Precompute(ctx, settle_seconds=0).run()
     assert report.by_kind.get("chunk_kv") == len(texts)
     assert all(pipe.cache.kv_cached([t]) for t in texts)
-    assert pipe.cache.sentences.count() == len(texts)  # the evidence's sentence vectors, kept too
+    assert pipe.lines.stored.count() == len(texts)  # the lines' vectors, kept too
     assert Precompute(ctx, settle_seconds=0).run().by_kind.get("chunk_kv") is None  # all done
 
     question = "Who is bringing the skip for the rubble?"  # never predicted, never asked
@@ -241,8 +241,11 @@ def test_a_user_question_preempts_a_running_job(tmp_path):
     runner.queue.release = lambda job: (released.append(job.key), release(job))
     answer = ctx.settings.answer
     shipped = (answer.max_sentences, answer.repeat_guard)
-    # a background decode far longer than the user's: no sentence limit, no repeat stop
+    # a background decode far longer than the user's: no sentence limit (the job asks for one
+    # sentence; here it is told none), no repeat stop
     answer.max_tokens, answer.max_sentences, answer.repeat_guard = 2000, 0, "off"
+    draft = runner.cache.draft
+    runner.cache.draft = lambda *a, **k: draft(*a, **{**k, "sentences": 0})
     worker = threading.Thread(target=runner.run)
     worker.start()
     db = ctx.home.cache_dir / "qa.db"

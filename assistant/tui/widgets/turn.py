@@ -91,9 +91,6 @@ class Turn(Vertical):
             if quote.nearest:
                 self._show("mail", nearest_text(quote))
             return
-        if quote.band == "weak":
-            self.add_class("marked")
-            self._show("flag", shape.WEAK)
         self._show("quote", quote_text(quote))
         self._show("mail", source_line(quote.mail))
 
