@@ -164,8 +164,9 @@ class LineFinder:
         span = answer_span(" ".join(e.sentence for e in lines), question)
         ranked = [(candidates[int(i)], float(p[i])) for i in order]
         band = weights.band(score)
-        if band == "none" and not lacks_kind(question, candidates):
-            band = "weak"  # a low score alone is no proof of absence: the quote is shown
+        if band != "answer":  # under the bar: "not found" where the best mail lacks the kind
+            mail = [c for c in candidates if mail_key(c.record) == mail_key(best.record)]
+            band = "none" if lacks_kind(question, mail) else "weak"
         return Found(lines, span, score, band, best.record, nearest, ranked)
 
     def features(
@@ -218,11 +219,14 @@ class LineFinder:
 
 
 def lacks_kind(question: str, candidates: Sequence[Candidate]) -> bool:
-    """The question asks for a kind of term and no line of the prompt's mails holds one (no
-    date for "when", no figure for "how much" …): with a score under the bar, what makes "not
-    found" more than a guess. A question asking for no kind is never "not found", only marked."""
+    """The question asks for a kind of term and none of these lines (the best mail's) holds
+    one (no whole date for "when", no figure for "how much", no full name for "who" …): with a
+    score under the bar, what makes "not found" more than a guess. A question asking for no
+    kind is never "not found", only marked when the model does not confirm its quote."""
     kinds = asked_kinds(question)
-    return bool(kinds) and not any(kinds & answer_kinds(c.line.text, question) for c in candidates)
+    if not kinds:
+        return False
+    return not any(kind_spans(c.line.text, question, kinds, strict=True) for c in candidates)
 
 
 def neighbours(candidates: Sequence[Candidate], cosine: np.ndarray) -> np.ndarray:

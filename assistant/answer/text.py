@@ -152,10 +152,10 @@ _NAME_RUN = re.compile(r"\b[A-Z][^\W\d_]+(?:\s+(?:[A-Z]\.\s+)?[A-Z][^\W\d_]+)+")
 _YEAR = re.compile(r"^(?:19|20)\d{2}$")
 
 
-def kind_spans(text: str, question: str, kinds: set[str]) -> list[str]:
+def kind_spans(text: str, question: str, kinds: set[str], strict: bool = False) -> list[str]:
     """The terms of `kinds` in `text` that the question does not name, as the text writes
     them, the most telling first: amounts before bare figures, whole dates before weekdays,
-    full names before single capitalised words."""
+    full names before single capitalised words. `strict`: whole dates and full names only."""
     asked = question.lower()
     found: list[tuple[int, int, str]] = []  # (priority, position, span)
 
@@ -170,10 +170,12 @@ def kind_spans(text: str, question: str, kinds: set[str]) -> list[str]:
         add(2, _FIGURE, lambda s: not _YEAR.match(s))
     if "date" in kinds:
         add(0, _FULL_DATE)
-        add(2, _DATE_WORD)
+        if not strict:
+            add(2, _DATE_WORD)
     if "name" in kinds:
         add(0, _NAME_RUN, lambda s: s.split()[0].lower() not in STOPWORDS)
-        add(3, _NAME, lambda s: _is_new_name(s, asked))
+        if not strict:
+            add(3, _NAME, lambda s: _is_new_name(s, asked))
     if "code" in kinds:
         add(1, _ID)
     if "place" in kinds:

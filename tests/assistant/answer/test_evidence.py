@@ -139,9 +139,13 @@ def test_no_line_over_the_bar_is_not_found_with_the_nearest_mails(fake_embedder)
 def test_a_low_score_is_not_found_only_where_no_line_holds_the_kind_asked(fake_embedder) -> None:
     never = LineWeights(DEFAULT_WEIGHTS.coef, -50.0, 0.5, 0.2)
     finder = LineFinder(fake_embedder)
-    records = [record(1, SOAK), record(2, PLAN)]
+    desks = (
+        "From: Ann | Date: 2026-05-02 | Subject: Desks\nSofie Dekker signed the order for desks."
+    )
+    records = [record(1, desks)]
     for question, band in [
-        ("Who signed the lobby carpet order?", "weak"),  # the mails name people
+        ("Who signed the lobby carpet order?", "weak"),  # the best mail names a person
+        ("When was the lobby carpet ordered?", "none"),  # it holds no date
         ("What colour is the lobby carpet?", "weak"),  # asks no kind: marked, not "not found"
     ]:
         vector = _vector(fake_embedder, question)
