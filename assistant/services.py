@@ -8,7 +8,7 @@ Threading model (the app: the Textual thread, its workers, the idle scheduler's 
 - One model lock (`LocalLLM.lock`) serialises use of the LLM; a user question pre-empts
   background work within one piece (activity.py's busy markers, checked between pieces).
 - One connection per database, shared by every thread of the process (the TUI's import
-  worker excepted: it writes the knowledge bank on a connection of its own, tui/services.py, so
+  worker excepted: it writes the knowledge bank on a connection of its own, tui/backend.py, so
   the chat never reads a half-written batch). One writer lock per database file (cache/db.py:
   `transaction`, `write`), held by every transaction that writes, even a single statement:
   threads never interleave transactions on a shared connection, nor does one thread's

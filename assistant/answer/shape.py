@@ -113,7 +113,7 @@ def agrees(sentence: str, lines: Sequence[str], question: str, faults: Sequence[
 
 
 def final_band(found: Found, sentence: Sentence) -> str:
-    """"none" when nothing was found; otherwise "answer" when the model's reading confirms the
+    """ "none" when nothing was found; otherwise "answer" when the model's reading confirms the
     quote, "weak" (shown marked) when it does not."""
     if found.not_found:
         return "none"

@@ -10,6 +10,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.screen import Screen
 
+from assistant.tui.backend import AppServices, SchedulerLike, services_for
 from assistant.tui.messages import (
     ImportFinished,
     ImportReported,
@@ -20,7 +21,6 @@ from assistant.tui.messages import (
 from assistant.tui.screens.cache import CacheScreen
 from assistant.tui.screens.chat import ChatScreen, library_line
 from assistant.tui.screens.import_ import ImportScreen
-from assistant.tui.services import AppServices, SchedulerLike, services_for
 from assistant.tui.tally import Tally
 from assistant.tui.throttle import Throttle
 

@@ -12,6 +12,7 @@ from textual.message import Message
 
 from assistant import events as p
 from assistant.answer.evidence import mail_key
+from assistant.tui.backend import AnswererLike, KnowledgeLike
 from assistant.tui.messages import (
     AnswerFinished,
     AnswerStatusChanged,
@@ -20,7 +21,6 @@ from assistant.tui.messages import (
     SourcesFound,
     SourceView,
 )
-from assistant.tui.services import AnswererLike, KnowledgeLike
 
 if TYPE_CHECKING:
     from assistant.knowledge.store import ChunkRecord

@@ -1,4 +1,4 @@
-"""The app's wiring (tui/services.py's services_for over one Services) with the real models: a
+"""The app's wiring (tui/backend.py's services_for over one Services) with the real models: a
 manual precompute (the cache screen's `p`) and an idle one never run at once on the shared
 cache connection, and a user question is answered while either runs."""
 
@@ -11,7 +11,7 @@ import pytest
 
 from assistant import events as p
 from assistant.precompute import PrecomputeReport
-from assistant.tui.services import services_for
+from assistant.tui.backend import services_for
 from cache.jobs import JobQueue
 from tests.assistant.test_precompute import make_ctx
 from tests.conftest import make_email, write_mbox

@@ -13,7 +13,7 @@ import pytest
 
 from assistant.events import AnswerDone
 from assistant.services import open_services
-from assistant.tui.services import services_for
+from assistant.tui.backend import services_for
 from tests.conftest import DATA, REPO
 
 pytestmark = pytest.mark.slow

@@ -14,6 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, ProgressBar, Static
 from textual.worker import get_current_worker
 
+from assistant.tui.backend import AppServices
 from assistant.tui.messages import (
     CacheStatsRead,
     JobStatusChanged,
@@ -21,7 +22,6 @@ from assistant.tui.messages import (
     PrecomputeReported,
     WorkFailed,
 )
-from assistant.tui.services import AppServices
 from assistant.tui.tally import Tally, plural
 from assistant.tui.throttle import Throttle
 

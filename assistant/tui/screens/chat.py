@@ -13,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Header, Input, ListView
 from textual.worker import get_current_worker
 
+from assistant.tui.backend import AppServices
 from assistant.tui.messages import (
     AnswerFailed,
     AnswerFinished,
@@ -23,7 +24,6 @@ from assistant.tui.messages import (
 )
 from assistant.tui.relay import relay_answer
 from assistant.tui.screens.message import MessageScreen
-from assistant.tui.services import AppServices
 from assistant.tui.tally import Tally
 from assistant.tui.widgets.sources import SourceItem, SourcesPanel
 from assistant.tui.widgets.turn import Turn

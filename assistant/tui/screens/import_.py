@@ -17,8 +17,8 @@ from textual.screen import Screen
 from textual.widgets import Button, DirectoryTree, Footer, Header, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
+from assistant.tui.backend import AppServices
 from assistant.tui.messages import ImportFinished, ImportReported, JobStatusChanged, WorkFailed
-from assistant.tui.services import AppServices
 from assistant.tui.throttle import Throttle
 
 log = logging.getLogger(__name__)

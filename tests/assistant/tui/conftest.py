@@ -8,7 +8,7 @@ import pytest
 
 from assistant.importer import Importer
 from assistant.tui.app import AssistantApp
-from assistant.tui.services import AppServices, Lazy
+from assistant.tui.backend import AppServices, Lazy
 from tests.assistant.tui.fakes import FakeAnswerer, FakePrecompute, FakeScheduler
 from tests.conftest import DATA, FakeEmbedder, make_email, write_mbox
 

@@ -10,10 +10,10 @@ from textual.widgets import Input, ProgressBar, Static
 
 from assistant.importer import Importer, ImportProgressed
 from assistant.tui.app import AssistantApp
+from assistant.tui.backend import Lazy
 from assistant.tui.messages import ImportReported, WorkFailed
 from assistant.tui.screens.chat import ChatScreen
 from assistant.tui.screens.import_ import ImportScreen
-from assistant.tui.services import Lazy
 from assistant.tui.widgets.welcome import Welcome
 from tests.assistant.tui.conftest import SIZE, make_services, wait_for
 from tests.assistant.tui.test_chat import ask
