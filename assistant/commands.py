@@ -323,6 +323,8 @@ def quote_block(quote):
     if quote.span:
         text.highlight_words([quote.span], style="bold")
     text.append(f"\n— {shape.mail_line(quote.mail)}", style="dim")
+    if quote.also:
+        text.append("\n" + shape.also_text(quote.also[0].sentence, quote.also_mail), style="dim")
     return text
 
 

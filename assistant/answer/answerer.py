@@ -203,7 +203,7 @@ class Answerer:
             reused.reused_tokens,
             reused.prompt_tokens,
             clock.done(),
-            evidence=list(found.lines),
+            evidence=[*found.lines, *found.also],
             supported=band != "weak" and not sentence.marked,
             unsupported=list(sentence.faults if sentence.marked else faults),
             kv_reuse=reused.mode,
@@ -221,7 +221,10 @@ def quote_found(found: Found) -> QuoteFound:
     mail = mail_of(found.record) if not found.not_found else {}
     nearest = [mail_of(r) for r in found.nearest[:3]]
     band = "none" if found.not_found else "answer"  # whether it is confirmed comes later
-    return QuoteFound(list(found.lines), found.span, mail, band, found.score, nearest)
+    also_mail = mail_of(found.also_record) if found.also else {}
+    return QuoteFound(
+        list(found.lines), found.span, mail, band, found.score, nearest, found.also, also_mail
+    )
 
 
 def sources_of(records: Sequence[ChunkRecord], found: Found) -> list[dict]:

@@ -33,6 +33,7 @@ __all__ = ["Evidence", "Found", "LineFinder", "LineWeights", "split_sentences"]
 
 FEATURES = ("cosine", "near", "bm25", "cover", "kind", "rank", "short", "pointer")
 QUOTE_CHARS = 320  # a quote, not a paste of the chunk
+ALSO = 0.5  # another mail's best line is shown too when it scores this share of the best
 LINES_VERSION = "lines-2"  # salts the stored line vectors' keys when the splitter changes
 BANDS = ("answer", "weak", "none")
 
@@ -121,6 +122,10 @@ class Found:
     record: ChunkRecord | None
     nearest: list[ChunkRecord]
     ranked: list[tuple[Candidate, float]] = field(default_factory=list)
+    # the best line of another mail, when it scores at least ALSO of the quote's best: shown
+    # under the quote's mail as a second reading (one mail's quote rarely settles it alone)
+    also: list[Evidence] = field(default_factory=list)
+    also_record: ChunkRecord | None = None
 
     @property
     def not_found(self) -> bool:
@@ -167,7 +172,10 @@ class LineFinder:
         if band != "answer":  # under the bar: "not found" where the best mail lacks the kind
             mail = [c for c in candidates if mail_key(c.record) == mail_key(best.record)]
             band = "none" if lacks_kind(question, mail) else "weak"
-        return Found(lines, span, score, band, best.record, nearest, ranked)
+        found = Found(lines, span, score, band, best.record, nearest, ranked)
+        if band != "none":
+            found.also, found.also_record = also_line(found, best)
+        return found
 
     def features(
         self,
@@ -290,6 +298,18 @@ def quote_lines(best: Candidate, candidates: Sequence[Candidate], p: np.ndarray)
     _, other = max(fits, key=lambda t: t[0])
     second = Evidence(other.record.chunk_id, other.line.text)
     return [second, first] if other.index < best.index else [first, second]
+
+
+def also_line(found: Found, best: Candidate) -> tuple[list[Evidence], ChunkRecord | None]:
+    """The best line of another mail than the quote's, when it scores ALSO of the best."""
+    key = mail_key(best.record)
+    for candidate, p in found.ranked:
+        if mail_key(candidate.record) != key:
+            if p < ALSO * found.score:
+                break
+            line = Evidence(candidate.record.chunk_id, _clipped(candidate.line.text))
+            return [line], candidate.record
+    return [], None
 
 
 def _clipped(text: str) -> str:

@@ -87,9 +87,7 @@ def checked_sentence(
     text = first_sentence(draft)
     if not text or found.not_found or says_nothing(text, question):
         return Sentence(), []
-    lines = [e.sentence for e in found.lines]
-    if found.record is not None:  # the mail's sender, date and subject are shown with it
-        lines.append(mail_line(mail_of(found.record)))
+    lines = shown_lines(found)
     terms, words = sentence_faults(text, lines, question)
     confirmed = agrees(text, lines, question, terms)
     if not terms and not words:
@@ -120,6 +118,22 @@ def final_band(found: Found, sentence: Sentence) -> str:
     return "answer" if sentence.confirmed else "weak"
 
 
+def shown_lines(found: Found) -> list[str]:
+    """Every line shown for a found quote: its lines, its mail's sender · date · subject, and
+    the other mail's line with its mail."""
+    lines = [e.sentence for e in found.lines]
+    if found.record is not None:
+        lines.append(mail_line(mail_of(found.record)))
+    if found.also and found.also_record is not None:
+        lines += [found.also[0].sentence, mail_line(mail_of(found.also_record))]
+    return lines
+
+
+def also_text(line: str, mail: dict) -> str:
+    """The other mail's line, under the quote: Also: “…” — sender · date · subject."""
+    return f"Also: “{line}” — {mail_line(mail)}"
+
+
 def quote_text(found: Found) -> str:
     return "“" + " ".join(e.sentence for e in found.lines) + "”"
 
@@ -131,6 +145,8 @@ def shown(found: Found, sentence: Sentence = NO_SENTENCE, band: str = "answer") 
     if found.not_found or found.record is None:
         return "\n".join([NOT_FOUND, *nearest_lines([mail_of(r) for r in found.nearest])])
     parts = [quote_text(found), f"— {mail_line(mail_of(found.record))}"]
+    if found.also and found.also_record is not None:
+        parts.append(also_text(found.also[0].sentence, mail_of(found.also_record)))
     if sentence.text:
         parts.append(f"{sentence.text} {sentence.reason()}" if sentence.marked else sentence.text)
     return "\n".join([*parts, WEAK] if band == "weak" else parts)

@@ -18,7 +18,7 @@ from assistant.tui.widgets.sources import mail_line
 
 SPAN = "bold"  # the answer span inside the quote
 # the lines under the question, in order; each hidden until it has something to show
-LINES = ("flag", "quote", "mail", "sentence", "reason")
+LINES = ("flag", "quote", "mail", "also", "sentence", "reason")
 
 
 def badge(done: AnswerDone) -> str:
@@ -93,6 +93,8 @@ class Turn(Vertical):
             return
         self._show("quote", quote_text(quote))
         self._show("mail", source_line(quote.mail))
+        if quote.also:  # another mail's best line, as the CLI shows it (senders by name)
+            self._show("also", f"Also: “{quote.also[0].sentence}” {source_line(quote.also_mail)}")
 
     def set_status(self, status: str) -> None:
         if self.running:

@@ -232,3 +232,16 @@ def test_a_holiday_question_quotes_the_closed_office_line(embedder) -> None:
     records = [record(1, PLAN), record(2, KICKOFF), record(3, SOAK)]
     found = find(embedder, "Which days is the office shut this spring?", records)
     assert "27 April" in found.text and "14 May" in found.text
+
+
+def test_another_mails_close_line_is_shown_too_and_a_far_one_is_not(fake_embedder) -> None:
+    records = [record(1, SOAK), record(2, KICKOFF)]
+    question = "What did Priya notice in the RC2 soak test?"
+    close = LineWeights(DEFAULT_WEIGHTS.coef, 0.0, 0.0, 0.0)  # every line near the best
+    found = LineFinder(fake_embedder).find(question, _vector(fake_embedder, question), records,
+                                           weights=close)  # fmt: skip
+    assert len(found.also) == 1 and found.also_record is not None
+    assert found.also_record.message_id != found.record.message_id
+    from assistant.answer.shape import shown
+
+    assert "\nAlso: “" in shown(found)

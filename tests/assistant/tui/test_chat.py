@@ -29,7 +29,9 @@ DEMOLITION = "when does demolition start on monday"  # the quote: chunk 1's line
 QUOTE = "“Demolition starts Monday 2 March.”"
 MAIL = "— Bram de Vries · 2026-03-02 · Kitchen planning"
 SENTENCE = "It starts on Monday 2 March."  # every term of it in the quote: shown plain
-MARKED = "It starts on 9 March."  # "9 March" is in another mail of the prompt, not the quote
+MARKED = "It starts on 11 March."  # "11 March" is in a mail of the prompt, not in those shown
+# the best line of another mail, shown under the quote's mail
+ALSO = "Also: “The tiles arrive on 9 March, grey 30x60.” — Bram de Vries · 2026-03-02 · Tiles"
 TITLES = ["Kitchen planning", "Tiles", "Electrician"]
 
 
@@ -100,7 +102,7 @@ async def test_a_quoted_answer_shows_its_span_in_bold_and_its_mail(rig):
         assert line(turn, "sentence") == SENTENCE
         assert line(turn, "flag") is None and line(turn, "reason") is None
         assert not turn.has_class("marked") and rig.pipeline.done.supported
-        assert turn.text == "\n".join([QUOTE, MAIL, SENTENCE])
+        assert turn.text == "\n".join([QUOTE, MAIL, ALSO, SENTENCE])
         assert badge(turn).startswith("QA-bank miss · KV 0/320 reused · quote ")
         await pilot.pause()
         screen = on_screen(pilot)
@@ -120,7 +122,7 @@ async def test_a_marked_sentence_is_shown_with_its_reason(rig):
         await wait_for(pilot, lambda: not turn.running)
         assert line(turn, "quote") == QUOTE
         assert line(turn, "sentence") == MARKED
-        reason = "(“9 March” is not in the quoted mail)"
+        reason = "(“11 March” is not in the quoted mail)"
         assert line(turn, "reason") == reason
         assert turn.has_class("marked") and not rig.pipeline.done.supported
         await pilot.pause()
@@ -168,7 +170,7 @@ async def test_a_sentence_with_terms_in_no_mail_is_dropped(rig):
         await wait_for(pilot, lambda: not turn.running)
         assert rig.pipeline.done.drafted == ANSWER
         assert line(turn, "sentence") is None and line(turn, "reason") is None
-        assert turn.text == f"{QUOTE}\n{MAIL}" and not turn.has_class("marked")
+        assert turn.text == f"{QUOTE}\n{MAIL}\n{ALSO}" and not turn.has_class("marked")
         await pilot.pause()
         assert "says Bram" not in on_screen(pilot)
 
@@ -179,7 +181,7 @@ async def test_the_quote_shows_before_the_model_writes_and_the_draft_never_strea
     async with rig.app.run_test(size=SIZE) as pilot:
         turn = await ask(pilot, DEMOLITION)
         await wait_for(pilot, lambda: badge(turn).startswith(WRITING))
-        assert turn.running and turn.text == f"{QUOTE}\n{MAIL}"
+        assert turn.running and turn.text == f"{QUOTE}\n{MAIL}\n{ALSO}"
         items = list(pilot.app.screen.query(SourceItem))
         assert [i.source.title for i in items] == TITLES and quoted(pilot) == ["Kitchen planning"]
         await pilot.pause(0.5)  # words are streaming: none of them is shown
@@ -215,7 +217,7 @@ async def test_a_remembered_answer_has_the_same_shape_and_its_sources(rig):
         second = await ask(pilot, DEMOLITION.capitalize())
         await wait_for(pilot, lambda: not second.running)
         assert badge(second).startswith("QA-bank hit · KV 0/0")
-        assert second.text == first.text == "\n".join([QUOTE, MAIL, SENTENCE])
+        assert second.text == first.text == "\n".join([QUOTE, MAIL, ALSO, SENTENCE])
         assert styled(second, "quote", "bold") == ["2 March"]
         titles = [i.source.title for i in pilot.app.screen.query(SourceItem)]
         assert titles == TITLES and quoted(pilot) == ["Kitchen planning"]
