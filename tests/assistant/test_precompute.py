@@ -235,7 +235,9 @@ def test_a_user_question_preempts_a_running_job(tmp_path):
     pipe.qa.threshold = 0.5  # below the cutoff: strategy 2, the background job decodes
     ctx.settings.precompute.chunk_nodes = False  # the one job is the decoding one
     runner = Precompute(ctx, settle_seconds=0)
-    queue_questions(runner, ["Tell me everything about the kitchen, the tiles and the wedding?"])
+    # several long jobs: one is running whenever the user asks, however soon the model ends one
+    topics = ("the kitchen", "the tiles", "the wedding", "the roof", "the battery", "the boards")
+    queue_questions(runner, [f"Tell me everything about {t} and what comes next?" for t in topics])
     released = []
     release = runner.queue.release
     runner.queue.release = lambda job: (released.append(job.key), release(job))
@@ -255,7 +257,7 @@ def test_a_user_question_preempts_a_running_job(tmp_path):
     answer.max_tokens = 24  # for the user, and for the job when it runs again
     answer.max_sentences, answer.repeat_guard = shipped
     pipe.qa.threshold = pipe.qa.candidate_threshold = 2.0  # the model answers: no bank hit
-    events = list(pipe.answer(question))
+    events = list(pipe.answer(question, NO_CACHE))  # the jobs' KV nodes would be reused
     assert released, "the background job did not step aside"
     assert answer_text(events) == reference
     worker.join(timeout=600)
