@@ -318,13 +318,13 @@ def quote_block(quote):
         lines = [shape.NOT_FOUND, *shape.nearest_lines(quote.nearest)]
         return Text("\n".join(lines), style="bold yellow")
     text = Text()
-    quoted = "“" + " ".join(e.sentence for e in quote.lines) + "”"
-    text.append(quoted)
+    text.append(shape.quoted(quote.lines))
     if quote.span:
         text.highlight_words([quote.span], style="bold")
     text.append(f"\n— {shape.mail_line(quote.mail)}", style="dim")
     if quote.also:
-        text.append("\n" + shape.also_text(quote.also[0].sentence, quote.also_mail), style="dim")
+        where = shape.mail_line(quote.also_mail)
+        text.append("\n" + shape.also_text(quote.also[0].sentence, where), style="dim")
     return text
 
 

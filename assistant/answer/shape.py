@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from assistant.answer.evidence import Found
+from assistant.answer.evidence import Evidence, Found
 from assistant.answer.support import says_nothing, sentence_faults
 from assistant.answer.text import asked_kinds, kind_terms
 from assistant.knowledge.store import ChunkRecord
@@ -129,13 +129,14 @@ def shown_lines(found: Found) -> list[str]:
     return lines
 
 
-def also_text(line: str, mail: dict) -> str:
-    """The other mail's line, under the quote: Also: “…” — sender · date · subject."""
-    return f"Also: “{line}” — {mail_line(mail)}"
+def also_text(line: str, where: str) -> str:
+    """The other mail's line, under the quote: Also: “…” — `where` (sender · date · subject)."""
+    return f"Also: “{line}” — {where}"
 
 
-def quote_text(found: Found) -> str:
-    return "“" + " ".join(e.sentence for e in found.lines) + "”"
+def quoted(lines: Sequence[Evidence]) -> str:
+    """The quote's lines as shown: one run of text in quotation marks."""
+    return "“" + " ".join(e.sentence for e in lines) + "”"
 
 
 def shown(found: Found, sentence: Sentence = NO_SENTENCE, band: str = "answer") -> str:
@@ -144,9 +145,9 @@ def shown(found: Found, sentence: Sentence = NO_SENTENCE, band: str = "answer") 
     confirmed; otherwise "not found" and the nearest mails."""
     if found.not_found or found.record is None:
         return "\n".join([NOT_FOUND, *nearest_lines([mail_of(r) for r in found.nearest])])
-    parts = [quote_text(found), f"— {mail_line(mail_of(found.record))}"]
+    parts = [quoted(found.lines), f"— {mail_line(mail_of(found.record))}"]
     if found.also and found.also_record is not None:
-        parts.append(also_text(found.also[0].sentence, mail_of(found.also_record)))
+        parts.append(also_text(found.also[0].sentence, mail_line(mail_of(found.also_record))))
     if sentence.text:
         parts.append(f"{sentence.text} {sentence.reason()}" if sentence.marked else sentence.text)
     return "\n".join([*parts, WEAK] if band == "weak" else parts)

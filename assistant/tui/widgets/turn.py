@@ -33,15 +33,20 @@ def badge(done: AnswerDone) -> str:
 
 def quote_text(quote: QuoteFound) -> Text:
     """The quoted lines in quotation marks, every occurrence of the answer span in bold."""
-    text = Text("“" + " ".join(e.sentence for e in quote.lines) + "”")
+    text = Text(shape.quoted(quote.lines))
     if quote.span:
         text.highlight_words([quote.span], style=SPAN)
     return text
 
 
+def mail_text(mail: dict) -> str:
+    """sender · date · subject of a mail dict, the sender by name."""
+    return mail_line(mail.get("sender") or "", mail.get("date") or "", mail.get("subject"))
+
+
 def source_line(mail: dict) -> str:
     """— sender · date · subject, under the quote."""
-    return "— " + mail_line(mail.get("sender") or "", mail.get("date") or "", mail.get("subject"))
+    return "— " + mail_text(mail)
 
 
 def nearest_text(quote: QuoteFound) -> str:
@@ -94,7 +99,7 @@ class Turn(Vertical):
         self._show("quote", quote_text(quote))
         self._show("mail", source_line(quote.mail))
         if quote.also:  # another mail's best line, as the CLI shows it (senders by name)
-            self._show("also", f"Also: “{quote.also[0].sentence}” {source_line(quote.also_mail)}")
+            self._show("also", shape.also_text(quote.also[0].sentence, mail_text(quote.also_mail)))
 
     def set_status(self, status: str) -> None:
         if self.running:
