@@ -3,12 +3,12 @@ is scored, the best one (with the next best of the same chunk, at most two lines
 is the quote shown first, its answer span marked, and a score under a calibrated bar is "not found".
 
 A line's score is a logistic fusion of its features (FEATURES): cosine with the question, its
-neighbour's cosine, BM25
-over the candidate lines, the share of the question's terms it holds, holding a term of the kind
-asked for (a date for "when", an amount for "how much" …), its mail's retrieval rank, and
-optionally the model's pointer (the probability the model gives its number, llm/pointer). The
-weights and the two bars are fitted on questions the model wrote about lines of a mailbox
-(answer/fit.py), never on an evaluation set; `LineWeights.load` reads a home's own fit.
+neighbour's cosine, BM25 over the candidate lines, the share of the question's terms it holds,
+holding a term of the kind asked for (a date for "when", an amount for "how much" …), its mail's
+retrieval rank, being short, and the model's pointer (not built yet: its column is 0, so its
+weight fits to 0). The weights and the two bars are fitted on questions the model wrote about
+lines of a mailbox (answer/fit.py), never on an evaluation set; `LineWeights.load` reads a
+home's own fit.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ FEATURES = ("cosine", "near", "bm25", "cover", "kind", "rank", "short", "pointer
 QUOTE_CHARS = 320  # a quote, not a paste of the chunk
 ALSO = 0.5  # another mail's best line is shown too when it scores this share of the best
 LINES_VERSION = "lines-2"  # salts the stored line vectors' keys when the splitter changes
-BANDS = ("answer", "weak", "none")
 
 
 @dataclass(frozen=True)
@@ -64,12 +63,6 @@ class LineWeights:
 
     def band(self, p: float) -> str:
         return "answer" if p >= self.answer else "weak" if p >= self.weak else "none"
-
-    def without(self, feature: str) -> LineWeights:
-        """The same weights with one feature switched off (the bench's ablation)."""
-        coef = list(self.coef)
-        coef[FEATURES.index(feature)] = 0.0
-        return LineWeights(tuple(coef), self.bias, self.answer, self.weak, self.fitted_on)
 
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self), indent=1), encoding="utf-8")
@@ -152,7 +145,6 @@ class LineFinder:
         question: str,
         vector: np.ndarray,
         records: Sequence[ChunkRecord],
-        pointer: np.ndarray | None = None,
         weights: LineWeights | None = None,
     ) -> Found:
         weights = weights or self.weights
@@ -160,7 +152,7 @@ class LineFinder:
         nearest = distinct_mails(records)
         if not candidates:
             return Found([], "", 0.0, "none", None, nearest)
-        x = self.features(question, vector, candidates, pointer)
+        x = self.features(question, vector, candidates)
         p = weights.probability(x)
         order = np.argsort(-p, kind="stable")
         best = candidates[int(order[0])]
@@ -182,7 +174,6 @@ class LineFinder:
         question: str,
         vector: np.ndarray,
         candidates: Sequence[Candidate],
-        pointer: np.ndarray | None = None,
     ) -> np.ndarray:
         """One row per candidate, one column per name in FEATURES."""
         texts = [c.line.scored for c in candidates]
@@ -197,7 +188,7 @@ class LineFinder:
         ranks = max(c.rank for c in candidates)
         rank = [1.0 - c.rank / ranks if ranks else 1.0 for c in candidates]
         short = [len(c.line.text.split()) < 6 for c in candidates]
-        point = pointer if pointer is not None else np.zeros(len(candidates), dtype=np.float32)
+        point = np.zeros(len(candidates), dtype=np.float32)  # the model's pointer: not built
         columns = [cosine, near, bm25, cover, kind, rank, short, point]
         return np.column_stack([np.asarray(c, dtype=np.float32) for c in columns])
 

@@ -161,7 +161,6 @@ def test_bands_follow_the_bars() -> None:
         "weak",
         "none",
     ]
-    assert w.without("cosine").coef == w.coef
 
 
 def test_a_line_quoted_from_a_mail_among_the_candidates_is_counted_once(fake_embedder) -> None:

@@ -93,8 +93,8 @@ class FakeLines(LineFinder):
 
     band: str | None = None
 
-    def find(self, question: str, vector, records, pointer=None, weights=None) -> Found:
-        found = super().find(question, vector, records, pointer, weights)
+    def find(self, question: str, vector, records, weights=None) -> Found:
+        found = super().find(question, vector, records, weights)
         return found if self.band is None else replace(found, band=self.band)
 
 
