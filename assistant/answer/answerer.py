@@ -140,8 +140,9 @@ class Answerer:
         clock: Clock | None = None,
     ) -> Iterator[Event]:
         """The quote from `hits` (in the order given), shown at once; then, unless nothing was
-        found, one model sentence (prefill reusing cached KV, decode), shown only where every
-        checkable term of it stands in the quote."""
+        found, one model sentence (prefill reusing cached KV, decode), checked against the lines
+        shown (answer/shape.py: shown plain, marked or dropped, and whether it confirms the
+        quote)."""
         clock = clock or Clock()
         records = [h.record for h in hits]
         found = self.lines.find(question, vector, records)
