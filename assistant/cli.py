@@ -54,8 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--fresh",
         action="store_true",
-        help="the stored answer served last time is not what you asked: it is no longer served "
-        "to questions as far from its own as this one, and the question is asked again",
+        help="answer from scratch, not from the QA bank; if the answer the bank would have "
+        "served differs, it is no longer served to questions as far from its own as this one",
     )
     add_rerank(p)
     add_reuse(p)

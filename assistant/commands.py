@@ -275,26 +275,22 @@ def cmd_ask(ctx: Services, args: Namespace) -> int:
 
     from assistant import events as p
     from assistant.answer.answerer import ALL_LAYERS, NO_CACHE
+    from assistant.answer.shape import remembered
 
     out = Console(highlight=False)
     _warn_unembedded(ctx)
     answerer = ctx.answerer()
-    if args.fresh:
-        refused = answerer.refuse_hit(args.question)
-        if refused is not None and not args.json:
-            console.print(
-                f"[yellow]Not served again[/] for questions this far from "
-                f"“{escape(refused.question)}” (cosine {refused.similarity:.3f}); asking again"
-            )
     layers = NO_CACHE if args.no_cache else ALL_LAYERS
-    for event in answerer.answer(args.question, layers):
+    for event in answerer.answer(args.question, layers, fresh=args.fresh):
         if args.json:
             print(json.dumps(_event_dict(event), ensure_ascii=False, default=str), flush=True)
-        elif isinstance(event, p.QAHitFound):
+        elif isinstance(event, p.HitTightened):
             console.print(
-                f"[green]Remembered answer[/] (to “{escape(event.question)}”, "
-                f"cosine {event.similarity:.3f})"
+                f"[yellow]The remembered answer to “{escape(event.question)}” differs from this "
+                f"one[/]: it is served from now on only to questions nearer to it than this"
             )
+        elif isinstance(event, p.QAHitFound):
+            console.print(f"[green]{escape(remembered(event.question, event.made))}[/]")
         elif isinstance(event, p.QuoteFound):
             out.print(quote_block(event), soft_wrap=True)
         elif isinstance(event, p.KVReused) and event.reused_tokens:

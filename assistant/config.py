@@ -87,14 +87,21 @@ class CacheSettings:
     # "off", and "already known" for precompute's predictions and its population policy
     qa_threshold: float = 0.95
     # verified hits: an entry with cosine ≥ qa_candidate_threshold is served only if the check
-    # passes: "guard" (cache/verify.py, the text) | "guard+retrieval" | "retrieval" (its
+    # passes: "evidence" (answer/qa_verify.py: the new question's own line scoring quotes the
+    # stored answer's line, and its names, numbers and dates agree; entries with evidence lines
+    # are candidates from qa_evidence_threshold, the others take the guard) |
+    # "guard" (cache/verify.py, the text) | "guard+retrieval" | "retrieval" (its
     # sources' best chunk is in the new question's top qa_retrieval_k) | "off" (cosine ≥ τ).
     # The threshold is bench/threshold.py's choice; there the retrieval check refused no
     # near-miss the guard let through and cost a paraphrase, so it is off by default
     # (bench/results/threshold.json, "verified"; the int8 encoder's threshold_int8.json chooses
     # the same τ's)
     qa_candidate_threshold: float = 0.83
-    qa_verify: str = "guard"
+    qa_verify: str = "evidence"
+    # the cosine floor of an entry with evidence lines: low, since the evidence decides (the
+    # paraphrases of a real mailbox's questions have cosines from 0.59, issue 32); it bounds
+    # the candidates checked (cache/qa_bank.py CANDIDATES) and the hits bench/qa_hits.py counts
+    qa_evidence_threshold: float = 0.55
     qa_retrieval_k: int = 5
     qa_budget_mb: float = 16.0
     kv_budget_mb: float = 2048.0

@@ -14,6 +14,17 @@ class QAHitFound:
     question: str  # the stored question that matched
     similarity: float
     entry_id: int = 0  # the QA-bank entry served (what `Answerer.refuse_hit` refuses)
+    made: float = 0.0  # when the stored answer was made (time.time(); 0: not known)
+
+
+@dataclass(frozen=True)
+class HitTightened:
+    """Asked afresh, the question got another answer than the QA bank's entry would have served:
+    the entry is served from now on only to questions more similar than `similarity`."""
+
+    question: str  # the stored question whose answer differed
+    similarity: float
+    entry_id: int
 
 
 @dataclass(frozen=True)
@@ -85,6 +96,7 @@ class AnswerDone:
 
 Event = (
     QAHitFound
+    | HitTightened
     | ChunksRetrieved
     | ChunksOrdered
     | QuoteFound

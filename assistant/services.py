@@ -162,6 +162,9 @@ class Services:
                 int(cache.qa_budget_mb * 2**20),
                 cache.qa_candidate_threshold,
                 embedder=self.embedder,
+                evidence_threshold=(
+                    cache.qa_evidence_threshold if cache.qa_verify == "evidence" else None
+                ),
             ),
         )
 
@@ -188,7 +191,10 @@ class Services:
         from assistant.answer.qa_verify import HitVerifier
 
         def build() -> QAMemory:
-            verifier = HitVerifier(self.retriever, self.settings.cache)
+            def texts(ids):
+                return [r.text for r in self.store.chunk_records(ids)]
+
+            verifier = HitVerifier(self.retriever, self.settings.cache, texts=texts)
             return QAMemory(self.store, self.qa, self.embedder, self.selection, verifier)
 
         return self._once("_memory", build)

@@ -151,6 +151,24 @@ _QA_REFUSED = """
 ALTER TABLE qa_entries ADD COLUMN refused_at REAL NOT NULL DEFAULT 0;
 """
 
+_QA_EVIDENCE = """
+-- the lines an answer quoted (JSON [[chunk id, line], …]): a stored answer is served for a new
+-- question only when that question's own line scoring quotes the same line (answer/qa_verify.py);
+-- an entry without them (stored before this column) keeps the question guard
+ALTER TABLE qa_entries ADD COLUMN evidence TEXT NOT NULL DEFAULT '[]';
+-- the hits served, for the night's self-check: a sample is answered afresh and compared, and an
+-- entry that served a wrong answer is served only to questions more similar than that one
+CREATE TABLE IF NOT EXISTS qa_served (
+    id INTEGER PRIMARY KEY,
+    entry_id INTEGER NOT NULL REFERENCES qa_entries(id) ON DELETE CASCADE,
+    question TEXT NOT NULL,
+    similarity REAL NOT NULL,
+    served REAL NOT NULL,
+    checked REAL                   -- NULL until the self-check answered it afresh
+);
+CREATE INDEX IF NOT EXISTS qa_served_unchecked ON qa_served(checked, served);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
     ("0002_precompute", _PRECOMPUTE),
@@ -160,6 +178,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0006_sentence_vectors", _SENTENCE_VECTORS),
     ("0007_history_chunks", _HISTORY_CHUNKS),
     ("0008_qa_refused", _QA_REFUSED),
+    ("0009_qa_evidence", _QA_EVIDENCE),
 ]
 
 

@@ -46,6 +46,9 @@ class QAEntry:
     hits: int
     chunk_watermark: int = 0  # the newest chunk id when it was answered
     refused_at: float = 0.0  # served only above this similarity (0: never refused)
+    # the lines the answer quoted, (chunk id, line) in order; empty: a question-only entry
+    evidence: tuple[tuple[int, str], ...] = ()
+    answered_at: float | None = None  # when the answer was made (time.time())
 
     @property
     def chunk_ids(self) -> list[int]:
@@ -69,13 +72,25 @@ CANDIDATES = 4  # entries a verified lookup checks at most (each check may retri
 
 _COLUMNS = (
     "id, question, answer, sources, knowledge_version, stale, origin, hits, chunk_watermark, "
-    "refused_at"
+    "refused_at, evidence, answered_at"
 )
 
 
 def _entry(row: Sequence) -> QAEntry:
     sources = json.loads(row[3])
-    return QAEntry(row[0], row[1], row[2], sources, row[4], bool(row[5]), *row[6:])
+    evidence = tuple((int(c), str(line)) for c, line in json.loads(row[10] or "[]"))
+    return QAEntry(row[0], row[1], row[2], sources, row[4], bool(row[5]), *row[6:10], evidence,
+                   row[11])  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Served:
+    """A hit the bank served: which entry, to which question, how similar."""
+
+    id: int
+    entry_id: int
+    question: str
+    similarity: float
 
 
 class QABank:
@@ -86,15 +101,19 @@ class QABank:
         budget_bytes: int,
         candidate_threshold: float | None = None,
         embedder: Embedder | None = None,
+        evidence_threshold: float | None = None,
     ) -> None:
         """`embedder` names the encoder of the vectors given to the bank and re-embeds the
-        entries of another; without one, entries are compared under the name '' only."""
+        entries of another; without one, entries are compared under the name '' only.
+        `evidence_threshold`: the lower floor of a verified lookup for entries that keep their
+        evidence lines (the check then compares evidence, not wording)."""
         self.db = db
         self.embedder = embedder
         self.encoder = embedder.name if embedder is not None else ""
         self.threshold = threshold  # the same question by cosine alone
         # the floor of a verified lookup (None: τ, as unverified)
         self.candidate_threshold = candidate_threshold
+        self.evidence_threshold = evidence_threshold
         self.budget_bytes = budget_bytes
         self._matrix: tuple[tuple[int, int], np.ndarray, np.ndarray] | None = None
 
@@ -156,11 +175,18 @@ class QABank:
         """The most similar usable entry, whatever its similarity (None if the bank is empty)."""
         return next(self._ranked(vector, answered_only), None)
 
-    def floor(self, verified: bool) -> float:
-        """The similarity a hit needs: τ, or the candidate threshold when hits are verified."""
-        if verified and self.candidate_threshold is not None:
-            return self.candidate_threshold
-        return self.threshold
+    def floor(self, verified: bool, entry: QAEntry | None = None) -> float:
+        """The similarity a hit needs: τ, or the candidate threshold when hits are verified, or
+        the evidence threshold for an entry that keeps its evidence lines (no entry given: the
+        lowest floor any entry has)."""
+        if not verified:
+            return self.threshold
+        question = self.threshold if self.candidate_threshold is None else self.candidate_threshold
+        if self.evidence_threshold is None:
+            return question
+        if entry is None:
+            return min(question, self.evidence_threshold)
+        return self.evidence_threshold if entry.evidence else question
 
     def lookup(
         self,
@@ -192,6 +218,8 @@ class QABank:
         for hit in islice(self._ranked(vector), limit):
             if hit.similarity < floor:
                 return None
+            if hit.similarity < self.floor(verify is not None, hit.entry):
+                continue
             if hit.similarity <= hit.entry.refused_at:
                 continue
             if verify is not None and not verify(hit.entry):
@@ -254,14 +282,15 @@ class QABank:
         knowledge_version: int = 0,
         origin: str = "user",
         watermark: int = 0,
+        evidence: Sequence[tuple[int, str]] = (),
     ) -> int:
         blob = np.asarray(vector, dtype=np.float32).tobytes()
         now = time.time()
         with transaction(self.db):
             entry_id = self.db.execute(
                 "INSERT INTO qa_entries (question, embedding, answer, sources, knowledge_version, "
-                "origin, size, created, answered_at, last_used, chunk_watermark, encoder) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                "origin, size, created, answered_at, last_used, chunk_watermark, encoder, "
+                "evidence) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
                     question,
                     blob,
@@ -275,6 +304,7 @@ class QABank:
                     now,
                     watermark,
                     self.encoder,
+                    _evidence(evidence),
                 ],
             ).lastrowid
             self.evict(keep=entry_id)
@@ -287,11 +317,12 @@ class QABank:
         sources: Sequence[str],
         version: int,
         watermark: int = 0,
+        evidence: Sequence[tuple[int, str]] = (),
     ) -> None:
         with transaction(self.db):
             self.db.execute(
                 "UPDATE qa_entries SET answer = ?, sources = ?, knowledge_version = ?, stale = 0, "
-                "chunk_watermark = ?, answered_at = ?, "
+                "chunk_watermark = ?, answered_at = ?, evidence = ?, "
                 "size = length(question) + length(embedding) + ? WHERE id = ?",
                 [
                     answer,
@@ -299,11 +330,33 @@ class QABank:
                     version,
                     watermark,
                     time.time(),
+                    _evidence(evidence),
                     len(answer.encode()),
                     entry_id,
                 ],
             )
             self.evict(keep=entry_id)
+
+    def log_served(self, entry_id: int, question: str, similarity: float) -> None:
+        """Remember that `entry_id` was served to `question` (the night's self-check samples
+        these)."""
+        write(
+            self.db,
+            "INSERT INTO qa_served (entry_id, question, similarity, served) VALUES (?,?,?,?)",
+            [entry_id, question, similarity, time.time()],
+        )
+
+    def unchecked(self, limit: int) -> list[Served]:
+        """Served hits the self-check has not answered afresh yet, newest first."""
+        rows = self.db.execute(
+            "SELECT id, entry_id, question, similarity FROM qa_served WHERE checked IS NULL "
+            "ORDER BY served DESC, id DESC LIMIT ?",
+            [limit],
+        )
+        return [Served(*r) for r in rows.fetchall()]
+
+    def checked(self, served_id: int) -> None:
+        write(self.db, "UPDATE qa_served SET checked = ? WHERE id = ?", [time.time(), served_id])
 
     def confirm(self, entry_id: int, watermark: int) -> None:
         """The answer still holds with every chunk up to `watermark`."""
@@ -390,6 +443,10 @@ class QABank:
             "hits": row[3],
             "bytes": self.used_bytes(),
         }
+
+
+def _evidence(lines: Sequence[tuple[int, str]]) -> str:
+    return json.dumps([[int(c), str(line)] for c, line in lines], ensure_ascii=False)
 
 
 def _size(question: str, answer: str | None, blob: bytes) -> int:

@@ -324,6 +324,27 @@ class Guard:
         new, old = features(asked), features(stored)
         return _terms(new, old) or _contrast(new, old) or self._content(new, old)
 
+    def slots(self, asked: str, stored: str, evidence: str = "") -> Mismatch | None:
+        """The guard kept for what a paraphrase cannot reword: the two questions agree on
+        negation, on their kinds (when both have one) and on their scale words (CONTRASTS), and
+        each name, number, date and quoted string of `asked` is a term of `stored` or of
+        `evidence` (the mail the stored answer quoted). The stored question may name more than
+        the new one; content words are left to the evidence (answer/qa_verify.py)."""
+        new, old = features(asked), features(stored)
+        if new.negated != old.negated:
+            return Mismatch("negation")
+        if new.kinds and old.kinds and new.kinds != old.kinds:
+            return Mismatch("kind", tuple(sorted(new.kinds ^ old.kinds)))
+        said = features(evidence) if evidence else None
+        for field in ("numbers", "dates", "quoted", "names"):
+            known = getattr(old, field) | old.tokens
+            if said is not None:
+                known = known | getattr(said, field) | said.tokens
+            missing = getattr(new, field) - known
+            if missing:
+                return Mismatch(field, tuple(sorted(missing)))
+        return _contrast(new, old)
+
     def _content(self, new: Features, old: Features) -> Mismatch | None:
         if self.words == "off":
             return None

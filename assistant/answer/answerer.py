@@ -22,12 +22,14 @@ from assistant.answer.shape import (
     mail_of,
     shown,
 )
+from assistant.answer.text import asked_kinds, kind_terms
 from assistant.config import Settings
 from assistant.events import (
     AnswerDone,
     ChunksOrdered,
     ChunksRetrieved,
     Event,
+    HitTightened,
     KVReused,
     QAHitFound,
     QuoteFound,
@@ -42,7 +44,7 @@ from assistant.rerank.selection import Selection
 from cache.kv_tree import KVTree
 from cache.prediction import History
 from cache.protocols import Embedder
-from cache.qa_bank import QABank, QAEntry
+from cache.qa_bank import QABank, QAEntry, QAHit, Served
 from cache.sentences import SentenceVectors
 
 
@@ -85,28 +87,26 @@ class Answerer:
         self.activity = activity
         self.history = history
 
-    def answer(self, question: str, layers: CacheLayers = ALL_LAYERS) -> Iterator[Event]:
+    def answer(
+        self, question: str, layers: CacheLayers = ALL_LAYERS, fresh: bool = False
+    ) -> Iterator[Event]:
         """A user question, using the cache `layers` given. While it runs, background
-        precompute steps aside."""
+        precompute steps aside. `fresh`: answered from scratch, and the answer the QA bank
+        would have served is compared with it: an entry that would have served a wrong one is
+        served from now on only to questions more similar than this one (HitTightened)."""
         with self.activity.busy() if self.activity else nullcontext():
             asked = self.history.add(question) if self.history is not None else None
-            yield from self._answer(question, layers, asked)
+            yield from self._answer(question, layers, asked, fresh)
 
-    def _answer(self, question: str, layers: CacheLayers, asked: int | None) -> Iterator[Event]:
-        """`asked`: the question's history row, told the chunks it is answered from."""
+    def _answer(
+        self, question: str, layers: CacheLayers, asked: int | None, fresh: bool = False
+    ) -> Iterator[Event]:
+        """`asked`: the question's history row, told the chunks it is answered from. The quote
+        is found first (no model); the QA bank then serves a stored answer only when its
+        evidence is that quote (answer/qa_verify.py), else the model writes its sentence."""
         clock = Clock()
         vector = self.embedder.embed_batch([question])[0]
         clock.lap("embed")
-        if layers.qa:
-            verify = self.verifier.check(question, vector)
-            hit = self.qa.lookup(vector, accept=self.memory.is_fresh, verify=verify)
-            clock.lap("qa_lookup")
-            served = self._from_bank(question, vector, hit.entry, clock) if hit else None
-            if hit is not None and served is not None:
-                self._accessed(asked, hit.entry.chunk_ids)
-                yield QAHitFound(hit.entry.question, hit.similarity, hit.entry.id)
-                yield from served
-                return
         hits = self.select.candidates(question, vector)
         clock.lap("retrieve")
         yield ChunksRetrieved(hits)
@@ -114,7 +114,55 @@ class Answerer:
         clock.lap("rerank")
         yield ChunksOrdered([h.chunk_id for h in hits])
         self._accessed(asked, [h.chunk_id for h in hits])
-        yield from self.generate(question, vector, hits, layers, clock)
+        found = self.lines.find(question, vector, [h.record for h in hits])
+        clock.mark("quote")
+        yield quote_found(found)
+        if fresh:
+            yield from self._fresh(question, vector, hits, found, layers, clock)
+            return
+        hit = self._lookup(question, vector, found) if layers.qa else None
+        clock.lap("qa_lookup")
+        if hit is not None:
+            self.qa.log_served(hit.entry.id, question, hit.similarity)
+            yield QAHitFound(hit.entry.question, hit.similarity, hit.entry.id,
+                             hit.entry.answered_at or 0.0)  # fmt: skip
+            yield self._served(question, found, hits, hit.entry, clock)
+            return
+        yield from self._write(question, vector, hits, found, layers, clock)
+
+    def _fresh(
+        self, question: str, vector, hits: list[Hit], found: Found, layers: CacheLayers,
+        clock: Clock,
+    ) -> Iterator[Event]:  # fmt: skip
+        """The answer from scratch; then the bank's would-be hit compared with it."""
+        would = None
+        if layers.qa and not found.not_found:
+            would = self.qa.find(vector, self.verifier.check(question, vector, found))
+        done = None
+        for event in self._write(question, vector, hits, found, layers, clock):
+            done = event if isinstance(event, AnswerDone) else done
+            yield event
+        if would is not None and done is not None:
+            served = self._served(question, found, hits, would.entry, clock)
+            if disagree(served, done):
+                self.qa.refuse(would.entry.id, would.similarity)
+                yield HitTightened(would.entry.question, would.similarity, would.entry.id)
+
+    def recheck(self, served: Served) -> bool:
+        """The night's self-check of one served hit: its question answered afresh (the entry is
+        tightened if it served a wrong answer). True when it was tightened."""
+        events = self.answer(served.question, ALL_LAYERS, fresh=True)
+        tightened = any(isinstance(e, HitTightened) for e in events)
+        self.qa.checked(served.id)
+        return tightened
+
+    def _lookup(self, question: str, vector, found: Found) -> QAHit | None:
+        """The stored answer whose evidence this question's quote is (none when nothing was
+        found: there is no answer to remember either)."""
+        if found.not_found:
+            return None
+        verify = self.verifier.check(question, vector, found)
+        return self.qa.lookup(vector, accept=self.memory.is_fresh, verify=verify)
 
     def _accessed(self, asked: int | None, chunk_ids: list[int]) -> None:
         if asked is not None and self.history is not None:
@@ -125,7 +173,9 @@ class Answerer:
         it would serve is served from now on only to questions more similar than this one
         (cache/qa_bank.py). Returns what was refused, None when the bank serves nothing."""
         vector = self.embedder.embed_batch([question])[0]
-        hit = self.qa.find(vector, self.verifier.check(question, vector))
+        hits = self.select.rerank(question, self.select.candidates(question, vector))
+        found = self.lines.find(question, vector, [h.record for h in hits])
+        hit = self.qa.find(vector, self.verifier.check(question, vector, found))
         if hit is None:
             return None
         self.qa.refuse(hit.entry.id, hit.similarity)
@@ -144,10 +194,23 @@ class Answerer:
         shown (answer/shape.py: shown plain, marked or dropped, and whether it confirms the
         quote)."""
         clock = clock or Clock()
-        records = [h.record for h in hits]
-        found = self.lines.find(question, vector, records)
+        found = self.lines.find(question, vector, [h.record for h in hits])
         clock.mark("quote")
         yield quote_found(found)
+        yield from self._write(question, vector, hits, found, layers, clock)
+
+    def _write(
+        self,
+        question: str,
+        vector,
+        hits: list[Hit],
+        found: Found,
+        layers: CacheLayers,
+        clock: Clock,
+    ) -> Iterator[Event]:
+        """The model's sentence for a quote already shown, checked, and remembered with the
+        quote's lines as its evidence."""
+        records = [h.record for h in hits]
         if found.not_found:
             yield self._done(question, found, records, clock)
             return
@@ -165,23 +228,20 @@ class Answerer:
             yield event
         draft = "".join(pieces).strip()
         sentence, faults = checked_sentence(draft, found, question, [r.text for r in records])
-        if layers.qa and sentence.confirmed:  # the bank keeps the model's reading, to check again
-            self.memory.keep(question, vector, first_sentence(draft), hits, "user")
+        if layers.qa:  # the bank keeps the model's reading, checked again when it is served
+            self.memory.keep(question, vector, first_sentence(draft), hits, "user", found)
         yield self._done(question, found, records, clock, draft, sentence, faults, reused)
 
-    def _from_bank(self, question: str, vector, entry: QAEntry, clock: Clock) -> list | None:
-        """A stored answer's events, its quote found afresh in its sources for this question;
-        None unless the stored reading of the model still confirms that quote (the question
-        then takes the whole path)."""
-        records = self.store.chunk_records(entry.chunk_ids)
-        found = self.lines.find(question, vector, records)
+    def _served(
+        self, question: str, found: Found, hits: list[Hit], entry: QAEntry, clock: Clock
+    ) -> AnswerDone:
+        """A stored answer for this question's quote: the stored sentence checked against the
+        quote as a fresh one would be (plain, marked or dropped)."""
+        records = [h.record for h in hits]
         texts = [r.text for r in records]
         sentence, faults = checked_sentence(entry.answer or "", found, question, texts)
-        if not sentence.confirmed:
-            return None
-        clock.mark("quote")
         done = self._done(question, found, records, clock, "", sentence, faults)
-        return [quote_found(found), replace(done, qa_hit=True)]
+        return replace(done, qa_hit=True)
 
     def _done(
         self,
@@ -216,6 +276,21 @@ class Answerer:
             sentence=sentence.text,
             band=band,
         )
+
+
+def disagree(served: AnswerDone, fresh: AnswerDone) -> bool:
+    """Whether a served answer is wrong beside the one made afresh: both quote the same line
+    (the hit's condition), so they differ in the model's sentence: the fresh one is confirmed
+    and the served one is not, or each names a term of the kind asked that the other does not
+    (6 March against 2 March; "March" against "2 March" is not a disagreement)."""
+    if fresh.band != "answer":
+        return False  # the fresh answer settles nothing
+    if served.band != "answer" or served.span != fresh.span:
+        return True
+    asked = asked_kinds(fresh.question)
+    ours = kind_terms(served.sentence, served.question, asked)
+    theirs = kind_terms(fresh.sentence, fresh.question, asked)
+    return bool(ours - theirs and theirs - ours)
 
 
 def quote_found(found: Found) -> QuoteFound:

@@ -128,6 +128,19 @@ class Found:
     def text(self) -> str:
         return " ".join(e.sentence for e in self.lines)
 
+    @property
+    def best_line(self) -> str:
+        """The best line (as quoted), "" when there is none."""
+        return _clipped(self.ranked[0][0].line.text) if self.ranked else ""
+
+    def evidence(self) -> list[tuple[int, str]]:
+        """What the QA bank keeps of it: (chunk id, line), the best line first, then the
+        quote's other line."""
+        if not self.ranked:
+            return []
+        best = (self.ranked[0][0].record.chunk_id, self.best_line)
+        return [best, *((e.chunk_id, e.sentence) for e in self.lines if e.sentence != best[1])]
+
 
 class LineFinder:
     """Scores the lines of a prompt's chunks for a question (no model: tens of milliseconds)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from assistant.answer.evidence import Found
 from assistant.answer.qa_verify import HitVerifier
 from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.store import KnowledgeStore
@@ -41,29 +42,44 @@ class QAMemory:
         self.qa.confirm(entry.id, newest)
         return True
 
-    def keep(self, question: str, vector, answer: str, hits: Sequence[Hit], origin: str) -> None:
-        """Remember an answer made from `hits`, unless an import is still embedding: dense search
-        then saw only part of the mail."""
+    def keep(
+        self,
+        question: str,
+        vector,
+        answer: str,
+        hits: Sequence[Hit],
+        origin: str,
+        found: Found | None = None,
+    ) -> None:
+        """Remember an answer made from `hits`, with the lines its quote showed (`found`: what a
+        later question's own quote must show for the answer to be served to it), unless an
+        import is still embedding: dense search then saw only part of the mail."""
         if self.store.all_embedded(self.embedder.name):
             chunk_ids = [str(h.record.ref()["chunk_id"]) for h in hits]
-            self.remember(question, vector, answer, chunk_ids, origin)
+            lines = found.evidence() if found is not None else []
+            self.remember(question, vector, answer, chunk_ids, origin, lines)
 
     def remember(
-        self, question: str, vector, answer: str | None, sources: list[str], origin: str = "user"
+        self,
+        question: str,
+        vector,
+        answer: str | None,
+        sources: list[str],
+        origin: str = "user",
+        evidence: Sequence[tuple[int, str]] = (),
     ) -> int:
         """Store an answer (or a pending entry) in the QA bank. A pending or stale entry for the
         same question (as similar as a hit needs, and passing the guard, so that a near-miss
         never overwrites another question's entry) is filled in rather than duplicated."""
         version, watermark = self.store.version("chunks"), self.store.max_chunk_id()
         near = self.qa.nearest(vector, answered_only=False)
-        floor = min(self.qa.floor(self.verifier.active), 0.999)
         same = (
             near is not None
-            and near.similarity >= floor
+            and near.similarity >= min(self.qa.floor(self.verifier.active, near.entry), 0.999)
             and self.verifier.same_question(question, near.entry)
         )
         if same and (near.entry.answer is None or near.entry.stale):
             if answer is not None:
-                self.qa.set_answer(near.entry.id, answer, sources, version, watermark)
+                self.qa.set_answer(near.entry.id, answer, sources, version, watermark, evidence)
             return near.entry.id
-        return self.qa.add(question, vector, answer, sources, version, origin, watermark)
+        return self.qa.add(question, vector, answer, sources, version, origin, watermark, evidence)

@@ -1,7 +1,13 @@
-"""Verified QA-bank hits: a stored answer is served for a new question only when the two ask the
-same thing. Cosine similarity alone serves "the same words about another entity" (another house
-number, a birth's weight for its date); the checks here refuse those:
+"""Verified QA-bank hits: a stored answer is served for a new question only when it answers it.
+Cosine similarity alone serves "the same words about another entity" (another house number, a
+birth's weight for its date); the checks here refuse those:
 
+- the evidence check (the default, "evidence"): the new question's own retrieval and line scoring
+  (no model) quote the line the stored answer quoted, and the names, numbers and dates it asks
+  about agree with the stored question or its evidence mail (cache/verify.py's `Guard.slots`).
+  Wording is left to the evidence: a paraphrase finds the same line, a near-miss (another
+  person, date, amount, another line of the same mail) finds another. An entry stored without
+  evidence lines falls back to the guard;
 - the guard (cache/verify.py): what the embedding blurs must match in the text;
 - the retrieval check: the stored answer's best source is still among the new question's top
   retrieved chunks, as it would be in the prompt had the question been answered afresh.
@@ -12,30 +18,46 @@ values of CacheSettings.qa_verify; bench/threshold.py measures each.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
+from assistant.answer.evidence import Found
+from assistant.answer.text import asked_kinds
 from assistant.config import CacheSettings, ConfigError
 from assistant.knowledge.retrieval import Retriever
 from cache.qa_bank import QAEntry
 from cache.verify import Guard
 
-VERIFY_MODES = ("guard+retrieval", "guard", "retrieval", "off")
+VERIFY_MODES = ("evidence", "guard+retrieval", "guard", "retrieval", "off")
 
 
 @dataclass(frozen=True)
 class Verdict:
     served: bool
-    reason: str  # "ok", "guard:<field>" (cache/verify.py's Mismatch.field) or "retrieval"
+    # "ok", "guard:<field>" or "slots:<field>" (cache/verify.py's Mismatch.field), "retrieval",
+    # "not found" (the new question's lines answer nothing), "evidence" (another best line) or
+    # "kind" (another kind of answer asked: a number, not a date)
+    reason: str
+
+
+def line_key(line: str) -> str:
+    """A quoted line as compared across answers: case and spacing aside."""
+    return " ".join(line.casefold().split())
 
 
 class HitVerifier:
     def __init__(
-        self, retriever: Retriever, settings: CacheSettings, guard: Guard | None = None
+        self,
+        retriever: Retriever,
+        settings: CacheSettings,
+        guard: Guard | None = None,
+        texts: Callable[[Sequence[int]], list[str]] | None = None,
     ) -> None:
+        """`texts`: the chunk texts of chunk ids (the evidence mail a stored answer quoted, for
+        the slot check); without it the slots are checked against the stored question only."""
         if settings.qa_verify not in VERIFY_MODES:
             raise ConfigError(
                 f"cache.qa_verify: expected one of {', '.join(VERIFY_MODES)}, "
@@ -45,19 +67,27 @@ class HitVerifier:
         self.mode = settings.qa_verify
         self.k = settings.qa_retrieval_k
         self.guard = guard or Guard()
+        self.texts = texts
 
     @property
     def active(self) -> bool:
         return self.mode != "off"
 
-    def verdict(self, question: str, vector: np.ndarray, entry: QAEntry) -> Verdict:
-        """Whether `entry`'s answer may be served for `question` (embedded as `vector`)."""
-        return QuestionCheck(self, question, vector).verdict(entry)
+    def verdict(
+        self, question: str, vector: np.ndarray, entry: QAEntry, found: Found | None = None
+    ) -> Verdict:
+        """Whether `entry`'s answer may be served for `question` (embedded as `vector`; `found`:
+        its own lines, for the evidence check)."""
+        return QuestionCheck(self, question, vector, found).verdict(entry)
 
-    def check(self, question: str, vector: np.ndarray) -> Callable[[QAEntry], bool] | None:
+    def check(
+        self, question: str, vector: np.ndarray, found: Found | None = None
+    ) -> Callable[[QAEntry], bool] | None:
         """QABank.lookup's `verify` for one question (it retrieves at most once, however many
-        candidates it is asked about); None when verification is off."""
-        return QuestionCheck(self, question, vector) if self.active else None
+        candidates it is asked about); None when verification is off. `found`: the question's
+        own lines (LineFinder.find over its prompt's chunks), which the evidence check
+        compares; without them an entry is checked by the guard."""
+        return QuestionCheck(self, question, vector, found) if self.active else None
 
     def same_question(self, question: str, entry: QAEntry) -> bool:
         """The guard alone, whatever the mode: may `question`'s answer fill in `entry`?"""
@@ -67,16 +97,23 @@ class HitVerifier:
 class QuestionCheck:
     """The checks of one new question against the candidates of one lookup."""
 
-    def __init__(self, verifier: HitVerifier, question: str, vector: np.ndarray) -> None:
+    def __init__(
+        self, verifier: HitVerifier, question: str, vector: np.ndarray, found: Found | None = None
+    ) -> None:
         self.verifier = verifier
         self.question = question
         self.vector = vector
+        self.found = found
 
     def __call__(self, entry: QAEntry) -> bool:
         return self.verdict(entry).served
 
     def verdict(self, entry: QAEntry) -> Verdict:
         mode = self.verifier.mode
+        if mode == "evidence":
+            if entry.evidence and self.found is not None:
+                return self.evidence(entry, self.found)
+            mode = "guard"  # a question-only entry, or no lines to compare: today's guard
         if "guard" in mode:
             mismatch = self.verifier.guard.check(self.question, entry.question)
             if mismatch is not None:
@@ -84,6 +121,23 @@ class QuestionCheck:
         if "retrieval" in mode and not self.retrieves(entry):
             return Verdict(False, "retrieval")
         return Verdict(True, "ok")
+
+    def evidence(self, entry: QAEntry, found: Found) -> Verdict:
+        """The stored answer's best line is this question's own best line, both ask for the
+        same kind of answer where both ask for one (answer/text.py: a date, a number, a name
+        …), and what this question names agrees with the stored question or its evidence
+        mail."""
+        if found.not_found:
+            return Verdict(False, "not found")
+        if line_key(entry.evidence[0][1]) != line_key(found.best_line):
+            return Verdict(False, "evidence")
+        ours, theirs = asked_kinds(self.question), asked_kinds(entry.question)
+        if ours and theirs and ours != theirs:
+            return Verdict(False, "kind")
+        texts = self.verifier.texts
+        said = " ".join(texts(sorted({c for c, _ in entry.evidence}))) if texts else ""
+        mismatch = self.verifier.guard.slots(self.question, entry.question, said)
+        return Verdict(False, f"slots:{mismatch.field}") if mismatch else Verdict(True, "ok")
 
     def retrieves(self, entry: QAEntry) -> bool:
         """The entry's best source is among this question's top chunks (no sources: unknown,

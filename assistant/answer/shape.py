@@ -6,6 +6,7 @@ line clears the bar (answer/evidence.py)."""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -157,3 +158,10 @@ def nearest_lines(mails: Sequence[dict]) -> list[str]:
     if not mails:
         return []
     return [NEAREST, *(f"- {mail_line(m)}" for m in mails[:3])]
+
+
+def remembered(question: str, made: float) -> str:
+    """What a served QA-bank hit says of itself: a remembered answer, when it was made, and the
+    question it was made for."""
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(made)) if made else "an earlier day"
+    return f"Remembered answer, made {when} for “{question}”"

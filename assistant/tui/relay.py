@@ -12,6 +12,7 @@ from textual.message import Message
 
 from assistant import events as p
 from assistant.answer.evidence import mail_key
+from assistant.answer.shape import remembered
 from assistant.tui.backend import AnswererLike, KnowledgeLike
 from assistant.tui.messages import (
     AnswerFinished,
@@ -74,7 +75,7 @@ class _Relay:
         if isinstance(event, p.TokenStreamed):
             return [] if self.writing else [self.status(WRITING)]
         if isinstance(event, p.QAHitFound):
-            return [AnswerStatusChanged(turn, f"remembered answer (cosine {event.similarity:.3f})")]
+            return [AnswerStatusChanged(turn, remembered(event.question, event.made))]
         if isinstance(event, p.ChunksRetrieved):
             self.retrieved = {h.chunk_id: h.record for h in event.hits}
             return []

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -90,7 +91,7 @@ class ScriptedAnswerer:
     def __init__(self, events: list) -> None:
         self.events = events
 
-    def answer(self, question: str, layers: CacheLayers = ALL_LAYERS):
+    def answer(self, question: str, layers: CacheLayers = ALL_LAYERS, fresh: bool = False):
         yield from self.events
 
 
@@ -147,10 +148,12 @@ def test_a_quote_the_model_does_not_confirm_is_marked_after_it(monkeypatch, tmp_
 
 def test_a_remembered_answer_says_so_and_shows_its_quote(monkeypatch, tmp_path, capsys):
     done = p.AnswerDone("q", "…", SOURCES, True, 0, 0, TIMES, [DEMOLITION], True)
-    events = [p.QAHitFound("when is demolition", 0.97), quote(), done]
+    made = time.mktime((2026, 11, 24, 9, 30, 0, 0, 0, -1))
+    events = [quote(), p.QAHitFound("when is demolition", 0.97, 4, made), done]
     assert ask(monkeypatch, tmp_path, events) == 0
     captured = capsys.readouterr()
-    assert "Remembered answer" in captured.err
+    assert "Remembered answer, made 2026-11-24 09:30" in captured.err
+    assert "when is demolition" in captured.err
     assert captured.out.splitlines()[0] == "“Demolition starts Monday 2 March.”"
 
 
@@ -191,22 +194,32 @@ def test_ask_with_the_real_models_quotes_the_line_that_answers(tmp_path, monkeyp
 
 
 @pytest.mark.slow
-def test_ask_fresh_refuses_the_served_answer_and_answers_afresh(tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("ASSISTANT_ANSWER_MAX_TOKENS", "8")
+def test_ask_fresh_answers_afresh_and_tightens_only_a_wrong_remembered_answer(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setenv("ASSISTANT_ANSWER_MAX_TOKENS", "12")
     box = write_mbox(
         tmp_path / "box.mbox",
-        [make_email(subject="Kitchen", body="Demolition starts on Monday 2 March.")],
+        [make_email(subject="Kitchen", body="Demolition starts on Monday 2 March, the tiles "
+                    "come on Friday 6 March.")],  # fmt: skip
     )
     home = str(tmp_path / "h")
     assert main(["import", "--home", home, str(box)]) == 0
     assert main(["ask", "--home", home, "When does the demolition start?"]) == 0
     capsys.readouterr()
     assert main(["ask", "--home", home, "when does the demolition start"]) == 0
-    assert "Remembered answer" in capsys.readouterr().err  # served from the first answer's entry
-    assert main(["ask", "--home", home, "--fresh", "when does the demolition start"]) == 0
-    err = capsys.readouterr().err
-    assert "Not served again" in err and "Remembered answer" not in err
-    entries = {e.question: e for e in open_services(home).qa.entries()}
-    refused = entries["When does the demolition start?"]
-    assert 0.9 < refused.refused_at < 1.0  # the cosine of the two wordings
-    assert "when does the demolition start" in entries  # the fresh answer has its own entry
+    assert "Remembered answer" in capsys.readouterr().err  # its quote is the stored one's
+    qa = open_services(home).qa
+    entry = next(e for e in qa.entries() if e.question == "When does the demolition start?")
+    # a stored sentence every term of which stands in the quote, naming the other date
+    qa.set_answer(entry.id, "It starts on Friday 6 March.", entry.sources, 0, 0, entry.evidence)
+    assert main(["ask", "--home", home, "--json", "--fresh", "when does the demolition start"]) == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    kinds = [e["event"] for e in events]
+    assert "QAHitFound" not in kinds and "TokenStreamed" in kinds  # answered afresh
+    done = events[-1] if kinds[-1] == "AnswerDone" else events[-2]
+    refused = next(e for e in open_services(home).qa.entries() if e.id == entry.id).refused_at
+    if done["band"] == "answer" and "Friday" not in done["sentence"]:  # the stored one is wrong
+        assert "HitTightened" in kinds and 0.9 < refused < 1.0
+    else:  # an unconfirmed fresh answer settles nothing
+        assert "HitTightened" not in kinds and refused == 0

@@ -206,3 +206,28 @@ def test_a_refused_entry_gives_way_to_the_next_candidate():
     bank.refuse(first, bank.find(asked, verify=lambda e: True).similarity)
     assert bank.lookup(asked, verify=lambda e: True).entry.id == second
     assert bank.get(first).hits == 1 and bank.get(second).hits == 1  # find counts nothing
+
+
+def test_evidence_lines_are_kept_and_lower_the_floor_for_their_entry_only():
+    bank = QABank(open_cache_db(None), 0.95, 10_000, candidate_threshold=0.9,
+                  evidence_threshold=0.5)  # fmt: skip
+    lines = [(7, "Demolition starts on Monday 2 March."), (7, "Bring the keys.")]
+    with_lines = bank.add("when does the demolition start", unit(1, 0, 0), "2 March.",
+                          ["7"], evidence=lines)  # fmt: skip
+    assert bank.get(with_lines).evidence == tuple(lines) and bank.get(with_lines).answered_at
+    asked = unit(1, 1.2, 0)  # cosine 0.64: under the question floor, over the evidence floor
+    assert bank.lookup(asked, verify=lambda e: True).entry.id == with_lines
+    bank.mark_stale([with_lines])
+    bank.add("when does the demolition start", unit(1, 0, 0), "2 March.", ["7"])  # no lines
+    assert bank.lookup(asked, verify=lambda e: True) is None  # a question-only entry: 0.9
+
+
+def test_served_hits_are_logged_until_the_self_check_has_seen_them():
+    bank = QABank(open_cache_db(None), 0.95, 10_000)
+    entry = bank.add("when does the demolition start", unit(1, 0, 0), "2 March.", ["7"])
+    bank.log_served(entry, "when will demolition begin", 0.91)
+    bank.log_served(entry, "demolition start date?", 0.88)
+    served = bank.unchecked(10)
+    assert [s.question for s in served] == ["demolition start date?", "when will demolition begin"]
+    bank.checked(served[0].id)
+    assert [s.question for s in bank.unchecked(10)] == ["when will demolition begin"]

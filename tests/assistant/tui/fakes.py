@@ -171,7 +171,7 @@ class FakeModel:
 class _NoVerifier:
     active = False
 
-    def check(self, question: str, vector) -> None:
+    def check(self, question: str, vector, found=None) -> None:
         return None
 
 
@@ -185,8 +185,12 @@ class FakeMemory:
     def is_fresh(self, entry: QAEntry) -> bool:
         return True
 
-    def keep(self, question: str, vector, answer: str, hits: Sequence[Hit], origin: str) -> None:
-        self.qa.add(question, vector, answer, [str(h.record.chunk_id) for h in hits])
+    def keep(
+        self, question: str, vector, answer: str, hits: Sequence[Hit], origin: str, found=None
+    ) -> None:
+        evidence = found.evidence() if found is not None else ()
+        self.qa.add(question, vector, answer, [str(h.record.chunk_id) for h in hits],
+                    evidence=evidence)  # fmt: skip
 
 
 @dataclass(frozen=True)

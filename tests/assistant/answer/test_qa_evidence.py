@@ -1,0 +1,108 @@
+"""QA-bank hits decided by evidence, with the real embedder, retriever and line scorer: a stored
+answer is served for a paraphrase (its quote is the stored quote), and refused for a question
+whose own quote is another line of the same mail, for another person, and where nothing is
+found."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.answer.evidence import LineFinder
+from assistant.answer.qa_verify import HitVerifier
+from assistant.config import CacheSettings, Settings
+from assistant.importer import Importer
+from assistant.knowledge.embeddings import make_embedder
+from assistant.knowledge.retrieval import Retriever
+from cache.db import open_cache_db
+from cache.qa_bank import QABank
+from tests.conftest import make_email, write_mbox
+
+pytestmark = pytest.mark.slow
+
+MAILS = [
+    ("New hire", "Hi all,\n\nHenrik Dahl starts on Monday 3 March in the Oslo office.\n\n"
+     "He signed for a salary of 61,000 euro a year.\n\nBest,\nAnna"),
+    ("Wedding", "Elin's wedding is in Uppsala on 8 August; Maya gives the speech."),
+    ("Tiles", "We chose Mosa tiles, 15 x 15 cm, colour Warm Grey, for the kitchen."),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    from assistant.knowledge.db import open_db
+    from assistant.knowledge.store import KnowledgeStore
+
+    embedder = make_embedder(Settings().embedding)
+    store = KnowledgeStore(open_db(None))
+    msgs = [make_email(subject=s, body=b, msgid=f"<e{i}@x>") for i, (s, b) in enumerate(MAILS)]
+    box = write_mbox(tmp_path_factory.mktemp("mail") / "box.mbox", msgs)
+    Importer(store, embedder).run([box])
+    retriever = Retriever(store, embedder, None)
+
+    def texts(ids):
+        return [r.text for r in store.chunk_records(ids)]
+
+    verifier = HitVerifier(retriever, CacheSettings(), texts=texts)
+    return embedder, retriever, LineFinder(embedder), verifier
+
+
+def quote(world, question: str):
+    embedder, retriever, lines, _ = world
+    vector = embedder.embed_batch([question])[0]
+    hits = retriever.search(question, k=3, query_vector=vector)
+    return vector, hits, lines.find(question, vector, [h.record for h in hits])
+
+
+def stored(world, question: str, answer: str):
+    """A bank holding `question`'s answer with the lines its own quote showed, as the app keeps
+    it (answer/qa_memory.py)."""
+    vector, hits, found = quote(world, question)
+    assert not found.not_found
+    bank = QABank(open_cache_db(None), 0.95, 1 << 20, 0.83, evidence_threshold=0.55)
+    entry = bank.add(question, vector, answer, [str(h.chunk_id) for h in hits],
+                     evidence=found.evidence())  # fmt: skip
+    return bank, entry
+
+
+def verdict(world, bank, entry: int, question: str):
+    vector, _, found = quote(world, question)
+    return world[3].verdict(question, vector, bank.get(entry), found)
+
+
+def test_a_paraphrase_whose_quote_is_the_stored_quote_is_served(world):
+    bank, entry = stored(world, "When does Henrik Dahl start?", "Henrik starts on 3 March.")
+    assert bank.get(entry).evidence[0][1].startswith("Henrik Dahl starts on Monday 3 March")
+    question = "What's Henrik's first day in the new job?"
+    assert verdict(world, bank, entry, question).reason == "ok"
+    vector, _, found = quote(world, question)
+    hit = bank.lookup(vector, verify=world[3].check(question, vector, found))
+    assert hit is not None and hit.entry.id == entry
+
+
+def test_another_line_of_the_same_mail_is_another_question(world):
+    bank, entry = stored(world, "When does Henrik Dahl start?", "Henrik starts on 3 March.")
+    question = "How much does Henrik earn a year?"
+    _, _, found = quote(world, question)
+    assert "61,000" in found.best_line  # its own best line: the salary
+    assert verdict(world, bank, entry, question).reason == "evidence"
+    # the scorer can hardly tell the salary line from the start line here (the names weigh),
+    # but the question asks for a number, not a date
+    question = "What salary did Henrik Dahl sign for?"
+    assert verdict(world, bank, entry, question).reason in ("evidence", "kind")
+
+
+def test_a_name_neither_the_stored_question_nor_its_mail_has_is_refused(world):
+    bank, entry = stored(world, "When does Henrik Dahl start?", "Henrik starts on 3 March.")
+    question = "When does Fatima Bennani start?"
+    result = verdict(world, bank, entry, question)
+    assert not result.served and result.reason in ("slots:names", "evidence", "not found")
+
+
+def test_nothing_found_is_never_served(world):
+    bank, entry = stored(world, "When does Henrik Dahl start?", "Henrik starts on 3 March.")
+    question = "What is the capital of Peru?"
+    _, _, found = quote(world, question)
+    if found.not_found:
+        assert verdict(world, bank, entry, question).reason == "not found"
+    else:  # the line scorer quotes something: it is not the stored line
+        assert not verdict(world, bank, entry, question).served
