@@ -191,10 +191,7 @@ class Services:
         from assistant.answer.qa_verify import HitVerifier
 
         def build() -> QAMemory:
-            def texts(ids):
-                return [r.text for r in self.store.chunk_records(ids)]
-
-            verifier = HitVerifier(self.retriever, self.settings.cache, texts=texts)
+            verifier = HitVerifier(self.retriever, self.settings.cache)
             return QAMemory(self.store, self.qa, self.embedder, self.selection, verifier)
 
         return self._once("_memory", build)

@@ -324,25 +324,27 @@ class Guard:
         new, old = features(asked), features(stored)
         return _terms(new, old) or _contrast(new, old) or self._content(new, old)
 
-    def slots(self, asked: str, stored: str, evidence: str = "") -> Mismatch | None:
-        """The guard kept for what a paraphrase cannot reword: the two questions agree on
-        negation, on their kinds (when both have one) and on their scale words (CONTRASTS), and
-        each name, number, date and quoted string of `asked` is a term of `stored` or of
-        `evidence` (the mail the stored answer quoted). The stored question may name more than
-        the new one; content words are left to the evidence (answer/qa_verify.py)."""
+    def slots(self, asked: str, stored: str, line: str = "") -> Mismatch | None:
+        """The guard kept for what a paraphrase cannot reword, where the evidence decides the
+        rest: the two questions agree on negation, on their kinds (when both have one) and on
+        their scale words (CONTRASTS); each name, number, date and quoted string of `asked` is
+        a term of `stored` (the new question may name less, never another); and no content
+        word `asked` adds stands in `line`, the stored answer's best line (a line that answers
+        both "who is the photographer" and "who is the florist" names both)."""
         new, old = features(asked), features(stored)
         if new.negated != old.negated:
             return Mismatch("negation")
         if new.kinds and old.kinds and new.kinds != old.kinds:
             return Mismatch("kind", tuple(sorted(new.kinds ^ old.kinds)))
-        said = features(evidence) if evidence else None
         for field in ("numbers", "dates", "quoted", "names"):
-            known = getattr(old, field) | old.tokens
-            if said is not None:
-                known = known | getattr(said, field) | said.tokens
-            missing = getattr(new, field) - known
+            missing = {t for t in getattr(new, field) - getattr(old, field) - old.tokens
+                       if not _named(t, old.tokens)}  # fmt: skip
             if missing:
                 return Mismatch(field, tuple(sorted(missing)))
+        said = {stem(t) for t in features(line).tokens} if line else set()
+        added = {w for w in _unmatched(new.words, old) if stem(w) in said}
+        if added:
+            return Mismatch("words", tuple(sorted(added)))
         return _contrast(new, old)
 
     def _content(self, new: Features, old: Features) -> Mismatch | None:
@@ -365,6 +367,16 @@ def _terms(new: Features, old: Features) -> Mismatch | None:
             return Mismatch(field, tuple(sorted(differ)))
     differ = (new.names - old.tokens) | (old.names - new.tokens)
     return Mismatch("names", tuple(sorted(differ))) if differ else None
+
+
+def _named(term: str, tokens: Iterable[str]) -> bool:
+    """A term another question names in another form: the same stem, or a word of five letters
+    or more that the other's word begins with (Africa, African)."""
+    return any(
+        stem(term) == stem(t) or (min(len(term), len(t)) >= 5 and (t.startswith(term) or
+                                                                  term.startswith(t)))
+        for t in tokens
+    )  # fmt: skip
 
 
 def _contrast(new: Features, old: Features) -> Mismatch | None:

@@ -120,7 +120,7 @@ class Answerer:
         if fresh:
             yield from self._fresh(question, vector, hits, found, layers, clock)
             return
-        hit = self._lookup(question, vector, found) if layers.qa else None
+        hit = self.lookup(question, vector, found) if layers.qa else None
         clock.lap("qa_lookup")
         if hit is not None:
             self.qa.log_served(hit.entry.id, question, hit.similarity)
@@ -156,13 +156,19 @@ class Answerer:
         self.qa.checked(served.id)
         return tightened
 
-    def _lookup(self, question: str, vector, found: Found) -> QAHit | None:
+    def lookup(self, question: str, vector, found: Found) -> QAHit | None:
         """The stored answer whose evidence this question's quote is (none when nothing was
         found: there is no answer to remember either)."""
         if found.not_found:
             return None
         verify = self.verifier.check(question, vector, found)
         return self.qa.lookup(vector, accept=self.memory.is_fresh, verify=verify)
+
+    def quote(self, question: str, vector) -> tuple[list[Hit], Found]:
+        """The prompt's chunks and the quote found in them, as an answer finds them (no
+        model): what the QA bank's evidence check compares."""
+        hits = self.select.rerank(question, self.select.candidates(question, vector))
+        return hits, self.lines.find(question, vector, [h.record for h in hits])
 
     def _accessed(self, asked: int | None, chunk_ids: list[int]) -> None:
         if asked is not None and self.history is not None:
@@ -173,8 +179,7 @@ class Answerer:
         it would serve is served from now on only to questions more similar than this one
         (cache/qa_bank.py). Returns what was refused, None when the bank serves nothing."""
         vector = self.embedder.embed_batch([question])[0]
-        hits = self.select.rerank(question, self.select.candidates(question, vector))
-        found = self.lines.find(question, vector, [h.record for h in hits])
+        _, found = self.quote(question, vector)
         hit = self.qa.find(vector, self.verifier.check(question, vector, found))
         if hit is None:
             return None

@@ -316,6 +316,16 @@ def also_line(found: Found, best: Candidate) -> tuple[list[Evidence], ChunkRecor
     return [], None
 
 
+def line_key(line: str) -> str:
+    """A quoted line as compared across answers: case and spacing aside."""
+    return " ".join(line.casefold().split())
+
+
+def holds(record: ChunkRecord, line: str) -> bool:
+    """Whether the chunk still has `line` (as a quote shows it) among its lines."""
+    return any(line_key(_clipped(x.text)) == line_key(line) for x in mail_lines(record.text))
+
+
 def _clipped(text: str) -> str:
     if len(text) <= QUOTE_CHARS:
         return text

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from assistant.answer.evidence import Found
+from assistant.answer.evidence import Found, holds
 from assistant.answer.qa_verify import HitVerifier
 from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.store import KnowledgeStore
@@ -27,12 +27,16 @@ class QAMemory:
         self.select, self.verifier = select, verifier
 
     def is_fresh(self, entry: QAEntry) -> bool:
-        """False when the mail changed under a stored answer: one of its sources is gone, or a
-        chunk newer than the answer now ranks in its question's top-k. Cheap when nothing was
-        imported since (one max(id) query); a confirmed entry is not checked again."""
+        """False when the mail changed under a stored answer: one of its sources is gone, its
+        quoted line no longer stands in its chunk, or a chunk newer than the answer now ranks
+        in its question's top-k. Cheap when nothing was imported since (one max(id) query); a
+        confirmed entry is not checked again."""
         ids = entry.chunk_ids
         newest = self.store.max_chunk_id()
-        if len(self.store.chunk_records(ids)) != len(ids):
+        records = self.store.chunk_records(ids)
+        if len(records) != len(ids):
+            return False
+        if entry.evidence and not self._still_says(entry.evidence[0]):
             return False
         if entry.chunk_watermark >= newest:
             return True
@@ -41,6 +45,11 @@ class QAMemory:
             return False
         self.qa.confirm(entry.id, newest)
         return True
+
+    def _still_says(self, evidence: tuple[int, str]) -> bool:
+        chunk_id, line = evidence
+        records = self.store.chunk_records([chunk_id])
+        return bool(records) and holds(records[0], line)
 
     def keep(
         self,

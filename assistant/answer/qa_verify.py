@@ -18,13 +18,13 @@ values of CacheSettings.qa_verify; bench/threshold.py measures each.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
-from assistant.answer.evidence import Found
+from assistant.answer.evidence import Found, line_key
 from assistant.answer.text import asked_kinds
 from assistant.config import CacheSettings, ConfigError
 from assistant.knowledge.retrieval import Retriever
@@ -43,21 +43,13 @@ class Verdict:
     reason: str
 
 
-def line_key(line: str) -> str:
-    """A quoted line as compared across answers: case and spacing aside."""
-    return " ".join(line.casefold().split())
-
-
 class HitVerifier:
     def __init__(
         self,
         retriever: Retriever,
         settings: CacheSettings,
         guard: Guard | None = None,
-        texts: Callable[[Sequence[int]], list[str]] | None = None,
     ) -> None:
-        """`texts`: the chunk texts of chunk ids (the evidence mail a stored answer quoted, for
-        the slot check); without it the slots are checked against the stored question only."""
         if settings.qa_verify not in VERIFY_MODES:
             raise ConfigError(
                 f"cache.qa_verify: expected one of {', '.join(VERIFY_MODES)}, "
@@ -67,7 +59,6 @@ class HitVerifier:
         self.mode = settings.qa_verify
         self.k = settings.qa_retrieval_k
         self.guard = guard or Guard()
-        self.texts = texts
 
     @property
     def active(self) -> bool:
@@ -125,8 +116,8 @@ class QuestionCheck:
     def evidence(self, entry: QAEntry, found: Found) -> Verdict:
         """The stored answer's best line is this question's own best line, both ask for the
         same kind of answer where both ask for one (answer/text.py: a date, a number, a name
-        …), and what this question names agrees with the stored question or its evidence
-        mail."""
+        …), and what this question names and adds agrees with the stored question and its
+        line (cache/verify.py's Guard.slots)."""
         if found.not_found:
             return Verdict(False, "not found")
         if line_key(entry.evidence[0][1]) != line_key(found.best_line):
@@ -134,9 +125,8 @@ class QuestionCheck:
         ours, theirs = asked_kinds(self.question), asked_kinds(entry.question)
         if ours and theirs and ours != theirs:
             return Verdict(False, "kind")
-        texts = self.verifier.texts
-        said = " ".join(texts(sorted({c for c, _ in entry.evidence}))) if texts else ""
-        mismatch = self.verifier.guard.slots(self.question, entry.question, said)
+        mail = found.ranked[0][0].record.text  # the chunk of the line, this question's own
+        mismatch = self.verifier.guard.slots(self.question, entry.question, mail)
         return Verdict(False, f"slots:{mismatch.field}") if mismatch else Verdict(True, "ok")
 
     def retrieves(self, entry: QAEntry) -> bool:

@@ -128,25 +128,28 @@ def test_compounds_forms_and_kind_nouns_match(guard):
 
 
 @pytest.mark.parametrize(
-    ("stored", "asked", "evidence", "field"),
+    ("stored", "asked", "line", "field"),
     [
-        # a paraphrase may drop a name and add words; its names stand in the stored mail
-        ("What dates is Jeff considering for the safari with Jeffrey?",
-         "When would Jeff and his son go on that Africa safari?",
+        # a paraphrase may drop a name and reword; its new words are not in the stored line
+        ("What dates is Jeff considering for the African safari with Jeffrey?",
+         "When would Jeff go on that Africa safari?",
          "Jeffrey and I are thinking of an Africa safari, July 4-13.", None),
         ("When does Henrik Dahl start?", "When does Fatima Bennani start?",
-         "Henrik Dahl starts on Monday 3 March.", "names"),
+         "Henrik Dahl starts on Monday 3 March, Fatima Bennani on 1 April.", "names"),
         ("What did I pay on Friday?", "What did I pay on Thursday?", "I paid 40 on Friday.",
          "dates"),
         ("Who lives in flat 220?", "Who lives in flat 218?", "Joke lives in flat 220.", "numbers"),
         ("When does Henrik Dahl start?", "How much is Henrik Dahl paid?", "", "kind"),
         ("Who is coming to the party?", "Who is not coming to the party?", "", "negation"),
         ("What was the fastest lap?", "What was the slowest lap?", "", "contrast"),
-        # a name the stored question lacks but its evidence mail holds: left to the evidence
+        # another part of the same line: the word the new question adds stands in it
+        ("Who is the wedding photographer?", "Who is the wedding florist?",
+         "Mom says the photographer is Lena and the florist is Bloom & Co.", "words"),
+        # a name the stored question lacks, even one its line holds: another question
         ("When does the new hire start?", "When does Henrik start?",
-         "Henrik Dahl starts on Monday 3 March.", None),
+         "Henrik Dahl starts on Monday 3 March.", "names"),
     ],
 )  # fmt: skip
-def test_slots_keep_what_a_paraphrase_cannot_reword(guard, stored, asked, evidence, field):
-    mismatch = guard.slots(asked, stored, evidence)
+def test_slots_keep_what_a_paraphrase_cannot_reword(guard, stored, asked, line, field):
+    mismatch = guard.slots(asked, stored, line)
     assert (mismatch.field if mismatch else None) == field
