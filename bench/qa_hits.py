@@ -45,6 +45,7 @@ from _common import (  # noqa: E402
 )
 
 from assistant.answer.answerer import ALL_LAYERS, Answerer  # noqa: E402
+from assistant.answer.evidence import holds  # noqa: E402
 from assistant.answer.qa_verify import HitVerifier  # noqa: E402
 from assistant.events import AnswerDone  # noqa: E402
 from assistant.services import Services, open_services  # noqa: E402
@@ -195,20 +196,21 @@ def changed_mail(ctx: Services, outcomes: list[Outcome], n: int) -> dict:
     how many are still served."""
     entries = {e.question: e for e in ctx.qa.entries()}
     served = [o for o in outcomes if o.pair.paraphrase and o.served["evidence"] == o.pair.stored]
-    served = served[:n]
-    for o in served:
+    changed = []
+    for o in served[:n]:
         chunk_id, line = entries[o.pair.stored].evidence[0]
-        record = ctx.store.chunk_records([chunk_id])
-        if record:  # the line as the chunk has it: wrapped lines were joined into one
-            pattern = r"\s+".join(re.escape(word) for word in line.rstrip("…").split())
-            text = re.sub(pattern, CHANGED, record[0].text)
-            with ctx.store.transaction():
-                ctx.store.db.execute("UPDATE chunks SET text = ? WHERE id = ?", [text, chunk_id])
-            vectors = ctx.embedder.embed_batch([text])
-            ctx.store.put_embeddings(ctx.embedder.name, [chunk_id], vectors)
-    again = decide(ctx, [o.pair for o in served])
+        record = ctx.store.chunk_records([chunk_id])[0]
+        # the line as the chunk has it: wrapped lines were joined, quote marks dropped
+        pattern = r"[\s>]+".join(re.escape(word) for word in line.rstrip("…").split())
+        text = re.sub(pattern, CHANGED, record.text)
+        with ctx.store.transaction():
+            ctx.store.db.execute("UPDATE chunks SET text = ? WHERE id = ?", [text, chunk_id])
+        ctx.store.put_embeddings(ctx.embedder.name, [chunk_id], ctx.embedder.embed_batch([text]))
+        if not holds(ctx.store.chunk_records([chunk_id])[0], line):
+            changed.append(o)
+    again = decide(ctx, [o.pair for o in changed])
     still = sum(o.served["evidence"] == o.pair.stored for o in again)
-    return {"changed": len(served), "served_after": still}
+    return {"tried": len(served[:n]), "changed": len(changed), "served_after": still}
 
 
 def latency(ctx: Services, home: Path, outcomes: list[Outcome]) -> dict:

@@ -329,8 +329,8 @@ class Guard:
         rest: the two questions agree on negation, on their kinds (when both have one) and on
         their scale words (CONTRASTS); each name, number, date and quoted string of `asked` is
         a term of `stored` (the new question may name less, never another); and no content
-        word `asked` adds stands in `line`, the stored answer's best line (a line that answers
-        both "who is the photographer" and "who is the florist" names both)."""
+        word `asked` adds stands in `line`, the stored answer's quoted lines (a line that
+        answers both "who is the photographer" and "who is the florist" names both)."""
         new, old = features(asked), features(stored)
         if new.negated != old.negated:
             return Mismatch("negation")

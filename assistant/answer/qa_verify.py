@@ -125,8 +125,8 @@ class QuestionCheck:
         ours, theirs = asked_kinds(self.question), asked_kinds(entry.question)
         if ours and theirs and ours != theirs:
             return Verdict(False, "kind")
-        mail = found.ranked[0][0].record.text  # the chunk of the line, this question's own
-        mismatch = self.verifier.guard.slots(self.question, entry.question, mail)
+        quoted = " ".join(line for _, line in entry.evidence)
+        mismatch = self.verifier.guard.slots(self.question, entry.question, quoted)
         return Verdict(False, f"slots:{mismatch.field}") if mismatch else Verdict(True, "ok")
 
     def retrieves(self, entry: QAEntry) -> bool:
