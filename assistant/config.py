@@ -131,8 +131,9 @@ class AnswerSettings:
     # sentences of the prompt's chunks that best match the question, repeated right before it
     # (and shown under the answer); 0: no evidence segment
     evidence_sentences: int = 2
-    # where the evidence lines go: "context" (after the last chunk) or "question" (after the
-    # question, in the user's turn)
+    # where the quote's lines go in the prompt: "context" (after the last chunk), "question"
+    # (after the question, in the user's turn) or "none" (not given: the model's sentence is
+    # then its own reading of the mails, which confirms or questions the quote independently)
     evidence_place: str = "context"
     chunk_order: str = "best-first"  # "best-first" | "best-last" (nearest the question)
     # "stop" | "ban" | "off": see assistant/llm/decoding.py; "ban" steers a looping answer into
@@ -286,7 +287,7 @@ def _check_values(settings: Settings) -> None:
 def _check_answer(answer: AnswerSettings) -> None:
     choices = {
         "chunk_order": ("best-first", "best-last"),
-        "evidence_place": ("context", "question"),
+        "evidence_place": ("context", "question", "none"),
         "repeat_guard": ("ban", "stop", "off"),
         "decoding": ("greedy", "cad"),
         "duplicates": ("merge", "keep"),

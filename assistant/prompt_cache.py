@@ -82,6 +82,7 @@ class PromptCache:
         if self.settings.answer.chunk_order == "best-last":
             ordered.reverse()
         place_ = self.settings.answer.evidence_place
+        evidence = () if place_ == "none" else evidence
         system = self.system_prompt
         return build_segments(
             self.llm, self.frame, system, ordered, question, evidence, place_, self.chunk_tokens

@@ -45,6 +45,8 @@ SETS = {
     "real": [QA / "skilling_qa.jsonl"],
 }
 STAGES = ("source_top3", "facts_top3", "facts_evidence", "facts_shown")
+# designs that are this checkout's path (or --quote's) with settings changed
+VARIANTS = {"blind": {"ASSISTANT_ANSWER_EVIDENCE_PLACE": "none"}}
 
 
 def parse_args() -> argparse.Namespace:
@@ -109,7 +111,7 @@ def run_set(name: str, designs: list[str], args, work: Path) -> dict[str, list[d
             "--code", str(code_of(design, args, work)), "--home", str(home),
             "--questions", *map(str, SETS[name]), "--data", str(REPO / "data"), "--out", str(out),
         ]  # fmt: skip
-        env = {**_env(), "ASSISTANT_LLM_N_THREADS": "1"}
+        env = {**_env(), "ASSISTANT_LLM_N_THREADS": "1", **VARIANTS.get(design, {})}
         procs[design] = (subprocess.Popen(cmd, env=env, cwd=work), out)
     rows = {}
     for design, (proc, out) in procs.items():
