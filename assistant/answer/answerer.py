@@ -132,14 +132,14 @@ class Answerer:
 
     def _fresh(
         self, question: str, vector, hits: list[Hit], found: Found, layers: CacheLayers,
-        clock: Clock,
+        clock: Clock, background: bool = False,
     ) -> Iterator[Event]:  # fmt: skip
         """The answer from scratch; then the bank's would-be hit compared with it."""
         would = None
         if layers.qa and not found.not_found:
             would = self.qa.find(vector, self.verifier.check(question, vector, found))
         done = None
-        for event in self._write(question, vector, hits, found, layers, clock):
+        for event in self._write(question, vector, hits, found, layers, clock, background):
             done = event if isinstance(event, AnswerDone) else done
             yield event
         if would is not None and done is not None:
@@ -149,9 +149,13 @@ class Answerer:
                 yield HitTightened(would.entry.question, would.similarity, would.entry.id)
 
     def recheck(self, served: Served) -> bool:
-        """The night's self-check of one served hit: its question answered afresh (the entry is
-        tightened if it served a wrong answer). True when it was tightened."""
-        events = self.answer(served.question, ALL_LAYERS, fresh=True)
+        """The night's self-check of one served hit: its question answered afresh, as
+        background work (a user question pre-empts it: Preempted), and the entry tightened if
+        it served a wrong answer. True when it was tightened."""
+        clock = Clock()
+        vector = self.embedder.embed_batch([served.question])[0]
+        hits, found = self.quote(served.question, vector)
+        events = self._fresh(served.question, vector, hits, found, ALL_LAYERS, clock, True)
         tightened = any(isinstance(e, HitTightened) for e in events)
         self.qa.checked(served.id)
         return tightened
@@ -212,9 +216,11 @@ class Answerer:
         found: Found,
         layers: CacheLayers,
         clock: Clock,
+        background: bool = False,
     ) -> Iterator[Event]:
         """The model's sentence for a quote already shown, checked, and remembered with the
-        quote's lines as its evidence."""
+        quote's lines as its evidence. `background`: night work, which a user question
+        pre-empts."""
         records = [h.record for h in hits]
         if found.not_found:
             yield self._done(question, found, records, clock)
@@ -224,7 +230,7 @@ class Answerer:
         clock.lap("build")
         pieces: list[str] = []
         reused = KVReused(0, segments.total)
-        check = self.cache.checker(background=False)
+        check = self.cache.checker(background=background)
         for event in self.cache.stream(question, segments, layers.kv, check, clock, sentences=1):
             if isinstance(event, TokenStreamed):
                 pieces.append(event.text)

@@ -212,7 +212,8 @@ def test_ask_fresh_answers_afresh_and_tightens_only_a_wrong_remembered_answer(
     qa = open_services(home).qa
     entry = next(e for e in qa.entries() if e.question == "When does the demolition start?")
     # a stored sentence every term of which stands in the quote, naming the other date
-    qa.set_answer(entry.id, "It starts on Friday 6 March.", entry.sources, 0, 0, entry.evidence)
+    qa.set_answer(entry.id, "It starts on Friday 6 March.", entry.sources,
+                  entry.knowledge_version, entry.chunk_watermark, entry.evidence)  # fmt: skip
     assert main(["ask", "--home", home, "--json", "--fresh", "when does the demolition start"]) == 0
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     kinds = [e["event"] for e in events]

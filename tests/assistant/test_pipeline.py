@@ -170,3 +170,30 @@ def test_loop_stop_is_for_repeats_not_numbers():
     assert not prompt_cache.is_looping([4, 0, 0, 0])  # "4000": digits are single tokens
     assert prompt_cache.is_looping([5] * 8)
     assert not prompt_cache.is_looping(list(range(40)))
+
+
+def test_the_self_check_answers_a_served_hit_afresh_and_tightens_a_wrong_one(tmp_path, llm):
+    from assistant.answer.answerer import disagree
+    from assistant.knowledge.embeddings import make_embedder
+    from assistant.prompt_cache import Clock
+
+    embedder = make_embedder(Settings().embedding)
+    pipe = build(tmp_path, llm, embedder, threshold=0.8)
+    stored = "When does the kitchen demolition start?"
+    asked = "When will the kitchen demolition begin?"
+    run(pipe.answer(stored))
+    entry = next(e for e in pipe.qa.entries() if e.question == stored)
+    pipe.qa.set_answer(entry.id, "It begins at 8:00.", entry.sources, entry.knowledge_version,
+                       entry.chunk_watermark, entry.evidence)  # fmt: skip
+    events = list(pipe.answer(asked))
+    assert events[-1].qa_hit and events[-1].sentence == "It begins at 8:00."
+    [served] = pipe.qa.unchecked(5)
+    assert served.entry_id == entry.id and served.question == asked
+    tightened = pipe.recheck(served)
+    assert pipe.qa.unchecked(5) == []  # seen by the self-check
+    vector = embedder.embed_batch([asked])[0]
+    hits, found = pipe.quote(asked, vector)
+    was = pipe._served(asked, found, hits, entry, Clock())
+    fresh = [e for e in pipe.answer(asked, NO_CACHE)][-1]  # greedy: the self-check's reading
+    assert tightened == disagree(was, fresh)
+    assert (pipe.qa.get(entry.id).refused_at > 0.8) == tightened
