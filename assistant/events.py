@@ -17,6 +17,16 @@ class QAHitFound:
 
 
 @dataclass(frozen=True)
+class QuestionRewritten:
+    """A follow-up turned into a standalone question (assistant/mail/followup.py), before it is
+    answered: what it was asked as, and why."""
+
+    asked: str
+    standalone: str
+    because: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ChunksRetrieved:
     hits: list[Hit]
 
@@ -85,6 +95,7 @@ class AnswerDone:
 
 Event = (
     QAHitFound
+    | QuestionRewritten
     | ChunksRetrieved
     | ChunksOrdered
     | QuoteFound
