@@ -36,6 +36,8 @@ _NOT_NAMES = {"I", "What", "When", "Where", "Who", "Whom", "Whose", "Which", "Wh
               "January", "February", "March", "April", "May", "June", "July", "August",
               "September", "October", "November", "December", "Monday", "Tuesday", "Wednesday",
               "Thursday", "Friday", "Saturday", "Sunday"}  # fmt: skip
+_PARTICLES = {"back", "up", "again", "today", "yesterday", "tomorrow", "later", "last", "next",
+              "first", "yet", "earlier", "once", "twice"}  # fmt: skip
 _FOLLOWS_NOUN_FREE = {"is", "was", "about", "for", "to", "from", "with", "on", "in", "mean", "'s"}
 
 
@@ -121,7 +123,7 @@ def rewrite(question: str, last: Turn | None) -> Rewrite:
 
 
 def _lower_words(text: str) -> set[str]:
-    return {w.lower() for w in tokens(text)}
+    return {w.lower().removesuffix("'s").removesuffix("’s") for w in tokens(text)}
 
 
 def person(last: Turn) -> str:
@@ -169,7 +171,8 @@ def _name_pronouns(text: str, name: str) -> str:
         if word == "her":
             rest = text[match.end() :].split()
             follows = rest[0].strip("?.!,").lower() if rest else ""
-            return name if not follows or follows in STOPWORDS else f"{name}'s"
+            noun_free = not follows or follows in STOPWORDS or follows in _PARTICLES
+            return name if noun_free else f"{name}'s"
         return name
 
     return re.sub(r"\b(he|him|his|she|her|hers|himself|herself)\b", swap, text, flags=re.I)
