@@ -46,9 +46,12 @@ class Chat:
         return self.answerer
 
     def refuse_hit(self, question: str) -> Any:
-        """As Answerer.refuse_hit, for the question as it was answered."""
-        asked = self.conversation.turns[-1] if self.conversation.turns else None
-        standalone = asked.standalone if asked and asked.question == question else question
+        """As Answerer.refuse_hit, for `question` as it was last answered; when that was the
+        last turn, the turn is taken back (asked again, it leans on the turn before)."""
+        turns = self.conversation.turns
+        standalone = question
+        if turns and turns[-1].question == question:
+            standalone = turns.pop().standalone
         return self.answerer.refuse_hit(standalone)
 
 

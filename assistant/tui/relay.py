@@ -18,6 +18,7 @@ from assistant.tui.messages import (
     AnswerStatusChanged,
     AnswerStopped,
     QuoteShown,
+    RewriteShown,
     SourcesFound,
     SourceView,
 )
@@ -73,6 +74,8 @@ class _Relay:
         turn = self.turn
         if isinstance(event, p.TokenStreamed):
             return [] if self.writing else [self.status(WRITING)]
+        if isinstance(event, p.QuestionRewritten):
+            return [RewriteShown(turn, event)]
         if isinstance(event, p.QAHitFound):
             return [AnswerStatusChanged(turn, f"remembered answer (cosine {event.similarity:.3f})")]
         if isinstance(event, p.ChunksRetrieved):
