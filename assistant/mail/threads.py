@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import logging
 import re
+import sqlite3
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from email.utils import getaddresses
 
 from assistant.ingest.emails import display_name
 from assistant.knowledge.store import KnowledgeStore
@@ -94,9 +94,19 @@ def _when(iso: str) -> datetime | None:
     return date
 
 
-def addresses(*fields: str) -> set[str]:
-    """The lowercased addresses (else names) of header fields."""
-    return {(addr or name).lower() for name, addr in getaddresses(list(fields)) if addr or name}
+_ADDRESS = re.compile(r"[\w.+'-]+@[\w-]+(?:\.[\w-]+)+")
+
+
+def addresses(*fields: str) -> frozenset[str]:
+    """The lowercased addresses in header fields (a regex, not email.utils: a long To line of
+    a list mail costs getaddresses milliseconds); a field without one gives its names."""
+    found = set()
+    for value in fields:
+        hits = _ADDRESS.findall(value or "")
+        found.update(h.lower() for h in hits)
+        if not hits:
+            found.update(n.strip().lower() for n in (value or "").split(",") if n.strip())
+    return frozenset(found)
 
 
 def _doc(m: MailHeaders) -> str:
@@ -130,7 +140,8 @@ class _Open:
 def link_subjects(mails: Sequence[MailHeaders], groups: _Groups, window: timedelta) -> set[str]:
     """Join replies without headers to the latest open thread of their subject; return the
     roots of the groups a subject joined."""
-    owners = _owners(mails)
+    people_of = {m.doc_id: addresses(m.sender, m.recipients, m.cc) for m in mails}
+    owners = _owners(people_of.values(), len(mails))
     open_by_subject: dict[str, list[_Open]] = defaultdict(list)
     joined: set[str] = set()
     dated = [(d, m) for m in mails if (d := _when(m.date)) is not None]
@@ -138,7 +149,7 @@ def link_subjects(mails: Sequence[MailHeaders], groups: _Groups, window: timedel
         norm, reply = normalize_subject(m.subject)
         if not norm:
             continue
-        people = addresses(m.sender, m.recipients, m.cc)
+        people = people_of[m.doc_id]
         root = groups.find(_doc(m))
         target = _match(open_by_subject[norm], date, people, owners, window) if reply else None
         if target is not None and groups.find(target.root) != root:
@@ -169,11 +180,11 @@ def _share(a: set[str], b: set[str], owners: set[str]) -> bool:
     return bool(a & b)
 
 
-def _owners(mails: Sequence[MailHeaders]) -> set[str]:
+def _owners(people: Iterable[frozenset[str]], mails: int) -> set[str]:
     counts: Counter[str] = Counter()
-    for m in mails:
-        counts.update(addresses(m.sender, m.recipients, m.cc))
-    floor = max(5, OWNER_SHARE * len(mails))
+    for each in people:
+        counts.update(each)
+    floor = max(5, OWNER_SHARE * mails)
     return {addr for addr, n in counts.items() if n >= floor}
 
 
@@ -264,7 +275,11 @@ def _batches(items: list[str], size: int) -> Iterable[list[str]]:
 def ensure(store: KnowledgeStore) -> ThreadReport | None:
     """Compute threads when mail changed since they were last computed (an existing home on
     first open, a home another process imported into)."""
-    return rebuild(store) if store.threads_due() else None
+    try:
+        return rebuild(store) if store.threads_due() else None
+    except sqlite3.OperationalError as exc:  # locked for long, or a read-only copy: next open
+        log.warning("threads not computed now (%s); they are on the next open", exc)
+        return None
 
 
 def mail_line(mail: ThreadMail) -> str:
