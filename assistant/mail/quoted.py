@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 
 MIN_CHARS = 12  # shorter lines ("Thanks,", "Jeff") prove nothing
 REPEAT_SHARE = 0.9  # a chunk this much made of earlier lines is a repeat
+REPEAT_LINES = 3  # a chunk of fewer countable lines is no quote (a reply's "Thanks, see you")
 _MARKS = re.compile(r"^[\s>|]+")
 
 
@@ -47,7 +48,7 @@ def repeated_chunks(mails: Sequence, chunks: Sequence[tuple[int, int, str]]) -> 
             continue
         for chunk_id, text in by_doc.get(mail.doc_id, []):
             share, counted = repeat_share(text.split("\n", 1)[-1], earlier)
-            if counted and share >= REPEAT_SHARE:
+            if counted >= REPEAT_LINES and share >= REPEAT_SHARE:
                 drop.append(chunk_id)
     return drop
 

@@ -147,3 +147,17 @@ def test_thread_prints_one_line_per_mail_then_new_text_with_quotes_folded(tmp_pa
 def test_thread_of_an_unknown_id_says_what_to_give(tmp_path, capsys):
     assert main(["thread", "nope@x", "--home", str(tmp_path / "h")]) == 1
     assert "No mail or thread 'nope@x'" in capsys.readouterr().err
+
+
+def test_sources_name_their_thread_and_threads_rebuild_reports(tmp_path, capsys):
+    home = tmp_path / "home"
+    home.mkdir()
+    store = imported(home, [
+        mail("Budget", BRAM, MAYA, 0, "1@x"),
+        mail("RE: Budget", MAYA, BRAM, 3, "2@x"),
+    ])  # fmt: skip
+    refs = [r.ref() for r in store.chunk_records(store.chunk_ids())]
+    assert [(r["message_id"], r["thread"]) for r in refs] == [("1@x", "1@x"), ("2@x", "1@x")]
+    assert main(["threads", "--rebuild", "--home", str(home)]) == 0
+    err = capsys.readouterr().err
+    assert "Threads: 1 of two mails or more (0 from reply headers, 1 from the subject)" in err
