@@ -116,7 +116,7 @@ class Importer:
         t0 = time.perf_counter()
         for path in paths:
             self._import_path(Path(path), report, notify, cancelled)
-        if report.added or report.updated:  # before embedding: a repeated chunk is not embedded
+        if self.store.threads_due():  # before embedding: a repeated chunk is not embedded
             report.threads = threads.rebuild(self.store)
         report.read_seconds = time.perf_counter() - t0
         report.cancelled = cancelled()

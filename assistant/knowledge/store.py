@@ -132,6 +132,7 @@ class KnowledgeStore(ThreadRows):
             self._insert(doc, chunks, doc.source_key)
             return "added", doc.source_key
         if existing["content_hash"] == doc.content_hash:
+            self.fill_reply_headers(existing, doc)
             return ("duplicate" if doc.kind == "email" else "unchanged"), doc.source_key
         if doc.kind == "note":
             self._delete_document(existing["id"])

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 from sqlite_utils import Database
 
+from assistant.ingest.types import Document
+
 
 @dataclass(frozen=True)
 class MailHeaders:
@@ -58,6 +60,17 @@ class ThreadRows:
                         *(v or "" for v in r[4:]))
             for r in rows
         ]  # fmt: skip
+
+    def fill_reply_headers(self, row: dict, doc: Document) -> None:
+        """A mail stored before its reply headers were kept, imported again: they are stored
+        now, and its threads computed again."""
+        if row.get("in_reply_to") or row.get("refs") or not (doc.in_reply_to or doc.references):
+            return
+        self.db.execute(
+            "UPDATE documents SET in_reply_to = ?, refs = ? WHERE id = ?",
+            [doc.in_reply_to or None, " ".join(doc.references) or None, row["id"]],
+        )
+        self.db.execute("UPDATE meta SET value = '-1' WHERE key = 'threads_version'")
 
     def threads_due(self) -> bool:
         """Whether mail changed since threads were last computed (or never were)."""

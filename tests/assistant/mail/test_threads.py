@@ -161,3 +161,18 @@ def test_sources_name_their_thread_and_threads_rebuild_reports(tmp_path, capsys)
     assert main(["threads", "--rebuild", "--home", str(home)]) == 0
     err = capsys.readouterr().err
     assert "Threads: 1 of two mails or more (0 from reply headers, 1 from the subject)" in err
+
+
+def test_importing_again_fills_the_reply_headers_an_older_import_did_not_keep(tmp_path):
+    box = write_mbox(tmp_path / "box.mbox", [
+        mail("Plan", BRAM, MAYA, 0, "a@x"),
+        mail("Other words", MAYA, BRAM, 1, "b@x", In_Reply_To="<a@x>"),
+    ])  # fmt: skip
+    store = KnowledgeStore(open_db(tmp_path / "knowledge.db"))
+    Importer(store, FakeEmbedder()).run([box])
+    store.db.execute("UPDATE documents SET in_reply_to = NULL, refs = NULL, thread_id = message_id")
+    rebuild(store)  # as a home from before reply headers were kept
+    assert threads_of(store)["b@x"] == ("b@x", None)
+    report = Importer(store, FakeEmbedder()).run([box])
+    assert report.duplicates == 2 and report.threads is not None
+    assert threads_of(store)["b@x"] == ("a@x", "headers")
