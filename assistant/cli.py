@@ -63,6 +63,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("demo", parents=[home], help="import the bundled demo mailbox and notes")
 
+    p = sub.add_parser("thread", parents=[home], help="print the thread a mail belongs to")
+    p.add_argument("id", metavar="ID", help="a mail's Message-ID, or a thread id")
+    p = sub.add_parser("threads", parents=[home], help="how many threads; compute them again")
+    p.add_argument("--rebuild", action="store_true", help="compute every mail's thread again")
+    p = sub.add_parser(
+        "chat",
+        parents=[home],
+        help="a conversation: one question a line on stdin; a follow-up (“and when?”) is "
+        "turned into a standalone question from the last turn",
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object a question (JSON lines)")
+
     p = sub.add_parser(
         "precompute",
         parents=[home],

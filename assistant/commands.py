@@ -60,6 +60,10 @@ def run_command(args: Namespace) -> int:
         "ask": cmd_ask,
         "precompute": cmd_precompute,
     }
+    if args.command in ("thread", "threads", "chat"):
+        from assistant import commands_mail
+
+        return getattr(commands_mail, f"cmd_{args.command}")(ctx, args)
     return handler[args.command](ctx, args)
 
 

@@ -28,6 +28,16 @@ class HitTightened:
 
 
 @dataclass(frozen=True)
+class QuestionRewritten:
+    """A follow-up turned into a standalone question (assistant/mail/followup.py), before it is
+    answered: what it was asked as, and why."""
+
+    asked: str
+    standalone: str
+    because: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ChunksRetrieved:
     hits: list[Hit]
 
@@ -97,6 +107,7 @@ class AnswerDone:
 Event = (
     QAHitFound
     | HitTightened
+    | QuestionRewritten
     | ChunksRetrieved
     | ChunksOrdered
     | QuoteFound

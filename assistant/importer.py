@@ -22,6 +22,8 @@ from assistant.ingest.chunking import Chunk, chunk_document
 from assistant.ingest.notes import note_key
 from assistant.knowledge.embeddings import embed_missing
 from assistant.knowledge.store import KnowledgeStore
+from assistant.mail import threads
+from assistant.mail.threads import ThreadReport
 from cache.protocols import Embedder
 
 log = logging.getLogger(__name__)
@@ -49,6 +51,7 @@ class ImportReport:
     read_seconds: float = 0.0
     embed_seconds: float = 0.0
     cancelled: bool = False
+    threads: ThreadReport | None = None  # the threads computed after reading
     errors: list[Issue] = field(default_factory=list)
     warnings: list[Issue] = field(default_factory=list)
 
@@ -67,6 +70,11 @@ class ImportReport:
             f"{len(self.errors)} skipped with errors",
             f"{len(self.warnings)} warnings",
         ]
+        if self.threads is not None and self.threads.chunks_dropped:
+            parts.append(
+                f"{self.threads.chunks_dropped} chunks left out (they repeat an earlier mail of "
+                "their thread)"
+            )
         if self.replaced_chars:
             parts.append(f"{self.replaced_chars} undecodable bytes replaced")
         return ", ".join(parts) + (" (cancelled)" if self.cancelled else "")
@@ -108,6 +116,8 @@ class Importer:
         t0 = time.perf_counter()
         for path in paths:
             self._import_path(Path(path), report, notify, cancelled)
+        if self.store.threads_due():  # before embedding: a repeated chunk is not embedded
+            report.threads = threads.rebuild(self.store)
         report.read_seconds = time.perf_counter() - t0
         report.cancelled = cancelled()
         self.store.record_issues(started, report.errors + report.warnings)

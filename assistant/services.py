@@ -25,7 +25,7 @@ Threading model (the app: the Textual thread, its workers, the idle scheduler's 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -38,6 +38,7 @@ from assistant.knowledge.embeddings import SentenceTransformerEmbedder, make_emb
 from assistant.knowledge.retrieval import Retriever
 from assistant.knowledge.shipped import ModelMissing
 from assistant.knowledge.store import KnowledgeStore
+from assistant.mail import threads
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -133,6 +134,19 @@ class Services:
     def answerer(self) -> Answerer:
         """The user's answer path (loads the LLM on first use)."""
         return self._once("_answerer", lambda: make_answerer(self))
+
+    def focused_answerer(self, threads: Sequence[str]) -> Answerer:
+        """An answerer over the same parts whose retrieval puts the chunks of `threads` first
+        (a follow-up's: assistant/mail/focus.py)."""
+        from assistant.answer.answerer import Answerer
+        from assistant.mail.focus import FocusedSelection
+
+        a = self.answerer()
+        select = FocusedSelection(self.selection, threads)
+        return Answerer(
+            a.settings, a.store, a.embedder, select, a.cache, a.memory, a.lines, a.activity,
+            a.history,
+        )  # fmt: skip
 
     def lines(self) -> LineFinder:
         """The line scorer the answer path and precompute find quotes with."""
@@ -258,7 +272,9 @@ def open_services(
     the environment's). Only the knowledge bank is opened here; the rest is built on first use."""
     h = home if isinstance(home, Home) else open_home(home)
     settings = settings if settings is not None else load_settings(h.config_file)
-    return Services(home=h, settings=settings, store=KnowledgeStore(open_db(h.knowledge_db)))
+    store = KnowledgeStore(open_db(h.knowledge_db))
+    threads.ensure(store)  # an existing home's threads, once; a home imported into elsewhere
+    return Services(home=h, settings=settings, store=store)
 
 
 def make_prompt_cache(ctx: Services) -> PromptCache:

@@ -53,6 +53,8 @@ def parse_email(
         source_offset=offset,
         message_id=message_id,
         thread_id=_thread_id(msg) or message_id,
+        in_reply_to=_first_id(_header(msg, "In-Reply-To")),
+        references=_ID.findall(_header(msg, "References")),
         sender=sender,
         recipients=_header(msg, "To"),
         cc=_header(msg, "Cc"),

@@ -81,10 +81,25 @@ _CHUNKS_FTS = """
         INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
 """
 
+# Threads (assistant/mail/threads.py): the reply headers kept per mail, filled at import; how each
+# mail's thread_id was found; the Message-ID index the thread links are resolved by. An existing
+# home keeps as a reference what its thread_id held (the first References id, else In-Reply-To),
+# and meta threads_version (the chunks_version its threads were computed at) says they are due.
+_THREAD_HEADERS = """
+        ALTER TABLE documents ADD COLUMN in_reply_to TEXT;
+        ALTER TABLE documents ADD COLUMN refs TEXT;      -- the References ids, space-separated
+        ALTER TABLE documents ADD COLUMN thread_by TEXT; -- 'headers' | 'subject' | NULL: alone
+        UPDATE documents SET refs = thread_id
+            WHERE kind = 'email' AND thread_id != '' AND thread_id != coalesce(message_id, '');
+        CREATE INDEX IF NOT EXISTS documents_message_id ON documents(message_id);
+        INSERT OR IGNORE INTO meta VALUES ('threads_version', '-1');
+"""
+
 # Named migrations, applied in order, each in one transaction with its record in _migrations.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
     ("0002_chunks_fts", _CHUNKS_FTS),
+    ("0003_thread_headers", _THREAD_HEADERS),
 ]
 
 

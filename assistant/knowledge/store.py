@@ -15,6 +15,7 @@ from sqlite_utils import Database
 
 from assistant.ingest.chunking import Chunk
 from assistant.ingest.types import Document, Issue
+from assistant.knowledge.thread_rows import ThreadRows
 from cache.db import transaction
 
 Outcome = Literal["added", "updated", "unchanged", "duplicate"]
@@ -36,6 +37,7 @@ class ChunkRecord:
     ordinal: int
     token_count: int
     content_hash: str
+    thread_id: str = ""
 
     @property
     def passage(self) -> str:
@@ -52,10 +54,11 @@ class ChunkRecord:
             "title": self.title,
             "sender": self.sender or None,
             "date": self.date or None,
+            "thread": self.thread_id or None,
         }
 
 
-class KnowledgeStore:
+class KnowledgeStore(ThreadRows):
     def __init__(self, db: Database) -> None:
         self.db = db
         self._all_embedded: dict[str, tuple[tuple[int, int], bool]] = {}
@@ -129,6 +132,7 @@ class KnowledgeStore:
             self._insert(doc, chunks, doc.source_key)
             return "added", doc.source_key
         if existing["content_hash"] == doc.content_hash:
+            self.fill_reply_headers(existing, doc)
             return ("duplicate" if doc.kind == "email" else "unchanged"), doc.source_key
         if doc.kind == "note":
             self._delete_document(existing["id"])
@@ -296,7 +300,8 @@ class KnowledgeStore:
         rows = self.db.execute(
             "SELECT c.id, c.text, d.kind, d.title, d.sender, d.date, d.message_id, "
             "CASE d.kind WHEN 'note' THEN d.source_path ELSE '' END, d.folder, c.ordinal, "
-            f"c.token_count, c.content_hash FROM chunks c JOIN documents d ON d.id = c.document_id "
+            f"c.token_count, c.content_hash, CASE d.kind WHEN 'email' THEN d.thread_id ELSE '' END "
+            f"FROM chunks c JOIN documents d ON d.id = c.document_id "
             f"WHERE c.id IN ({marks})",
             [int(i) for i in ids],
         ).fetchall()
@@ -348,6 +353,8 @@ def _document_row(doc: Document, key: str) -> dict:
         "source_key": key,
         "message_id": doc.message_id,
         "thread_id": doc.thread_id,
+        "in_reply_to": doc.in_reply_to or None,
+        "refs": " ".join(doc.references) or None,
         "sender": doc.sender,
         "recipients": doc.recipients,
         "cc": doc.cc,

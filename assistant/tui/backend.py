@@ -4,7 +4,7 @@ real Answerer, importer and precompute; pilot tests pass fakes of the same shape
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -98,6 +98,9 @@ class AppServices:
     idle: IdleFactory | None = None  # started with the app, shut down when it ends
     browse_root: Path = field(default_factory=Path.home)
     notice: str = ""  # shown when the app opens: e.g. why search by meaning skips some chunks
+    # an answerer whose retrieval looks first in the given threads (a follow-up's); None: the
+    # chat rewrites follow-ups but retrieves as for any question
+    focused: Callable[[Sequence[str]], AnswererLike] | None = None
 
 
 def services_for(ctx: Services) -> AppServices:
@@ -118,6 +121,7 @@ def services_for(ctx: Services) -> AppServices:
         activity=ctx.activity,
         idle=lambda notify, done: IdleScheduler(ctx, notify, done),
         notice=_vectors_notice(ctx),
+        focused=ctx.focused_answerer,
     )
 
 

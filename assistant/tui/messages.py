@@ -12,7 +12,7 @@ from textual.message import Message
 from assistant.answer.evidence import mail_key
 
 if TYPE_CHECKING:
-    from assistant.events import AnswerDone, QuoteFound
+    from assistant.events import AnswerDone, QuestionRewritten, QuoteFound
     from assistant.importer import ImportProgressed, ImportReport
     from assistant.precompute import PrecomputeProgressed
 
@@ -56,6 +56,14 @@ class QuoteShown(Message):
 
     turn: int
     quote: QuoteFound
+
+
+@dataclass
+class RewriteShown(Message):
+    """The core's QuestionRewritten, for one turn: what a follow-up was turned into."""
+
+    turn: int
+    rewritten: QuestionRewritten
 
 
 @dataclass

@@ -19,6 +19,7 @@ from assistant.tui.messages import (
     AnswerStatusChanged,
     AnswerStopped,
     QuoteShown,
+    RewriteShown,
     SourcesFound,
     SourceView,
 )
@@ -74,6 +75,8 @@ class _Relay:
         turn = self.turn
         if isinstance(event, p.TokenStreamed):
             return [] if self.writing else [self.status(WRITING)]
+        if isinstance(event, p.QuestionRewritten):
+            return [RewriteShown(turn, event)]
         if isinstance(event, p.QAHitFound):
             return [AnswerStatusChanged(turn, remembered(event.question, event.made))]
         if isinstance(event, p.ChunksRetrieved):

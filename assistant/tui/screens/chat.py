@@ -13,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Header, Input, ListView
 from textual.worker import get_current_worker
 
+from assistant.chat import Chat
 from assistant.tui.backend import AppServices
 from assistant.tui.messages import (
     AnswerFailed,
@@ -20,6 +21,7 @@ from assistant.tui.messages import (
     AnswerStatusChanged,
     AnswerStopped,
     QuoteShown,
+    RewriteShown,
     SourcesFound,
 )
 from assistant.tui.relay import relay_answer
@@ -52,6 +54,7 @@ class ChatScreen(Screen[None]):
         self.turn = 0
         self.answering = False
         self.served = ""  # the last turn's question when the QA bank answered it
+        self.chat: Chat | None = None  # the conversation, once the answerer is loaded
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -117,11 +120,11 @@ class ChatScreen(Screen[None]):
         try:
             if not self.services.answerer.ready:
                 self.post_message(AnswerStatusChanged(turn, "loading the models…"))
-            answerer = self.services.answerer.get()
+            chat = self._chat()
             if refuse:
-                answerer.refuse_hit(question)
+                chat.refuse_hit(question)
             relay_answer(
-                answerer,
+                chat,
                 self.services.knowledge,
                 turn,
                 question,
@@ -131,6 +134,12 @@ class ChatScreen(Screen[None]):
         except Exception as exc:  # the worker's boundary: show it, keep the app running
             log.exception("answering %r failed", question)
             self.post_message(AnswerFailed(turn, str(exc) or type(exc).__name__))
+
+    def _chat(self) -> Chat:
+        """The conversation (made on the answer worker, one at a time: `exclusive`)."""
+        if self.chat is None:
+            self.chat = Chat(self.services.answerer.get(), self.services.focused)
+        return self.chat
 
     def action_stop(self) -> None:
         if self.answering:
@@ -157,6 +166,10 @@ class ChatScreen(Screen[None]):
     @on(AnswerStatusChanged)
     def _status(self, m: AnswerStatusChanged) -> None:
         self._turn(m.turn).set_status(m.status)
+
+    @on(RewriteShown)
+    def _rewritten(self, m: RewriteShown) -> None:
+        self._turn(m.turn).show_rewrite(m.rewritten)
 
     @on(QuoteShown)
     def _quoted(self, m: QuoteShown) -> None:

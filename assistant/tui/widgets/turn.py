@@ -13,12 +13,13 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from assistant.answer import shape
-from assistant.events import AnswerDone, QuoteFound
+from assistant.events import AnswerDone, QuestionRewritten, QuoteFound
 from assistant.tui.widgets.sources import mail_line
 
 SPAN = "bold"  # the answer span inside the quote
 # the lines under the question, in order; each hidden until it has something to show
-LINES = ("flag", "quote", "mail", "also", "sentence", "reason")
+LINES = ("rewrite", "flag", "quote", "mail", "also", "sentence", "reason")
+REWRITE = "→ asked as: "  # a follow-up, as it was turned into a standalone question
 
 
 def badge(done: AnswerDone) -> str:
@@ -87,6 +88,10 @@ class Turn(Vertical):
         """What the answer shows, as plain text (the lines under the question, not the badge)."""
         shown = [self.query_one(f".{name}", Static) for name in LINES]
         return "\n".join(str(line.content) for line in shown if line.display)
+
+    def show_rewrite(self, rewritten: QuestionRewritten) -> None:
+        """Above the answer: what a follow-up was turned into (assistant/mail/followup.py)."""
+        self._show("rewrite", REWRITE + rewritten.standalone)
 
     def show_quote(self, quote: QuoteFound) -> None:
         self.quoted = True

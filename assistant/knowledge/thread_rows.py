@@ -1,0 +1,151 @@
+"""The knowledge bank's thread reads and writes (a part of KnowledgeStore, the documents table's
+one owner): the headers threads are computed from, the thread_id each mail is given, a thread's
+mails, and the chunks that only repeat another mail of their thread. assistant/mail/threads.py
+decides; this stores."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from sqlite_utils import Database
+
+from assistant.ingest.types import Document
+
+
+@dataclass(frozen=True)
+class MailHeaders:
+    """What a mail's thread is found from."""
+
+    doc_id: int
+    message_id: str
+    in_reply_to: str
+    refs: tuple[str, ...]
+    subject: str
+    sender: str
+    recipients: str
+    cc: str
+    date: str  # ISO 8601, "" when undated
+
+
+@dataclass(frozen=True)
+class ThreadMail:
+    """One mail of a thread, as `assistant thread` prints it."""
+
+    doc_id: int
+    message_id: str
+    sender: str
+    date: str
+    subject: str
+    body: str
+    thread_id: str
+    thread_by: str
+
+
+_MAIL = "SELECT id, message_id, sender, date, title, body, thread_id, thread_by FROM documents"
+
+
+class ThreadRows:
+    """Mixed into KnowledgeStore: uses its db, transaction(), version() and _bump_version()."""
+
+    db: Database
+
+    def mail_headers(self) -> list[MailHeaders]:
+        rows = self.db.execute(
+            "SELECT id, message_id, in_reply_to, refs, title, sender, recipients, cc, date "
+            "FROM documents WHERE kind = 'email' ORDER BY id"
+        ).fetchall()
+        return [
+            MailHeaders(r[0], r[1] or "", r[2] or "", tuple((r[3] or "").split()),
+                        *(v or "" for v in r[4:]))
+            for r in rows
+        ]  # fmt: skip
+
+    def fill_reply_headers(self, row: dict, doc: Document) -> None:
+        """A mail stored before its reply headers were kept, imported again: they are stored
+        now, and its threads computed again."""
+        if row.get("in_reply_to") or row.get("refs") or not (doc.in_reply_to or doc.references):
+            return
+        self.db.execute(
+            "UPDATE documents SET in_reply_to = ?, refs = ? WHERE id = ?",
+            [doc.in_reply_to or None, " ".join(doc.references) or None, row["id"]],
+        )
+        self.db.execute("UPDATE meta SET value = '-1' WHERE key = 'threads_version'")
+
+    def threads_due(self) -> bool:
+        """Whether mail changed since threads were last computed (or never were)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'threads_version'").fetchone()
+        return row is None or int(row[0]) != self.version("chunks")
+
+    def put_threads(self, assigned: Mapping[int, tuple[str, str | None]]) -> int:
+        """Store each mail's (thread_id, thread_by); return how many rows changed."""
+        with self.transaction():
+            before = self.db.execute("SELECT total_changes()").fetchone()[0]
+            self.db.conn.executemany(
+                "UPDATE documents SET thread_id = ?, thread_by = ? WHERE id = ? "
+                "AND (thread_id IS NOT ? OR thread_by IS NOT ?)",
+                [(t, by, doc_id, t, by) for doc_id, (t, by) in assigned.items()],
+            )
+            changed = self.db.execute("SELECT total_changes()").fetchone()[0] - before
+            self.mark_threads_done()
+        return int(changed)
+
+    def mark_threads_done(self) -> None:
+        with self.transaction():
+            self.db.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('threads_version', ?)",
+                [str(self.version("chunks"))],
+            )
+
+    def thread_key(self, key: str) -> str | None:
+        """The thread_id for `key`: a thread_id, a mail's Message-ID or document id."""
+        key = key.strip().strip("<>")
+        for sql in (
+            "SELECT thread_id FROM documents WHERE kind = 'email' AND thread_id = ? LIMIT 1",
+            "SELECT thread_id FROM documents WHERE kind = 'email' AND message_id = ? LIMIT 1",
+            "SELECT thread_id FROM documents WHERE kind = 'email' AND source_key = ? LIMIT 1",
+            "SELECT thread_id FROM documents WHERE kind = 'email' AND CAST(id AS TEXT) = ?",
+        ):
+            row = self.db.execute(sql, [key]).fetchone()
+            if row is not None and row[0]:
+                return str(row[0])
+        return None
+
+    def thread_mails(self, thread_id: str) -> list[ThreadMail]:
+        """The mails of a thread, oldest first."""
+        rows = self.db.execute(
+            f"{_MAIL} WHERE kind = 'email' AND thread_id = ? ORDER BY date, id", [thread_id]
+        ).fetchall()
+        return [ThreadMail(r[0], *(v or "" for v in r[1:])) for r in rows]
+
+    def mails_in_threads(self, thread_ids: Iterable[str]) -> list[ThreadMail]:
+        ids = sorted({t for t in thread_ids if t})
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        rows = self.db.execute(
+            f"{_MAIL} WHERE kind = 'email' AND thread_id IN ({marks}) ORDER BY date, id", ids
+        ).fetchall()
+        return [ThreadMail(r[0], *(v or "" for v in r[1:])) for r in rows]
+
+    def chunks_of(self, doc_ids: Sequence[int]) -> list[tuple[int, int, str]]:
+        """(chunk id, document id, text) of the documents' chunks."""
+        if not doc_ids:
+            return []
+        marks = ",".join("?" * len(doc_ids))
+        return self.db.execute(
+            f"SELECT id, document_id, text FROM chunks WHERE document_id IN ({marks}) "
+            "ORDER BY document_id, ordinal",
+            [int(d) for d in doc_ids],
+        ).fetchall()
+
+    def drop_chunks(self, chunk_ids: Sequence[int]) -> None:
+        """Take chunks out of the index (their document keeps its whole text)."""
+        if not chunk_ids:
+            return
+        with self.transaction():
+            self.db.conn.executemany(
+                "DELETE FROM chunks WHERE id = ?", [(int(i),) for i in chunk_ids]
+            )
+            self._bump_version()
+            self._bump_version("vectors")

@@ -1,0 +1,1 @@
+"""What makes mail mail: query terms, dates in words, threads, follow-up questions."""

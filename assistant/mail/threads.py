@@ -1,0 +1,302 @@
+"""Threads: which mails belong together, and the thread_id each is stored with.
+
+First the reply headers: a mail, its In-Reply-To and every id of its References are one thread
+(a parent missing from the home still joins its replies). Mail without them (most of an Outlook
+or Lotus Notes export) is joined by its subject: a reply or forward (Re:, Fwd:, AW: … stripped)
+joins the latest thread of the same subject whose last mail is at most WINDOW older and that
+shares a participant with it (the mailbox owner's own addresses, on most mails, do not count).
+Cheap enough to run over every mail after each import: SQL reads and writes, a union-find here.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sqlite3
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from assistant.ingest.emails import display_name
+from assistant.knowledge.store import KnowledgeStore
+from assistant.knowledge.thread_rows import MailHeaders, ThreadMail
+from assistant.mail.quoted import fold, line_set, repeated_chunks
+
+WINDOW = timedelta(days=30)
+# an address on at least this share of the mails is the owner's (or a list's): shared by all
+OWNER_SHARE = 0.2
+_PREFIX = re.compile(
+    r"^\s*(?:re|fw|fwd|aw|wg|sv|vs|tr|antw|rif|r)\s*(?:\[\d+\]|\(\d+\))?\s*:\s*", re.IGNORECASE
+)
+_LIST_TAG = re.compile(r"^\s*\[[^\[\]]{1,40}\]\s*")  # "[smu-betas] "
+_NO_SUBJECT = {"", "(no subject)", "no subject"}
+
+log = logging.getLogger(__name__)
+
+
+def normalize_subject(subject: str) -> tuple[str, bool]:
+    """('more tickets for friday night...', True) for 'RE: Fwd: More tickets for Friday
+    night...': the subject without reply and forward prefixes, lowercased, and whether it had
+    one. A missing subject normalizes to ''."""
+    text, reply = subject or "", False
+    while True:
+        cut = _PREFIX.sub("", text, count=1)
+        reply |= cut != text
+        cut = _LIST_TAG.sub("", cut, count=1)
+        if cut == text:
+            break
+        text = cut
+    norm = " ".join(text.lower().split())
+    return ("" if norm in _NO_SUBJECT else norm), reply
+
+
+@dataclass(frozen=True)
+class ThreadReport:
+    mails: int
+    threads: int  # threads of at least two mails
+    by_headers: int  # of those, found from reply headers
+    by_subject: int  # found from the subject alone
+    changed: int  # mails whose thread_id changed
+    chunks_dropped: int  # chunks that only repeated another mail of their thread
+    seconds: float
+
+
+class _Groups:
+    """Union-find over string keys."""
+
+    def __init__(self) -> None:
+        self.parent: dict[str, str] = {}
+
+    def find(self, key: str) -> str:
+        self.parent.setdefault(key, key)
+        root = key
+        while self.parent[root] != root:
+            root = self.parent[root]
+        while self.parent[key] != root:
+            self.parent[key], key = root, self.parent[key]
+        return root
+
+    def union(self, a: str, b: str) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[rb] = ra
+
+
+def _when(iso: str) -> datetime | None:
+    try:
+        date = datetime.fromisoformat(iso) if iso else None
+    except ValueError:
+        return None
+    if date is not None and date.tzinfo is None:
+        date = date.replace(tzinfo=UTC)
+    return date
+
+
+_ADDRESS = re.compile(r"[\w.+'-]+@[\w-]+(?:\.[\w-]+)+")
+
+
+def addresses(*fields: str) -> frozenset[str]:
+    """The lowercased addresses in header fields (a regex, not email.utils: a long To line of
+    a list mail costs getaddresses milliseconds); a field without one gives its names."""
+    found = set()
+    for value in fields:
+        hits = _ADDRESS.findall(value or "")
+        found.update(h.lower() for h in hits)
+        if not hits:
+            found.update(n.strip().lower() for n in (value or "").split(",") if n.strip())
+    return frozenset(found)
+
+
+def _doc(m: MailHeaders) -> str:
+    return f"d{m.doc_id}"
+
+
+def link_headers(mails: Sequence[MailHeaders], groups: _Groups) -> set[int]:
+    """Join each mail with its Message-ID, In-Reply-To and References; return the mails that
+    named a parent."""
+    linked = set()
+    for m in mails:
+        if m.message_id:
+            groups.union(_doc(m), f"m{m.message_id}")
+        parents = [p for p in (m.in_reply_to, *m.refs) if p and p != m.message_id]
+        for parent in parents:
+            groups.union(_doc(m), f"m{parent}")
+        if parents:
+            linked.add(m.doc_id)
+    return linked
+
+
+@dataclass
+class _Open:
+    """A thread a later reply of the same subject may join."""
+
+    root: str
+    last: datetime
+    people: set[str]
+
+
+def link_subjects(mails: Sequence[MailHeaders], groups: _Groups, window: timedelta) -> set[str]:
+    """Join replies without headers to the latest open thread of their subject; return the
+    roots of the groups a subject joined."""
+    people_of = {m.doc_id: addresses(m.sender, m.recipients, m.cc) for m in mails}
+    owners = _owners(people_of.values(), len(mails))
+    open_by_subject: dict[str, list[_Open]] = defaultdict(list)
+    joined: set[str] = set()
+    dated = [(d, m) for m in mails if (d := _when(m.date)) is not None]
+    for date, m in sorted(dated, key=lambda pair: (pair[0], pair[1].doc_id)):
+        norm, reply = normalize_subject(m.subject)
+        if not norm:
+            continue
+        people = people_of[m.doc_id]
+        root = groups.find(_doc(m))
+        target = _match(open_by_subject[norm], date, people, owners, window) if reply else None
+        if target is not None and groups.find(target.root) != root:
+            groups.union(target.root, root)
+            joined.add(groups.find(root))
+        if target is None:
+            target = _Open(root, date, set())
+            open_by_subject[norm].append(target)
+        target.last, target.people = max(target.last, date), target.people | people
+    return {groups.find(r) for r in joined}
+
+
+def _match(
+    candidates: list[_Open], date: datetime, people: set[str], owners: set[str], window
+) -> _Open | None:
+    for thread in reversed(candidates):
+        if timedelta(0) <= date - thread.last <= window and _share(thread.people, people, owners):
+            return thread
+    return None
+
+
+def _share(a: set[str], b: set[str], owners: set[str]) -> bool:
+    """Whether two sets of participants share one, the owner's addresses aside (unless one set
+    holds nothing else)."""
+    a_own, b_own = a - owners, b - owners
+    if a_own and b_own:
+        return bool(a_own & b_own)
+    return bool(a & b)
+
+
+def _owners(people: Iterable[frozenset[str]], mails: int) -> set[str]:
+    counts: Counter[str] = Counter()
+    for each in people:
+        counts.update(each)
+    floor = max(5, OWNER_SHARE * mails)
+    return {addr for addr, n in counts.items() if n >= floor}
+
+
+def assign(
+    mails: Sequence[MailHeaders], window: timedelta = WINDOW
+) -> dict[int, tuple[str, str | None]]:
+    """Each mail's (thread_id, how it was found: 'headers' | 'subject' | None when alone). A
+    thread's id is the Message-ID of its first mail (by date), else 'doc<id>'."""
+    groups = _Groups()
+    linked = link_headers(mails, groups)
+    header_roots = {groups.find(f"d{d}") for d in linked}
+    subject_roots = link_subjects(mails, groups, window)
+    header_roots = {groups.find(r) for r in header_roots}
+    members: dict[str, list[MailHeaders]] = defaultdict(list)
+    for m in mails:
+        members[groups.find(_doc(m))].append(m)
+    out: dict[int, tuple[str, str | None]] = {}
+    for root, group in members.items():
+        first = min(group, key=_order)
+        thread_id = first.message_id or f"doc{first.doc_id}"
+        by = None
+        if len(group) > 1:
+            by = "headers" if root in header_roots else "subject" if root in subject_roots else None
+            by = by or "headers"  # copies of one mail share its Message-ID
+        for m in group:
+            out[m.doc_id] = (thread_id, by)
+    return out
+
+
+def _order(m: MailHeaders) -> tuple[datetime, int]:
+    return (_when(m.date) or datetime.max.replace(tzinfo=UTC), m.doc_id)
+
+
+def rebuild(
+    store: KnowledgeStore, window: timedelta = WINDOW, drop_repeats: bool = True
+) -> ThreadReport:
+    """Compute every mail's thread and store it; then (with `drop_repeats`) take out of the
+    index the chunks that only repeat an earlier mail of their thread (the whole text stays)."""
+    t0 = time.perf_counter()
+    mails = store.mail_headers()
+    assigned = assign(mails, window)
+    changed = store.put_threads(assigned)
+    dropped = drop_repeated(store, assigned) if drop_repeats else 0
+    if dropped:
+        store.mark_threads_done()
+    sizes = Counter((t, by) for t, by in assigned.values())
+    report = ThreadReport(
+        len(mails),
+        sum(1 for (_, by), n in sizes.items() if n > 1),
+        sum(1 for (_, by), n in sizes.items() if n > 1 and by == "headers"),
+        sum(1 for (_, by), n in sizes.items() if n > 1 and by == "subject"),
+        changed,
+        dropped,
+        time.perf_counter() - t0,
+    )
+    log.info("threads rebuilt: %s", report)
+    return report
+
+
+def drop_repeated(store: KnowledgeStore, assigned: dict[int, tuple[str, str | None]]) -> int:
+    """Drop the chunks of threads of two mails or more that repeat an earlier mail's text."""
+    threads = {t for t, by in assigned.values() if by is not None}
+    drop: list[int] = []
+    for batch in _batches(sorted(threads), 500):
+        mails = store.mails_in_threads(batch)
+        by_thread = defaultdict(list)
+        for mail in mails:
+            by_thread[mail.thread_id].append(mail)
+        chunks = store.chunks_of([m.doc_id for m in mails])
+        for thread in by_thread.values():
+            ids = {m.doc_id for m in thread}
+            drop += repeated_chunks(ordered(thread), [c for c in chunks if c[1] in ids])
+    store.drop_chunks(drop)
+    return len(drop)
+
+
+def ordered(mails: Iterable) -> list:
+    """Mails (anything with .date, .doc_id) oldest first; undated last."""
+    never = datetime.max.replace(tzinfo=UTC)
+    return sorted(mails, key=lambda m: (_when(m.date) or never, m.doc_id))
+
+
+def _batches(items: list[str], size: int) -> Iterable[list[str]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def ensure(store: KnowledgeStore) -> ThreadReport | None:
+    """Compute threads when mail changed since they were last computed (an existing home on
+    first open, a home another process imported into)."""
+    try:
+        return rebuild(store) if store.threads_due() else None
+    except sqlite3.OperationalError as exc:  # locked for long, or a read-only copy: next open
+        log.warning("threads not computed now (%s); they are on the next open", exc)
+        return None
+
+
+def mail_line(mail: ThreadMail) -> str:
+    """sender · date · subject."""
+    return " · ".join([display_name(mail.sender) or "?", mail.date[:10] or "undated", mail.subject])
+
+
+def render(mails: Sequence[ThreadMail]) -> list[str]:
+    """A thread as `assistant thread` prints it: one line per mail, then each mail's own text
+    with the lines it repeats from an earlier mail of the thread folded."""
+    mails = ordered(mails)
+    if not mails:
+        return []
+    lines = [f"Thread {mails[0].thread_id} · {len(mails)} mail{'s' * (len(mails) != 1)}"]
+    lines += [f"{i:>3}. {mail_line(m)}" for i, m in enumerate(mails, 1)]
+    for i, mail in enumerate(mails):
+        earlier = line_set(m.body for m in mails[:i] if m.message_id != mail.message_id)
+        lines += ["", f"── {i + 1}. {mail_line(mail)} <{mail.message_id}>", ""]
+        lines.append(fold(mail.body, earlier) or "(no text of its own)")
+    return lines
