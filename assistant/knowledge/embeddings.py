@@ -140,13 +140,15 @@ def vectors_notice(store, name: str, backend: str) -> str | None:
     old = max(others, key=lambda model: others[model])
     text = (
         f"{total - embedded:,} of {total:,} chunks have no vector from the encoder {name} "
-        f'([embedding] backend = "{backend}"); {sum(others.values()):,} hold vectors of {old}, '
+        f'([expert.embedding] backend = "{backend}"); '
+        f"{sum(others.values()):,} hold vectors of {old}, "
         "which are never mixed with its own, so dense search skips them. Run `assistant import` "
         "to re-embed them"
     )
     was = backend_of(old, name)
     if was and was != backend:
-        return text + f', or set [embedding] backend = "{was}" in config.toml to keep the old ones.'
+        keep = f'[expert.embedding] backend = "{was}"'
+        return text + f", or set {keep} in config.toml to keep the old ones."
     return text + "."
 
 

