@@ -22,6 +22,7 @@ from assistant.answer.shape import (
     mail_of,
     shown,
 )
+from assistant.clock import Clock
 from assistant.config import Settings
 from assistant.events import (
     AnswerDone,
@@ -36,7 +37,7 @@ from assistant.events import (
 from assistant.knowledge.retrieval import Hit, Retriever
 from assistant.knowledge.store import ChunkRecord, KnowledgeStore
 from assistant.llm.runtime import LocalLLM
-from assistant.prompt_cache import Clock, PromptCache
+from assistant.prompt_cache import PromptCache
 from assistant.rerank.reranker import Reranker
 from assistant.rerank.selection import Selection
 from cache.kv_tree import KVTree

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from assistant import events as p
-from assistant import prompt_cache
 from assistant.answer.answerer import NO_CACHE, Answerer, assemble
 from assistant.config import Settings
 from assistant.importer import Importer
@@ -159,10 +158,3 @@ def test_continuation_logprobs_agree_with_greedy_choice(llm):
     llm.eval(prompt)
     two = llm.continuation_logprobs([best, best])
     assert two[0] == pytest.approx(lp_best) and llm.n_past == len(prompt) + 2
-
-
-def test_loop_stop_is_for_repeats_not_numbers():
-    assert prompt_cache.is_looping([7, 1, 2, 3, 1, 2, 3, 1, 2, 3])
-    assert not prompt_cache.is_looping([4, 0, 0, 0])  # "4000": digits are single tokens
-    assert prompt_cache.is_looping([5] * 8)
-    assert not prompt_cache.is_looping(list(range(40)))
