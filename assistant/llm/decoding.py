@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 REPEAT_MODES = ("ban", "stop", "off")
 
 
@@ -91,3 +93,20 @@ def is_looping(tokens: list[int], longest: int = 16) -> bool:
         ):
             return True
     return False
+
+
+def log_softmax_of(logits: np.ndarray, tokens: Sequence[int]) -> np.ndarray:
+    """log p(tokens[i]) under row i of `logits` (rows × vocabulary), in float64."""
+    logits = logits.astype(np.float64)
+    top = logits.max(axis=1, keepdims=True)
+    log_z = top[:, 0] + np.log(np.exp(logits - top).sum(axis=1))
+    return logits[np.arange(len(logits)), np.asarray(tokens)] - log_z
+
+
+def pick(
+    logits: np.ndarray, banned: Callable[[list[int]], set[int]] | None, tokens: list[int]
+) -> int:
+    """The most likely token that `banned(tokens so far)` allows (`logits` is changed)."""
+    for ban in banned(tokens) if banned else ():
+        logits[ban] = -np.inf
+    return int(np.argmax(logits))

@@ -91,7 +91,7 @@ def make_cross_pruned(settings: Settings):
 def make_torch_ql(settings: Settings, models_dir: Path, blobs: BlobStore | None):
     import torch
 
-    from assistant.llm.runtime import Vocab, model_fingerprint
+    from assistant.llm.model_file import Vocab, model_fingerprint
     from assistant.rerank.models import resolve_model
     from assistant.rerank.prompt import QLTokens, get_prompt
     from assistant.rerank.pruned import TorchQL
@@ -112,7 +112,7 @@ def make_torch_ql(settings: Settings, models_dir: Path, blobs: BlobStore | None)
 
 def torch_weights(gguf: Path, models_dir: Path):
     """The dequantized weights of `gguf` (exported once into models_dir, then read from there)."""
-    from assistant.llm.runtime import model_fingerprint
+    from assistant.llm.model_file import model_fingerprint
     from assistant.rerank.weights import WeightFile, export_weights
 
     stem = f"{gguf.stem}-{model_fingerprint(gguf)}"

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from assistant.config import ConfigError, load_settings
-from assistant.llm.runtime import LocalLLM, default_llm_model, model_fingerprint
+from assistant.llm.model_file import default_llm_model, model_fingerprint
+from assistant.llm.runtime import LocalLLM
 
 TEXT = "Bram's crew begins demolition of the kitchen on Monday 2 March at 8:00. " * 4
 
