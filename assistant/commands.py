@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from assistant.answer_output import event_dict, print_done, quote_block, reuse_note
 from assistant.config import ConfigError, Settings, load_settings
 from assistant.home import bundled, open_home, touch_private
 from assistant.importer import ImportProgressed, ImportReport
@@ -289,7 +290,7 @@ def cmd_ask(ctx: Services, args: Namespace) -> int:
     layers = NO_CACHE if args.no_cache else ALL_LAYERS
     for event in answerer.answer(args.question, layers):
         if args.json:
-            print(json.dumps(_event_dict(event), ensure_ascii=False, default=str), flush=True)
+            print(json.dumps(event_dict(event), ensure_ascii=False, default=str), flush=True)
         elif isinstance(event, p.QAHitFound):
             console.print(
                 f"[green]Remembered answer[/] (to “{escape(event.question)}”, "
@@ -303,72 +304,8 @@ def cmd_ask(ctx: Services, args: Namespace) -> int:
                 f"prompt tokens reused{reuse_note(event.mode, event.repaired)}[/]"
             )
         elif isinstance(event, p.AnswerDone):
-            _print_done(out, event)
+            print_done(out, console, event)
     return 0
-
-
-def quote_block(quote):
-    """The mail's own lines with the answer span in bold and the mail under them; or "not
-    found" with the nearest mails. The model's sentence, when one is shown, follows later."""
-    from rich.text import Text
-
-    from assistant.answer import shape
-
-    if quote.band == "none":
-        lines = [shape.NOT_FOUND, *shape.nearest_lines(quote.nearest)]
-        return Text("\n".join(lines), style="bold yellow")
-    text = Text()
-    text.append(shape.quoted(quote.lines))
-    if quote.span:
-        text.highlight_words([quote.span], style="bold")
-    text.append(f"\n— {shape.mail_line(quote.mail)}", style="dim")
-    if quote.also:
-        where = shape.mail_line(quote.also_mail)
-        text.append("\n" + shape.also_text(quote.also[0].sentence, where), style="dim")
-    return text
-
-
-def _print_done(out: Console, done) -> None:
-    """After the quote: the model's sentence where it stands in the quote (marked, with its
-    reason, where only other mails of the prompt hold its terms), then the sources, one line
-    per mail, and the timings."""
-    from rich.text import Text
-
-    from assistant.answer.shape import WEAK, reason
-
-    if done.sentence:
-        out.print(done.sentence, soft_wrap=True, markup=False)
-    if done.sentence and not done.supported and done.unsupported:
-        out.print(Text(reason(done.unsupported), style="bold yellow"))
-    if done.band == "weak":
-        out.print(Text(WEAK, style="bold yellow"), soft_wrap=True)
-    out.print()
-    for i, s in enumerate(done.sources, 1):
-        where = s["message_id"] or s["note_path"]
-        when = (s["date"] or "")[:10]
-        source = f"[{i}] {s['sender'] or 'note'} · {when} · {s['title']} ({where})"
-        out.print(Text(source, style="dim"), soft_wrap=True)
-    t = done.timings
-    console.print(
-        f"[dim]quote {t.get('quote', 0.0):.2f}s · total {t['total']:.2f}s · prefill "
-        f"{t['prefill']:.2f}s · decode {t['decode']:.2f}s · KV reused "
-        f"{done.kv_reused_tokens}/{done.prompt_tokens}"
-        f"{reuse_note(done.kv_reuse, done.kv_repaired)}[/]"
-    )
-
-
-def reuse_note(mode: str, repaired: int) -> str:
-    """ ", any-order, 24 repaired" after the KV figures when chunks were placed any-order."""
-    return f", {mode}, {repaired} repaired" if mode != "exact" else ""
-
-
-def _event_dict(event) -> dict:
-    data = {"event": type(event).__name__}
-    if hasattr(event, "hits"):
-        data["chunk_ids"] = [h.chunk_id for h in event.hits]
-    else:
-        data.update(asdict(event))
-    return data
 
 
 def cmd_precompute(ctx: Services, args: Namespace) -> int:
