@@ -177,9 +177,7 @@ class RerankerSettings:
     max_passage_tokens: int = 256
     n_threads: int = 0  # 0: llama.cpp's default (llm/runtime.py), torch's own
     doc_kv_budget_mb: float = 512.0
-    threshold: float = 0.05  # pruned: score dispersion (CV) above which candidates are cut
-    exact_order: bool = False  # pruned: only drop hopeless candidates, never accept early
-    resident_layers: int = 0  # pruned: layers kept loaded between questions (the rest stream)
+    exact_order: bool = False  # cross-pruned: only drop hopeless candidates, never accept early
     cross_max_length: int = 256  # cross: tokens of question + passage read together
     # cross-pruned: dispersion (CV of sigmoid(logit)) above which candidates are cut; calibrated
     # on half the DL19 queries for the top-5 of the unpruned model (bench/results/cross_pruned.json)
@@ -204,7 +202,7 @@ class RerankerSettings:
 RERANK_MODES = ("off", "full", "cross", "cross-pruned", "auto")
 # pruned query likelihood is no longer a mode to choose: its ranking forms only in the last
 # layers, so pruning saves nothing (bench/results/rerank_quality.json, "layer_agreement";
-# rerank_speed.json); the benches that show it still build it (Reranker's `pruned` factory)
+# rerank_speed.json); the benches that show it build it from bench/ql
 RETIRED = {
     "pruned": "pruned query likelihood saves nothing (its ranking forms only in the last layers); "
     'use rerank = "full", or "cross-pruned" with a cross-encoder folder as [reranker] model'

@@ -32,6 +32,12 @@ USER_KEYS: dict[str, tuple[str, ...]] = {
     "reranker": ("model",),
 }
 
+# Keys that set what the package no longer has: read and ignored, with a warning saying why.
+RETIRED_KEYS = {
+    ("reranker", "threshold"): "the pruned query-likelihood reranker is retired to bench/ql",
+    ("reranker", "resident_layers"): "the pruned query-likelihood reranker is retired to bench/ql",
+}
+
 
 class ConfigError(ValueError):
     """A config file or env var that cannot be used; the message says which and why."""
@@ -98,6 +104,10 @@ def _take_section(
         raise ConfigError(f"{source}: unknown section [{table}]{_nearest_section(name, known)}")
     keys = set(known[name])
     for key, raw in value.items():
+        if (name, key) in RETIRED_KEYS:
+            why = RETIRED_KEYS[name, key]
+            warnings.warn(f"{source}: {name}.{key} is ignored: {why}", ConfigWarning, stacklevel=2)
+            continue
         if key not in keys:
             raise ConfigError(f"{source}: unknown key {name}.{key}{_nearest_key(name, key, known)}")
         if is_user_key(name, key) == expert:
