@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assistant import events as p
-from assistant.answer.answerer import NO_CACHE, Answerer, assemble
+from assistant.answer.answerer import NO_CACHE, Answerer
 from assistant.config import Settings
 from assistant.importer import Importer
 from assistant.knowledge.retrieval import Retriever
@@ -15,6 +15,7 @@ from cache.blobs import BlobStore
 from cache.db import open_cache_db
 from cache.kv_tree import KIND, KVTree
 from cache.qa_bank import QABank
+from tests.assistant.wiring import assemble
 from tests.conftest import make_email, write_mbox
 
 pytestmark = pytest.mark.slow

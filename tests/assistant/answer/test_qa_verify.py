@@ -105,10 +105,10 @@ def test_one_lookup_retrieves_once_and_off_means_no_check(world):
 
 
 def test_remember_fills_in_a_paraphrase_but_not_a_near_miss(world, tmp_path):
-    from assistant.answer.answerer import assemble
     from assistant.llm import make_llm
     from cache.blobs import BlobStore
     from cache.kv_tree import KIND, KVTree
+    from tests.assistant.wiring import assemble
 
     embedder, retriever = world
     db = open_cache_db(None)

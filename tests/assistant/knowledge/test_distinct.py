@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from assistant.answer.answerer import Answerer, assemble
+from assistant.answer.answerer import Answerer
 from assistant.config import Settings
 from assistant.importer import Importer
 from assistant.knowledge.distinct import COSINE_BOUNDS, SPARE, distinct, distinct_hits, shape
@@ -18,6 +18,7 @@ from cache.blobs import BlobStore
 from cache.db import open_cache_db
 from cache.kv_tree import KIND, KVTree
 from cache.qa_bank import QABank
+from tests.assistant.wiring import assemble
 from tests.conftest import make_email, write_mbox
 
 KITCHEN = (
