@@ -32,9 +32,10 @@ from cache.protocols import Embedder
 log = logging.getLogger(__name__)
 CHUNK_TOKENS_KEPT = 4096  # chunks whose segment tokens are remembered
 
-# Tokens per llama eval call (~0.3 s here): a background job checks between pieces whether a user
-# is waiting, so it steps aside within a second. Logits do not depend on the piece size (checked
-# in tests), so cached and uncached runs still agree token for token.
+# Tokens per llama eval call: a background job checks between pieces whether a user is waiting,
+# so it steps aside soon (bench/results/preemption.json: how long a user question waits). Logits
+# do not depend on the piece size (checked in tests), so cached and uncached runs still agree
+# token for token.
 PIECE = 32
 
 Check = Callable[[], None]

@@ -143,9 +143,10 @@ class ExportFailed(RuntimeError):
 
 def ensure_exported(model_dir: Path, target: Path) -> Path:
     """Export (and for int8, quantise) the model into `target` unless it is there already. It
-    runs in a child process: torch, the ONNX optimiser and the quantiser peak near 1.4 GB, which
-    an importing process would otherwise hold for the rest of its life (bench/results/
-    export.json). `python -m assistant.knowledge.encoder` (make setup) does it ahead of use."""
+    runs in a child process: torch, the ONNX optimiser and the quantiser peak at several times
+    the app's memory, which an importing process would otherwise hold for the rest of its life
+    (bench/results/export.json). `python -m assistant.knowledge.encoder` (make setup) does it
+    ahead of use."""
     if target.exists():
         return target
     root = str(Path(__file__).resolve().parents[2])  # this package, wherever it was imported from
