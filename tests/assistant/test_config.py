@@ -31,6 +31,10 @@ def test_defaults_then_file_then_env(tmp_path):
         ("[expert]\ntop_k = 1\n", r"\[expert.top_k\] must be a table"),
         ('[retrieval]\ntop_k = "many"\n', "expected int"),
         ('[expert.answer]\nduplicates = "hide"\n', "answer.duplicates: expected one of"),
+        ('[expert.cache]\nreuse = "anywhere"\n', "cache.reuse: expected one of exact, any-order"),
+        ('[expert.cache]\nrepair = "sink"\n', "cache.repair: expected none, sink-N"),
+        ('[expert.cache]\nrepair = "blend-150"\n', "cache.repair: expected none, sink-N"),
+        ('[expert.cache]\nrepair = "evidence-4"\n', "cache.repair: expected none, sink-N"),
     ],
 )
 def test_bad_config_names_file_and_key(tmp_path, text, message):

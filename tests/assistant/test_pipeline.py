@@ -8,14 +8,9 @@ from assistant import events as p
 from assistant.answer.answerer import NO_CACHE, Answerer
 from assistant.config import Settings
 from assistant.importer import Importer
-from assistant.knowledge.retrieval import Retriever
 from assistant.llm import make_llm
 from assistant.llm.prompt import evidence_text
-from cache.blobs import BlobStore
-from cache.db import open_cache_db
-from cache.kv_tree import KIND, KVTree
-from cache.qa_bank import QABank
-from tests.assistant.wiring import assemble
+from tests.assistant.wiring import answerer_over
 from tests.conftest import make_email, write_mbox
 
 pytestmark = pytest.mark.slow
@@ -44,18 +39,8 @@ def build(tmp_path, llm, embedder, threshold: float = 0.9) -> Answerer:
     settings = Settings()
     settings.answer.context_chunks = 2
     settings.answer.max_tokens = 24
-    db = open_cache_db(None)
-    blobs = BlobStore(db, tmp_path / "kv", {KIND: 1 << 30})
-    return assemble(
-        settings,
-        store,
-        embedder,
-        Retriever(store, embedder, None),
-        llm,
-        QABank(db, threshold, 1 << 20),
-        KVTree(db, blobs, llm.fingerprint),
-        SYSTEM,
-    )
+    kv_dir = tmp_path / "kv"
+    return answerer_over(store, embedder, llm, kv_dir, settings, SYSTEM, threshold=threshold)
 
 
 def run(events) -> tuple[str, p.AnswerDone]:
