@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import warnings
 from argparse import Namespace
 from dataclasses import asdict
 from pathlib import Path
@@ -14,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from assistant.answer_output import event_dict, print_done, quote_block, reuse_note
-from assistant.config import ConfigError, Settings, load_settings
+from assistant.config import ConfigError, ConfigWarning, Settings, load_settings
 from assistant.home import bundled, open_home, touch_private
 from assistant.importer import ImportProgressed, ImportReport
 from assistant.ingest import SourceError
@@ -48,7 +49,7 @@ def user_errors() -> tuple[type[Exception], ...]:
 def run_command(args: Namespace) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     home = open_home(args.home)
-    settings = load_settings(home.config_file)
+    settings = _settings_noting_old_keys(home.config_file)
     apply_switches(settings, args)
     ctx = open_services(home, settings)
     _log_to_file(ctx)
@@ -62,6 +63,21 @@ def run_command(args: Namespace) -> int:
         "precompute": cmd_precompute,
     }
     return handler[args.command](ctx, args)
+
+
+def _settings_noting_old_keys(config_file: Path) -> Settings:
+    """The settings; a key the file holds in an older layout is said on stderr, with its fix."""
+    from rich.markup import escape
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConfigWarning)
+        settings = load_settings(config_file)
+    for w in caught:
+        if issubclass(w.category, ConfigWarning):
+            console.print(f"[yellow]config:[/] {escape(str(w.message))}")
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return settings
 
 
 def apply_switches(settings: Settings, args: Namespace) -> None:

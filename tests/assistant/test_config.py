@@ -160,3 +160,19 @@ def test_the_documented_configuration_reads_without_a_warning_and_names_every_se
             continue
         for key in dataclasses.fields(getattr(defaults, section.name)):
             assert re.search(rf"^{key.name} = ", block, re.M), f"{section.name}.{key.name}"
+
+
+def test_the_cli_says_where_an_old_key_belongs_and_names_a_misspelt_one(tmp_path, capsys):
+    from assistant.cli import main
+
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "config.toml").write_text("[retrieval]\ntop_k = 4\nrrf_k = 30\n")
+    assert main(["stats", "--home", str(home), "--json"]) == 0
+    err = capsys.readouterr().err
+    assert "config:" in err and "retrieval.rrf_k belongs under [expert.retrieval] rrf_k" in err
+    (home / "config.toml").write_text("[retrieval]\ntopk = 4\n")
+    assert main(["stats", "--home", str(home), "--json"]) != 0
+    err = capsys.readouterr().err
+    assert "unknown key retrieval.topk (did you mean [retrieval] top_k?)" in err
+    assert str(home / "config.toml") in err
