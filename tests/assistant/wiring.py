@@ -1,12 +1,10 @@
 """An Answerer over parts a test builds itself (its own store, model and cache database), wired
 from the real classes as services.py wires them."""
 
-
 from __future__ import annotations
 
 from pathlib import Path
 
-from assistant.activity import Activity
 from assistant.answer.answerer import Answerer
 from assistant.answer.evidence import LineFinder
 from assistant.answer.qa_memory import QAMemory
@@ -21,33 +19,8 @@ from assistant.rerank.selection import Selection
 from cache.blobs import BlobStore
 from cache.db import open_cache_db
 from cache.kv_tree import KIND, KVTree
-from cache.prediction import History
 from cache.protocols import Embedder
 from cache.qa_bank import QABank
-from cache.sentences import SentenceVectors
-
-
-def assemble(
-    settings: Settings,
-    store: KnowledgeStore,
-    embedder: Embedder,
-    retriever: Retriever,
-    llm: LocalLLM,
-    qa: QABank,
-    kv: KVTree,
-    system_prompt: str,
-    *,
-    reranker: Reranker | None = None,
-    sentences: SentenceVectors | None = None,
-    activity: Activity | None = None,
-    history: History | None = None,
-) -> Answerer:
-    """Its selection, PromptCache and QA memory are made here, as services.py makes them."""
-    select = Selection(settings, retriever, reranker)
-    cache = PromptCache(settings, llm, kv, system_prompt, embedder, activity)
-    memory = QAMemory(store, qa, embedder, select, HitVerifier(retriever, settings.cache))
-    lines = LineFinder(embedder, sentences)
-    return Answerer(settings, store, embedder, select, cache, memory, lines, activity, history)
 
 
 def answerer_over(
@@ -67,8 +40,10 @@ def answerer_over(
     db = open_cache_db(None)
     qa = QABank(db, threshold, 1 << 20, candidate_threshold=candidate_threshold)
     kv = KVTree(db, BlobStore(db, kv_dir, {KIND: 1 << 30}), llm.fingerprint)
-    retriever = Retriever(store, embedder, None)
     settings = settings or Settings()
-    return assemble(
-        settings, store, embedder, retriever, llm, qa, kv, system_prompt, reranker=reranker
-    )
+    select = Selection(settings, Retriever(store, embedder, None), reranker)
+    cache = PromptCache(settings, llm, kv, system_prompt, embedder)
+    verifier = HitVerifier(select.retriever, settings.cache)
+    memory = QAMemory(store, qa, embedder, select, verifier)
+    lines = LineFinder(embedder, None)
+    return Answerer(settings, store, embedder, select, cache, memory, lines)
