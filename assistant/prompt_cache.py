@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import codecs
 import logging
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from functools import lru_cache, partial
 
 from assistant.activity import Activity
+from assistant.clock import Clock
 from assistant.config import Settings
 from assistant.events import KVReused, TokenStreamed
-from assistant.llm.decoding import RepeatGuard, sentences_ended
+from assistant.llm.decoding import RepeatGuard, is_looping, sentences_ended
 from assistant.llm.prompt import (
     EVIDENCE_HEAD,
     Segments,
@@ -32,9 +32,10 @@ from cache.protocols import Embedder
 log = logging.getLogger(__name__)
 CHUNK_TOKENS_KEPT = 4096  # chunks whose segment tokens are remembered
 
-# Tokens per llama eval call (~0.3 s here): a background job checks between pieces whether a user
-# is waiting, so it steps aside within a second. Logits do not depend on the piece size (checked
-# in tests), so cached and uncached runs still agree token for token.
+# Tokens per llama eval call: a background job checks between pieces whether a user is waiting,
+# so it steps aside soon (bench/results/preemption.json: how long a user question waits). Logits
+# do not depend on the piece size (checked in tests), so cached and uncached runs still agree
+# token for token.
 PIECE = 32
 
 Check = Callable[[], None]
@@ -363,45 +364,3 @@ class PromptCache:
                 break
         return text.split(stop, 1)[0]
 
-
-def is_looping(tokens: list[int], longest: int = 16) -> bool:
-    """True when the tail is one span of 1..`longest` tokens repeated (3 times; short spans more,
-    as digits are single tokens: "10000" is not a loop): a small model stuck in a loop.
-    Stopping there is deterministic, so cached and uncached runs agree."""
-    for period in range(1, longest + 1):
-        repeats = {1: 8, 2: 5}.get(period, 3)
-        if len(tokens) < period * repeats:
-            continue
-        tail = tokens[-period:]
-        if all(
-            tokens[-period * (i + 1) : len(tokens) - period * i] == tail for i in range(repeats)
-        ):
-            return True
-    return False
-
-
-class Clock:
-    """Stage timings: lap(name) adds the time since the previous lap to `name`."""
-
-    STAGES = (
-        "embed", "qa_lookup", "retrieve", "rerank", "wait", "kv_load", "prefill", "decode", "ttft",
-    )  # fmt: skip
-
-    def __init__(self) -> None:
-        self.start = self.last = time.perf_counter()
-        self.times: dict[str, float] = {}
-
-    def lap(self, name: str) -> None:
-        now = time.perf_counter()
-        self.times[name] = self.times.get(name, 0.0) + now - self.last
-        self.last = now
-
-    def mark(self, name: str) -> None:
-        self.times.setdefault(name, time.perf_counter() - self.start)
-
-    def done(self) -> dict[str, float]:
-        self.times["total"] = time.perf_counter() - self.start
-        self.times.setdefault("ttft", self.times["total"])  # no token: the first byte is the end
-        for stage in self.STAGES:
-            self.times.setdefault(stage, 0.0)
-        return {k: round(v, 6) for k, v in self.times.items()}

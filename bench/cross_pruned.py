@@ -172,8 +172,8 @@ def worker(args: argparse.Namespace) -> dict[str, Any]:
 
     from assistant.rerank.cross import CrossScorer
     from assistant.rerank.grating import CrossPruned
-    from assistant.rerank.loader import return_freed_memory
     from assistant.rerank.probes import Probes
+    from bench.ql.loader import return_freed_memory
 
     torch.set_num_threads(args.threads)
     return_freed_memory()

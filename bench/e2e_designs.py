@@ -75,6 +75,8 @@ def skip_reason(design: Design, settings: object) -> str | None:
         return None
     if importlib.util.find_spec("assistant.rerank") is None or not hasattr(settings, "rerank"):
         return "the pruned reranker (issue 7, assistant/rerank) is not on main yet"
+    if design.rerank == "pruned":
+        return "the pruned QL reranker is retired to bench/ql (issue 36): no mode of the app"
     return None
 
 

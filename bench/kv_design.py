@@ -20,7 +20,7 @@ import numpy as np
 from _common import log, print_table, write_results
 
 from assistant.config import LLMSettings
-from assistant.llm.runtime import default_llm_model
+from assistant.llm.model_file import default_llm_model
 
 
 class Runner:

@@ -50,12 +50,12 @@ from assistant.knowledge.retrieval import Retriever, zscore
 from assistant.knowledge.store import KnowledgeStore
 from assistant.llm.runtime import LocalLLM
 from assistant.rerank.doc_kv import DocKV
-from assistant.rerank.loader import torch_weights
 from assistant.rerank.models import resolve_model
 from assistant.rerank.policy import Pruner
 from assistant.rerank.prompt import PROMPTS
-from assistant.rerank.pruned import default_checks
 from assistant.rerank.scorer import QLScorer
+from bench.ql.loader import torch_weights
+from bench.ql.pruned import default_checks
 from cache.blobs import BlobStore
 from cache.db import open_cache_db
 
@@ -174,7 +174,7 @@ def collect_traces(model: str, queries: list[Query], depth: int) -> dict[str, Tr
     todo = [q for q in queries if q.qid not in done]
     if todo:
         from assistant.config import Settings
-        from assistant.rerank.loader import make_torch_ql
+        from bench.ql.loader import make_torch_ql
 
         settings = Settings()
         settings.reranker.model, settings.reranker.n_threads = model, 1

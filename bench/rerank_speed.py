@@ -98,7 +98,7 @@ def peak_rss_mib() -> float:
 def settings_for(args: argparse.Namespace) -> Settings:
     s = Settings()
     s.reranker.model, s.reranker.n_threads = args.model, 1
-    s.reranker.candidates, s.reranker.resident_layers = args.candidates, args.resident
+    s.reranker.candidates = args.candidates
     return s
 
 
@@ -144,9 +144,9 @@ def make_ranker(args: argparse.Namespace, blobs: BlobStore | None):
     settings = settings_for(args)
     if args.worker.startswith("full"):
         return _llama_ranker(settings, blobs)
-    from assistant.rerank.loader import make_torch_ql
+    from bench.ql.loader import make_torch_ql
 
-    engine = make_torch_ql(settings, MODELS_DIR, blobs)
+    engine = make_torch_ql(settings, MODELS_DIR, blobs, resident_layers=args.resident)
 
     def rank(text: str, passages: list[str]):
         run = engine.rank(text, passages, args.k, args.threshold)
@@ -200,8 +200,8 @@ def write_queries(args: argparse.Namespace, work: Path) -> None:
 
 
 def layer_costs(args: argparse.Namespace, torch_full: dict) -> LayerCosts:
-    from assistant.rerank.loader import torch_weights
     from assistant.rerank.models import resolve_model
+    from bench.ql.loader import torch_weights
 
     weights = torch_weights(resolve_model(args.model, MODELS_DIR), MODELS_DIR)
     n = weights.arch.n_layers

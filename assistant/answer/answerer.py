@@ -23,6 +23,7 @@ from assistant.answer.shape import (
     shown,
 )
 from assistant.answer.text import asked_kinds, kind_terms
+from assistant.clock import Clock
 from assistant.config import Settings
 from assistant.events import (
     AnswerDone,
@@ -35,17 +36,13 @@ from assistant.events import (
     QuoteFound,
     TokenStreamed,
 )
-from assistant.knowledge.retrieval import Hit, Retriever
+from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.store import ChunkRecord, KnowledgeStore
-from assistant.llm.runtime import LocalLLM
-from assistant.prompt_cache import Clock, PromptCache
-from assistant.rerank.reranker import Reranker
+from assistant.prompt_cache import PromptCache
 from assistant.rerank.selection import Selection
-from cache.kv_tree import KVTree
 from cache.prediction import History
 from cache.protocols import Embedder
 from cache.qa_bank import QABank, QAEntry, QAHit, Served
-from cache.sentences import SentenceVectors
 
 
 @dataclass(frozen=True)
@@ -319,27 +316,3 @@ def sources_of(records: Sequence[ChunkRecord], found: Found) -> list[dict]:
     quoted = found.record
     key = mail_key(quoted) if quoted is not None and not found.not_found else None
     return [(quoted if mail_key(r) == key else r).ref() for r in distinct_mails(records)]
-
-
-def assemble(
-    settings: Settings,
-    store: KnowledgeStore,
-    embedder: Embedder,
-    retriever: Retriever,
-    llm: LocalLLM,
-    qa: QABank,
-    kv: KVTree,
-    system_prompt: str,
-    *,
-    reranker: Reranker | None = None,
-    sentences: SentenceVectors | None = None,
-    activity: Activity | None = None,
-    history: History | None = None,
-) -> Answerer:
-    """An Answerer over parts built elsewhere (tests and benches that wire their own store and
-    model): its selection, PromptCache and QA memory are made here, as services.py makes them."""
-    select = Selection(settings, retriever, reranker)
-    cache = PromptCache(settings, llm, kv, system_prompt, embedder, activity)
-    memory = QAMemory(store, qa, embedder, select, HitVerifier(retriever, settings.cache))
-    lines = LineFinder(embedder, sentences)
-    return Answerer(settings, store, embedder, select, cache, memory, lines, activity, history)

@@ -72,7 +72,8 @@ class SentenceTransformerEmbedder:
 @contextmanager
 def _threads_for(n_texts: int) -> Iterator[None]:
     """One torch thread for a question or two: on 2 cores, a second thread for so little work
-    only contends with BLAS threads (measured: 480-750 ms vs 23-45 ms per query under load)."""
+    only contends with BLAS threads and is many times slower under load (measured once while the
+box was busy; docs/benchmarks.md)."""
     import torch
 
     before = torch.get_num_threads()
@@ -118,7 +119,7 @@ def resolve_backend(backend: str, held: Collection[str], name: str) -> str:
     float vectors are named `name`: a home embedded by the float encoder (torch's vectors share
     its name) keeps it, so nothing is re-embedded behind the user's back; any other home — a new
     one, one of int8 vectors, one half-way through a re-embedding, one whose vectors no current
-    encoder made — gets int8: about 1.8x faster to import, for a recall@10 cost within 0.01
+    encoder made — gets int8: faster to import, for a small recall cost
     (bench/results/encoders_default.json)."""
     if backend != "auto":
         return backend
@@ -140,13 +141,15 @@ def vectors_notice(store, name: str, backend: str) -> str | None:
     old = max(others, key=lambda model: others[model])
     text = (
         f"{total - embedded:,} of {total:,} chunks have no vector from the encoder {name} "
-        f'([embedding] backend = "{backend}"); {sum(others.values()):,} hold vectors of {old}, '
+        f'([expert.embedding] backend = "{backend}"); '
+        f"{sum(others.values()):,} hold vectors of {old}, "
         "which are never mixed with its own, so dense search skips them. Run `assistant import` "
         "to re-embed them"
     )
     was = backend_of(old, name)
     if was and was != backend:
-        return text + f', or set [embedding] backend = "{was}" in config.toml to keep the old ones.'
+        keep = f'[expert.embedding] backend = "{was}"'
+        return text + f", or set {keep} in config.toml to keep the old ones."
     return text + "."
 
 

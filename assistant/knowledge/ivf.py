@@ -195,7 +195,7 @@ class IvfIndex:
         self.hot_probes += sum(c in self.hot for c in clusters)
         block = np.concatenate([self.cluster(c) for c in clusters])
         ids = np.concatenate([self.ids[self.offsets[c] : self.offsets[c + 1]] for c in clusters])
-        # einsum, not `@`: BLAS's threads right after faiss's OpenMP ones wait ~10 ms for a core
+        # einsum, not `@`: BLAS's threads right after faiss's OpenMP ones wait for a core
         scores = np.einsum("ij,j->i", block.astype(np.float32), np.asarray(vector, np.float32))
         n = min(n, len(ids))
         if n == 0:

@@ -3,8 +3,8 @@
 The default fusion sums the two scores after z-normalising each over the whole knowledge bank,
 with equal weights: a chunk that one retriever ranks first keeps its strong score even when the
 other ranks it outside its top 50, where reciprocal rank fusion would give it one term only.
-On the demo questions it beats both retrievers and RRF; on DL19 (web passages) RRF is 0.02 nDCG
-better — both measured in bench/retrieval.py. `fusion = "rrf"` selects RRF.
+On the demo questions it beats both retrievers and RRF; on DL19 (web passages) RRF is a little
+better (bench/results/retrieval.json). `fusion = "rrf"` selects RRF.
 
 Both indexes are built once per change of the knowledge bank and saved under <home>/index, keyed
 by the bank's version counters: a question never rebuilds them, start-up only loads them.

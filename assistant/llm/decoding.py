@@ -9,7 +9,7 @@ was a failure."); n-grams of digits and punctuation alone are exempt, so "1,000,
 Modes (values, not flags):
 - "ban": the token that would repeat an n-gram is never chosen (no-repeat n-gram decoding);
 - "stop": the answer ends where a repeated n-gram would begin (nothing of it is shown);
-- "off": only the exact-period loop check of the answer path (prompt_cache.is_looping).
+- "off": only the exact-period loop check of the answer path (is_looping, below).
 Both are deterministic, so cached and uncached runs still agree token for token.
 """
 
@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+
+import numpy as np
 
 REPEAT_MODES = ("ban", "stop", "off")
 
@@ -75,3 +77,36 @@ def sentences_ended(text: str) -> int:
             continue
         count += 1
     return count
+
+
+def is_looping(tokens: list[int], longest: int = 16) -> bool:
+    """True when the tail is one span of 1..`longest` tokens repeated (3 times; short spans more,
+    as digits are single tokens: "10000" is not a loop): a small model stuck in a loop.
+    Stopping there is deterministic, so cached and uncached runs agree."""
+    for period in range(1, longest + 1):
+        repeats = {1: 8, 2: 5}.get(period, 3)
+        if len(tokens) < period * repeats:
+            continue
+        tail = tokens[-period:]
+        if all(
+            tokens[-period * (i + 1) : len(tokens) - period * i] == tail for i in range(repeats)
+        ):
+            return True
+    return False
+
+
+def log_softmax_of(logits: np.ndarray, tokens: Sequence[int]) -> np.ndarray:
+    """log p(tokens[i]) under row i of `logits` (rows × vocabulary), in float64."""
+    logits = logits.astype(np.float64)
+    top = logits.max(axis=1, keepdims=True)
+    log_z = top[:, 0] + np.log(np.exp(logits - top).sum(axis=1))
+    return logits[np.arange(len(logits)), np.asarray(tokens)] - log_z
+
+
+def pick(
+    logits: np.ndarray, banned: Callable[[list[int]], set[int]] | None, tokens: list[int]
+) -> int:
+    """The most likely token that `banned(tokens so far)` allows (`logits` is changed)."""
+    for ban in banned(tokens) if banned else ():
+        logits[ban] = -np.inf
+    return int(np.argmax(logits))

@@ -22,8 +22,8 @@ that finds no room still applies the move) is checked once, when it is built: on
 is moved both ways and the two results compared byte for byte (a model whose rope depends on the
 context's size, as LongRoPE's factors do, would differ). Where they differ, or the side context
 cannot be built, nothing is moved here and the prompt's context moves the KV itself, as before.
-The side context holds 512 cells of KV (11 MiB for SmolLM2 in f16), built at the first answer
-that moves a chunk (about 0.1 s in a probe, the check included).
+The side context holds 512 cells of KV, built at the first answer that moves a chunk (the check
+included; bench/results/reuse_demo_moved.json times answers with it).
 """
 
 from __future__ import annotations

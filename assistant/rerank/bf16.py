@@ -1,7 +1,7 @@
 """bfloat16 products with float32 around them, in row blocks of a few fixed sizes.
 
-oneDNN generates and keeps a kernel for every row count a bfloat16 product meets (about
-0.75 MiB each per matrix shape), so over questions of any length the RSS grew with every new
+oneDNN generates and keeps a kernel for every row count a bfloat16 product meets (one per
+matrix shape and count), so over questions of any length the RSS grew with every new
 count. A product here runs on blocks of BIG rows while more than BIG - SMALL remain, then on
 blocks of SMALL, the last one zero-padded: two row counts per matrix shape, whatever the
 input, and never SMALL or more padded rows. Blocks also bound the activations a product

@@ -26,9 +26,8 @@ import torch
 from assistant.rerank.bert import BertArch, BertFile, Embeddings, Head, layer
 from assistant.rerank.cross import check_folder
 from assistant.rerank.packed import Packed, groups
-from assistant.rerank.policy import Pruner
+from assistant.rerank.policy import PrunedRun, Pruner
 from assistant.rerank.probes import Probes
-from assistant.rerank.pruned import PrunedRun
 from assistant.rerank.weights import EmbeddingRows, LayerWindow
 
 

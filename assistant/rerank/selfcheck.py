@@ -13,10 +13,10 @@ coin stays off. Of the modes that pass, the one with the most net wins is on.
 A win is also priced: a reranker runs before every answer, so a mode whose CPU seconds per
 question exceed `max_seconds` (measured on its first SPEED_PROBES probes, on this machine) is
 "too slow" and is neither run further nor turned on, however well it ranks; it is stopped as
-soon as those probes have cost SPEED_PROBES × `max_seconds`, so measuring costs no more. The
-issue's own bar for a reranker on 2 cores is 20 candidates in ≤ 1.0 s; query likelihood with
-SmolLM2 takes seconds a question here, so on a laptop `auto` keeps fused unless a fast reranker
-wins, and the check costs seconds, not the ~15 CPU-minutes a full QL pass over 120 probes took.
+soon as those probes have cost SPEED_PROBES × `max_seconds`, so measuring costs no more. Query
+likelihood with SmolLM2 is far over that bar on a laptop, so `auto` keeps fused unless a fast
+reranker wins, and the check costs a few probes, not a full QL pass over every probe
+(bench/results/rerank_auto.json, rerank_auto_priced.json).
 
 One JSON file in the home's cache dir holds the probes and the last result; this class is its
 only reader and writer.

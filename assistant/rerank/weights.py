@@ -1,13 +1,9 @@
-"""The torch reranker's weights: dequantized once from the GGUF into a safetensors file in the
-home dir, then read a layer at a time.
+"""The cross-encoder's weights read a layer at a time (bert.py, grating.py).
 
 Tensors are read with pread into fresh buffers rather than through a memory map: pages of a map
 stay resident (and count in RSS) after use, while a pread copy is freed with the layer, so the
-sliding window really holds two layers. Matrices are kept in float16 (half the bytes per
-layer in the window; forward.py widens one at a time), norms in float32. The token embedding
-(also the tied LM head, the largest tensor) is read in row blocks: an LRU of rows for the input
-embedding, a streamed pass for the LM head.
-"""
+sliding window really holds two layers. The token embedding (the largest tensor) is read in row
+blocks, kept in an LRU of rows."""
 
 from __future__ import annotations
 
@@ -16,38 +12,15 @@ import os
 import struct
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 import torch
 
-from assistant.rerank.arch import Arch, read_arch
-
 DTYPES = {"F32": np.float32, "F16": np.float16}
-EMBED = "token_embd.weight"
-HEAD = "output.weight"  # absent when the LM head is tied to the embedding
-
-
-def export_weights(gguf_path: Path, out: Path) -> Path:
-    """Dequantize every tensor of `gguf_path` into `out` (safetensors; float16 matrices, float32
-    vectors) with the architecture in its metadata. Written to a temp file first."""
-    import gguf  # only for the one-time export
-    from safetensors.numpy import save_file
-
-    reader = gguf.GGUFReader(gguf_path)
-    meta = {k: f.contents() for k, f in reader.fields.items() if not k.startswith("tokenizer.")}
-    arch = read_arch(meta)
-    tensors = {}
-    for t in reader.tensors:
-        data = gguf.quants.dequantize(t.data, t.tensor_type)
-        tensors[t.name] = data.astype(np.float16 if data.ndim > 1 else np.float32)
-    tmp = out.with_suffix(".tmp")
-    out.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    save_file(tensors, str(tmp), metadata={"arch": json.dumps(arch.__dict__)})
-    tmp.replace(out)
-    return out
 
 
 class SafetensorsFile:
@@ -91,29 +64,12 @@ class SafetensorsFile:
         )
 
 
-class WeightFile(SafetensorsFile):
-    """The exported GGUF weights (export_weights), with the architecture in their metadata."""
+class LayeredFile(Protocol):
+    """A weights file read a layer at a time (bert.BertFile; the benches' GGUF export)."""
 
-    def __init__(self, path: Path) -> None:
-        super().__init__(path)
-        self.arch = Arch(**json.loads(self.metadata["arch"]))
+    arch: Any
 
-    def shape(self, name: str) -> tuple[int, ...]:
-        return tuple(self.entries[name]["shape"])
-
-    def layer(self, index: int) -> dict[str, torch.Tensor]:
-        prefix = f"blk.{index}."
-        return {
-            name[len(prefix) :]: torch.from_numpy(self.read(name).copy())
-            for name in self.entries
-            if name.startswith(prefix)
-        }
-
-    def layer_bytes(self, index: int) -> int:
-        return self.bytes_under(f"blk.{index}.")
-
-    def small(self, name: str) -> torch.Tensor:
-        return torch.from_numpy(self.read(name).copy())
+    def layer(self, index: int) -> dict[str, torch.Tensor]: ...
 
 
 class LayerWindow:
@@ -121,7 +77,7 @@ class LayerWindow:
     stay loaded (the preload buffer); the others live in a window of the current layer and the
     next, which a background thread reads while the current one computes."""
 
-    def __init__(self, weights: WeightFile, resident: int = 0, preload: bool = True) -> None:
+    def __init__(self, weights: LayeredFile, resident: int = 0, preload: bool = True) -> None:
         """`preload`: read the resident layers now; otherwise each is read (ahead, while the
         layer before it computes) the first time a forward reaches it, then kept: the same
         resident bytes, without waiting for all of them before the first forward."""
@@ -181,7 +137,7 @@ class EmbeddingRows:
     as separate small tensors sat in the heap between a forward's short-lived buffers and kept
     freed pages from going back to the system: the RSS grew with every question's new words."""
 
-    def __init__(self, weights: WeightFile, capacity: int = 8192, name: str = EMBED) -> None:
+    def __init__(self, weights: SafetensorsFile, capacity: int, name: str) -> None:
         self.weights = weights
         self.capacity = capacity
         self.name = name
@@ -215,15 +171,3 @@ class EmbeddingRows:
     def _read(self, token: int) -> torch.Tensor:
         row = self.weights.read(self.name, slice(token, token + 1))[0]
         return torch.from_numpy(row.astype(np.float32))
-
-
-def head_name(weights: WeightFile) -> str:
-    return HEAD if HEAD in weights.entries else EMBED
-
-
-def head_blocks(weights: WeightFile, block: int = 16384) -> Iterator[torch.Tensor]:
-    """The LM head in float32 row blocks, read one block at a time (never all resident)."""
-    name = head_name(weights)
-    for start in range(0, weights.shape(name)[0], block):
-        rows = weights.read(name, slice(start, start + block))
-        yield torch.from_numpy(rows.astype(np.float32))

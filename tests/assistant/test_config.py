@@ -2,13 +2,16 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.config import ConfigError, load_settings
+from assistant.config import ConfigError, ConfigWarning, load_settings
+from assistant.config_file import USER_KEYS
 from assistant.home import open_home
 
 
 def test_defaults_then_file_then_env(tmp_path):
     cfg = tmp_path / "config.toml"
-    cfg.write_text('[retrieval]\ntop_k = 5\nrrf_k = 30\n[llm]\nmodel_path = "/m.gguf"\n')
+    cfg.write_text(
+        '[retrieval]\ntop_k = 5\n[llm]\nmodel_path = "/m.gguf"\n[expert.retrieval]\nrrf_k = 30\n'
+    )
     settings = load_settings(cfg, env={"ASSISTANT_RETRIEVAL_TOP_K": "7"})
     assert settings.retrieval.top_k == 7
     assert settings.retrieval.rrf_k == 30
@@ -21,9 +24,17 @@ def test_defaults_then_file_then_env(tmp_path):
     [
         ("[retrieval\n", "not valid TOML"),
         ("[nope]\nx = 1\n", "unknown section"),
-        ("[retrieval]\ntopk = 1\n", "unknown key retrieval.topk"),
+        ("[retreival]\ntop_k = 1\n", r"unknown section \[retreival\] \(did you mean \[retrieval\]"),
+        ("[retrieval]\ntopk = 1\n", r"key retrieval.topk \(did you mean \[retrieval\] top_k"),
+        ("[expert.answer]\nmax_token = 9\n", r"did you mean \[expert.answer\] max_tokens"),
+        ("[expert.nope]\nx = 1\n", r"unknown section \[expert.nope\]"),
+        ("[expert]\ntop_k = 1\n", r"\[expert.top_k\] must be a table"),
         ('[retrieval]\ntop_k = "many"\n', "expected int"),
-        ('[answer]\nduplicates = "hide"\n', "answer.duplicates: expected one of merge, keep"),
+        ('[expert.answer]\nduplicates = "hide"\n', "answer.duplicates: expected one of"),
+        ('[expert.cache]\nreuse = "anywhere"\n', "cache.reuse: expected one of exact, any-order"),
+        ('[expert.cache]\nrepair = "sink"\n', "cache.repair: expected none, sink-N"),
+        ('[expert.cache]\nrepair = "blend-150"\n', "cache.repair: expected none, sink-N"),
+        ('[expert.cache]\nrepair = "evidence-4"\n', "cache.repair: expected none, sink-N"),
     ],
 )
 def test_bad_config_names_file_and_key(tmp_path, text, message):
@@ -47,7 +58,9 @@ def test_home_from_env(tmp_path, monkeypatch):
 
 def test_rerank_switch_from_file_then_env(tmp_path):
     cfg = tmp_path / "config.toml"
-    cfg.write_text('rerank = "full"\n[reranker]\ncandidates = 30\nmodel = "smollm2-135m"\n')
+    cfg.write_text(
+        'rerank = "full"\n[reranker]\nmodel = "smollm2-135m"\n[expert.reranker]\ncandidates = 30\n'
+    )
     settings = load_settings(cfg, env={})
     assert settings.rerank == "full"
     assert settings.reranker.candidates == 30 and settings.reranker.model == "smollm2-135m"
@@ -61,3 +74,108 @@ def test_a_bad_rerank_switch_is_a_clear_error(tmp_path):
     expected = "rerank: expected one of off, full, cross, cross-pruned, auto"
     with pytest.raises(ConfigError, match=expected):
         load_settings(None, env={"ASSISTANT_RERANK": "fast"})
+
+
+def test_an_expert_key_at_the_top_level_is_read_with_a_warning_saying_where_it_belongs(tmp_path):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[retrieval]\ntop_k = 4\nrrf_k = 30\n[cache]\nreuse = "exact"\n')
+    with pytest.warns(ConfigWarning) as caught:
+        settings = load_settings(cfg, env={})
+    assert (settings.retrieval.top_k, settings.retrieval.rrf_k) == (4, 30)
+    assert settings.cache.reuse == "exact"
+    messages = sorted(str(w.message) for w in caught)
+    assert len(messages) == 2
+    assert "cache.reuse belongs under [expert.cache] reuse" in messages[0]
+    assert "retrieval.rrf_k belongs under [expert.retrieval] rrf_k" in messages[1]
+    assert all(str(cfg) in m for m in messages)
+
+
+def test_a_user_key_under_expert_is_read_with_a_warning(tmp_path):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("[expert.precompute]\nidle_minutes = 3\n")
+    with pytest.warns(ConfigWarning, match=r"belongs under \[precompute\] idle_minutes"):
+        assert load_settings(cfg, env={}).precompute.idle_minutes == 3
+
+
+def test_the_new_layout_reads_without_a_warning(tmp_path, recwarn):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(
+        'rerank = "off"\n[llm]\nn_threads = 2\n[precompute]\nidle_minutes = 5\nac_only = true\n'
+        '[expert.answer]\nmax_tokens = 80\n[expert.llm]\nkv_type = "q8_0"\n'
+    )
+    settings = load_settings(cfg, env={})
+    assert (settings.llm.n_threads, settings.llm.kv_type) == (2, "q8_0")
+    assert settings.precompute.ac_only and settings.answer.max_tokens == 80
+    assert not [w for w in recwarn if issubclass(w.category, ConfigWarning)]
+
+
+def test_env_vars_set_expert_and_user_keys_alike():
+    env = {"ASSISTANT_ANSWER_MAX_TOKENS": "90", "ASSISTANT_CACHE_KV_BUDGET_MB": "512"}
+    settings = load_settings(None, env=env)
+    assert settings.answer.max_tokens == 90 and settings.cache.kv_budget_mb == 512
+
+
+def test_the_readme_documents_every_user_key_at_the_top_level(tmp_path, recwarn):
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"## Configuration.*?```toml\n(.*?)```", readme, re.S).group(1)
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(block, encoding="utf-8")
+    assert load_settings(cfg, env={}) == load_settings(None, env={})  # the defaults, as said
+    assert not [w for w in recwarn if issubclass(w.category, ConfigWarning)]
+    for section, keys in USER_KEYS.items():
+        assert f"[{section}]" in block
+        for key in keys:
+            assert re.search(rf"^{key} = ", block, re.M), f"{section}.{key}"
+
+
+def test_a_retired_key_is_ignored_with_a_warning_saying_why(tmp_path):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("[reranker]\nthreshold = 0.2\nresident_layers = 3\n")
+    with pytest.warns(ConfigWarning) as caught:
+        settings = load_settings(cfg, env={})
+    assert not hasattr(settings.reranker, "threshold")
+    messages = sorted(str(w.message) for w in caught)
+    assert "reranker.resident_layers is ignored: " in messages[0] and "bench/ql" in messages[0]
+    assert "reranker.threshold is ignored: " in messages[1]
+
+
+def test_the_documented_configuration_reads_without_a_warning_and_names_every_setting(
+    tmp_path, recwarn
+):
+    """docs/configuration.md lists every key where it belongs, with its default."""
+    import dataclasses
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[2] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    block = re.search(r"```toml\n(.*?)```", doc, re.S).group(1)
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(block, encoding="utf-8")
+    settings = load_settings(cfg, env={})
+    assert not [w for w in recwarn if issubclass(w.category, ConfigWarning)]
+    defaults = load_settings(None, env={})
+    assert settings == defaults
+    for section in dataclasses.fields(defaults):
+        if section.name == "rerank":
+            continue
+        for key in dataclasses.fields(getattr(defaults, section.name)):
+            assert re.search(rf"^{key.name} = ", block, re.M), f"{section.name}.{key.name}"
+
+
+def test_the_cli_says_where_an_old_key_belongs_and_names_a_misspelt_one(tmp_path, capsys):
+    from assistant.cli import main
+
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "config.toml").write_text("[retrieval]\ntop_k = 4\nrrf_k = 30\n")
+    assert main(["stats", "--home", str(home), "--json"]) == 0
+    err = capsys.readouterr().err
+    assert "config:" in err and "retrieval.rrf_k belongs under [expert.retrieval] rrf_k" in err
+    (home / "config.toml").write_text("[retrieval]\ntopk = 4\n")
+    assert main(["stats", "--home", str(home), "--json"]) != 0
+    err = capsys.readouterr().err
+    assert "unknown key retrieval.topk (did you mean [retrieval] top_k?)" in err
+    assert str(home / "config.toml") in err

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from assistant.answer.answerer import NO_CACHE
-from assistant.llm.decoding import RepeatGuard, sentences_ended
+from assistant.llm.decoding import RepeatGuard, is_looping, sentences_ended
 
 WORDS = {1: "the", 2: " tiles", 3: " are", 4: " made", 5: " of", 6: " clay", 7: "."}
 DIGITS = {10: "1", 11: "0", 12: ",", 13: "€"}
@@ -139,3 +139,10 @@ def test_context_aware_decoding_at_alpha_zero_is_greedy_and_cache_safe(tmp_path,
     first, _ = run(pipe.answer(question))
     again, done = run(pipe.answer(question))
     assert naive.strip() and naive == first == again and done.kv_reused_tokens > 0
+
+
+def test_loop_stop_is_for_repeats_not_numbers():
+    assert is_looping([7, 1, 2, 3, 1, 2, 3, 1, 2, 3])
+    assert not is_looping([4, 0, 0, 0])  # "4000": digits are single tokens
+    assert is_looping([5] * 8)
+    assert not is_looping(list(range(40)))

@@ -5,17 +5,12 @@ from __future__ import annotations
 import pytest
 
 from assistant import events as p
-from assistant import prompt_cache
-from assistant.answer.answerer import NO_CACHE, Answerer, assemble
+from assistant.answer.answerer import NO_CACHE, Answerer
 from assistant.config import Settings
 from assistant.importer import Importer
-from assistant.knowledge.retrieval import Retriever
 from assistant.llm import make_llm
 from assistant.llm.prompt import evidence_text
-from cache.blobs import BlobStore
-from cache.db import open_cache_db
-from cache.kv_tree import KIND, KVTree
-from cache.qa_bank import QABank
+from tests.assistant.wiring import answerer_over
 from tests.conftest import make_email, write_mbox
 
 pytestmark = pytest.mark.slow
@@ -44,18 +39,8 @@ def build(tmp_path, llm, embedder, threshold: float = 0.9) -> Answerer:
     settings = Settings()
     settings.answer.context_chunks = 2
     settings.answer.max_tokens = 24
-    db = open_cache_db(None)
-    blobs = BlobStore(db, tmp_path / "kv", {KIND: 1 << 30})
-    return assemble(
-        settings,
-        store,
-        embedder,
-        Retriever(store, embedder, None),
-        llm,
-        QABank(db, threshold, 1 << 20),
-        KVTree(db, blobs, llm.fingerprint),
-        SYSTEM,
-    )
+    kv_dir = tmp_path / "kv"
+    return answerer_over(store, embedder, llm, kv_dir, settings, SYSTEM, threshold=threshold)
 
 
 def run(events) -> tuple[str, p.AnswerDone]:
@@ -165,17 +150,10 @@ def test_continuation_logprobs_agree_with_greedy_choice(llm):
     assert two[0] == pytest.approx(lp_best) and llm.n_past == len(prompt) + 2
 
 
-def test_loop_stop_is_for_repeats_not_numbers():
-    assert prompt_cache.is_looping([7, 1, 2, 3, 1, 2, 3, 1, 2, 3])
-    assert not prompt_cache.is_looping([4, 0, 0, 0])  # "4000": digits are single tokens
-    assert prompt_cache.is_looping([5] * 8)
-    assert not prompt_cache.is_looping(list(range(40)))
-
-
 def test_the_self_check_answers_a_served_hit_afresh_and_tightens_a_wrong_one(tmp_path, llm):
     from assistant.answer.answerer import disagree
+    from assistant.clock import Clock
     from assistant.knowledge.embeddings import make_embedder
-    from assistant.prompt_cache import Clock
 
     embedder = make_embedder(Settings().embedding)
     pipe = build(tmp_path, llm, embedder, threshold=0.8)

@@ -23,7 +23,7 @@ def test_access_is_the_default_plan():
 
 def test_the_plan_round_trips_through_file_env_and_command_line(tmp_path):
     cfg = tmp_path / "config.toml"
-    cfg.write_text('[precompute]\nplan = "newest"\n')
+    cfg.write_text('[expert.precompute]\nplan = "newest"\n')
     settings = load_settings(cfg, env={})
     assert settings.precompute.plan == "newest"
     settings = load_settings(cfg, env={"ASSISTANT_PRECOMPUTE_PLAN": "access"})
@@ -36,7 +36,7 @@ def test_the_plan_round_trips_through_file_env_and_command_line(tmp_path):
 
 def test_a_bad_plan_is_a_clear_error_naming_the_file(tmp_path):
     cfg = tmp_path / "config.toml"
-    cfg.write_text('[precompute]\nplan = "oldest"\n')
+    cfg.write_text('[expert.precompute]\nplan = "oldest"\n')
     with pytest.raises(ConfigError, match=r"precompute.plan: expected one of access, newest.*"):
         load_settings(cfg, env={})
     with pytest.raises(ConfigError, match=str(cfg)):

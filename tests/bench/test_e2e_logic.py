@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from assistant.config import Settings
 from bench.e2e_designs import DESIGNS, Design, rotated, select, skip_reason
 from bench.e2e_questions import (
     Question,
@@ -92,6 +93,7 @@ def test_design_selection_skips_and_rotation():
         select("naive,bogus")
     pruned = next(d for d in DESIGNS if d.rerank)
     assert "not on main" in skip_reason(pruned, object())  # a Settings without the rerank switch
+    assert "retired to bench/ql" in skip_reason(pruned, Settings())
     assert skip_reason(Design("plain", "x"), object()) is None
     assert rotated([1, 2, 3], 4) == [2, 3, 1] and rotated([], 2) == []
 

@@ -105,17 +105,16 @@ def test_one_lookup_retrieves_once_and_off_means_no_check(world):
 
 
 def test_remember_fills_in_a_paraphrase_but_not_a_near_miss(world, tmp_path):
-    from assistant.answer.answerer import assemble
     from assistant.llm import make_llm
-    from cache.blobs import BlobStore
-    from cache.kv_tree import KIND, KVTree
+    from tests.assistant.wiring import answerer_over
 
     embedder, retriever = world
-    db = open_cache_db(None)
     llm = make_llm(Settings().llm)
-    bank = QABank(db, 0.95, 1 << 20, candidate_threshold=0.8)
-    kv = KVTree(db, BlobStore(db, tmp_path / "kv", {KIND: 1 << 20}), llm.fingerprint)
-    pipe = assemble(Settings(), retriever.store, embedder, retriever, llm, bank, kv, "S")
+    pipe = answerer_over(
+        retriever.store, embedder, llm, tmp_path / "kv", None, "S",
+        threshold=0.95, candidate_threshold=0.8,
+    )  # fmt: skip
+    bank = pipe.qa
     remember = pipe.memory.remember
     pending = remember("Who lives in flat 220 on my floor?", _v(embedder, 220), None, ["1"])
     other = remember("Who lives in flat 218 on my floor?", _v(embedder, 218), "Nobody.", ["2"])

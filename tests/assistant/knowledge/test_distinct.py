@@ -8,16 +8,13 @@ import re
 import numpy as np
 import pytest
 
-from assistant.answer.answerer import Answerer, assemble
+from assistant.answer.answerer import Answerer
 from assistant.config import Settings
 from assistant.importer import Importer
 from assistant.knowledge.distinct import COSINE_BOUNDS, SPARE, distinct, distinct_hits, shape
 from assistant.knowledge.retrieval import DenseIndex, Hit, Retriever
 from assistant.knowledge.store import ChunkRecord
-from cache.blobs import BlobStore
-from cache.db import open_cache_db
-from cache.kv_tree import KIND, KVTree
-from cache.qa_bank import QABank
+from tests.assistant.wiring import answerer_over
 from tests.conftest import make_email, write_mbox
 
 KITCHEN = (
@@ -176,12 +173,7 @@ class NoModel:
 def build_pipeline(store, embedder, tmp_path, reranker=None) -> Answerer:
     settings = Settings()
     settings.answer.context_chunks = 3
-    db = open_cache_db(None)
-    blobs = BlobStore(db, tmp_path / "kv", {KIND: 1 << 20})
-    retriever = Retriever(store, embedder, None)
-    kv = KVTree(db, blobs, NoModel.fingerprint)
-    qa = QABank(db, 0.9, 1 << 20)
-    return assemble(settings, store, embedder, retriever, NoModel(), qa, kv, "", reranker=reranker)
+    return answerer_over(store, embedder, NoModel(), tmp_path / "kv", settings, reranker=reranker)
 
 
 def test_pipeline_retrieve_returns_distinct_chunks(store, fake_embedder, tmp_path):

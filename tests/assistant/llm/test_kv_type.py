@@ -8,14 +8,15 @@ import numpy as np
 import pytest
 
 from assistant.config import ConfigError, load_settings
-from assistant.llm.runtime import LocalLLM, default_llm_model, model_fingerprint
+from assistant.llm.model_file import default_llm_model, model_fingerprint
+from assistant.llm.runtime import LocalLLM
 
 TEXT = "Bram's crew begins demolition of the kitchen on Monday 2 March at 8:00. " * 4
 
 
 def test_kv_type_is_checked(tmp_path):
     cfg = tmp_path / "config.toml"
-    cfg.write_text('[llm]\nkv_type = "q2_k"\n')
+    cfg.write_text('[expert.llm]\nkv_type = "q2_k"\n')
     with pytest.raises(ConfigError, match="llm.kv_type: expected f16, q8_0 or q4_0"):
         load_settings(cfg, env={})
     assert load_settings(None, env={"ASSISTANT_LLM_KV_TYPE": "q8_0"}).llm.kv_type == "q8_0"

@@ -15,9 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from assistant.llm.model_file import LLMError, default_llm_model
 from assistant.llm.mover import Move, SideMover, moved_in
 from assistant.llm.reuse import gaps, place_quotes
-from assistant.llm.runtime import LLMError, LocalLLM, default_llm_model
+from assistant.llm.runtime import LocalLLM
 from assistant.rerank.models import gemma_file
 
 pytestmark = pytest.mark.slow

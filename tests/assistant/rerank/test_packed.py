@@ -89,7 +89,7 @@ def test_a_negative_packed_row_count_is_a_config_error(tmp_path):
     from assistant.config import ConfigError, load_settings
 
     cfg = tmp_path / "config.toml"
-    cfg.write_text("[reranker]\ncross_packed_rows = -5\n")
+    cfg.write_text("[expert.reranker]\ncross_packed_rows = -5\n")
     with pytest.raises(ConfigError, match="reranker.cross_packed_rows: expected 0"):
         load_settings(cfg, env={})
     assert load_settings(None, env={}).reranker.cross_packed_rows == 1024

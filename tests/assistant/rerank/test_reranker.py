@@ -64,7 +64,7 @@ def test_the_fused_weight_interpolates_the_two_orders():
     assert ids(reranker.rerank(QUESTION, hits(TEXTS), 2)) == [2, 0]  # QL best, fused best
 
 
-def test_pruned_takes_the_pruned_order_with_the_configured_policy():
+def test_cross_pruned_takes_the_pruned_order_with_the_configured_policy():
     seen = {}
 
     class FakePruned:
@@ -72,7 +72,7 @@ def test_pruned_takes_the_pruned_order_with_the_configured_policy():
             seen.update(k=k, threshold=threshold, exact=exact_order)
             return SimpleNamespace(order=[4, 0, 1, 2, 3])
 
-    settings = RerankerSettings(threshold=0.3, exact_order=True)
-    reranker = Reranker("pruned", settings, pruned=FakePruned)
+    settings = RerankerSettings(cross_threshold=0.3, exact_order=True)
+    reranker = Reranker("cross-pruned", settings, cross_pruned=FakePruned)
     assert ids(reranker.rerank(QUESTION, hits(TEXTS), 2)) == [4, 0]
     assert seen == {"k": 2, "threshold": 0.3, "exact": True}

@@ -8,7 +8,8 @@ import threading
 import numpy as np
 import pytest
 
-from assistant.llm.runtime import LocalLLM, default_llm_model
+from assistant.llm.model_file import default_llm_model
+from assistant.llm.runtime import LocalLLM
 from assistant.rerank.doc_kv import KIND, DocKV
 from assistant.rerank.prompt import PROMPTS
 from assistant.rerank.scorer import QLScorer
@@ -101,7 +102,7 @@ def test_a_cached_kv_that_does_not_load_is_recomputed(scorer):
 
 
 def test_the_vocab_alone_tokenizes_as_the_model_does(llm):
-    from assistant.llm.runtime import Vocab
+    from assistant.llm.model_file import Vocab
 
     vocab = Vocab(default_llm_model())
     for text in ("Passage: ", "Ünïcode — naïve café\n", PASSAGES[0]):

@@ -68,7 +68,9 @@ def test_search_with_auto_follows_the_check(tmp_path, capsys, tiny_cross):
                         msgid=f"<m{i}@x>") for i in range(8)]  # fmt: skip
     home = tmp_path / "h"
     assert main(["import", "--home", str(home), str(write_mbox(tmp_path / "b.mbox", mails))]) == 0
-    (home / "config.toml").write_text(f'[reranker]\nmodel = "{tiny_cross}"\ncandidates = 6\n')
+    (home / "config.toml").write_text(
+        f'[reranker]\nmodel = "{tiny_cross}"\n[expert.reranker]\ncandidates = 6\n'
+    )
 
     def search(*extra: str) -> list[str]:
         capsys.readouterr()

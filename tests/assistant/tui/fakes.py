@@ -14,11 +14,11 @@ from pathlib import Path
 from assistant.answer.answerer import ALL_LAYERS, Answerer, CacheLayers
 from assistant.answer.evidence import Found, LineFinder
 from assistant.answer.shape import checked_sentence
+from assistant.clock import Clock
 from assistant.events import AnswerDone, Event, KVReused, TokenStreamed
 from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.store import KnowledgeStore
 from assistant.llm.decoding import sentences_ended
-from assistant.prompt_cache import Clock
 from cache.blobs import BlobStore
 from cache.db import open_cache_db
 from cache.kv_tree import KIND, KVTree, segment_hash

@@ -12,7 +12,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load, save
 
 from assistant.rerank.doc_kv import KIND, DocKV
-from assistant.rerank.forward import KV
+from bench.ql.forward import KV
 from cache.blobs import BlobStore
 
 log = logging.getLogger(__name__)

