@@ -1,0 +1,1 @@
+"""What makes mail mail: query terms, dates in words, filters in SQL, one row per mail."""
