@@ -165,6 +165,26 @@ class LargeSearch:
             return bm25 or dense, bm25, dense
         return self.fuse(query, q, bm25, dense), bm25, dense
 
+    def rank_subset(
+        self, query: str, mode: str, vector: Callable[[], np.ndarray], ids: np.ndarray
+    ) -> tuple[Ranking | None, Ranking | None, Ranking | None]:
+        """`rank` over the chunks `ids` only (a filter's few), each scored exactly: BM25 by
+        rowid, cosine from its stored vector; fused as `rank` fuses."""
+        n = self.settings.candidates
+        bm25 = dense = None
+        if mode in ("hybrid", "bm25"):
+            b = self.fts.scores(query_terms(query), ids)
+            bm25 = top(ids[b > 0], b[b > 0], n)
+        q = vector() if mode in ("hybrid", "dense") else None
+        if q is not None:
+            found = self.vectors(ids.tolist())
+            known = np.array([i for i in ids.tolist() if i in found], dtype=np.int64)
+            cosine = np.array([float(found[i] @ q) for i in known.tolist()])
+            dense = top(known, cosine, n)
+        if mode != "hybrid":
+            return bm25 or dense, bm25, dense
+        return self.fuse(query, q, bm25, dense), bm25, dense
+
     def fuse(self, query: str, q: np.ndarray, bm25: Ranking, dense: Ranking) -> Ranking:
         """0.5·z(BM25) + 0.5·z(cosine) over the union of both candidate lists. Each list
         brings its own scores; only the other retriever's score of a candidate is looked up."""
