@@ -28,6 +28,7 @@ from assistant.events import (
     ChunksOrdered,
     ChunksRetrieved,
     Event,
+    FiltersRead,
     KVReused,
     QAHitFound,
     QuoteFound,
@@ -36,6 +37,7 @@ from assistant.events import (
 from assistant.knowledge.retrieval import Hit, Retriever
 from assistant.knowledge.store import ChunkRecord, KnowledgeStore
 from assistant.llm.runtime import LocalLLM
+from assistant.mail.reader import QueryReader
 from assistant.prompt_cache import Clock, PromptCache
 from assistant.rerank.reranker import Reranker
 from assistant.rerank.selection import Selection
@@ -71,8 +73,10 @@ class Answerer:
         lines: LineFinder,
         activity: Activity | None = None,
         history: History | None = None,
+        reader: QueryReader | None = None,
     ) -> None:
         self.settings = settings
+        self.reader = reader  # filters from query terms or the question's words (step 2)
         self.lines = lines
         self.store = store
         self.embedder = embedder
@@ -107,7 +111,18 @@ class Answerer:
                 yield QAHitFound(hit.entry.question, hit.similarity, hit.entry.id)
                 yield from served
                 return
-        hits = self.select.candidates(question, vector)
+        query = self.reader.read(question) if self.reader else None
+        if query is not None and query.filters:
+            matched = self.reader.count(query.filters)
+            f = query.filters
+            yield FiltersRead(query.text, f.as_dict(), f.describe(), matched, f.source)
+            if not matched:  # said so, not answered from the whole mailbox
+                yield from self.generate(question, vector, [], layers, clock)
+                return
+            if f.source == "terms" and query.text and query.text != question:
+                question, vector = query.text, self.embedder.embed_batch([query.text])[0]
+        where = query.filters if query is not None else None
+        hits = self.select.candidates(question, vector, where=where)
         clock.lap("retrieve")
         yield ChunksRetrieved(hits)
         hits = self.select.rerank(question, hits)
