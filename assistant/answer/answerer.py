@@ -264,6 +264,7 @@ def assemble(
     sentences: SentenceVectors | None = None,
     activity: Activity | None = None,
     history: History | None = None,
+    reader: QueryReader | None = None,
 ) -> Answerer:
     """An Answerer over parts built elsewhere (tests and benches that wire their own store and
     model): its selection, PromptCache and QA memory are made here, as services.py makes them."""
@@ -271,4 +272,6 @@ def assemble(
     cache = PromptCache(settings, llm, kv, system_prompt, embedder, activity)
     memory = QAMemory(store, qa, embedder, select, HitVerifier(retriever, settings.cache))
     lines = LineFinder(embedder, sentences)
-    return Answerer(settings, store, embedder, select, cache, memory, lines, activity, history)
+    return Answerer(
+        settings, store, embedder, select, cache, memory, lines, activity, history, reader
+    )

@@ -48,8 +48,8 @@ class Mailbox:
         return [(s, n or "", int(c)) for s, n, c in rows.fetchall()]
 
     def count(self, where: str, params: Sequence) -> int:
-        """Documents the filter leaves."""
-        sql = f"SELECT count(*) FROM documents d WHERE {where}"
+        """Mails (and notes) the filter leaves, copies of one mail counted once."""
+        sql = f"SELECT count(DISTINCT d.content_hash) FROM documents d WHERE {where}"
         return int(self.db.execute(sql, list(params)).fetchone()[0])
 
     def chunk_ids(self, where: str, params: Sequence) -> np.ndarray:
