@@ -4,13 +4,18 @@ chunks with their copies, and one whole mail. Reads only: KnowledgeStore owns th
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from sqlite_utils import Database
 
+_WORD = re.compile(r"\w+")
+BODY_MIN = 40  # a shorter text ("Thanks!") is no sign of a copy: one sender writes it often
+BODY_PREFIX = 300  # characters of the text's words compared (a stub line may end one copy)
 _MAIL_COLUMNS = (
     "id kind message_id thread_id sender sender_name recipients recipient_names cc cc_names "
     "date title folder source_path body quoted attachments content_hash"
@@ -31,6 +36,11 @@ class MailRef:
     folder: str
     copy_key: str  # same for copies of one mail (its content hash: subject, sender, date, text)
     note_path: str
+    # a digest of the text's first words ("" under BODY_MIN characters of them): copies whose
+    # Date or From a folder recorded differently (the Enron export shifts some by hours, keeps
+    # a mail an assistant sent for her manager under either address, and appends an
+    # attachment's stub line to one copy) share it
+    body_digest: str = ""
 
 
 class Mailbox:
@@ -79,7 +89,8 @@ class Mailbox:
         marks = ",".join("?" * len(chunk_ids))
         rows = self.db.execute(
             "SELECT c.id, d.id, d.kind, d.message_id, d.sender, d.sender_name, d.date, d.title, "
-            "d.folder, d.content_hash, CASE d.kind WHEN 'note' THEN d.source_path ELSE '' END "
+            "d.folder, d.content_hash, CASE d.kind WHEN 'note' THEN d.source_path ELSE '' END, "
+            "d.body "
             f"FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id IN ({marks})",
             [int(i) for i in chunk_ids],
         ).fetchall()
@@ -120,8 +131,18 @@ class Mailbox:
         return mail
 
 
+def text_digest(body: str) -> str:
+    """A digest of the first words of `body` (case, spacing and punctuation aside); "" when
+    short."""
+    words = " ".join(_WORD.findall(body.lower()))[:BODY_PREFIX]
+    if len(words) < BODY_MIN:
+        return ""
+    return hashlib.sha1(words.encode("utf-8", "replace")).hexdigest()
+
+
 def _ref(row: Sequence) -> MailRef:
-    doc_id, kind, message_id, sender, name, date, title, folder, key, note = (
+    doc_id, kind, message_id, sender, name, date, title, folder, key, note, body = (
         v if v is not None else "" for v in row
     )
-    return MailRef(doc_id, kind, message_id, sender, name, date, title, folder, key, note)
+    digest = text_digest(body)
+    return MailRef(doc_id, kind, message_id, sender, name, date, title, folder, key, note, digest)

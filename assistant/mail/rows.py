@@ -1,6 +1,7 @@
 """A search result is a mail: ranked chunks become one row per mail (its best chunk's place),
-and copies of one mail (the same Message-ID, the same content, or the same sender, date and
-subject, in several folders) one row that lists their folders."""
+and copies of one mail in several folders one row that lists their folders. Copies share the
+Message-ID, the content hash, the sender, date and subject, or the subject and the words of
+the text (a folder may record the Date or the From differently: knowledge/mailbox.py)."""
 
 from __future__ import annotations
 
@@ -48,6 +49,9 @@ def copy_keys(ref: MailRef) -> list[str]:
     if ref.kind != "email":
         return [f"doc:{ref.document_id}"]
     keys = [f"content:{ref.copy_key}", f"head:{ref.sender}|{ref.date}|{ref.title}"]
+    if ref.body_digest:
+        subject = normalized_subject(ref.title)
+        keys.append(f"text:{subject}|{ref.body_digest}")
     return keys + ([f"id:{ref.message_id}"] if ref.message_id else [])
 
 

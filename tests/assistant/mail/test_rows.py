@@ -55,3 +55,48 @@ def test_show_finds_a_mail_by_number_or_message_id(mailbox):
 
 def test_unknown_chunks_make_no_row():
     assert mail_rows([Hit(99, 1.0, None, None, None)], {}, "x", 5) == []
+
+
+def test_a_copy_whose_folder_shifted_its_date_and_sender_is_one_row(tmp_path, store, fake_embedder):
+    from datetime import UTC, datetime
+
+    from assistant.importer import Importer
+    from assistant.knowledge.retrieval import Retriever
+    from tests.conftest import make_email, write_mbox
+
+    text = (
+        "Sam, Jeff said he would be happy to talk with you about the MS150 ride in LaGrange. " * 5
+    )
+    a = make_email(
+        "Re: MS150 interview",
+        text,
+        "sherri.sera@enron.com",
+        msgid="<a@x>",
+        when=datetime(2001, 4, 20, 4, 52, tzinfo=UTC),
+    )
+    b = make_email(
+        "Re: MS150 interview",
+        text + "\n\nEmbedded StdOleLink",
+        "jeff.skilling@enron.com",
+        msgid="<b@x>",
+        when=datetime(2001, 4, 20, 14, 52, tzinfo=UTC),
+    )
+    other = make_email("Re: MS150 interview", "Thanks!", "sherri.sera@enron.com", msgid="<c@x>")
+    again = make_email(
+        "Re: MS150 interview",
+        "Thanks!",
+        "sherri.sera@enron.com",
+        msgid="<d@x>",
+        when=datetime(2001, 4, 21, 9, tzinfo=UTC),
+    )
+    filler = [make_email(f"N{i}", f"filler {i}", msgid=f"<f{i}@x>") for i in range(4)]
+    Importer(store, fake_embedder).run(
+        [write_mbox(tmp_path / "b.mbox", [a, b, other, again, *filler])]
+    )
+    hits = Retriever(store, fake_embedder, None).search("MS150 interview LaGrange thanks", 20)
+    rows = mail_rows(hits, store.mail.refs([h.chunk_id for h in hits]), "MS150", 10)
+    ms150 = [r for r in rows if r.subject == "Re: MS150 interview"]
+    # the two copies (their first 300 characters of words alike) are one row; two short
+    # "Thanks!" mails stay two
+    assert len(ms150) == 3
+    assert max(r.copies for r in ms150) == 2
