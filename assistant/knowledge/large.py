@@ -26,6 +26,7 @@ from assistant.knowledge.store import KnowledgeStore
 
 log = logging.getLogger(__name__)
 Ranking = tuple[np.ndarray, np.ndarray]  # (chunk ids, scores), best first
+WIDEN = 20  # a filtered dense search asks the IVF index for at most this many times the list
 
 
 def top(ids: np.ndarray, scores: np.ndarray, n: int) -> Ranking:
@@ -181,6 +182,30 @@ class LargeSearch:
             known = np.array([i for i in ids.tolist() if i in found], dtype=np.int64)
             cosine = np.array([float(found[i] @ q) for i in known.tolist()])
             dense = top(known, cosine, n)
+        if mode != "hybrid":
+            return bm25 or dense, bm25, dense
+        return self.fuse(query, q, bm25, dense), bm25, dense
+
+    def rank_within(
+        self,
+        query: str,
+        mode: str,
+        vector: Callable[[], np.ndarray],
+        ids: np.ndarray,
+        weight: float = 1.0,
+    ) -> tuple[Ranking | None, Ranking | None, Ranking | None]:
+        """`rank` among the chunks `ids` (too many to score one by one): BM25 from FTS5 bounded
+        to them; dense from the IVF index asked for as many more candidates as the filter
+        keeps fewer of the home (at most WIDEN times), those outside it dropped."""
+        n = self.settings.candidates
+        bm25 = self.fts.search_within(query, n, ids) if mode in ("hybrid", "bm25") else None
+        q = vector() if mode in ("hybrid", "dense") else None
+        dense = None
+        if q is not None:
+            widen = min(WIDEN, max(1, round(self.chunk_count() / max(len(ids), 1))))
+            found = self.dense(q, n * widen, weight)
+            keep = np.isin(found[0], ids)
+            dense = found[0][keep][:n], found[1][keep][:n]
         if mode != "hybrid":
             return bm25 or dense, bm25, dense
         return self.fuse(query, q, bm25, dense), bm25, dense

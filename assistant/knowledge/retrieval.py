@@ -33,7 +33,7 @@ from cache.protocols import Embedder
 Mode = Literal["hybrid", "bm25", "dense"]
 log = logging.getLogger(__name__)
 # a filtered search on a large home scores every chunk the filter leaves exactly when it leaves
-# at most this many; above, it ranks the whole home and keeps the candidates the filter allows
+# at most this many; above, FTS5 is bounded to them and the IVF index asked for more candidates
 EXACT_SUBSET_MAX = 2_000
 
 
@@ -111,14 +111,6 @@ def _within(ids: np.ndarray, allowed: np.ndarray | None, score) -> tuple[np.ndar
     pos = np.clip(np.searchsorted(ids, allowed), 0, len(ids) - 1)
     pos = pos[ids[pos] == allowed]
     return ids[pos], score(pos)
-
-
-def _keep(found, allowed: np.ndarray | None):
-    """A large-home ranking cut to the ids `allowed` (None: all of it)."""
-    if found is None or allowed is None:
-        return found
-    keep = np.isin(found[0], allowed)
-    return found[0][keep], found[1][keep]
 
 
 class DenseIndex:
@@ -249,11 +241,12 @@ class Retriever:
                     return query_vector
                 return self.embedder.embed_batch([query])[0]
 
-            if allowed is not None and len(allowed) <= EXACT_SUBSET_MAX:
+            if allowed is None:
+                found = large.rank(query, mode, vector, access_weight)
+            elif len(allowed) <= EXACT_SUBSET_MAX:
                 found = large.rank_subset(query, mode, vector, allowed)
             else:
-                found = large.rank(query, mode, vector, access_weight)
-                found = tuple(_keep(r, allowed) for r in found)
+                found = large.rank_within(query, mode, vector, allowed, access_weight)
             return tuple(Ranked(*r) if r is not None else None for r in found)
         n = self.settings.candidates
         bm25 = dense = None

@@ -100,3 +100,31 @@ def test_terms_alone_list_the_newest_mail_first(mailbox):
 def test_an_unknown_has_term_is_an_error():
     with pytest.raises(QueryError, match="has:attachment"):
         parse("has:stars", TODAY, None)
+
+
+@pytest.mark.parametrize("exact_max", [2_000, 0])  # a small filtered set scored exactly, or not
+def test_a_large_home_filters_too(mailbox, tmp_path, monkeypatch, exact_max):
+    from assistant.config import RetrievalSettings
+    from assistant.knowledge import retrieval
+    from assistant.knowledge.retrieval import Retriever
+
+    store, small, reader = mailbox
+    monkeypatch.setattr(retrieval, "EXACT_SUBSET_MAX", exact_max)
+    large = Retriever(
+        store,
+        small.embedder,
+        tmp_path / "large-index",
+        RetrievalSettings(large_min_chunks=1, candidates=20),
+    )
+    for text, expected in [
+        ("board from:sherri", {"Board meeting agenda", "Tickets"}),
+        ("power date:2001-11", {"Dabhol power", "Re: Dabhol power"}),
+    ]:
+        query = reader.read(text)
+        for mode in ("hybrid", "bm25", "dense"):
+            titles = [
+                h.record.title for h in large.search(query.text, 10, mode, where=query.filters)
+            ]
+            assert titles and set(titles) <= subjects(store, query.filters)
+        bm25 = {h.record.title for h in large.search(query.text, 10, "bm25", where=query.filters)}
+        assert bm25 == expected
