@@ -100,8 +100,9 @@ def _clean(name: str) -> str:
 
 
 def _shown(name: str, senders: list[Sender]) -> str:
-    if len(senders) == 1:
-        return senders[0].shown()
+    """One address: its best-known name and the address; several: the name asked, and theirs."""
+    if len({s.stored for s in senders}) == 1:
+        return max(senders, key=lambda s: (bool(s.name), s.count)).shown()
     names = list(dict.fromkeys(s.name or s.stored for s in senders))
     listed = ", ".join(names[:3])
     more = f" +{len(names) - 3}" if len(names) > 3 else ""
