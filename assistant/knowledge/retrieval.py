@@ -233,6 +233,9 @@ class Retriever:
         """(final ranking, BM25 candidates, dense candidates) over the whole knowledge bank, or
         over the chunks `where` leaves."""
         allowed = self.store.mail.chunk_ids(*where.sql()) if where else None
+        if allowed is not None and not len(allowed):  # no chunk meets the filter
+            none = Ranked(allowed, np.zeros(0))
+            return none, none if mode != "dense" else None, none if mode != "bm25" else None
         large = self.large()
         if large is not None:
 

@@ -128,3 +128,10 @@ def test_a_large_home_filters_too(mailbox, tmp_path, monkeypatch, exact_max):
             assert titles and set(titles) <= subjects(store, query.filters)
         bm25 = {h.record.title for h in large.search(query.text, 10, "bm25", where=query.filters)}
         assert bm25 == expected
+
+
+def test_a_filter_no_chunk_meets_ranks_nothing(mailbox):
+    _, retriever, reader = mailbox
+    query = reader.read("board from:nobody-at-all")
+    for mode in ("hybrid", "bm25", "dense"):
+        assert retriever.search(query.text, 10, mode, where=query.filters) == []
