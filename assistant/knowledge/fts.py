@@ -19,7 +19,6 @@ index (bm25.py) uses rank-bm25's k1 = 1.5: bench/retrieval.py compares the two s
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import unicodedata
@@ -105,25 +104,6 @@ class ChunkFts:
             scores = self.scores(terms, ids)
         order = np.lexsort((ids, -scores))
         return ids[order], scores[order]
-
-    def search_within(self, query: str, n: int, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """`search` among the chunks `ids` only (a mail filter's): the same selective probe,
-        bounded by the filter instead of cut to the newest matches."""
-        terms = query_terms(query)
-        probe, _ = self.selective(terms)
-        if not probe or not len(ids):
-            return np.zeros(0, dtype=np.int64), np.zeros(0)
-        rows = self.db.execute(
-            "SELECT rowid, -bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? "
-            "AND rowid IN (SELECT value FROM json_each(?)) ORDER BY rank LIMIT ?",
-            [_match(probe), json.dumps(ids.tolist()), n],
-        ).fetchall()
-        found = np.array([r[0] for r in rows], dtype=np.int64)
-        scores = np.array([r[1] for r in rows], dtype=np.float64)
-        if len(probe) < len(terms):
-            scores = self.scores(terms, found)
-        order = np.lexsort((found, -scores))
-        return found[order], scores[order]
 
     def _newest(self, matches: int) -> int:
         """The smallest rowid to rank: 0, or where a probe that would match more than

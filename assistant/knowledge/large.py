@@ -46,6 +46,12 @@ def _lookup(ids: np.ndarray, known: Ranking, score: Callable[[np.ndarray], np.nd
     return out
 
 
+def _within(found: Ranking, ids: np.ndarray, n: int) -> Ranking:
+    """The first `n` of a ranking that are among `ids`."""
+    keep = np.isin(found[0], ids)
+    return found[0][keep][:n], found[1][keep][:n]
+
+
 class LargeSearch:
     def __init__(
         self, store: KnowledgeStore, index_dir: Path, model: str, settings: RetrievalSettings
@@ -194,18 +200,17 @@ class LargeSearch:
         ids: np.ndarray,
         weight: float = 1.0,
     ) -> tuple[Ranking | None, Ranking | None, Ranking | None]:
-        """`rank` among the chunks `ids` (too many to score one by one): BM25 from FTS5 bounded
-        to them; dense from the IVF index asked for as many more candidates as the filter
-        keeps fewer of the home (at most WIDEN times), those outside it dropped."""
+        """`rank` among the chunks `ids` (too many to score one by one): FTS5 and the IVF index
+        asked for as many more candidates as the filter keeps fewer of the home (at most WIDEN
+        times), those outside it dropped: the unfiltered search's cost, a longer list."""
         n = self.settings.candidates
-        bm25 = self.fts.search_within(query, n, ids) if mode in ("hybrid", "bm25") else None
+        widen = min(WIDEN, max(1, round(self.chunk_count() / max(len(ids), 1))))
+        bm25 = dense = None
+        if mode in ("hybrid", "bm25"):
+            bm25 = _within(self.fts.search(query, n * widen), ids, n)
         q = vector() if mode in ("hybrid", "dense") else None
-        dense = None
         if q is not None:
-            widen = min(WIDEN, max(1, round(self.chunk_count() / max(len(ids), 1))))
-            found = self.dense(q, n * widen, weight)
-            keep = np.isin(found[0], ids)
-            dense = found[0][keep][:n], found[1][keep][:n]
+            dense = _within(self.dense(q, n * widen, weight), ids, n)
         if mode != "hybrid":
             return bm25 or dense, bm25, dense
         return self.fuse(query, q, bm25, dense), bm25, dense

@@ -33,8 +33,9 @@ from cache.protocols import Embedder
 Mode = Literal["hybrid", "bm25", "dense"]
 log = logging.getLogger(__name__)
 # a filtered search on a large home scores every chunk the filter leaves exactly when it leaves
-# at most this many; above, FTS5 is bounded to them and the IVF index asked for more candidates
-EXACT_SUBSET_MAX = 2_000
+# at most this many (its cost grows with them: bench/results/filters_scale.json); above, FTS5
+# and the IVF index are asked for more candidates and those the filter leaves are kept
+EXACT_SUBSET_MAX = 1_000
 
 
 class Where(Protocol):
