@@ -150,24 +150,28 @@ def terms_from(expected: dict, question: str) -> str:
 # -- copies among rows ----------------------------------------------------------------------------
 
 
-def copies_among(ctx: Services, rows: list[MailRow]) -> int:
-    """Rows that are a copy of a row above: the same sender, day and subject, or the same body."""
+def copies_among(ctx: Services, rows: list[MailRow]) -> tuple[int, int]:
+    """(rows that copy a row above: the same sender, minute and subject, or the same subject and
+    body start; rows whose body start alone is a row's above, whatever their subject: a looser
+    count that also takes boilerplate bodies for copies)."""
     seen: set[tuple] = set()
-    copies = 0
+    copies = loose = 0
     for row in rows:
         mail = mail_of(ctx, row.document_id)
+        subject, body = normalized_subject(mail["title"]), " ".join(mail["body"].split())[:300]
         keys = {
-            ("head", mail["sender"].lower(), mail["date"][:16], normalized_subject(mail["title"])),
-            ("body", " ".join(mail["body"].split())[:300]),
+            ("head", mail["sender"].lower(), mail["date"][:16], subject),
+            ("text", subject, body),
         }
-        if keys & seen:
-            copies += 1
-        seen |= keys
-    return copies
+        copies += bool(keys & seen)
+        loose += ("body", body) in seen
+        seen |= keys | {("body", body)}
+    return copies, loose
 
 
 def chunk_rows_copies(ctx: Services, question: str) -> int:
-    """The old `search` (top-10 chunks): rows that are another row's mail or a copy of it."""
+    """The old `search` (top-10 chunks): rows that are another row's mail or a copy of it
+    (the same sender, minute and subject, or the same body start)."""
     hits = ctx.retriever.search(question, ROWS)
     refs = ctx.store.mail.refs([h.chunk_id for h in hits])
     seen: set[str] = set()
@@ -211,7 +215,9 @@ def per_question(ctx: Services, q: dict) -> dict[str, Any]:
             explicit_meets(mail_of(ctx, r.document_id), q["explicit"]) for r in explicit_rows
         ),
         "explicit_rank": rank_of(ctx, explicit_rows, q["source"]),
-        "copies_rows": copies_among(ctx, with_rows) + copies_among(ctx, without_rows),
+        "copies_rows": copies_among(ctx, with_rows)[0] + copies_among(ctx, without_rows)[0],
+        "same_body_start_rows": copies_among(ctx, with_rows)[1]
+        + copies_among(ctx, without_rows)[1],
         "copies_chunks": chunk_rows_copies(ctx, q["question"]),
         "rows_counted": len(with_rows) + len(without_rows),
         "date_exact": _date_exact(parsed, q["filters"]),
@@ -259,6 +265,7 @@ def summary(results: list[dict]) -> dict[str, Any]:
         "explicit_first": sum(r["explicit_rank"] == 1 for r in results) / n,
         "explicit_mean_rows": mean(r["explicit_rows"] for r in results),
         "copies_among_rows": sum(r["copies_rows"] for r in results),
+        "same_body_start_rows": sum(r["same_body_start_rows"] for r in results),
         "rows_counted": sum(r["rows_counted"] for r in results),
         "copies_among_old_chunk_rows": sum(r["copies_chunks"] for r in results),
         "old_chunk_rows_counted": n * ROWS,
@@ -294,6 +301,7 @@ def main() -> None:
         [
             ["rows that copy a row above (mail rows)", totals["copies_among_rows"]],
             ["rows counted", totals["rows_counted"]],
+            ["rows whose body start alone is a row's above", totals["same_body_start_rows"]],
             ["the same, old chunk rows (top 10 chunks)", totals["copies_among_old_chunk_rows"]],
             ["dates read exactly / questions with dates",
              f"{totals['dates_read_exactly']}/{totals['questions_with_dates']}"],

@@ -207,7 +207,8 @@ class LargeSearch:
         widen = min(WIDEN, max(1, round(self.chunk_count() / max(len(ids), 1))))
         bm25 = dense = None
         if mode in ("hybrid", "bm25"):
-            bm25 = _within(self.fts.search(query, n * widen), ids, n)
+            found = self.fts.search(query, n * widen, among=ids)
+            bm25 = found[0][:n], found[1][:n]
         q = vector() if mode in ("hybrid", "dense") else None
         if q is not None:
             dense = _within(self.dense(q, n * widen, weight), ids, n)
