@@ -171,7 +171,7 @@ def copies_among(ctx: Services, rows: list[MailRow]) -> tuple[int, int]:
 
 def chunk_rows_copies(ctx: Services, question: str) -> int:
     """The old `search` (top-10 chunks): rows that are another row's mail or a copy of it
-    (the same sender, minute and subject, or the same body start)."""
+    (as `copies_among` counts them)."""
     hits = ctx.retriever.search(question, ROWS)
     refs = ctx.store.mail.refs([h.chunk_id for h in hits])
     seen: set[str] = set()
@@ -179,9 +179,10 @@ def chunk_rows_copies(ctx: Services, question: str) -> int:
     for hit in hits:
         ref = refs[hit.chunk_id]
         mail = mail_of(ctx, ref.document_id)
+        subject = normalized_subject(mail["title"])
         keys = {
-            f"{mail['sender'].lower()}|{mail['date'][:16]}|{normalized_subject(mail['title'])}",
-            " ".join(mail["body"].split())[:300],
+            f"{mail['sender'].lower()}|{mail['date'][:16]}|{subject}",
+            f"{subject}|{' '.join(mail['body'].split())[:300]}",
         }
         copies += bool(keys & seen)
         seen |= keys
