@@ -112,7 +112,6 @@ def queries(path: Path) -> list[tuple[str, dict[str, str]]]:
 
 
 def timings(retriever: Retriever, people: People, qs, repeats: int) -> dict[str, dict]:
-    rng = np.random.default_rng(3)
     vectors = FakeEmbedder(seed=5).embed_batch([q for q, _ in qs])
     out: dict[str, list[float]] = {}
     for question, vector, (_, terms) in zip([q for q, _ in qs], vectors, qs, strict=True):
@@ -123,7 +122,6 @@ def timings(retriever: Retriever, people: People, qs, repeats: int) -> dict[str,
                 t0 = time.perf_counter()
                 retriever.search(query.text, 10, query_vector=vector, where=query.filters)
                 out.setdefault(kind, []).append(time.perf_counter() - t0)
-    del rng
     return {k: {"p50_s": percentile(v, 50), "p90_s": percentile(v, 90), "n": len(v)}
             for k, v in out.items()}  # fmt: skip
 
