@@ -23,7 +23,7 @@ def export_names(value: str) -> list[str]:
     if not text:
         return []
     if "<" not in text and '"' not in text:
-        if "@" not in text and text.count(",") == 1:
+        if "@" not in text and text.count(",") == 1 and not _two_names(text):
             return [_first_last(text)]
         return [p.strip() for p in text.split(",") if p.strip() and "@" not in p]
     out = []
@@ -38,6 +38,11 @@ def names(header: str, export: str = "") -> str:
     """The names for a header, '; '-joined: its own display names, else the export header's."""
     found = header_names(header) or export_names(export)
     return "; ".join(dict.fromkeys(n for n in found if n))
+
+
+def _two_names(text: str) -> bool:
+    """'Federico Cerisoli, David Crews' (a list) rather than 'Kaminski, Vince J' (one name)."""
+    return all(len(side.split()) > 1 for side in text.split(","))
 
 
 def _first_last(name: str) -> str:
