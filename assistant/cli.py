@@ -36,12 +36,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
-    p = sub.add_parser("search", parents=[home], help="the chunks that best match a question")
-    p.add_argument("query")
-    p.add_argument("-k", "--top", type=int, default=None, help="how many results (default 10)")
+    p = sub.add_parser(
+        "search",
+        parents=[home],
+        help="the mails that best match a question or query terms (`assistant help search`)",
+    )
+    p.add_argument("query", help='words, "phrases" and terms: from: to: date: subject: …')
+    p.add_argument("-k", "--top", type=int, default=None, help="how many mails (default 10)")
     p.add_argument("--mode", choices=["hybrid", "bm25", "dense"], default="hybrid")
     add_rerank(p)
+    add_filters(p)
     p.add_argument("--json", action="store_true", help="print results as JSON")
+
+    p = sub.add_parser("show", parents=[home], help="print one mail: its headers and body")
+    p.add_argument("id", help="the number `search` shows (#12), or a Message-ID")
+    p.add_argument("--json", action="store_true", help="print the mail as JSON")
+
+    p = sub.add_parser("help", help="a help page: `assistant help search` lists the query terms")
+    p.add_argument("topic", choices=["search"])
 
     p = sub.add_parser("stats", parents=[home], help="what the knowledge bank holds")
     p.add_argument("--json", action="store_true", help="print as JSON")
@@ -59,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_rerank(p)
     add_reuse(p)
+    add_filters(p)
     p.add_argument("--json", action="store_true", help="one JSON object per event (JSON lines)")
 
     sub.add_parser("demo", parents=[home], help="import the bundled demo mailbox and notes")
@@ -109,6 +122,31 @@ def add_rerank(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_filters(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--today",
+        type=day,
+        default=None,
+        metavar="YYYY-MM-DD",
+        help="count relative dates (yesterday, last week, in October) from this day "
+        "(default: config [mail] today, else the real today)",
+    )
+    p.add_argument(
+        "--no-filters",
+        action="store_true",
+        help="read no filters from the question's words (typed terms such as from: still apply)",
+    )
+
+
+def day(text: str) -> str:
+    from datetime import date
+
+    try:
+        return date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, got {text!r}") from None
+
+
 def add_reuse(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--reuse",
@@ -140,6 +178,11 @@ def main(argv: list[str] | None = None) -> int:
     # `assistant --home X` (the app) and `assistant CMD --home X`; argparse keeps them apart
     # because a subcommand's default would overwrite the main parser's value
     args.home = getattr(args, "home", None) or args.app_home
+    if args.command == "help":
+        from assistant.mail.help import page
+
+        print(page(args.topic))
+        return 0
     from assistant.commands import run_command, user_errors
 
     try:

@@ -43,7 +43,13 @@ EMBEDDING_LABEL = "embedding chunks (search and ask work meanwhile)"
 
 
 def user_errors() -> tuple[type[Exception], ...]:
-    return (ConfigError, DatabaseError, ModelMissing, SourceError, FileNotFoundError, LLMError)
+    from assistant.mail.dates import DateError
+    from assistant.mail.query import QueryError
+
+    return (
+        ConfigError, DatabaseError, ModelMissing, SourceError, FileNotFoundError, LLMError,
+        DateError, QueryError,
+    )  # fmt: skip
 
 
 def run_command(args: Namespace) -> int:
@@ -57,6 +63,7 @@ def run_command(args: Namespace) -> int:
         None: cmd_app,
         "import": cmd_import,
         "search": cmd_search,
+        "show": cmd_show,
         "stats": cmd_stats,
         "demo": cmd_demo,
         "ask": cmd_ask,
@@ -94,6 +101,10 @@ def apply_switches(settings: Settings, args: Namespace) -> None:
         settings.cache.repair = args.repair
     if getattr(args, "plan", None):
         settings.precompute.plan = args.plan
+    if getattr(args, "today", None):
+        settings.mail.today = args.today
+    if getattr(args, "no_filters", False):
+        settings.mail.filters = "terms"
 
 
 def _log_to_file(ctx: Services) -> None:
@@ -179,33 +190,15 @@ def _report_dict(report: ImportReport) -> dict:
 
 
 def cmd_search(ctx: Services, args: Namespace) -> int:
-    k = args.top or ctx.settings.retrieval.top_k
-    if ctx.settings.rerank == "off" or not ctx.reranker.active:  # auto: the check's choice
-        hits = ctx.retriever.search(args.query, k=k, mode=args.mode)
-    else:  # the prompt's selection (rerank/selection.py), k chunks instead of context_chunks
-        from assistant.rerank.selection import select
+    from assistant.listing import search
 
-        duplicates = ctx.settings.answer.duplicates
-        hits = select(ctx.retriever, ctx.reranker, args.query, k, duplicates, search_mode=args.mode)
-    if args.mode != "bm25":
-        _warn_unembedded(ctx)
-    if args.json:
-        dump_json([_hit_dict(rank, hit) for rank, hit in enumerate(hits, 1)])
-        return 0
-    if not hits:
-        console.print("No results. Is anything imported? Try `assistant stats`.")
-        return 0
-    out = Console()
-    for rank, hit in enumerate(hits, 1):
-        r = hit.record
-        who = "note" if r.kind == "note" else r.sender
-        out.print(
-            f"[bold]{rank:2d}. {r.title}[/]  [dim]{who} · {r.date[:10]} · score {hit.score:.4f}[/]",
-            highlight=False,
-        )
-        body = r.passage.replace("\n", " ")
-        out.print(f"    {body[:240]}{'…' if len(body) > 240 else ''}", highlight=False)
-    return 0
+    return search(ctx, args.query, args.top, args.mode, args.json, _warn_unembedded)
+
+
+def cmd_show(ctx: Services, args: Namespace) -> int:
+    from assistant.listing import show
+
+    return show(ctx, args.id, args.json)
 
 
 def _warn_unembedded(ctx: Services) -> None:
@@ -227,19 +220,6 @@ def _warn_unembedded(ctx: Services) -> None:
     notice = vectors_notice(ctx.store, name, ctx.embedder.backend)
     if notice:
         console.print(f"[yellow]{escape(notice)}[/]")
-
-
-def _hit_dict(rank: int, hit) -> dict:
-    r = hit.record
-    return {
-        "rank": rank,
-        "score": hit.score,
-        "bm25_rank": hit.bm25_rank,
-        "dense_rank": hit.dense_rank,
-        **r.ref(),
-        "subject": r.title if r.kind == "email" else None,
-        "text": r.text,
-    }
 
 
 def cmd_stats(ctx: Services, args: Namespace) -> int:
@@ -312,6 +292,10 @@ def cmd_ask(ctx: Services, args: Namespace) -> int:
             )
         elif isinstance(event, p.QAHitFound):
             console.print(f"[green]{escape(remembered(event.question, event.made))}[/]")
+        elif isinstance(event, p.FiltersRead):
+            from assistant.listing import print_filters
+
+            print_filters(console, event.shown, event.matched)
         elif isinstance(event, p.QuoteFound):
             out.print(quote_block(event), soft_wrap=True)
         elif isinstance(event, p.KVReused) and event.reused_tokens:

@@ -13,6 +13,7 @@ import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -207,6 +208,16 @@ class RerankerSettings:
     auto_max_seconds: float = 1.0
 
 
+@dataclass
+class MailSettings:
+    # the day relative dates ("last week", date:yesterday) count from: "" is the real today; a
+    # date (YYYY-MM-DD) asks an old mailbox as if it were current (`--today`)
+    today: str = ""
+    # "words": query terms and filters read from a question's words (assistant/mail);
+    # "terms": typed terms only; "off": neither (`--no-filters`)
+    filters: str = "words"
+
+
 RERANK_MODES = ("off", "full", "cross", "cross-pruned", "auto")
 # pruned query likelihood is no longer a mode to choose: its ranking forms only in the last
 # layers, so pruning saves nothing (bench/results/rerank_quality.json, "layer_agreement";
@@ -227,6 +238,7 @@ class Settings:
     answer: AnswerSettings = field(default_factory=AnswerSettings)
     precompute: PrecomputeSettings = field(default_factory=PrecomputeSettings)
     reranker: RerankerSettings = field(default_factory=RerankerSettings)
+    mail: MailSettings = field(default_factory=MailSettings)
     # the switch: one of RERANK_MODES (config key `rerank`, ASSISTANT_RERANK). "auto": fused until
     # the nightly self-check finds a reranker that wins on this mail and is cheap enough
     rerank: str = "auto"
@@ -259,6 +271,7 @@ def _check_values(settings: Settings) -> None:
     """The settings that take one of a few values, once file and environment are merged."""
     _check_answer(settings.answer)
     _check_cache(settings.cache)
+    _check_mail(settings.mail)
     if settings.llm.kv_type not in ("f16", "q8_0", "q4_0"):
         raise ConfigError(f"llm.kv_type: expected f16, q8_0 or q4_0, got {settings.llm.kv_type!r}")
     if settings.precompute.plan not in PLANS:
@@ -279,6 +292,17 @@ def _check_values(settings: Settings) -> None:
         raise ConfigError(
             f"retrieval.fusion: expected 'zscore' or 'rrf', got {settings.retrieval.fusion!r}"
         )
+
+
+def _check_mail(mail: MailSettings) -> None:
+    if mail.filters not in ("words", "terms", "off"):
+        raise ConfigError(f"mail.filters: expected words, terms or off, got {mail.filters!r}")
+    if mail.today:
+        try:
+            date.fromisoformat(mail.today)
+        except ValueError:
+            expected = f"mail.today: expected a date YYYY-MM-DD, got {mail.today!r}"
+            raise ConfigError(expected) from None
 
 
 def _check_answer(answer: AnswerSettings) -> None:

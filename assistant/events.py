@@ -38,6 +38,18 @@ class QuestionRewritten:
 
 
 @dataclass(frozen=True)
+class FiltersRead:
+    """The filters read from the question (query terms, or its words: assistant/mail), shown
+    before the answer; `matched` mails meet them (0: nothing is answered from other mail)."""
+
+    text: str  # what ranks the mail the filters leave
+    filters: dict[str, list[str]]
+    shown: str  # "from: Vince Kaminski · date: 2001-10-08..2001-10-14"
+    matched: int
+    source: str = "words"  # "terms" (typed from:…) or "words" (read from the question)
+
+
+@dataclass(frozen=True)
 class ChunksRetrieved:
     hits: list[Hit]
 
@@ -108,6 +120,7 @@ Event = (
     QAHitFound
     | HitTightened
     | QuestionRewritten
+    | FiltersRead
     | ChunksRetrieved
     | ChunksOrdered
     | QuoteFound

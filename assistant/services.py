@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from assistant.answer.qa_memory import QAMemory
     from assistant.importer import Importer
     from assistant.llm.runtime import LocalLLM
+    from assistant.mail.reader import QueryReader
     from assistant.prompt_cache import PromptCache
     from assistant.rerank.reranker import Reranker
     from assistant.rerank.selection import Selection
@@ -84,6 +85,7 @@ class Services:
     _reranker: Reranker | None = field(default=None, repr=False)
     _cache_db: Database | None = field(default=None, repr=False)
     _blobs: BlobStore | None = field(default=None, repr=False)
+    _reader: QueryReader | None = field(default=None, repr=False)
     # held by the precompute pass that is running (the idle one or the one the user asked for)
     precompute_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     # held while a part is built: a part built from others (the answerer) builds them inside
@@ -211,6 +213,17 @@ class Services:
         return self._once("_memory", build)
 
     @property
+    def reader(self) -> QueryReader:
+        """Query terms and filters read from questions, against `[mail] today` (none: now)."""
+        from datetime import date
+
+        from assistant.mail.reader import QueryReader
+
+        mail = self.settings.mail
+        today = date.fromisoformat(mail.today) if mail.today else None
+        return self._once("_reader", lambda: QueryReader(self.store, today, mail.filters))
+
+    @property
     def retriever(self) -> Retriever:
         return self._once(
             "_retriever",
@@ -307,4 +320,5 @@ def make_answerer(ctx: Services) -> Answerer:
         ctx.lines(),
         activity=ctx.presence,
         history=History(ctx.cache_db),
+        reader=ctx.reader,
     )

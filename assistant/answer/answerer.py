@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
+from typing import Any
 
 from assistant.activity import Activity
 from assistant.answer.evidence import Found, LineFinder, distinct_mails, mail_key
@@ -30,6 +31,7 @@ from assistant.events import (
     ChunksOrdered,
     ChunksRetrieved,
     Event,
+    FiltersRead,
     HitTightened,
     KVReused,
     QAHitFound,
@@ -38,6 +40,7 @@ from assistant.events import (
 )
 from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.store import ChunkRecord, KnowledgeStore
+from assistant.mail.reader import QueryReader
 from assistant.prompt_cache import PromptCache
 from assistant.rerank.selection import Selection
 from cache.prediction import History
@@ -55,6 +58,18 @@ class CacheLayers:
 
 
 ALL_LAYERS = CacheLayers()
+
+
+@dataclass(frozen=True)
+class Read:
+    """What step 2 read of a question: the question the retriever reads, its vector, the
+    filters (None: the whole mailbox) and the event that shows them (None without filters)."""
+
+    question: str
+    vector: Any
+    where: Any = None
+    event: FiltersRead | None = None
+
 NO_CACHE = CacheLayers(qa=False, kv=False)
 
 
@@ -70,8 +85,10 @@ class Answerer:
         lines: LineFinder,
         activity: Activity | None = None,
         history: History | None = None,
+        reader: QueryReader | None = None,
     ) -> None:
         self.settings = settings
+        self.reader = reader  # filters from query terms or the question's words (step 2)
         self.lines = lines
         self.store = store
         self.embedder = embedder
@@ -104,7 +121,14 @@ class Answerer:
         clock = Clock()
         vector = self.embedder.embed_batch([question])[0]
         clock.lap("embed")
-        hits = self.select.candidates(question, vector)
+        read = self._read(question, vector)
+        if read.event is not None:
+            yield read.event
+            if not read.event.matched:  # said so, not answered from the whole mailbox
+                yield from self.generate(question, vector, [], layers, clock)
+                return
+        question, vector = read.question, read.vector
+        hits = self.select.candidates(question, vector, where=read.where)
         clock.lap("retrieve")
         yield ChunksRetrieved(hits)
         hits = self.select.rerank(question, hits)
@@ -168,8 +192,25 @@ class Answerer:
     def quote(self, question: str, vector) -> tuple[list[Hit], Found]:
         """The prompt's chunks and the quote found in them, as an answer finds them (no
         model): what the QA bank's evidence check compares."""
-        hits = self.select.rerank(question, self.select.candidates(question, vector))
+        read = self._read(question, vector)
+        if read.event is not None and not read.event.matched:
+            return [], self.lines.find(question, vector, [])
+        question, vector = read.question, read.vector
+        hits = self.select.candidates(question, vector, where=read.where)
+        hits = self.select.rerank(question, hits)
         return hits, self.lines.find(question, vector, [h.record for h in hits])
+
+    def _read(self, question: str, vector) -> Read:
+        """Step 2: the filters of the question's terms or words (assistant/mail/reader.py),
+        and the question the retriever then reads (its terms taken out)."""
+        query = self.reader.read(question) if self.reader else None
+        if query is None or not query.filters:
+            return Read(question, vector)
+        f = query.filters
+        event = FiltersRead(query.text, f.as_dict(), f.describe(), self.reader.count(f), f.source)
+        if f.source == "terms" and query.text and query.text != question:
+            question, vector = query.text, self.embedder.embed_batch([query.text])[0]
+        return Read(question, vector, f, event)
 
     def _accessed(self, asked: int | None, chunk_ids: list[int]) -> None:
         if asked is not None and self.history is not None:
@@ -316,3 +357,4 @@ def sources_of(records: Sequence[ChunkRecord], found: Found) -> list[dict]:
     quoted = found.record
     key = mail_key(quoted) if quoted is not None and not found.not_found else None
     return [(quoted if mail_key(r) == key else r).ref() for r in distinct_mails(records)]
+

@@ -13,6 +13,7 @@ from email.utils import getaddresses, parsedate_to_datetime
 
 from assistant.ingest.bounds import DEFAULT_MAX_PART_BYTES, bound_text, cut_part
 from assistant.ingest.decode import decode_bytes, utf8_headers
+from assistant.ingest.names import names
 from assistant.ingest.quotes import split_reply
 from assistant.ingest.types import Attachment, Document, Issue, NotAnEmail
 
@@ -58,6 +59,9 @@ def parse_email(
         sender=sender,
         recipients=_header(msg, "To"),
         cc=_header(msg, "Cc"),
+        sender_name=names(sender, _header(msg, "X-From")),
+        recipient_names=names(_header(msg, "To"), _header(msg, "X-To")),
+        cc_names=names(_header(msg, "Cc"), _header(msg, "X-cc")),
         date=date,
         folder=folder,
         attachments=_attachments(msg),

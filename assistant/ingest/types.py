@@ -30,6 +30,10 @@ class Document:
     sender: str = ""
     recipients: str = ""
     cc: str = ""
+    # display names of From/To/Cc (else of X-From/X-To/X-cc), '; '-joined (ingest/names.py)
+    sender_name: str = ""
+    recipient_names: str = ""
+    cc_names: str = ""
     date: datetime | None = None
     folder: str = ""
     source_offset: int | None = None

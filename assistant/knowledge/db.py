@@ -95,11 +95,24 @@ _THREAD_HEADERS = """
         INSERT OR IGNORE INTO meta VALUES ('threads_version', '-1');
 """
 
+# Mail query terms (assistant/mail/filters.py): people's names beside their addresses, filled
+# at import (a re-import fills them for mail stored before), and indexes for the filters that
+# narrow candidates in SQL: sender, date, and the content hash that finds copies of one mail.
+_MAIL_TERMS = """
+        ALTER TABLE documents ADD COLUMN sender_name TEXT;
+        ALTER TABLE documents ADD COLUMN recipient_names TEXT;
+        ALTER TABLE documents ADD COLUMN cc_names TEXT;
+        CREATE INDEX IF NOT EXISTS documents_sender ON documents(sender);
+        CREATE INDEX IF NOT EXISTS documents_date ON documents(date);
+        CREATE INDEX IF NOT EXISTS documents_content ON documents(content_hash);
+"""
+
 # Named migrations, applied in order, each in one transaction with its record in _migrations.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
     ("0002_chunks_fts", _CHUNKS_FTS),
     ("0003_thread_headers", _THREAD_HEADERS),
+    ("0004_mail_terms", _MAIL_TERMS),
 ]
 
 

@@ -23,7 +23,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from sqlite_utils import Database
@@ -73,6 +73,13 @@ def _totals(record: bytes) -> tuple[int, int]:
     return (values[0], values[1]) if len(values) >= 2 else (0, 0)
 
 
+def _lacks(text: str, terms: Mapping[str, float]) -> bool:
+    """An ASCII text holding none of `terms` even as a substring scores 0: known without
+    tokenizing it (a filter's few hundred chunks are scored one by one)."""
+    low = text.lower()
+    return low.isascii() and not any(t in low for t in terms)
+
+
 def _match(terms: Sequence[str]) -> str:
     return " OR ".join(f'"{t}"' for t in terms)
 
@@ -86,9 +93,12 @@ class ChunkFts:
         self._df: dict[str, int | None] = {}  # document frequencies, for `_record`
         self._record = b""  # the index's averages record, as `_refresh` last read it
 
-    def search(self, query: str, n: int) -> tuple[np.ndarray, np.ndarray]:
+    def search(
+        self, query: str, n: int, among: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, BM25 scores) of the best `n` chunks, best first; empty when no term
-        of the query occurs in any chunk."""
+        of the query occurs in any chunk. `among`: only those of them in it are kept (and
+        rescored), a mail filter's chunks."""
         terms = query_terms(query)
         probe, matches = self.selective(terms)
         if not probe:
@@ -100,6 +110,9 @@ class ChunkFts:
         ).fetchall()
         ids = np.array([r[0] for r in rows], dtype=np.int64)
         scores = np.array([r[1] for r in rows], dtype=np.float64)
+        if among is not None:
+            keep = np.isin(ids, among)
+            ids, scores = ids[keep], scores[keep]
         if len(probe) < len(terms):
             scores = self.scores(terms, ids)
         order = np.lexsort((ids, -scores))
@@ -135,7 +148,7 @@ class ChunkFts:
         )
         length = {i: varints(sz)[0] for i, sz in sizes}
         for p, chunk_id in enumerate(keys):
-            if chunk_id not in texts:
+            if chunk_id not in texts or _lacks(texts[chunk_id], idf):
                 continue
             tf = Counter(t for t in index_tokens(texts[chunk_id]) if t in idf)
             norm = K1 * (1 - B + B * length.get(chunk_id, 0) / average)

@@ -26,6 +26,7 @@ from assistant.knowledge.store import KnowledgeStore
 
 log = logging.getLogger(__name__)
 Ranking = tuple[np.ndarray, np.ndarray]  # (chunk ids, scores), best first
+WIDEN = 20  # a filtered dense search asks the IVF index for at most this many times the list
 
 
 def top(ids: np.ndarray, scores: np.ndarray, n: int) -> Ranking:
@@ -43,6 +44,12 @@ def _lookup(ids: np.ndarray, known: Ranking, score: Callable[[np.ndarray], np.nd
     if missing.any():
         out[missing] = score(ids[missing])
     return out
+
+
+def _within(found: Ranking, ids: np.ndarray, n: int) -> Ranking:
+    """The first `n` of a ranking that are among `ids`."""
+    keep = np.isin(found[0], ids)
+    return found[0][keep][:n], found[1][keep][:n]
 
 
 class LargeSearch:
@@ -161,6 +168,50 @@ class LargeSearch:
         bm25 = self.fts.search(query, n) if mode in ("hybrid", "bm25") else None
         q = vector() if mode in ("hybrid", "dense") else None
         dense = self.dense(q, n, weight) if q is not None else None
+        if mode != "hybrid":
+            return bm25 or dense, bm25, dense
+        return self.fuse(query, q, bm25, dense), bm25, dense
+
+    def rank_subset(
+        self, query: str, mode: str, vector: Callable[[], np.ndarray], ids: np.ndarray
+    ) -> tuple[Ranking | None, Ranking | None, Ranking | None]:
+        """`rank` over the chunks `ids` only (a filter's few), each scored exactly: BM25 by
+        rowid, cosine from its stored vector; fused as `rank` fuses."""
+        n = self.settings.candidates
+        bm25 = dense = None
+        if mode in ("hybrid", "bm25"):
+            b = self.fts.scores(query_terms(query), ids)
+            bm25 = top(ids[b > 0], b[b > 0], n)
+        q = vector() if mode in ("hybrid", "dense") else None
+        if q is not None:
+            found = self.vectors(ids.tolist())
+            known = np.array([i for i in ids.tolist() if i in found], dtype=np.int64)
+            cosine = np.array([float(found[i] @ q) for i in known.tolist()])
+            dense = top(known, cosine, n)
+        if mode != "hybrid":
+            return bm25 or dense, bm25, dense
+        return self.fuse(query, q, bm25, dense), bm25, dense
+
+    def rank_within(
+        self,
+        query: str,
+        mode: str,
+        vector: Callable[[], np.ndarray],
+        ids: np.ndarray,
+        weight: float = 1.0,
+    ) -> tuple[Ranking | None, Ranking | None, Ranking | None]:
+        """`rank` among the chunks `ids` (too many to score one by one): FTS5 and the IVF index
+        asked for as many more candidates as the filter keeps fewer of the home (at most WIDEN
+        times), those outside it dropped: the unfiltered search's cost, a longer list."""
+        n = self.settings.candidates
+        widen = min(WIDEN, max(1, round(self.chunk_count() / max(len(ids), 1))))
+        bm25 = dense = None
+        if mode in ("hybrid", "bm25"):
+            found = self.fts.search(query, n * widen, among=ids)
+            bm25 = found[0][:n], found[1][:n]
+        q = vector() if mode in ("hybrid", "dense") else None
+        if q is not None:
+            dense = _within(self.dense(q, n * widen, weight), ids, n)
         if mode != "hybrid":
             return bm25 or dense, bm25, dense
         return self.fuse(query, q, bm25, dense), bm25, dense

@@ -19,7 +19,7 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 import numpy as np
 
@@ -32,6 +32,19 @@ from cache.protocols import Embedder
 
 Mode = Literal["hybrid", "bm25", "dense"]
 log = logging.getLogger(__name__)
+# a filtered search on a large home scores every chunk the filter leaves exactly when it leaves
+# at most this many (its cost grows with them: bench/results/filters_scale.json); above, FTS5
+# and the IVF index are asked for more candidates and those the filter leaves are kept
+EXACT_SUBSET_MAX = 1_000
+
+
+class Where(Protocol):
+    """A filter on mail (assistant/mail/filters.py: Filters) as a WHERE clause over the
+    documents table, alias `d`."""
+
+    def sql(self) -> tuple[str, list]: ...
+
+    def __bool__(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -89,6 +102,18 @@ def rrf(rankings: list[Ranked], k: int) -> Ranked:
     return Ranked(np.array([i for i, _ in items], dtype=np.int64), np.array([s for _, s in items]))
 
 
+def _within(ids: np.ndarray, allowed: np.ndarray | None, score) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, scores) of the index's rows whose id is in `allowed` (None: every row); `score`
+    gets the rows' positions."""
+    if allowed is None:
+        return ids, score(slice(None))
+    if not len(ids):
+        return ids, score(slice(None))
+    pos = np.clip(np.searchsorted(ids, allowed), 0, len(ids) - 1)
+    pos = pos[ids[pos] == allowed]
+    return ids[pos], score(pos)
+
+
 class DenseIndex:
     def __init__(self, ids: np.ndarray, matrix: np.ndarray) -> None:
         self.ids = ids
@@ -98,6 +123,12 @@ class DenseIndex:
         if not len(self.ids):
             return np.zeros(0, dtype=np.float32)
         return self.matrix @ query_vector.astype(np.float32)
+
+    def scores_at(self, query_vector: np.ndarray, positions: np.ndarray | slice) -> np.ndarray:
+        """Cosine of the rows at `positions` only (a filtered search scans no other row)."""
+        if not len(self.ids):
+            return np.zeros(0, dtype=np.float32)
+        return self.matrix[positions] @ query_vector.astype(np.float32)
 
     def vectors(self, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
         """The vectors of those of `chunk_ids` that have one (ids are in ascending order)."""
@@ -166,11 +197,17 @@ class Retriever:
         mode: Mode = "hybrid",
         query_vector: np.ndarray | None = None,
         access_weight: float = 1.0,
+        where: Where | None = None,
     ) -> list[Hit]:
         """The top `k` chunks; `access_weight` is what this question counts for in the large
-        index's hot/cold plan (a predicted question: `settings.predicted_weight`)."""
+        index's hot/cold plan (a predicted question: `settings.predicted_weight`). `where`
+        narrows the candidates in SQL before ranking; with no words to rank by, the newest
+        mails it leaves come first."""
         k = k or self.settings.top_k
-        ranked, bm25, dense = self.rank(query, mode, query_vector, access_weight)
+        if where and not query.strip():
+            ids = self.store.mail.newest_chunk_ids(*where.sql(), k)
+            return [Hit(r.chunk_id, 0.0, None, None, r) for r in self.store.chunk_records(ids)]
+        ranked, bm25, dense = self.rank(query, mode, query_vector, access_weight, where)
         ids = ranked.ids[:k]
         bm25_rank = {int(c): r for r, c in enumerate(bm25.ids.tolist(), 1)} if bm25 else {}
         dense_rank = {int(c): r for r, c in enumerate(dense.ids.tolist(), 1)} if dense else {}
@@ -192,8 +229,14 @@ class Retriever:
         mode: Mode = "hybrid",
         query_vector: np.ndarray | None = None,
         access_weight: float = 1.0,
+        where: Where | None = None,
     ) -> tuple[Ranked, Ranked | None, Ranked | None]:
-        """(final ranking, BM25 candidates, dense candidates) over the whole knowledge bank."""
+        """(final ranking, BM25 candidates, dense candidates) over the whole knowledge bank, or
+        over the chunks `where` leaves."""
+        allowed = self.store.mail.chunk_ids(*where.sql()) if where else None
+        if allowed is not None and not len(allowed):  # no chunk meets the filter
+            none = Ranked(allowed, np.zeros(0))
+            return none, none if mode != "dense" else None, none if mode != "bm25" else None
         large = self.large()
         if large is not None:
 
@@ -202,20 +245,25 @@ class Retriever:
                     return query_vector
                 return self.embedder.embed_batch([query])[0]
 
-            found = large.rank(query, mode, vector, access_weight)
+            if allowed is None:
+                found = large.rank(query, mode, vector, access_weight)
+            elif len(allowed) <= EXACT_SUBSET_MAX:
+                found = large.rank_subset(query, mode, vector, allowed)
+            else:
+                found = large.rank_within(query, mode, vector, allowed, access_weight)
             return tuple(Ranked(*r) if r is not None else None for r in found)
         n = self.settings.candidates
         bm25 = dense = None
         if mode in ("hybrid", "bm25"):
             index = self.bm25_index()
-            bm25_all = (index.ids, index.scores(query))
+            bm25_all = _within(index.ids, allowed, lambda pos: index.scores(query)[pos])
             bm25 = top_n(*bm25_all, n, positive_only=True)
         if mode in ("hybrid", "dense"):
             index = self.dense_index()
             vector = query_vector
             if vector is None:
                 vector = self.embedder.embed_batch([query])[0]
-            dense_all = (index.ids, index.scores(vector))
+            dense_all = _within(index.ids, allowed, lambda pos: index.scores_at(vector, pos))
             dense = top_n(*dense_all, n)
         if mode == "bm25":
             return bm25, bm25, None

@@ -15,6 +15,7 @@ from sqlite_utils import Database
 
 from assistant.ingest.chunking import Chunk
 from assistant.ingest.types import Document, Issue
+from assistant.knowledge.mailbox import Mailbox
 from assistant.knowledge.thread_rows import ThreadRows
 from cache.db import transaction
 
@@ -61,6 +62,7 @@ class ChunkRecord:
 class KnowledgeStore(ThreadRows):
     def __init__(self, db: Database) -> None:
         self.db = db
+        self.mail = Mailbox(db)  # reads of mail as mail: senders, filtered chunks, copies
         self._all_embedded: dict[str, tuple[tuple[int, int], bool]] = {}
 
     @contextmanager
@@ -133,6 +135,7 @@ class KnowledgeStore(ThreadRows):
             return "added", doc.source_key
         if existing["content_hash"] == doc.content_hash:
             self.fill_reply_headers(existing, doc)
+            self._fill_names(existing, doc)
             return ("duplicate" if doc.kind == "email" else "unchanged"), doc.source_key
         if doc.kind == "note":
             self._delete_document(existing["id"])
@@ -143,6 +146,15 @@ class KnowledgeStore(ThreadRows):
             return "duplicate", alt_key
         self._insert(doc, chunks, alt_key)
         return "added", alt_key
+
+    def _fill_names(self, existing: dict, doc: Document) -> None:
+        """A mail stored before names were kept (migration 0004) gets them on re-import."""
+        if doc.kind != "email" or existing.get("sender_name") is not None:
+            return
+        self.db.execute(
+            "UPDATE documents SET sender_name = ?, recipient_names = ?, cc_names = ? WHERE id = ?",
+            [doc.sender_name, doc.recipient_names, doc.cc_names, existing["id"]],
+        )
 
     def _find(self, key: str) -> dict | None:
         rows = list(self.db["documents"].rows_where("source_key = ?", [key], limit=1))
@@ -358,6 +370,9 @@ def _document_row(doc: Document, key: str) -> dict:
         "sender": doc.sender,
         "recipients": doc.recipients,
         "cc": doc.cc,
+        "sender_name": doc.sender_name,
+        "recipient_names": doc.recipient_names,
+        "cc_names": doc.cc_names,
         "date": doc.date.isoformat() if doc.date else None,
         "title": doc.title,
         "folder": doc.folder,

@@ -1,1 +1,2 @@
-"""What makes mail mail: query terms, dates in words, threads, follow-up questions."""
+"""What makes mail mail: query terms, dates in words, filters in SQL, one row per mail, threads,
+follow-up questions."""

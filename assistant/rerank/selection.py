@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from assistant.knowledge.distinct import SPARE, distinct_hits
-from assistant.knowledge.retrieval import Hit, Retriever
+from assistant.knowledge.retrieval import Hit, Retriever, Where
 from assistant.rerank.reranker import Reranker
 
 if TYPE_CHECKING:
@@ -25,13 +25,15 @@ def candidates(
     vector: np.ndarray | None = None,
     search_mode: str = "hybrid",
     access_weight: float = 1.0,
+    where: Where | None = None,
 ) -> list[Hit]:
     """The best `k` fused hits; with duplicates "merge", SPARE more are fetched so the slot a
     merged near-duplicate frees goes to the next distinct chunk. `access_weight`: what the
-    question counts for in the large index's hot/cold plan (Retriever.search)."""
+    question counts for in the large index's hot/cold plan (Retriever.search); `where`: the
+    mail filters that narrow the candidates first."""
     fetch = k if duplicates == "keep" else k + SPARE
     hits = retriever.search(
-        question, k=fetch, mode=search_mode, query_vector=vector, access_weight=access_weight
+        question, fetch, search_mode, vector, access_weight=access_weight, where=where
     )
     if duplicates == "keep":
         return hits
@@ -57,12 +59,12 @@ def select(
     search_mode: str = "hybrid",
     check: Callable[[], None] | None = None,
     mode: str | None = None,
+    where: Where | None = None,
 ) -> list[Hit]:
     """The `k` chunks for `question`, best first; `mode` overrides the reranker's current one
-    (the self-check compares them), "off" keeping the fused order."""
-    hits = candidates(
-        retriever, question, width(k, reranker, mode), duplicates, vector, search_mode
-    )
+    (the self-check compares them), "off" keeping the fused order; `where` narrows first."""
+    n = width(k, reranker, mode)
+    hits = candidates(retriever, question, n, duplicates, vector, search_mode, where=where)
     if reranker is None:
         return hits[:k]
     if mode is None:
@@ -91,14 +93,16 @@ class Selection:
         `check` is called between the reranker's pieces (a background job's step-aside)."""
         return self.rerank(question, self.candidates(question, vector, background), check)
 
-    def candidates(self, question: str, vector, background: bool = False) -> list[Hit]:
+    def candidates(
+        self, question: str, vector, background: bool = False, where: Where | None = None
+    ) -> list[Hit]:
         """The fused hits, near-duplicates merged: the prompt's chunks, or the reranker's wider
         candidate set. A `background` (predicted) question counts `predicted_weight` of an
-        asked one in the large index's hot/cold plan."""
+        asked one in the large index's hot/cold plan; `where` narrows the candidates first."""
         k = width(self.settings.answer.context_chunks, self.reranker)
         duplicates = self.settings.answer.duplicates
         weight = self.settings.retrieval.predicted_weight if background else 1.0
-        return candidates(self.retriever, question, k, duplicates, vector, "hybrid", weight)
+        return candidates(self.retriever, question, k, duplicates, vector, "hybrid", weight, where)
 
     def rerank(
         self, question: str, hits: list[Hit], check: Callable[[], None] | None = None

@@ -79,6 +79,10 @@ class _Relay:
             return [RewriteShown(turn, event)]
         if isinstance(event, p.QAHitFound):
             return [AnswerStatusChanged(turn, remembered(event.question, event.made))]
+        if isinstance(event, p.FiltersRead):  # query terms, or filters read from the words
+            if not event.matched:
+                return [AnswerStatusChanged(turn, f"no mail meets {event.shown}")]
+            return [AnswerStatusChanged(turn, f"{event.shown} ({event.matched} mails)")]
         if isinstance(event, p.ChunksRetrieved):
             self.retrieved = {h.chunk_id: h.record for h in event.hits}
             return []

@@ -13,6 +13,7 @@ from assistant.config import Settings
 from assistant.knowledge.retrieval import Retriever
 from assistant.knowledge.store import KnowledgeStore
 from assistant.llm.runtime import LocalLLM
+from assistant.mail.reader import QueryReader
 from assistant.prompt_cache import PromptCache
 from assistant.rerank.reranker import Reranker
 from assistant.rerank.selection import Selection
@@ -34,16 +35,18 @@ def answerer_over(
     threshold: float = 0.9,
     candidate_threshold: float | None = None,
     reranker: Reranker | None = None,
+    retriever: Retriever | None = None,
+    reader: QueryReader | None = None,
 ) -> Answerer:
     """An Answerer over `store` with a fresh in-memory cache database (QA bank at `threshold`,
-    KV tree with its blobs under `kv_dir`)."""
+    KV tree with its blobs under `kv_dir`); `reader` reads filters from a question (step 2)."""
     db = open_cache_db(None)
     qa = QABank(db, threshold, 1 << 20, candidate_threshold=candidate_threshold)
     kv = KVTree(db, BlobStore(db, kv_dir, {KIND: 1 << 30}), llm.fingerprint)
     settings = settings or Settings()
-    select = Selection(settings, Retriever(store, embedder, None), reranker)
+    select = Selection(settings, retriever or Retriever(store, embedder, None), reranker)
     cache = PromptCache(settings, llm, kv, system_prompt, embedder)
     verifier = HitVerifier(select.retriever, settings.cache)
     memory = QAMemory(store, qa, embedder, select, verifier)
     lines = LineFinder(embedder, None)
-    return Answerer(settings, store, embedder, select, cache, memory, lines)
+    return Answerer(settings, store, embedder, select, cache, memory, lines, reader=reader)

@@ -67,7 +67,8 @@ def test_migration_indexes_the_chunks_of_an_existing_home(tmp_path, fake_embedde
     path = tmp_path / "knowledge.db"
     db = Database(connect(path))
     db.execute("PRAGMA foreign_keys = ON")
-    apply_migrations(db, MIGRATIONS[:1])  # a home from before FTS
+    # a home from before FTS (with the documents columns today's import writes: 0003)
+    apply_migrations(db, [m for m in MIGRATIONS if m[0] != "0002_chunks_fts"])
     import_mails(KnowledgeStore(db), fake_embedder, tmp_path)
     db.conn.close()
     store = KnowledgeStore(open_db(path))

@@ -105,7 +105,8 @@ class FakeSelection:
     def __init__(self, store: KnowledgeStore, k: int) -> None:
         self.store, self.k = store, k
 
-    def candidates(self, question: str, vector) -> list[Hit]:
+    def candidates(self, question: str, vector, where=None) -> list[Hit]:
+        assert not where, "FakeSelection does not filter: the TUI's fake answerer reads none"
         records = self.store.chunk_records(list(range(self.k + 1, 0, -1)))
         return [Hit(r.chunk_id, 1.0, 1, 1, r) for r in records]
 

@@ -1,0 +1,92 @@
+"""Query terms, notmuch/mu style: `from:` `to:` `cc:` `subject:` `date:` `thread:` `folder:`
+`has:attachment`, "quoted phrases", `-` before a term or word to exclude it. What is left is
+the text that ranks the mail the filters leave (docs/search.md lists the terms)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date
+
+from assistant.mail import filters as f
+from assistant.mail.dates import term as date_term
+from assistant.mail.filters import Condition, Filters
+from assistant.mail.people import People
+
+TERMS = ("from", "to", "cc", "subject", "date", "thread", "folder", "has")
+_TOKEN = re.compile(
+    r'(?P<neg>-)?(?:(?P<field>[a-z]+):(?:"(?P<qvalue>[^"]*)"?|(?P<value>\S+))'
+    r'|"(?P<phrase>[^"]*)"?|(?P<word>\S+))',
+    re.IGNORECASE,
+)
+
+
+class QueryError(ValueError):
+    """A term that cannot be read; the message names it and what is understood."""
+
+
+@dataclass(frozen=True)
+class MailQuery:
+    """The text to rank by, and the filters that narrow the candidates first."""
+
+    text: str
+    filters: Filters = field(default_factory=Filters)
+
+    def as_dict(self) -> dict:
+        return {"text": self.text, "filters": self.filters.as_dict(), "source": self.filters.source}
+
+
+def has_terms(text: str) -> bool:
+    """Whether `text` holds a query term (`from:x`, a known field), so it is read as a query."""
+    return any(
+        (m.group("field") or "").lower() in TERMS and (m.group("value") or m.group("qvalue"))
+        for m in _TOKEN.finditer(text)
+    )
+
+
+def parse(text: str, today: date, people: People) -> MailQuery:
+    """The terms of `text` as filters; the rest (words and phrases, unquoted) as the text.
+    An excluded word or phrase becomes a filter on the mail's subject and body."""
+    conditions: list[Condition] = []
+    words: list[str] = []
+    for m in _TOKEN.finditer(text):
+        neg = bool(m.group("neg"))
+        name = (m.group("field") or "").lower()
+        value = m.group("qvalue") if m.group("qvalue") is not None else m.group("value")
+        if name in TERMS and value:
+            conditions.append(_condition(name, value, neg, today, people))
+        elif m.group("phrase") is not None:
+            phrase = m.group("phrase").strip()
+            if phrase:
+                conditions.append(_text(phrase, neg))
+                words += [] if neg else [phrase]
+        else:
+            word = m.group(0).lstrip("-") if neg else m.group(0)
+            if neg and word:
+                conditions.append(_text(word, True))
+            elif word:
+                words.append(word)
+    return MailQuery(" ".join(words), Filters(tuple(conditions), "terms"))
+
+
+def _text(phrase: str, neg: bool) -> Condition:
+    return f.words_in("text", ["d.title", "d.body"], [phrase], f'"{phrase}"', neg)
+
+
+def _condition(name: str, value: str, neg: bool, today: date, people: People) -> Condition:
+    if name == "from":
+        return f.sender_is(people.containing(value), value, neg)
+    if name in ("to", "cc"):
+        columns = ["d.recipients", "d.recipient_names"] if name == "to" else ["d.cc", "d.cc_names"]
+        return f.words_in(name, columns, value.split(), value, neg)
+    if name == "subject":
+        return f.words_in("subject", ["d.title"], [value], value, neg)
+    if name == "folder":
+        return f.words_in("folder", ["d.folder"], [value], value, neg)
+    if name == "thread":
+        return f.thread_is(value, neg)
+    if name == "date":
+        return f.date_in(date_term(value, today), neg)
+    if value.lower().rstrip("s") != "attachment":
+        raise QueryError(f"has:{value}: only has:attachment is understood")
+    return f.has_attachment(neg)

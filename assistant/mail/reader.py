@@ -1,0 +1,54 @@
+"""What a search or a question asks of the mail: query terms when it has them (mail/query.py),
+else filters read from its words (mail/questions.py), against the store's senders and a
+`today` that defaults to the real one and can be pinned (`--today`, config `[mail] today`)."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Literal
+
+from assistant.knowledge.store import KnowledgeStore
+from assistant.mail.filters import Condition, Filters
+from assistant.mail.people import People
+from assistant.mail.query import MailQuery, has_terms, parse
+from assistant.mail.questions import QuestionReader
+
+# "words": query terms, and filters read from a question's words; "terms": typed terms only;
+# "off": nothing is read (a `from:` is searched as a word)
+FilterMode = Literal["words", "terms", "off"]
+FILTER_MODES: tuple[str, ...] = ("words", "terms", "off")
+
+
+class QueryReader:
+    def __init__(
+        self, store: KnowledgeStore, today: date | None = None, mode: FilterMode = "words"
+    ) -> None:
+        self.store = store
+        self.pinned = today
+        self.mode = mode
+        self._people: tuple[int, People] | None = None
+
+    @property
+    def today(self) -> date:
+        return self.pinned or date.today()
+
+    def people(self) -> People:
+        """The store's senders, read once per change of the knowledge bank."""
+        version = self.store.version("chunks")
+        if self._people is None or self._people[0] != version:
+            self._people = (version, People.of(self.store.mail.senders()))
+        return self._people[1]
+
+    def read(self, text: str) -> MailQuery:
+        if self.mode == "off":
+            return MailQuery(text)
+        if has_terms(text):
+            return parse(text, self.today, self.people())
+        if self.mode == "terms":
+            return MailQuery(text)
+        words = QuestionReader(self.people(), self.count, self.today)
+        return MailQuery(text, words.read(text))
+
+    def count(self, condition: Condition | Filters) -> int:
+        """Mails a condition (or filters) leaves."""
+        return self.store.mail.count(*condition.sql())

@@ -1,0 +1,44 @@
+"""Step 2 of the answer path: filters read from the question narrow the prompt's mail, are
+shown first, and a filter no mail meets is said so instead of answered from the whole mailbox."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant import events as p
+from assistant.answer.answerer import NO_CACHE
+from assistant.config import Settings
+from assistant.llm import make_llm
+from tests.assistant.wiring import answerer_over
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def answerer(mailbox, tmp_path, fake_embedder):
+    store, retriever, reader = mailbox
+    settings = Settings()
+    settings.answer.context_chunks = 2
+    settings.answer.max_tokens = 16
+    system = "Answer from the context in one sentence.\n\nContext:\n"
+    return answerer_over(store, fake_embedder, make_llm(settings.llm), tmp_path / "kv", settings,
+                         system, threshold=0.99, retriever=retriever, reader=reader)  # fmt: skip
+
+
+def test_the_filters_are_shown_and_only_their_mail_is_used(answerer):
+    events = list(answerer.answer("what did Sherri send last week about the board?", NO_CACHE))
+    read = next(e for e in events if isinstance(e, p.FiltersRead))
+    assert read.shown == "from: Sherri Sera <sherri.sera@enron.com> · date: 2001-11-12..2001-11-18"
+    assert read.matched == 1 and read.filters["from"]
+    retrieved = next(e for e in events if isinstance(e, p.ChunksRetrieved))
+    assert {h.record.title for h in retrieved.hits} == {"Board meeting agenda"}
+    assert all(s["title"] == "Board meeting agenda" for s in events[-1].sources)
+
+
+def test_a_filter_no_mail_meets_answers_nothing_from_other_mail(answerer):
+    events = list(answerer.answer("what did Vince send yesterday about the board?", NO_CACHE))
+    read = next(e for e in events if isinstance(e, p.FiltersRead))
+    assert read.matched == 0
+    assert not any(isinstance(e, p.TokenStreamed | p.ChunksRetrieved) for e in events)
+    done = events[-1]
+    assert isinstance(done, p.AnswerDone) and done.not_found and done.sources == []

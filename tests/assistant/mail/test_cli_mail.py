@@ -1,0 +1,92 @@
+"""`assistant search` (one row per mail, filters shown and in --json), `show`, `help search`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from assistant.cli import main
+from assistant.importer import Importer
+from assistant.services import open_services
+from tests.conftest import FakeEmbedder, make_email, write_mbox
+
+from .conftest import REPO_DOCS
+
+
+@pytest.fixture
+def home(tmp_path):
+    msgs = [
+        make_email(
+            "Kitchen",
+            "Demolition of the kitchen starts on Monday.",
+            "Bram <bram@x.nl>",
+            msgid="<k@x>",
+        ),
+        make_email("Race", "My half marathon time was 1:52:10.", "Elin <elin@x.se>", msgid="<r@x>"),
+    ]
+    msgs += [
+        make_email(f"Note {i}", f"Filler text {i}.", "Noor <noor@x.nl>", msgid=f"<f{i}@x>")
+        for i in range(6)
+    ]
+    ctx = open_services(tmp_path / "h")
+    Importer(ctx.store, FakeEmbedder()).run([write_mbox(tmp_path / "inbox.mbox", msgs)])
+    copy = make_email(
+        "Kitchen", "Demolition of the kitchen starts on Monday.", "Bram <bram@x.nl>", msgid="<k2@x>"
+    )
+    Importer(ctx.store, FakeEmbedder()).run([write_mbox(tmp_path / "archive.mbox", [copy])])
+    return str(tmp_path / "h")
+
+
+def test_help_search_prints_the_terms_page(capsys):
+    assert main(["help", "search"]) == 0
+    out = capsys.readouterr().out
+    for term in (
+        "from:",
+        "to:",
+        "cc:",
+        "subject:",
+        "date:",
+        "thread:",
+        "folder:",
+        "has:attachment",
+    ):
+        assert term in out
+    assert out.strip() == REPO_DOCS.joinpath("search.md").read_text(encoding="utf-8").strip()
+
+
+def test_search_json_has_one_row_per_mail_with_its_folders(home, capsys):
+    assert main(["search", "--home", home, "--mode", "bm25", "--json", "kitchen demolition"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["subject"] for r in rows] == ["Kitchen"]  # its copy is no second row
+    assert rows[0]["folders"] == ["inbox", "archive"] and rows[0]["copies"] == 2
+    assert {"rank", "score", "date", "sender", "text", "message_id", "line", "filters"} <= set(
+        rows[0]
+    )
+
+
+def test_search_shows_what_it_read_and_says_when_nothing_meets_it(home, capsys):
+    args = ["search", "--home", home, "--mode", "bm25", "--today", "2026-03-10"]
+    assert main([*args, "--json", "from:elin marathon"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["subject"] for r in rows] == ["Race"] and rows[0]["filters"] == {"from": ["elin"]}
+    assert main([*args, "what did Bram send last week"]) == 0
+    out, err = capsys.readouterr()
+    assert "from: Bram <bram@x.nl> · date: 2026-03-02..2026-03-08" in err and "Kitchen" in out
+    assert main([*args, "what did Bram send yesterday"]) == 0
+    out, err = capsys.readouterr()
+    assert "No mail meets" in err and out.strip() == ""
+    assert main([*args, "--no-filters", "what did Bram send yesterday"]) == 0
+    assert "Kitchen" in capsys.readouterr().out
+
+
+def test_show_prints_the_mail(home, capsys):
+    assert main(["show", "--home", home, "<r@x>"]) == 0
+    out = capsys.readouterr().out
+    assert "From: Elin <elin@x.se>" in out and "Subject: Race" in out and "1:52:10" in out
+    assert main(["show", "--home", home, "#999"]) == 1
+
+
+def test_a_bad_date_term_is_a_clear_error(home, capsys):
+    assert main(["search", "--home", home, "--mode", "bm25", "date:2001-02-30 x"]) == 2
+    assert "date:2001-02-30" in capsys.readouterr().err

@@ -1,0 +1,115 @@
+"""Dates in words and in `date:` terms, against pinned todays: month, year and leap edges."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from assistant.mail.dates import DateError, in_words, term
+
+TUE = date(2001, 11, 20)  # the Skilling sets' today, a Tuesday
+
+
+def words(question: str, today: date) -> str | None:
+    found = in_words(question, today)
+    return str(found.range) if found else None
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("what came yesterday", "2001-11-19"),
+        ("anything today?", "2001-11-20"),
+        ("what did Vince send last week", "2001-11-12..2001-11-18"),
+        ("this week", "2001-11-19..2001-11-20"),
+        ("since Monday", "2001-11-19..2001-11-20"),
+        ("last Friday", "2001-11-16"),
+        ("on Tuesday", "2001-11-20"),
+        ("last Tuesday", "2001-11-13"),
+        ("in October", "2001-10-01..2001-10-31"),
+        ("in December", "2000-12-01..2000-12-31"),  # not come yet this year: last year's
+        ("emails to Greg in November 2001", "2001-11-01..2001-11-30"),
+        ("on October 31 about", "2001-10-31"),
+        ("on September 20, 2000", "2000-09-20"),
+        ("on 5 March", "2001-03-05"),
+        ("the week of October 22", "2001-10-22..2001-10-28"),
+        ("earlier this month", "2001-11-01..2001-11-20"),
+        ("last month", "2001-10-01..2001-10-31"),
+        ("last year", "2000-01-01..2000-12-31"),
+        ("on Halloween", "2001-10-31"),
+        ("two weeks ago", "2001-11-05..2001-11-11"),
+        ("the past 3 days", "2001-11-18..2001-11-20"),
+        ("since October", "2001-10-01..2001-11-20"),
+        ("before 2001-05-03", "..2001-05-02"),
+        ("in 2000", "2000-01-01..2000-12-31"),
+        ("what did Sherri say about the board meeting", None),
+        ("you may go", None),  # the verb, not the month
+    ],
+)
+def test_words_on_a_tuesday(question, expected):
+    assert words(question, TUE) == expected
+
+
+def test_january_first_looks_back_into_last_year():
+    today = date(2002, 1, 1)  # a Tuesday
+    assert words("yesterday", today) == "2001-12-31"
+    assert words("last week", today) == "2001-12-24..2001-12-30"  # across the year boundary
+    assert words("this week", today) == "2001-12-31..2002-01-01"
+    assert words("last month", today) == "2001-12-01..2001-12-31"
+    assert words("in December", today) == "2001-12-01..2001-12-31"
+    assert words("in January", today) == "2002-01-01..2002-01-31"
+    assert words("on December 31", today) == "2001-12-31"
+    assert words("this year", today) == "2002-01-01"  # one day so far
+
+
+def test_december_thirty_first():
+    today = date(2001, 12, 31)  # a Monday
+    assert words("yesterday", today) == "2001-12-30"
+    assert words("last week", today) == "2001-12-24..2001-12-30"
+    assert words("this month", today) == "2001-12-01..2001-12-31"
+    assert words("in January", today) == "2001-01-01..2001-01-31"
+    assert words("last Monday", today) == "2001-12-24"
+    assert words("since Monday", today) == "2001-12-31"
+
+
+def test_leap_day():
+    assert words("yesterday", date(2004, 3, 1)) == "2004-02-29"
+    assert words("last month", date(2004, 3, 1)) == "2004-02-01..2004-02-29"
+    assert words("on February 29", date(2004, 3, 10)) == "2004-02-29"
+    assert words("in February", date(2005, 3, 1)) == "2005-02-01..2005-02-28"
+    assert words("on February 29", date(2005, 3, 1)) is None  # no such day this year or last
+    assert str(term("2004-02", date(2005, 1, 1))) == "2004-02-01..2004-02-29"
+    assert str(term("2004-02-29", date(2005, 1, 1))) == "2004-02-29"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2001-10-05", "2001-10-05"),
+        ("2001-10", "2001-10-01..2001-10-31"),
+        ("2001", "2001-01-01..2001-12-31"),
+        ("2001-10..2001-12", "2001-10-01..2001-12-31"),
+        ("2001-10..", "2001-10-01.."),
+        ("..2001-03", "..2001-03-31"),
+        ("yesterday", "2001-11-19"),
+        ("last-week", "2001-11-12..2001-11-18"),
+        ("this-month", "2001-11-01..2001-11-20"),
+        ("last-month", "2001-10-01..2001-10-31"),
+        ("friday", "2001-11-16"),
+        ("7d", "2001-11-13..2001-11-20"),
+    ],
+)
+def test_date_terms(value, expected):
+    assert str(term(value, TUE)) == expected
+
+
+@pytest.mark.parametrize("value", ["2001-02-29", "2001-13", "soon", "10/05/2001"])
+def test_a_bad_date_term_says_what_is_understood(value):
+    with pytest.raises(DateError, match=f"date:{value}"):
+        term(value, TUE)
+
+
+def test_bounds_are_iso_strings_end_excluded():
+    assert term("2001-12", TUE).bounds() == ("2001-12-01", "2002-01-01")
+    assert term("..2001-12-31", TUE).bounds() == (None, "2002-01-01")

@@ -1,0 +1,137 @@
+"""Query terms and question words become SQL filters that leave only the matching mail, before
+ranking (BM25 and dense both)."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.mail.query import QueryError, parse
+
+from .conftest import TODAY
+
+
+def subjects(store, filters) -> set[str]:
+    where, params = filters.sql()
+    rows = store.db.execute(f"SELECT d.title FROM documents d WHERE {where}", params)
+    return {r[0] for r in rows.fetchall()}
+
+
+def hit_subjects(retriever, query, mode="hybrid") -> list[str]:
+    return [h.record.title for h in retriever.search(query.text, 20, mode, where=query.filters)]
+
+
+def test_names_are_kept_from_display_names_and_export_headers(mailbox):
+    store, _, _ = mailbox
+    rows = dict(store.db.execute("SELECT message_id, sender_name FROM documents").fetchall())
+    assert rows["m1@x"] == "Sherri Sera"  # X-From: the From holds only an address
+    assert rows["m2@x"] == "Vince Kaminski"
+    assert rows["m5@x"] == "Klaus Schwab"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("from:skilling", {"Re: Dabhol power"}),
+        ("from:sherri", {"Board meeting agenda", "Tickets"}),
+        ('from:"Klaus Schwab"', {"Annual meeting"}),  # the name only an X-From header gives
+        ("from:weforum", {"Annual meeting"}),
+        ("to:greg", {"Tickets"}),
+        ("to:grissom", {"Tickets"}),
+        ("cc:grissom", {"Budget"}),
+        ("subject:dabhol", {"Dabhol power", "Re: Dabhol power"}),
+        (
+            "date:2001-11-13..2001-11-15",
+            {"Board meeting agenda", "Dabhol power", "Re: Dabhol power"},
+        ),
+        ("date:last-week", {"Board meeting agenda", "Dabhol power", "Re: Dabhol power"}),
+        ("date:yesterday", {"Budget"}),
+        ("date:2001-10", {"Tickets"}),
+        ("thread:m2@x", {"Dabhol power", "Re: Dabhol power"}),
+        ('thread:"Dabhol power"', {"Dabhol power", "Re: Dabhol power"}),
+        ("folder:sent", {"Board meeting agenda"}),
+        ("has:attachment", {"Annual meeting"}),
+        ('"power situation"', {"Dabhol power"}),
+        ("from:sherri -subject:tickets", {"Board meeting agenda"}),
+        ("subject:dabhol -from:skilling", {"Dabhol power"}),
+        (
+            "board -thursday -tickets date:2001-11",
+            {"Dabhol power", "Re: Dabhol power", "Annual meeting", "Budget"},
+        ),
+        ("from:nobody-at-all", set()),
+    ],
+)
+def test_each_term_leaves_only_matching_mail(mailbox, text, expected):
+    store, retriever, _ = mailbox
+    query = parse(text, TODAY, mailbox[2].people())
+    assert subjects(store, query.filters) == expected
+    for mode in ("hybrid", "bm25", "dense"):
+        assert set(hit_subjects(retriever, query, mode)) <= expected
+
+
+def test_terms_leave_the_words_to_rank_by(mailbox):
+    query = parse(
+        'from:sherri date:2001 "board meeting" -tickets agenda', TODAY, mailbox[2].people()
+    )
+    assert query.text == "board meeting agenda"
+    assert query.filters.describe() == (
+        'from: sherri · date: 2001-01-01..2001-12-31 · text: "board meeting" · -text: "tickets"'
+    )
+
+
+def test_a_filtered_search_ranks_only_inside_the_filter(mailbox):
+    store, retriever, reader = mailbox
+    everything = retriever.search("board", 20)
+    assert {"Tickets", "Budget"} <= {h.record.title for h in everything}
+    query = reader.read("board from:sherri")
+    assert {h.record.title for h in retriever.search(query.text, 20, where=query.filters)} == {
+        "Board meeting agenda",
+        "Tickets",
+    }
+
+
+def test_terms_alone_list_the_newest_mail_first(mailbox):
+    _, retriever, reader = mailbox
+    query = reader.read("from:sherri")
+    assert query.text == ""
+    titles = [h.record.title for h in retriever.search("", 5, where=query.filters)]
+    assert titles[0] == "Board meeting agenda" and titles[-1] == "Tickets"
+
+
+def test_an_unknown_has_term_is_an_error():
+    with pytest.raises(QueryError, match="has:attachment"):
+        parse("has:stars", TODAY, None)
+
+
+@pytest.mark.parametrize("exact_max", [2_000, 0])  # a small filtered set scored exactly, or not
+def test_a_large_home_filters_too(mailbox, tmp_path, monkeypatch, exact_max):
+    from assistant.config import RetrievalSettings
+    from assistant.knowledge import retrieval
+    from assistant.knowledge.retrieval import Retriever
+
+    store, small, reader = mailbox
+    monkeypatch.setattr(retrieval, "EXACT_SUBSET_MAX", exact_max)
+    large = Retriever(
+        store,
+        small.embedder,
+        tmp_path / "large-index",
+        RetrievalSettings(large_min_chunks=1, candidates=20),
+    )
+    for text, expected in [
+        ("board from:sherri", {"Board meeting agenda", "Tickets"}),
+        ("power date:2001-11", {"Dabhol power", "Re: Dabhol power"}),
+    ]:
+        query = reader.read(text)
+        for mode in ("hybrid", "bm25", "dense"):
+            titles = [
+                h.record.title for h in large.search(query.text, 10, mode, where=query.filters)
+            ]
+            assert titles and set(titles) <= subjects(store, query.filters)
+        bm25 = {h.record.title for h in large.search(query.text, 10, "bm25", where=query.filters)}
+        assert bm25 == expected
+
+
+def test_a_filter_no_chunk_meets_ranks_nothing(mailbox):
+    _, retriever, reader = mailbox
+    query = reader.read("board from:nobody-at-all")
+    for mode in ("hybrid", "bm25", "dense"):
+        assert retriever.search(query.text, 10, mode, where=query.filters) == []

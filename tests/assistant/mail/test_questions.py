@@ -1,0 +1,82 @@
+"""Filters read from a question's words, by rules, against the senders the store has."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.mail.people import People, sender
+
+
+@pytest.mark.parametrize(
+    ("question", "shown"),
+    [
+        (
+            "what did Vince send last week",
+            "from: Vince Kaminski <vince.kaminski@enron.com> · date: 2001-11-12..2001-11-18",
+        ),
+        (
+            "the mail from Sherri about the board meeting",
+            "from: Sherri Sera <sherri.sera@enron.com>",
+        ),
+        (
+            "What did Klaus Schwab write about the annual meeting?",
+            "from: Klaus Schwab <president@weforum.org>",
+        ),
+        ("emails to Greg in October", "to: Greg · date: 2001-10-01..2001-10-31"),
+        (
+            "What did Sherri tell Greg Grissom about tickets?",
+            "from: Sherri Sera <sherri.sera@enron.com> · to: Greg Grissom",
+        ),
+        ("what was in the 'Dabhol power' thread", "subject: Dabhol power"),
+        ("anything since Monday?", "date: 2001-11-19..2001-11-20"),
+        ("what did I reply to Vince about Dabhol", "to: Vince"),
+    ],
+)
+def test_filters_from_words(mailbox, question, shown):
+    _, _, reader = mailbox
+    assert reader.read(question).filters.describe() == shown
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "what did Bram send about the kitchen",  # no sender of that name: no filter
+        "the mail from Enron about the board",  # a word, not a sender's name
+        "what did I send about the 'no such subject' matter",
+        "What did the board decide?",
+    ],
+)
+def test_a_name_no_sender_has_is_no_filter(mailbox, question):
+    _, _, reader = mailbox
+    assert not reader.read(question).filters
+
+
+def test_the_question_stays_whole_for_ranking(mailbox):
+    _, _, reader = mailbox
+    question = "what did Vince send last week about Dabhol"
+    assert reader.read(question).text == question
+    assert reader.read(question).filters.source == "words"
+
+
+def test_terms_win_over_words_and_modes_turn_reading_off(mailbox):
+    store, _, reader = mailbox
+    assert reader.read("from:sherri last week").filters.describe() == "from: sherri"
+    from assistant.mail.reader import QueryReader
+
+    terms_only = QueryReader(store, reader.today, "terms")
+    assert not terms_only.read("what did Vince send last week").filters
+    assert terms_only.read("from:vince").filters
+    assert not QueryReader(store, reader.today, "off").read("from:vince").filters
+
+
+def test_a_name_matches_words_of_the_name_or_the_address():
+    people = People(
+        [
+            sender("bpaddock@ghcf.org", "", 3),
+            sender("john.sherriff@enron.com", "John Sherriff"),
+            sender("sherri.sera@enron.com", "Sherri Sera"),
+        ]
+    )
+    assert [s.stored for s in people.named(["Paddock"])] == ["bpaddock@ghcf.org"]
+    assert [s.stored for s in people.named(["Sherri"])] == ["sherri.sera@enron.com"]
+    assert people.named(["Sherri", "Sera"]) and not people.named(["Sherri", "Paddock"])
