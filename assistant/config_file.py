@@ -30,6 +30,7 @@ USER_KEYS: dict[str, tuple[str, ...]] = {
     "cache": ("kv_budget_mb", "qa_budget_mb"),
     "precompute": ("idle_minutes", "ac_only", "settle_seconds"),
     "reranker": ("model",),
+    "mail": ("today", "filters"),
 }
 
 # Keys that set what the package no longer has: read and ignored, with a warning saying why.

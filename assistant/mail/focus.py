@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from assistant.knowledge.retrieval import Hit
+from assistant.knowledge.retrieval import Hit, Where
 from assistant.rerank.selection import Selection, candidates, width
 
 WIDE = 30  # candidates fetched, so a focus thread's chunk a little down the list is seen
@@ -33,12 +33,15 @@ class FocusedSelection:
     ) -> list[Hit]:
         return self.rerank(question, self.candidates(question, vector, background), check)
 
-    def candidates(self, question: str, vector, background: bool = False) -> list[Hit]:
+    def candidates(
+        self, question: str, vector, background: bool = False, where: Where | None = None
+    ) -> list[Hit]:
         if not self.focus:
-            return self.selection.candidates(question, vector, background)
+            return self.selection.candidates(question, vector, background, where)
         k = width(self.settings.answer.context_chunks, self.reranker)
         duplicates = self.settings.answer.duplicates
-        hits = candidates(self.retriever, question, max(k, WIDE), duplicates, vector)
+        hits = candidates(self.retriever, question, max(k, WIDE), duplicates, vector,
+                          where=where)  # fmt: skip
         return focus_first(hits, self.focus)[:k]
 
     def rerank(self, question: str, hits: list[Hit], check: Callable | None = None) -> list[Hit]:

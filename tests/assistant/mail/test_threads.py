@@ -9,6 +9,7 @@ from assistant.cli import main
 from assistant.importer import Importer
 from assistant.knowledge.db import MIGRATIONS, open_db
 from assistant.knowledge.store import KnowledgeStore
+from assistant.mail import threads
 from assistant.mail.threads import normalize_subject, rebuild
 from cache.db import apply_migrations
 from tests.conftest import FakeEmbedder, make_email, write_mbox
@@ -85,13 +86,15 @@ def test_without_headers_a_reply_joins_by_subject_participants_and_window(tmp_pa
     assert report.changed == 0  # the import computed them already
 
 
-def test_a_chunk_that_repeats_an_earlier_mail_of_the_thread_is_not_indexed(tmp_path):
+def test_with_drop_repeats_a_chunk_that_repeats_an_earlier_mail_is_not_indexed(tmp_path):
     reply = "Agreed, go ahead with it.\n\nBram Jansen\n10/02/2001 09:00 AM\nTo: Maya\n\n" + ORIGINAL
     store = imported(tmp_path, [
         mail("Budget plan", BRAM, MAYA, 0, "o@x", ORIGINAL),
         mail("Re: Budget plan", MAYA, BRAM, 1, "r@x", reply),
         mail("Other plan", MAYA, BRAM, 1, "u@x", ORIGINAL),  # another thread: kept
     ])  # fmt: skip
+    assert not threads.DROP_REPEATS  # off by default (assistant/mail/threads.py says why)
+    assert rebuild(store, drop_repeats=True).chunks_dropped >= 1
     chunks = dict(store.db.execute(
         "SELECT d.message_id, count(c.id) FROM documents d LEFT JOIN chunks c "
         "ON c.document_id = d.id GROUP BY d.id"
@@ -100,7 +103,7 @@ def test_a_chunk_that_repeats_an_earlier_mail_of_the_thread_is_not_indexed(tmp_p
     assert chunks["r@x"] == 1  # its own words (and the start of the quote) only
     body = store.db.execute("SELECT body FROM documents WHERE message_id = 'r@x'").fetchone()[0]
     assert ORIGINAL in body  # the whole text is kept
-    assert rebuild(store).chunks_dropped == 0  # once only
+    assert rebuild(store, drop_repeats=True).chunks_dropped == 0  # once only
 
 
 def test_an_existing_home_keeps_its_header_links_and_gets_threads_on_open(tmp_path):
