@@ -80,7 +80,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--real-home", type=Path, help="an imported real-mail home to copy")
     parser.add_argument("--demo-home", type=Path, help="an imported demo home to copy")
     parser.add_argument("--eval-dir", type=Path, default=default_eval_dir())
-    parser.add_argument("--qqp-limit", type=int, default=1000, help="QQP pairs (0: all)")
+    parser.add_argument("--qqp-limit", type=int, default=1000, help="QQP pairs, half of them "
+                        "duplicates (0: all)")  # fmt: skip
     parser.add_argument("--no-model", action="store_true", help="stored sentences left empty")
     parser.add_argument("--changed", type=int, default=20, help="served hits whose mail changes")
     parser.add_argument("--out", default="qa_hits")
@@ -98,8 +99,10 @@ def load_pairs(name: str, eval_dir: Path, limit: int) -> list[Pair]:
         near = [Pair(r["stored"], r["asked"], False, r.get("kind", "near_miss"))
                 for r in _jsonl(QA / "near_miss.jsonl")]  # fmt: skip
         return para + near
-    rows = _jsonl(eval_dir / "qqp_dev.jsonl")[: limit or None]
-    return [Pair(r["a"], r["b"], bool(r["duplicate"]), "qqp") for r in rows]
+    rows = _jsonl(eval_dir / "qqp_dev.jsonl")
+    pairs = [Pair(r["a"], r["b"], bool(r["duplicate"]), "qqp") for r in rows]
+    half = (limit or len(pairs)) // 2  # as many duplicates as non-duplicates: the file is sorted
+    return [p for p in pairs if p.paraphrase][:half] + [p for p in pairs if not p.paraphrase][:half]
 
 
 def home_copy(name: str, given: Path | None, work: Path, eval_dir: Path) -> Path:
