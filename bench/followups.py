@@ -7,8 +7,9 @@ reference rewrite) is never read. Also the home's thread counts (assistant/mail/
     python bench/followups.py [--home DIR] [--set data/qa/skilling_followups.jsonl]
 
 The home's knowledge.db is copied (SQLite backup) into a temporary home and opened there, which
-computes its threads and leaves out the chunks that repeat an earlier mail of their thread, as
-any first open of a home from before threads does; the given home is not written. Writes
+computes its threads, as any first open of a home from before threads does (the chunks that
+repeat an earlier mail of their thread stay: threads.DROP_REPEATS); the given home is not
+written. Writes
 bench/results/followups.json.
 """
 
