@@ -38,8 +38,8 @@ VERIFY_MODES = ("evidence", "guard+retrieval", "guard", "retrieval", "off")
 class Verdict:
     served: bool
     # "ok", "guard:<field>" or "slots:<field>" (cache/verify.py's Mismatch.field), "retrieval",
-    # "not found" (the new question's lines answer nothing), "evidence" (another best line) or
-    # "kind" (another kind of answer asked: a number, not a date)
+    # "not found" (the new question's lines answer nothing), "weak" (its best line is under the
+    # scorer's answer bar), "evidence" (another best line) or "kind" (another kind of answer)
     reason: str
 
 
@@ -114,12 +114,14 @@ class QuestionCheck:
         return Verdict(True, "ok")
 
     def evidence(self, entry: QAEntry, found: Found) -> Verdict:
-        """The stored answer's best line is this question's own best line, both ask for the
-        same kind of answer where both ask for one (answer/text.py: a date, a number, a name
-        …), and what this question names and adds agrees with the stored question and its
-        line (cache/verify.py's Guard.slots)."""
+        """This question's own best line clears the line scorer's answer bar and is the stored
+        answer's best line; both ask for the same kind of answer where both ask for one
+        (answer/text.py: a date, a number, a name …); and what this question names and adds
+        agrees with the stored question and its line (cache/verify.py's Guard.slots)."""
         if found.not_found:
             return Verdict(False, "not found")
+        if found.band != "answer":  # a line the scorer itself doubts vouches for no stored answer
+            return Verdict(False, "weak")
         if line_key(entry.evidence[0][1]) != line_key(found.best_line):
             return Verdict(False, "evidence")
         ours, theirs = asked_kinds(self.question), asked_kinds(entry.question)
