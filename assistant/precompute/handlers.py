@@ -15,7 +15,7 @@ from assistant.abstract import extract_items
 from assistant.answer import fit
 from assistant.answer.evidence import LineFinder
 from assistant.answer.qa_memory import QAMemory
-from assistant.answer.shape import checked_sentence, first_sentence
+from assistant.answer.shape import first_sentence
 from assistant.config import PrecomputeSettings
 from assistant.home import bundled
 from assistant.knowledge.embeddings import embed_missing
@@ -34,6 +34,7 @@ from cache.prediction import (
     drop_known,
     parse_questions,
 )
+from cache.qa_bank import Served
 
 PRIORITY = {
     # first: retrieval, and so every job below, searches only the chunks that have a vector
@@ -54,7 +55,11 @@ PRIORITY = {
     "rerank_check": 55,  # nightly, after the caches are filled: it reads predicted questions
     # the line scorer's weights, refitted on questions the model writes about this mail
     "fit_lines": 60,
+    # a sample of the QA bank's served hits answered afresh; an entry that served a wrong answer
+    # is tightened (Answerer.recheck)
+    "qa_selfcheck": 58,
 }
+SELFCHECK = 20  # served hits a night answers afresh
 FIT_LINES = 150  # lines a night writes questions about
 SEEDS = ("When", "Who", "What")  # question words that start detail questions (prompts/README.md)
 _BATCH = 256
@@ -75,6 +80,7 @@ class Handlers:
         check: RerankCheck | None = None,
         lines: LineFinder | None = None,
         weights_path: Path | None = None,
+        recheck: Callable[[Served], bool] | None = None,
     ) -> None:
         """`cache` prefills and decodes, `select` chooses a question's chunks as the answer path
         does, `memory` writes the QA bank. `check`: where detail questions are kept with their
@@ -88,6 +94,7 @@ class Handlers:
         self.check = check
         self.lines = lines or LineFinder(cache.embedder)  # the quote, as the answer path finds it
         self.weights_path = weights_path  # where a refit of the line scorer goes
+        self.recheck = recheck  # a served hit answered afresh (Answerer.recheck)
         self.queue = queue
         self.seeds = SEEDS
         folder = bundled("prompts")
@@ -284,6 +291,14 @@ class Handlers:
             weights.save(self.weights_path)
         self.lines.weights = weights
 
+    def _qa_selfcheck(self, payload: dict) -> None:
+        """Served hits answered afresh, newest first; an entry whose answer differs from the
+        fresh one is served from then on only to questions nearer to it."""
+        if self.recheck is None:
+            return
+        for served in self.qa.unchecked(payload.get("n", SELFCHECK)):
+            self.recheck(served)
+
     def _decode(self, payload: dict) -> None:
         """KV → QA: answer a pending entry (its prefix is in the tree, so only decoding costs)."""
         entry = self.qa.get(payload["entry"])
@@ -306,19 +321,20 @@ class Handlers:
 
     def _generate(self, question: str, vector, hits: list[Hit], origin: str) -> None:
         """The answer the user's question would get, into the QA bank (KV saved too, unless
-        `kv` is off): its quote found, and the model's first sentence kept where it confirms
-        the quote (a hit finds its quote afresh and checks the sentence against it again). A
-        question whose quote is not confirmed is kept with no sentence: it is never served."""
+        `kv` is off), as the answer path keeps it: the model's first sentence with the quote's
+        lines as its evidence, so that a morning question whose own quote is that quote is
+        served it (answer/qa_verify.py); the sentence is checked against the quote again when
+        it is served. A question whose quote is "not found" is kept with no sentence and no
+        evidence (the question guard alone could serve it)."""
         records = [h.record for h in hits]
         found = self.lines.find(question, vector, records)
-        sentence = ""
-        if not found.not_found:
-            quoted = [e.sentence for e in found.lines]
-            segments = self.cache.segments([r.text for r in records], question, quoted)
-            draft = self.cache.draft(question, segments, kv=self.kv, sentences=1)
-            checked = checked_sentence(draft, found, question, [r.text for r in records])[0]
-            sentence = first_sentence(draft) if checked.confirmed else ""
-        self.memory.keep(question, vector, sentence, hits, origin)
+        if found.not_found:
+            self.memory.keep(question, vector, "", hits, origin)
+            return
+        quoted = [e.sentence for e in found.lines]
+        segments = self.cache.segments([r.text for r in records], question, quoted)
+        draft = self.cache.draft(question, segments, kv=self.kv, sentences=1)
+        self.memory.keep(question, vector, first_sentence(draft), hits, origin, found)
 
     def _rebuild_kv(self, payload: dict) -> None:
         """QA → KV: prefill the prompt prefix an answered entry was made from."""

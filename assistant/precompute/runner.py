@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from assistant.precompute.handlers import PRIORITY, Handlers
+from assistant.precompute.handlers import PRIORITY, SELFCHECK, Handlers
 from assistant.prompt_cache import Preempted
 from assistant.rerank import selfcheck
 from assistant.rerank.doc_kv import KIND as DOC_KV
@@ -114,6 +114,7 @@ class Precompute:
             self.cache, self.select, self.memory, ctx.store, self.queue, self.abstract,
             self.history, self.settings, kv=kv, check=self.check, lines=ctx.lines(),
             weights_path=ctx.home.cache_dir / LINE_WEIGHTS,
+            recheck=lambda served: ctx.answerer().recheck(served),
         )  # fmt: skip
         self._predicted = False  # predictions are planned once per run: `stride` per run
 
@@ -131,6 +132,7 @@ class Precompute:
             + self._plan_conversions()
             + self._plan_rerank_check()
             + self._plan_fit_lines()
+            + self._plan_selfcheck()
         )
 
     def _enqueue(self, kind: str, key: str, payload: dict | None = None) -> int:
@@ -228,6 +230,14 @@ class Precompute:
             return 0
         step = int(math.log(n / least, 1.5))
         return self._enqueue("fit_lines", f"fit_lines:{step}", {"seed": step})
+
+    def _plan_selfcheck(self) -> int:
+        """The QA bank's served hits answered afresh, once a day while some are unchecked."""
+        unchecked = len(self.memory.qa.unchecked(SELFCHECK))
+        if not unchecked:
+            return 0
+        key = f"qa_selfcheck:{datetime.now(UTC).date()}:{self.memory.qa.stats()['hits']}"
+        return self._enqueue("qa_selfcheck", key, {"n": SELFCHECK})
 
     def _plan_chunk_nodes(self, batch: int = 512) -> int:
         """Up to `batch` chunks (in the plan's order) whose [system, chunk] node has no KV, as

@@ -299,3 +299,23 @@ def test_history_based_prediction_writes_questions_in_the_users_style(tmp_path):
     assert all(e.question.startswith("When ") for e in predicted)
     asked = {e.question for e in pipe.qa.entries() if e.origin == "user"}
     assert not asked & {e.question for e in predicted}
+
+
+def test_a_night_answer_keeps_its_evidence_serves_a_paraphrase_and_rechecks_it(tmp_path):
+    ctx = make_ctx(tmp_path)
+    pipe = ctx.answerer()
+    runner = Precompute(ctx, settle_seconds=0)
+    question = "When does the kitchen demolition start?"
+    entry_id = pipe.memory.remember(question, pipe.embedder.embed_batch([question])[0], None,
+                                    [], "predicted")  # fmt: skip
+    runner.queue.enqueue("decode", f"decode:{entry_id}", {"entry": entry_id}, 45)
+    runner.run()
+    entry = pipe.qa.get(entry_id)
+    assert entry.answer is not None and entry.evidence  # the quote's lines, kept
+    assert "2 March" in entry.evidence[0][1]
+    events = list(pipe.answer("When will the kitchen demolition begin?"))
+    assert events[-1].qa_hit  # a paraphrase, served by its quote
+    assert [s.entry_id for s in pipe.qa.unchecked(5)] == [entry_id]
+    report = Precompute(ctx, settle_seconds=0).run()
+    assert report.by_kind.get("qa_selfcheck") == 1
+    assert pipe.qa.unchecked(5) == []  # the night answered it afresh
