@@ -114,13 +114,15 @@ class QuestionCheck:
         return Verdict(True, "ok")
 
     def evidence(self, entry: QAEntry, found: Found) -> Verdict:
-        """This question's own best line clears the line scorer's answer bar and is the stored
-        answer's best line; both ask for the same kind of answer where both ask for one
-        (answer/text.py: a date, a number, a name …); and what this question names and adds
-        agrees with the stored question and its line (cache/verify.py's Guard.slots)."""
+        """This question's own best line clears the line scorer's answer bar (unless it is the
+        stored question again) and is the stored answer's best line; both ask for the same
+        kind of answer where both ask for one (answer/text.py: a date, a number, a name …);
+        and what this question names and adds agrees with the stored question and its line
+        (cache/verify.py's Guard.slots)."""
         if found.not_found:
             return Verdict(False, "not found")
-        if found.band != "answer":  # a line the scorer itself doubts vouches for no stored answer
+        repeat = line_key(self.question) == line_key(entry.question)
+        if found.band != "answer" and not repeat:  # a doubted line vouches for no other question
             return Verdict(False, "weak")
         if line_key(entry.evidence[0][1]) != line_key(found.best_line):
             return Verdict(False, "evidence")

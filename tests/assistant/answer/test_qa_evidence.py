@@ -49,11 +49,11 @@ def quote(world, question: str):
     return vector, hits, lines.find(question, vector, [h.record for h in hits])
 
 
-def stored(world, question: str, answer: str):
+def stored(world, question: str, answer: str, band: str = "answer"):
     """A bank holding `question`'s answer with the lines its own quote showed, as the app keeps
     it (answer/qa_memory.py)."""
     vector, hits, found = quote(world, question)
-    assert not found.not_found
+    assert found.band == band
     bank = QABank(open_cache_db(None), 0.95, 1 << 20, 0.83, evidence_threshold=0.55)
     entry = bank.add(question, vector, answer, [str(h.chunk_id) for h in hits],
                      evidence=found.evidence())  # fmt: skip
@@ -81,6 +81,8 @@ def test_a_quote_under_the_answer_bar_vouches_for_no_stored_answer(world):
     _, _, found = quote(world, question)
     assert found.band == "weak" and "3 March" in found.best_line  # the right line, in doubt
     assert verdict(world, bank, entry, question).reason == "weak"
+    bank, entry = stored(world, question, "Henrik starts on 3 March.", band="weak")
+    assert verdict(world, bank, entry, question.lower()).reason == "ok"  # the same question again
 
 
 def test_another_line_of_the_same_mail_is_another_question(world):
