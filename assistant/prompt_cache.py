@@ -9,7 +9,7 @@ import codecs
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
-from functools import lru_cache, partial
+from functools import cached_property, lru_cache, partial
 
 from assistant.activity import Activity
 from assistant.clock import Clock
@@ -61,10 +61,14 @@ class PromptCache:
         self.system_prompt = system_prompt
         self.embedder = embedder
         self.activity = activity
-        self.frame = chat_frame(llm)
         # a chunk's segment tokens, remembered: the planner's check, the chunk_kv job and the
         # answers that use the chunk tokenise it once between them
         self._chunk_tokens = lru_cache(maxsize=CHUNK_TOKENS_KEPT)(self._tokenize_chunk)
+
+    @cached_property
+    def frame(self):
+        """The model's chat template around the prompt (read when the model is first needed)."""
+        return chat_frame(self.llm)
 
     def _tokenize_chunk(self, text: str) -> tuple[int, ...]:
         return tuple(chunk_segment(self.llm, text))
