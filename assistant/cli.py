@@ -100,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--status", action="store_true", help="show the queue and the last run only")
     p.add_argument(
         "--plan",
-        choices=["access", "newest"],
+        choices=["recent", "access", "newest"],
         default=None,
         help="which chunks get KV nodes first: the most used, or the newest "
         "(default: [precompute] plan)",

@@ -167,10 +167,11 @@ class PrecomputeSettings:
     # question's first retrieved chunk is restored, not prefilled (with [cache] reuse =
     # "any-order", every one of its chunks that has a node)
     chunk_nodes: bool = True
-    # which chunks get those nodes first: "access" (the chunks past and predicted questions were
-    # answered from, most used first, then the newest) or "newest" (cache/policy.py;
-    # bench/results/plan.json)
-    plan: str = "access"
+    # which chunks get those nodes first: "recent" (the chunks past and predicted questions were
+    # answered from, most used first, then the most recently active threads' mail, one in ten
+    # drawn at random), "access" (the same over import order) or "newest" (import order;
+    # cache/policy.py; bench/results/plan.json, night.json)
+    plan: str = "recent"
 
 
 @dataclass
