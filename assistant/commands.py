@@ -238,6 +238,7 @@ def cmd_stats(ctx: Services, args: Namespace) -> int:
     if configured != chosen:  # "auto" → what it chose for this home
         chosen = f"{configured} → {chosen}"
     stats["encoder"] = f"{embedder.name} ([embedding] backend {chosen})"
+    stats["covered"] = _coverage(ctx)
     if args.json:
         dump_json(stats)
         return 0
@@ -257,6 +258,13 @@ def cmd_stats(ctx: Services, args: Namespace) -> int:
             table.add_row(key.replace("_", " "), escape(str(value)))  # "[embedding]" is no tag
     Console().print(table)
     return 0
+
+
+def _coverage(ctx: Services) -> str:
+    """How much of the last weeks' mail the night has covered with chunk KV nodes."""
+    from assistant.precompute.coverage import coverage
+
+    return coverage(ctx.store, ctx.prompt_cache(), ctx.settings.mail.today).summary()
 
 
 def _rerank_status(ctx: Services) -> dict:
