@@ -1,0 +1,142 @@
+"""A simulated night on a real mailbox (issue 33): precompute for M minutes, then the question
+set; mean latency, KV-chunk and QA-bank hit rates and expected strings against M, for the
+shipped design (full-any-ev: both layers, precompute, any-order reuse with evidence repair)
+beside naive and reactive KV reuse alone (ragcache), each M one run of bench/e2e.py on a copy of
+the home. Also the night's coverage of the last six weeks' chunks and the projection of an
+8-hour night from the nodes made per minute; a PNG of the curve beside the JSON.
+
+    python bench/night.py --home H [--questions data/qa/skilling_recent.jsonl]
+                          [--minutes 0,5,10] [--out night]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import REPO, RESULTS_DIR, log, print_table, write_results  # noqa: E402
+
+DESIGNS = ("naive", "ragcache", "full-any-ev")
+SHIPPED = "full-any-ev"
+NIGHT_MINUTES = 8 * 60
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--home", type=Path, required=True, help="an imported home (copied)")
+    parser.add_argument("--questions", type=Path,
+                        default=REPO / "data" / "qa" / "skilling_recent.jsonl")  # fmt: skip
+    parser.add_argument("--minutes", default="0,5,10")
+    parser.add_argument("--max-tokens", type=int, default=48)
+    parser.add_argument("--out", default="night")
+    return parser.parse_args()
+
+
+def one_night(args: argparse.Namespace, minutes: float, work: Path) -> dict:
+    """bench/e2e.py for `minutes` of precompute: its designs' results."""
+    out = work / f"e2e-{minutes:g}.json"
+    n = sum(1 for line in args.questions.read_text().splitlines() if line.strip())
+    cmd = [
+        sys.executable, str(REPO / "bench" / "e2e.py"), "--home", str(args.home),
+        "--questions", str(args.questions), "--limit", str(n), "--designs", ",".join(DESIGNS),
+        "--precompute-minutes", str(minutes), "--max-tokens", str(args.max_tokens),
+        "--json-out", str(out),
+    ]  # fmt: skip
+    log(f"{minutes:g} min of precompute, then {n} questions")
+    subprocess.run(cmd, check=True, cwd=REPO)
+    return json.loads(out.read_text())["designs"]
+
+
+def point(minutes: float, designs: dict) -> dict:
+    naive, reactive, full = (designs[d] for d in DESIGNS)
+    pre = full.get("precompute", {})
+    nodes = pre.get("kv_tree", {}).get("nodes_with_kv", 0)
+    return {
+        "minutes": minutes,
+        "full_mean_s": full["mean_s"],
+        "naive_mean_s": naive["mean_s"],
+        "reactive_mean_s": reactive["mean_s"],
+        "full_vs_naive": full["mean_s"] / naive["mean_s"],
+        "full_vs_reactive": full["mean_s"] / reactive["mean_s"],
+        "kv_chunk_hit": full["kv_hit_rate"],
+        "qa_hit": full["qa_hit_rate"],
+        "expected_full": full["quality"]["expected_present"],
+        "expected_naive": naive["quality"]["expected_present"],
+        "nodes": nodes,
+        "jobs": pre.get("jobs", {}),
+        "precompute_wall_s": pre.get("wall_seconds", 0.0),
+    }
+
+
+def projection(points: list[dict], chunks_recent: int | None) -> dict:
+    """Nodes an 8-hour night makes at the rate of the longest night measured."""
+    longest = max(points, key=lambda p: p["minutes"])
+    if not longest["minutes"]:
+        return {}
+    per_minute = longest["nodes"] / longest["minutes"]
+    out = {"nodes_per_hour": per_minute * 60, "nodes_8h": per_minute * NIGHT_MINUTES}
+    if chunks_recent:
+        out["share_of_last_6_weeks_8h"] = min(1.0, out["nodes_8h"] / chunks_recent)
+    return out
+
+
+def recent_chunks(home: Path) -> int:
+    from assistant.precompute.coverage import WEEKS
+    from assistant.services import open_services
+
+    ctx = open_services(home)
+    dated = [d[:10] for _, d in ctx.store.mail.recent_chunk_ids() if d[:10]]
+    from datetime import date, timedelta
+
+    end = max(date.fromisoformat(d) for d in dated)
+    since = (end - timedelta(weeks=WEEKS)).isoformat()
+    return sum(since <= d <= end.isoformat() for d in dated)
+
+
+def plot(points: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    xs = [p["minutes"] for p in points]
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for key, label in (("full_mean_s", "shipped (full-any-ev)"), ("reactive_mean_s",
+                       "reactive KV reuse"), ("naive_mean_s", "naive")):  # fmt: skip
+        ax.plot(xs, [p[key] for p in points], marker="o", label=label)
+    ax.set_xlabel("minutes of precompute")
+    ax.set_ylabel("mean seconds per question")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
+def main() -> None:
+    args = parse_args()
+    work = Path(tempfile.mkdtemp(prefix="night-"))
+    points = [point(float(m), one_night(args, float(m), work)) for m in args.minutes.split(",")]
+    chunks = recent_chunks(args.home)
+    proj = projection(points, chunks)
+    print_table(
+        "A night on the real mailbox",
+        ["minutes", "full s", "naive s", "reactive s", "full/naive", "full/reactive",
+         "KV chunk hit", "QA hit", "expected full", "expected naive", "nodes"],
+        [[p["minutes"], p["full_mean_s"], p["naive_mean_s"], p["reactive_mean_s"],
+          p["full_vs_naive"], p["full_vs_reactive"], p["kv_chunk_hit"], p["qa_hit"],
+          p["expected_full"], p["expected_naive"], p["nodes"]] for p in points],
+        note=f"projection: {proj}",
+    )  # fmt: skip
+    plot(points, RESULTS_DIR / f"{args.out}.png")
+    params = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
+    write_results(args.out, {"points": points, "projection": proj, "recent_chunks": chunks},
+                  params)  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
