@@ -239,6 +239,10 @@ def cmd_stats(ctx: Services, args: Namespace) -> int:
         chosen = f"{configured} → {chosen}"
     stats["encoder"] = f"{embedder.name} ([embedding] backend {chosen})"
     stats["covered"] = _coverage(ctx)
+    kv, budget = ctx.kv.stats(), ctx.settings.cache.kv_budget_mb / 1024
+    stats["kv_budget"] = f"{kv['bytes'] / 2**30:.2f} of {budget:.1f} GB used, " + (
+        f"{kv['nodes_with_kv']} nodes"
+    )
     if args.json:
         dump_json(stats)
         return 0

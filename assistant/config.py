@@ -106,7 +106,10 @@ class CacheSettings:
     qa_evidence_threshold: float = 0.55
     qa_retrieval_k: int = 5
     qa_budget_mb: float = 16.0
-    kv_budget_mb: float = 2048.0
+    # disk for KV state (prompts and chunk nodes), least used evicted past it; 0: sized to the
+    # machine when the home opens (services.kv_budget_for: 10% of the free disk under the home,
+    # at least 2 GB, at most 20 GB)
+    kv_budget_mb: float = 0.0
     # "exact": KV only along the longest cached run of segments from the system prompt (the
     # answer is token-identical to an uncached one); "any-order": every chunk with a
     # [system, chunk] node also serves later in the prompt, its KV moved there (assistant/llm/
