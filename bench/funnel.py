@@ -46,7 +46,10 @@ SETS = {
 }
 STAGES = ("source_top3", "facts_top3", "facts_evidence", "facts_shown")
 # designs that are this checkout's path (or --quote's) with settings changed
-VARIANTS = {"blind": {"ASSISTANT_ANSWER_EVIDENCE_PLACE": "none"}}
+VARIANTS = {
+    "blind": {"ASSISTANT_ANSWER_EVIDENCE_PLACE": "none"},
+    "q8": {"ASSISTANT_LLM_KV_TYPE": "q8_0"},  # KV cached as q8_0 (issue 33: smaller nodes)
+}
 
 
 def parse_args() -> argparse.Namespace:
