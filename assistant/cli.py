@@ -31,8 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="*",
         type=Path,
         metavar="PATH",
-        help="none: embed the chunks that lack a vector from the configured encoder (after a "
-        "stopped import, or a change of [embedding] backend)",
+        help="none: read again what was imported before (an unchanged mbox is skipped, an "
+        "appended one read from where it ended) and embed the chunks that lack a vector",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 

@@ -127,7 +127,10 @@ def cmd_app(ctx: Services, args: Namespace) -> int:
 
 
 def cmd_import(ctx: Services, args: Namespace) -> int:
-    report = import_with_progress(ctx, args.paths)
+    from assistant.knowledge.sources import SourceLog
+
+    paths = args.paths or [p for p in SourceLog(ctx.store.db).paths() if p.exists()]
+    report = import_with_progress(ctx, paths)
     if args.json:
         dump_json(_report_dict(report))
     else:

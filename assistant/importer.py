@@ -21,6 +21,7 @@ from assistant.ingest import Document, Issue, Source, SourceError, detect_source
 from assistant.ingest.chunking import Chunk, chunk_document
 from assistant.ingest.notes import note_key
 from assistant.knowledge.embeddings import embed_missing
+from assistant.knowledge.sources import SourceLog
 from assistant.knowledge.store import KnowledgeStore
 from assistant.mail import threads
 from assistant.mail.threads import ThreadReport
@@ -52,6 +53,8 @@ class ImportReport:
     embed_seconds: float = 0.0
     cancelled: bool = False
     threads: ThreadReport | None = None  # the threads computed after reading
+    sources_skipped: int = 0  # remembered sources unchanged since they were read: not parsed
+    sources_appended: int = 0  # mboxes read from where the last import ended
     errors: list[Issue] = field(default_factory=list)
     warnings: list[Issue] = field(default_factory=list)
 
@@ -77,6 +80,9 @@ class ImportReport:
             )
         if self.replaced_chars:
             parts.append(f"{self.replaced_chars} undecodable bytes replaced")
+        if self.sources_skipped or self.sources_appended:
+            parts.append(f"{self.sources_skipped} unchanged sources skipped, "
+                         f"{self.sources_appended} read from where they ended")  # fmt: skip
         return ", ".join(parts) + (" (cancelled)" if self.cancelled else "")
 
 
@@ -101,6 +107,7 @@ class Importer:
         self.chunking = chunking or ChunkingSettings()
         self.embed_batch = embed_batch
         self.activity = activity  # marks the embedding phase for searches in other processes
+        self.sources = SourceLog(store.db)
 
     def run(
         self,
@@ -161,11 +168,16 @@ class Importer:
             _note(report, Issue(str(path), "", exc.reason))
             return
         seen_notes: set[str] = set()
-        total = sum(s.count() for s in sources)
+        plans = [(s, self.sources.plan(s.path, s.kind)) for s in sources]
+        total = sum(s.count(plan.offset) for s, plan in plans if plan.action != "skip")
         done = 0
         max_part_bytes = int(self.chunking.max_part_mb * 1_000_000)
-        for source in sources:
-            for item in source.read(max_part_bytes):
+        for source, plan in plans:
+            if plan.action == "skip":
+                report.sources_skipped += 1
+                continue
+            report.sources_appended += plan.action == "append"
+            for item in source.read(max_part_bytes, plan.offset):
                 if cancelled():
                     return
                 self._store_item(source, item, report, seen_notes)
@@ -174,6 +186,8 @@ class Importer:
                     notify(
                         ImportProgressed("read", done, total, str(source.path), len(report.errors))
                     )
+            self.sources.remember(source.path, source.kind)
+        self.sources.remember(path, "path")
         if any(s.kind == "notes" for s in sources) and path.is_dir():
             report.removed += self.store.remove_notes_missing(path, seen_notes)
 

@@ -33,15 +33,20 @@ class Source:
     kind: SourceKind
     path: Path
 
-    def read(self, max_part_bytes: int = DEFAULT_MAX_PART_BYTES) -> Iterator[Document | Issue]:
-        """Each message or note; a text part over `max_part_bytes` is cut (with a warning)."""
-        readers = {"mbox": read_mbox, "maildir": read_maildir, "eml": read_eml, "notes": read_notes}
+    def read(
+        self, max_part_bytes: int = DEFAULT_MAX_PART_BYTES, start: int = 0
+    ) -> Iterator[Document | Issue]:
+        """Each message or note; a text part over `max_part_bytes` is cut (with a warning).
+        `start`: an mbox is read from that byte on."""
+        if self.kind == "mbox":
+            return read_mbox(self.path, max_part_bytes, start)
+        readers = {"maildir": read_maildir, "eml": read_eml, "notes": read_notes}
         return readers[self.kind](self.path, max_part_bytes)
 
-    def count(self) -> int:
+    def count(self, start: int = 0) -> int:
         """How many messages or files `read` will go through (for progress bars)."""
         if self.kind == "mbox":
-            return count_mbox(self.path)
+            return count_mbox(self.path, start)
         if self.kind == "maildir":
             return count_maildir(self.path)
         return len(eml_files(self.path) if self.kind == "eml" else note_files(self.path))

@@ -73,10 +73,11 @@ def _first_line(path: Path) -> bytes:
         return b""
 
 
-def count_mbox(path: Path) -> int:
-    """How many messages `read_mbox` yields (an item each, valid or not)."""
+def count_mbox(path: Path, start: int = 0) -> int:
+    """How many messages `read_mbox` yields from `start` (an item each, valid or not)."""
     count, leading = 0, False
     with path.open("rb") as fh:
+        fh.seek(start)
         for line in iter(fh.readline, b""):
             if is_envelope(line):
                 count += 1
@@ -86,11 +87,14 @@ def count_mbox(path: Path) -> int:
 
 
 def read_mbox(
-    path: Path, max_part_bytes: int = DEFAULT_MAX_PART_BYTES
+    path: Path, max_part_bytes: int = DEFAULT_MAX_PART_BYTES, start: int = 0
 ) -> Iterator[Document | Issue]:
+    """Each message of the mbox from byte `start` on (where an earlier read ended: appended mail
+    begins there)."""
     folder = path.stem
     with path.open("rb") as fh:
-        for piece in _split(fh):
+        fh.seek(start)
+        for piece in _split(fh, start):
             where = f"offset {piece.offset}"
             item = read_message(piece.raw, str(path), where, piece.offset, folder, max_part_bytes)
             if isinstance(item, Document):
@@ -104,11 +108,10 @@ def read_mbox(
             yield item
 
 
-def _split(fh: BinaryIO) -> Iterator[_Piece]:
+def _split(fh: BinaryIO, offset: int = 0) -> Iterator[_Piece]:
     """Yield each message: the text after each From_ line, and the text before the first one
-    unless it is blank."""
-    start, lines, separated = 0, [], False
-    offset = 0
+    unless it is blank. `offset`: where in the file `fh` stands."""
+    start, lines, separated = offset, [], False
     for line in iter(fh.readline, b""):
         if is_envelope(line):
             if separated or any(ln.strip() for ln in lines):

@@ -107,12 +107,27 @@ _MAIL_TERMS = """
         CREATE INDEX IF NOT EXISTS documents_content ON documents(content_hash);
 """
 
+# Imported sources remembered (assistant/knowledge/sources.py): an unchanged mbox is skipped by
+# size and mtime, one grown by appending is read from where the last import ended.
+_SOURCES = """
+        CREATE TABLE IF NOT EXISTS sources (
+            path TEXT NOT NULL,
+            kind TEXT NOT NULL,        -- mbox | maildir | eml | notes, or path: one the user gave
+            size INTEGER NOT NULL,
+            mtime REAL NOT NULL,
+            tail TEXT NOT NULL,        -- hash of the last bytes read: an append keeps them
+            imported REAL NOT NULL,
+            PRIMARY KEY (path, kind)
+        );
+"""
+
 # Named migrations, applied in order, each in one transaction with its record in _migrations.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
     ("0002_chunks_fts", _CHUNKS_FTS),
     ("0003_thread_headers", _THREAD_HEADERS),
     ("0004_mail_terms", _MAIL_TERMS),
+    ("0005_sources", _SOURCES),
 ]
 
 

@@ -34,7 +34,10 @@ def test_import_is_idempotent_and_embeds_every_chunk(tmp_path, store, fake_embed
     first = importer.run([box])
     second = importer.run([box])
     assert (first.added, first.embedded, first.errors) == (5, 5, [])
-    assert (second.added, second.duplicates, second.embedded) == (0, 5, 0)
+    assert (second.added, second.sources_skipped, second.embedded) == (0, 1, 0)  # unchanged
+    os.utime(box, (1, 1))  # touched: read again, every mail found stored
+    third = importer.run([box])
+    assert (third.added, third.duplicates, third.embedded) == (0, 5, 0)
     assert store.stats()["documents"] == 5 and store.stats()["embedded_chunks"] == 5
 
 

@@ -174,6 +174,7 @@ def test_importing_again_fills_the_reply_headers_an_older_import_did_not_keep(tm
     store = KnowledgeStore(open_db(tmp_path / "knowledge.db"))
     Importer(store, FakeEmbedder()).run([box])
     store.db.execute("UPDATE documents SET in_reply_to = NULL, refs = NULL, thread_id = message_id")
+    store.db.execute("DELETE FROM sources")  # nor were its sources remembered then
     rebuild(store)  # as a home from before reply headers were kept
     assert threads_of(store)["b@x"] == ("b@x", None)
     report = Importer(store, FakeEmbedder()).run([box])

@@ -1,0 +1,75 @@
+"""The sources an import read (the `sources` table's one owner): what `assistant import` with no
+path reads again, and how much of each it can skip. An mbox whose size and mtime are as last
+read is skipped without parsing; one that grew with its old end unchanged (mail appended, as
+mail clients do) is read from that end only; anything else is read whole (stored mail is found
+again by key, so nothing is added twice)."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from sqlite_utils import Database
+
+from cache.db import write
+
+TAIL = 4096  # bytes before a read's end whose hash says the file still ends there
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What an import does with one source: skip it, read it from `offset`, or read it all."""
+
+    action: Literal["skip", "append", "full"]
+    offset: int = 0
+
+
+class SourceLog:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def plan(self, path: Path, kind: str) -> Plan:
+        """How much of `path` to read now."""
+        if kind != "mbox":
+            return Plan("full")
+        row = self.db.execute(
+            "SELECT size, mtime, tail FROM sources WHERE path = ? AND kind = ?",
+            [str(path.resolve()), kind],
+        ).fetchone()
+        if row is None:
+            return Plan("full")
+        size, mtime, tail = row
+        stat = path.stat()
+        if stat.st_size == size and stat.st_mtime == mtime:
+            return Plan("skip")
+        if stat.st_size > size and tail_hash(path, size) == tail:
+            return Plan("append", size)
+        return Plan("full")
+
+    def remember(self, path: Path, kind: str) -> None:
+        """`path` was read to its end as it is now (kind "path": a path the user gave, which
+        `assistant import` with no path reads again)."""
+        stat = path.stat()
+        tail = tail_hash(path, stat.st_size) if kind == "mbox" else ""
+        write(
+            self.db,
+            "INSERT OR REPLACE INTO sources (path, kind, size, mtime, tail, imported) "
+            "VALUES (?,?,?,?,?,?)",
+            [str(path.resolve()), kind, stat.st_size, stat.st_mtime, tail, time.time()],
+        )
+
+    def paths(self) -> list[Path]:
+        """The paths the user imported before, in the order first read."""
+        rows = self.db.execute(
+            "SELECT path FROM sources WHERE kind = 'path' ORDER BY rowid"
+        ).fetchall()
+        return [Path(r[0]) for r in rows]
+
+
+def tail_hash(path: Path, end: int) -> str:
+    with path.open("rb") as fh:
+        fh.seek(max(0, end - TAIL))
+        return hashlib.sha256(fh.read(min(end, TAIL))).hexdigest()
