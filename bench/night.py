@@ -34,23 +34,32 @@ def parse_args() -> argparse.Namespace:
                         default=REPO / "data" / "qa" / "skilling_recent.jsonl")  # fmt: skip
     parser.add_argument("--minutes", default="0,5,10")
     parser.add_argument("--max-tokens", type=int, default=48)
+    parser.add_argument("--baseline", type=Path, help="a bench/e2e.py JSON with naive and "
+                        "ragcache already run on this home and set (they do not precompute: "
+                        "only the shipped design is run again for each M)")  # fmt: skip
     parser.add_argument("--out", default="night")
     return parser.parse_args()
 
 
-def one_night(args: argparse.Namespace, minutes: float, work: Path) -> dict:
-    """bench/e2e.py for `minutes` of precompute: its designs' results."""
+def one_night(
+    args: argparse.Namespace, minutes: float, work: Path, baseline: dict | None
+) -> tuple[dict, dict]:
+    """bench/e2e.py for `minutes` of precompute: its designs' results (naive and ragcache from
+    `baseline` when given: they do not precompute), and the results to use as the baseline."""
     out = work / f"e2e-{minutes:g}.json"
     n = sum(1 for line in args.questions.read_text().splitlines() if line.strip())
+    designs = [SHIPPED] if baseline else list(DESIGNS)
     cmd = [
         sys.executable, str(REPO / "bench" / "e2e.py"), "--home", str(args.home),
-        "--questions", str(args.questions), "--limit", str(n), "--designs", ",".join(DESIGNS),
+        "--questions", str(args.questions), "--limit", str(n), "--designs", ",".join(designs),
         "--precompute-minutes", str(minutes), "--max-tokens", str(args.max_tokens),
         "--json-out", str(out),
     ]  # fmt: skip
-    log(f"{minutes:g} min of precompute, then {n} questions")
+    log(f"{minutes:g} min of precompute, then {n} questions ({', '.join(designs)})")
     subprocess.run(cmd, check=True, cwd=REPO)
-    return json.loads(out.read_text())["designs"]
+    got = json.loads(out.read_text())["designs"]
+    baseline = baseline or {d: got[d] for d in DESIGNS if d != SHIPPED}
+    return baseline | {SHIPPED: got[SHIPPED]}, baseline
 
 
 def point(minutes: float, designs: dict) -> dict:
@@ -120,7 +129,14 @@ def plot(points: list[dict], path: Path) -> None:
 def main() -> None:
     args = parse_args()
     work = Path(tempfile.mkdtemp(prefix="night-"))
-    points = [point(float(m), one_night(args, float(m), work)) for m in args.minutes.split(",")]
+    baseline = None
+    if args.baseline:
+        baseline = {d: v for d, v in json.loads(args.baseline.read_text())["designs"].items()
+                    if d in DESIGNS and d != SHIPPED}  # fmt: skip
+    points = []
+    for m in args.minutes.split(","):
+        designs, baseline = one_night(args, float(m), work, baseline)
+        points.append(point(float(m), designs))
     chunks = recent_chunks(args.home)
     proj = projection(points, chunks)
     print_table(
