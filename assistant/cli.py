@@ -89,17 +89,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="one JSON object a question (JSON lines)")
 
     p = sub.add_parser(
-        "night",
-        parents=[home],
-        help="the night's precompute without the app open: install a timer (systemd, else cron) "
-        "that starts it at a set hour, remove it, or show what the last night did",
-    )
-    p.add_argument("action", choices=["install", "uninstall", "status"])
-    p.add_argument("--at", default="01:00", metavar="HH:MM", help="when the night starts")
-    p.add_argument("--until", default="07:00", metavar="HH:MM", help="when it stops")
-    p.add_argument("--any-power", action="store_true", help="also on battery (default: AC only)")
-
-    p = sub.add_parser(
         "precompute",
         parents=[home],
         help="predict questions and fill the caches now (stops for a question asked meanwhile)",
@@ -111,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--status", action="store_true", help="show the queue and the last run only")
     p.add_argument(
         "--plan",
-        choices=["recent", "access", "newest"],
+        choices=["access", "newest"],
         default=None,
         help="which chunks get KV nodes first: the most used, or the newest "
         "(default: [precompute] plan)",

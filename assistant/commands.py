@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 import logging
 import os
-import time
 import warnings
 from argparse import Namespace
 from dataclasses import asdict
-from datetime import datetime
 from pathlib import Path
 
 from rich.console import Console
@@ -70,7 +68,6 @@ def run_command(args: Namespace) -> int:
         "demo": cmd_demo,
         "ask": cmd_ask,
         "precompute": cmd_precompute,
-        "night": cmd_night,
     }
     if args.command in ("thread", "threads", "chat"):
         from assistant import commands_mail
@@ -244,11 +241,6 @@ def cmd_stats(ctx: Services, args: Namespace) -> int:
     if configured != chosen:  # "auto" → what it chose for this home
         chosen = f"{configured} → {chosen}"
     stats["encoder"] = f"{embedder.name} ([embedding] backend {chosen})"
-    stats["covered"] = _coverage(ctx)
-    kv, budget = ctx.kv.stats(), ctx.settings.cache.kv_budget_mb / 1024
-    stats["kv_budget"] = f"{kv['bytes'] / 2**30:.2f} of {budget:.1f} GB used, " + (
-        f"{kv['nodes_with_kv']} nodes"
-    )
     if args.json:
         dump_json(stats)
         return 0
@@ -268,13 +260,6 @@ def cmd_stats(ctx: Services, args: Namespace) -> int:
             table.add_row(key.replace("_", " "), escape(str(value)))  # "[embedding]" is no tag
     Console().print(table)
     return 0
-
-
-def _coverage(ctx: Services) -> str:
-    """How much of the last weeks' mail the night has covered with chunk KV nodes."""
-    from assistant.precompute.coverage import coverage
-
-    return coverage(ctx.store, ctx.prompt_cache(), ctx.settings.mail.today).summary()
 
 
 def _rerank_status(ctx: Services) -> dict:
@@ -326,47 +311,6 @@ def cmd_ask(ctx: Services, args: Namespace) -> int:
     return 0
 
 
-def cmd_night(ctx: Services, args: Namespace) -> int:
-    from assistant import night
-
-    if args.action == "install":
-        plan = night.Night(ctx.home.root, args.at, args.until, not args.any_power)
-        try:
-            done = night.install(plan)
-        except ValueError as exc:
-            console.print(f"error: {exc}")
-            return 2
-    elif args.action == "uninstall":
-        done = night.uninstall()
-    else:
-        done = [f"{k}: {v}" for k, v in night_status(ctx, night.installed()).items()]
-    for line in done:
-        console.print(line)
-    return 0
-
-
-def night_status(ctx: Services, how: str) -> dict[str, object]:
-    """How the night is installed and what the last one did (jobs by kind, KV nodes, answered
-    predictions, minutes)."""
-    from assistant.precompute import Precompute
-
-    runner = Precompute(ctx, settle_seconds=0)
-    last = runner.runs.last_night()
-    out: dict[str, object] = {"installed": how}
-    if last is None:
-        return out | {"last night": "none yet"}
-    started = datetime.fromtimestamp(last["started"]).isoformat(sep=" ", timespec="minutes")
-    answered = sum(1 for e in ctx.qa.answered() if e.origin != "user")
-    return out | {
-        "last night": f"from {started}: {last['runs']} runs, {last['minutes']} minutes of work, "
-        f"{last['cpu_s']} CPU-s",
-        "jobs": runner.queue.counts_by_kind(since=last["started"]),
-        "KV nodes": ctx.kv.stats()["nodes_with_kv"],
-        "answered predictions": answered,
-        "covered": _coverage(ctx),
-    }
-
-
 def cmd_precompute(ctx: Services, args: Namespace) -> int:
     from assistant.idle import on_ac
     from assistant.precompute import Precompute
@@ -394,10 +338,6 @@ def cmd_precompute(ctx: Services, args: Namespace) -> int:
             )
 
         report = runner.run(deadline=deadline, notify=notify)
-        while deadline and report.stopped == "finished" and report.jobs_done:
-            if time.time() >= deadline:  # a night goes on in rounds until its morning
-                break
-            report = Precompute(ctx, settle_seconds=0).run(deadline=deadline, notify=notify)
     if args.json:
         dump_json(asdict(report))
     else:

@@ -106,10 +106,7 @@ class CacheSettings:
     qa_evidence_threshold: float = 0.55
     qa_retrieval_k: int = 5
     qa_budget_mb: float = 16.0
-    # disk for KV state (prompts and chunk nodes), least used evicted past it; 0: sized to the
-    # machine when the home opens (services.kv_budget_for: 10% of the free disk under the home,
-    # at least 2 GB, at most 20 GB)
-    kv_budget_mb: float = 0.0
+    kv_budget_mb: float = 2048.0
     # "exact": KV only along the longest cached run of segments from the system prompt (the
     # answer is token-identical to an uncached one); "any-order": every chunk with a
     # [system, chunk] node also serves later in the prompt, its KV moved there (assistant/llm/
@@ -170,11 +167,10 @@ class PrecomputeSettings:
     # question's first retrieved chunk is restored, not prefilled (with [cache] reuse =
     # "any-order", every one of its chunks that has a node)
     chunk_nodes: bool = True
-    # which chunks get those nodes first: "recent" (the chunks past and predicted questions were
-    # answered from, most used first, then the most recently active threads' mail, one in ten
-    # drawn at random), "access" (the same over import order) or "newest" (import order;
-    # cache/policy.py; bench/results/plan.json, night.json)
-    plan: str = "recent"
+    # which chunks get those nodes first: "access" (the chunks past and predicted questions were
+    # answered from, most used first, then the newest) or "newest" (cache/policy.py;
+    # bench/results/plan.json)
+    plan: str = "access"
 
 
 @dataclass

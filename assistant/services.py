@@ -285,23 +285,9 @@ def open_services(
     the environment's). Only the knowledge bank is opened here; the rest is built on first use."""
     h = home if isinstance(home, Home) else open_home(home)
     settings = settings if settings is not None else load_settings(h.config_file)
-    if not settings.cache.kv_budget_mb:
-        settings.cache.kv_budget_mb = kv_budget_for(h.root) / 2**20
     store = KnowledgeStore(open_db(h.knowledge_db))
     threads.ensure(store)  # an existing home's threads, once; a home imported into elsewhere
     return Services(home=h, settings=settings, store=store)
-
-
-KV_BUDGET_SHARE, KV_BUDGET_MIN, KV_BUDGET_MAX = 0.10, 2 << 30, 20 << 30
-
-
-def kv_budget_for(root: Path) -> int:
-    """The KV budget a home gets when none is set: a share of the disk it is on that is free
-    now, within bounds (issue 33: a 2 GB budget filled in ten minutes of a night)."""
-    import shutil
-
-    free = shutil.disk_usage(root).free
-    return int(min(KV_BUDGET_MAX, max(KV_BUDGET_MIN, free * KV_BUDGET_SHARE)))
 
 
 def make_prompt_cache(ctx: Services) -> PromptCache:

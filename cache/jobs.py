@@ -130,11 +130,8 @@ class JobQueue:
         found = dict(rows)
         return {state: int(found.get(state, 0)) for state in (QUEUED, RUNNING, DONE, FAILED)}
 
-    def counts_by_kind(self, state: str = DONE, since: float = 0.0) -> dict[str, int]:
-        """Jobs in `state` by kind (finished at or after `since`, when given)."""
+    def counts_by_kind(self, state: str = DONE) -> dict[str, int]:
         rows = self.db.execute(
-            "SELECT kind, count(*) FROM jobs WHERE state = ? AND coalesce(finished, 0) >= ? "
-            "GROUP BY kind",
-            [state, since],
+            "SELECT kind, count(*) FROM jobs WHERE state = ? GROUP BY kind", [state]
         ).fetchall()
         return dict(rows)

@@ -22,7 +22,6 @@ again and again, so the chunks past questions retrieved are the likeliest in the
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -73,11 +72,7 @@ def pick_rebuilds(
     return [c.entry_id for c in ordered[:fits]]
 
 
-# "recent": the most recently active threads first, with a share explored at random, and the
-# chunks questions used before those ("access" over a recency order); "access": the same over
-# import order, without exploration; "newest": import order alone
-PLANS = ("recent", "access", "newest")
-EXPLORE = 0.1  # the share of a "recent" plan drawn at random
+PLANS = ("access", "newest")
 
 
 def access_order(
@@ -96,24 +91,3 @@ def access_order(
     used = sorted((i for i in present if score[i] > 0), key=lambda i: (-score[i], -i))
     yield from used
     yield from (i for i in ids if score[i] <= 0)
-
-
-def explored(order: Iterable[int], share: float, rng: random.Random) -> Iterator[int]:
-    """`order`, with one chunk in 1/`share` drawn at random from the whole: a plan that ranks by
-    recency and use still reaches old mail a question may ask about. Each id once."""
-    ids = list(order)
-    rest = ids[:]
-    rng.shuffle(rest)
-    every = max(1, round(1 / share)) if share > 0 else 0
-    taken: set[int] = set()
-    drawn = 0  # where the next random pick is looked for in `rest`
-    for position, i in enumerate(ids, 1):
-        if every and position % every == 0:
-            while drawn < len(rest) and rest[drawn] in taken:
-                drawn += 1
-            if drawn < len(rest):
-                taken.add(rest[drawn])
-                yield rest[drawn]
-        if i not in taken:
-            taken.add(i)
-            yield i

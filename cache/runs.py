@@ -36,17 +36,3 @@ class RunLog:
             return None
         when = datetime.fromtimestamp(row[0], UTC).isoformat(timespec="seconds")
         return {"finished": when, "jobs": row[1], "cpu_s": round(row[2], 1), "stopped": row[3]}
-
-    def last_night(self, hours: float = 12.0) -> dict | None:
-        """The runs that ended within `hours` before the last one ended, together: when the
-        first began (a POSIX time), how many, their jobs, CPU seconds and minutes of work."""
-        last = self.db.execute("SELECT max(finished) FROM runs").fetchone()[0]
-        if last is None:
-            return None
-        row = self.db.execute(
-            "SELECT min(started), count(*), sum(jobs), sum(cpu_s), sum(finished - started) "
-            "FROM runs WHERE finished >= ?",
-            [last - hours * 3600],
-        ).fetchone()
-        return {"started": row[0], "runs": row[1], "jobs": row[2], "cpu_s": round(row[3], 1),
-                "minutes": round(row[4] / 60, 1)}  # fmt: skip

@@ -82,20 +82,6 @@ class Mailbox:
         ).fetchall()
         return [int(r[0]) for r in rows]
 
-    def recent_chunk_ids(self) -> list[tuple[int, str]]:
-        """Every chunk with its mail's date, the chunks of the most recently active thread
-        first (its newest mail's date; a mail alone is its own thread), newest mail first
-        within it; undated chunks (notes, mail without a date) last. What a night covers
-        first: people ask about what is going on (issue 33)."""
-        rows = self.db.execute(
-            "WITH t AS (SELECT thread_id, max(date) AS last FROM documents "
-            "WHERE coalesce(thread_id, '') != '' GROUP BY thread_id) "
-            "SELECT c.id, coalesce(d.date, '') FROM chunks c JOIN documents d "
-            "ON d.id = c.document_id LEFT JOIN t ON t.thread_id = d.thread_id "
-            "ORDER BY coalesce(t.last, d.date, '') DESC, coalesce(d.date, '') DESC, c.id DESC"
-        ).fetchall()
-        return [(int(i), str(date)) for i, date in rows]
-
     def refs(self, chunk_ids: Sequence[int]) -> dict[int, MailRef]:
         """The mail (or note) of each chunk."""
         if not len(chunk_ids):

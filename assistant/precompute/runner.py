@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import logging
 import math
-import random
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -195,15 +194,10 @@ class Precompute:
         return queued
 
     def _unpredicted_chunks(self, n: int) -> list[int]:
-        """The chunks read into the abstract that no detail prediction has used yet, in the
-        plan's order (the most recently active threads first under "recent")."""
+        """The newest chunks read into the abstract that no detail prediction has used yet."""
         done = {int(key.split(":")[1]) for key in self.queue.keys("predict_detail")}
-        read = self.abstract.read_upto()
-        if self.settings.plan == "recent":
-            ids = [i for i, _ in self.ctx.store.mail.recent_chunk_ids() if i <= read]
-        else:
-            ids = list(reversed(self.ctx.store.chunk_ids(upto=read)))
-        return [i for i in ids if i not in done][:n]
+        ids = self.ctx.store.chunk_ids(upto=self.abstract.read_upto())
+        return [i for i in reversed(ids) if i not in done][:n]
 
     def _plan_doc_kv(self, batch: int = 64) -> int:
         """Up to `batch` chunks (newest first) without a doc_kv job for the reranker's mode,
@@ -271,9 +265,6 @@ class Precompute:
         newest = reversed(self.ctx.store.chunk_ids())
         if self.settings.plan == "newest":
             return newest, lambda _: PRIORITY["chunk_kv"]
-        if self.settings.plan == "recent":
-            recent = [i for i, _ in self.ctx.store.mail.recent_chunk_ids()]
-            newest = policy.explored(recent, policy.EXPLORE, random.Random(len(recent)))
         asked, predicted = self.history.chunk_counts(), self.qa.chunk_uses("predicted")
         weight = self.ctx.settings.retrieval.predicted_weight
         used = set(asked) | (set(predicted) if weight > 0 else set())

@@ -319,27 +319,3 @@ def test_a_night_answer_keeps_its_evidence_serves_a_paraphrase_and_rechecks_it(t
     report = Precompute(ctx, settle_seconds=0).run()
     assert report.by_kind.get("qa_selfcheck") == 1
     assert pipe.qa.unchecked(5) == []  # the night answered it afresh
-
-
-def test_coverage_counts_the_last_weeks_chunks_that_have_a_node(tmp_path):
-    from assistant.precompute.coverage import coverage
-
-    ctx = make_ctx(tmp_path)
-    pipe = ctx.answerer()
-    before = coverage(ctx.store, pipe.cache)
-    assert before.chunks == ctx.store.count_chunks() and before.covered == 0
-    Precompute(ctx, settle_seconds=0).run()
-    after = coverage(ctx.store, pipe.cache)
-    assert after.covered == after.chunks and "100% of the last 6 weeks" in after.summary()
-    assert coverage(ctx.store, pipe.cache, today="1999-01-01").chunks == 0  # none back then
-
-
-def test_night_status_says_what_the_last_night_did(tmp_path):
-    from assistant.commands import night_status
-
-    ctx = make_ctx(tmp_path)
-    assert night_status(ctx, "not installed")["last night"] == "none yet"
-    Precompute(ctx, settle_seconds=0).run()
-    status = night_status(ctx, "not installed")
-    assert "1 runs" in status["last night"] and status["jobs"].get("chunk_kv", 0) >= 1
-    assert status["KV nodes"] >= 1 and "of the last 6 weeks" in status["covered"]

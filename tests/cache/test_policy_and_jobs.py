@@ -69,16 +69,3 @@ def test_failed_jobs_retry_up_to_the_limit_and_released_ones_are_not_counted():
     q.fail(job, "boom again")
     assert not q.enqueue("decode", "d")
     assert q.counts()["failed"] == 1
-
-
-def test_explored_keeps_every_id_once_and_draws_one_in_ten_from_further_down():
-    import random
-
-    from cache.policy import explored
-
-    order = list(range(1000, 0, -1))
-    out = list(explored(order, 0.1, random.Random(3)))
-    assert sorted(out) == sorted(order)
-    jumps = sum(1 for a, b in zip(out, out[1:], strict=False) if a - b > 50)
-    assert 60 <= jumps <= 200  # about one in ten is drawn from far down the order
-    assert list(explored(order, 0.0, random.Random(3))) == order
