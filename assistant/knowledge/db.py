@@ -85,6 +85,8 @@ _CHUNKS_FTS = """
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
     ("0002_chunks_fts", _CHUNKS_FTS),
+    # `folder:` queries and the per-folder counts of `stats` read documents by folder
+    ("0003_documents_folder", "CREATE INDEX IF NOT EXISTS documents_folder ON documents(folder);"),
 ]
 
 

@@ -334,6 +334,12 @@ class KnowledgeStore:
             "embedded_chunks": q("SELECT count(*) FROM embeddings").fetchone()[0],
             "import_issues": q("SELECT count(*) FROM import_issues").fetchone()[0],
             "chunks_version": self.version("chunks"),
+            "folders": dict(
+                q(
+                    "SELECT coalesce(folder, ''), count(*) FROM documents WHERE kind = 'email' "
+                    "GROUP BY folder ORDER BY folder"
+                ).fetchall()
+            ),
         }
 
 

@@ -105,3 +105,15 @@ def test_a_broken_emlx_is_an_issue_and_the_rest_imports(tmp_path, store, fake_em
     report = Importer(store, fake_embedder).run([tmp_path / "Mail"])
     assert report.added == 5
     assert sorted(Path(e.path).name for e in report.errors) == ["98.emlx", "99.emlx"]
+
+
+def test_import_and_stats_report_each_folder(tmp_path, store, fake_embedder):
+    write_thunderbird(tmp_path / "tb")
+    first = Importer(store, fake_embedder).run([tmp_path / "tb"])
+    again = Importer(store, fake_embedder).run([tmp_path / "tb"])
+    assert first.folders == {
+        "Inbox": {"added": 4, "already": 0},
+        "Projects": {"added": 2, "already": 0},
+    }
+    assert again.folders["Inbox"] == {"added": 0, "already": 4}
+    assert store.stats()["folders"] == {"Inbox": 4, "Projects": 2}
