@@ -117,3 +117,39 @@ def test_import_and_stats_report_each_folder(tmp_path, store, fake_embedder):
     }
     assert again.folders["Inbox"] == {"added": 0, "already": 4}
     assert store.stats()["folders"] == {"Inbox": 4, "Projects": 2}
+
+
+def test_attachments_are_rows_of_their_own(tmp_path, store, fake_embedder):
+    pdf = ("offer.pdf", "application/pdf", b"%PDF-1.4 x")
+    with_pdf = make_email(subject="Contract", msgid="<att1@x.nl>", attachments=[pdf])
+    path = tmp_path / "box"
+    box = mailbox.mbox(path)
+    for msg in [with_pdf, *_mails(2, "plain")]:
+        box.add(msg)
+    box.close()
+    Importer(store, fake_embedder).run([path])
+    rows = store.db.execute(
+        "SELECT d.message_id, a.name, a.content_type FROM attachments a "
+        "JOIN documents d ON d.id = a.document_id"
+    ).fetchall()
+    assert rows == [("att1@x.nl", "offer.pdf", "application/pdf")]
+    store.db.execute("DELETE FROM documents WHERE message_id = 'att1@x.nl'")
+    assert store.db.execute("SELECT count(*) FROM attachments").fetchone()[0] == 0
+
+
+def test_an_older_home_gets_its_attachments_rows_from_the_json():
+    from sqlite_utils import Database
+
+    from assistant.knowledge.db import MIGRATIONS, migrate
+    from cache.db import apply_migrations, connect
+
+    db = Database(connect(None))
+    apply_migrations(db, MIGRATIONS[:3])
+    db.execute(
+        "INSERT INTO documents (kind, source_key, content_hash, imported_at, attachments) "
+        "VALUES ('email', 'k', 'h', 'now', ?)",
+        ['[{"name": "a.ics", "content_type": "text/calendar", "size": 12}]'],
+    )
+    migrate(db)
+    rows = db.execute("SELECT name, content_type, size FROM attachments").fetchall()
+    assert rows == [("a.ics", "text/calendar", 12)]
