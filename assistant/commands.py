@@ -168,12 +168,19 @@ def import_with_progress(ctx: Services, paths: list[Path]) -> ImportReport:
 
 
 def print_report(ctx: Services, report: ImportReport) -> None:
+    from rich.markup import escape
+
     console.print(f"[bold]Import:[/] {report.summary()}")
     rate = report.seen / report.read_seconds if report.read_seconds else 0.0
     console.print(
         f"read {report.seen} items in {report.read_seconds:.1f}s ({rate:.0f}/s); "
         f"embedded {report.embedded} chunks in {report.embed_seconds:.1f}s"
     )
+    for folder, counts in sorted(report.folders.items()):
+        console.print(
+            f"  {escape(folder)}: {counts['added']} added, {counts['already']} already stored",
+            highlight=False,
+        )
     for issue in (report.errors + report.warnings)[:20]:
         console.print(
             f"  [{'red' if issue.severity == 'error' else 'yellow'}]{issue}[/]",
@@ -253,6 +260,9 @@ def cmd_stats(ctx: Services, args: Namespace) -> int:
             on = "the fused order" if value["on"] == "off" else value["on"]
             table.add_row("reranking", f"{value['setting']} → {on}")
             table.add_row("rerank check", value["summary"])
+        elif key == "folders":
+            for name, count in value.items():
+                table.add_row(f"folder {escape(name or '(none)')}", f"{count:,} mails")
         elif key == "index":
             for name, item in value.items():
                 table.add_row(f"index {name.replace('_', ' ')}", str(item))

@@ -57,6 +57,8 @@ class ImportReport:
     sources_appended: int = 0  # mboxes read from where the last import ended
     errors: list[Issue] = field(default_factory=list)
     warnings: list[Issue] = field(default_factory=list)
+    # folder name → {"added": n, "already": n}: what this import did in each mail folder
+    folders: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def seen(self) -> int:
@@ -203,6 +205,8 @@ class Importer:
         if doc.kind == "note":
             seen_notes.add(key)
         setattr(report, _COUNTER[outcome], getattr(report, _COUNTER[outcome]) + 1)
+        if doc.kind == "email":
+            _count_folder(report, doc.folder, outcome)
         if outcome in ("added", "updated"):
             report.chunks_added += len(chunks)
             report.replaced_chars += doc.replaced_chars
@@ -236,6 +240,11 @@ _COUNTER = {
     "unchanged": "unchanged",
     "duplicate": "duplicates",
 }
+
+
+def _count_folder(report: ImportReport, folder: str, outcome: str) -> None:
+    counts = report.folders.setdefault(folder or "(none)", {"added": 0, "already": 0})
+    counts["added" if outcome in ("added", "updated") else "already"] += 1
 
 
 def _note(report: ImportReport, issue: Issue) -> None:

@@ -9,12 +9,13 @@ from typing import Literal
 
 from assistant.ingest.bounds import DEFAULT_MAX_PART_BYTES
 from assistant.ingest.eml import eml_files, read_eml
+from assistant.ingest.emlx import emlx_files, read_emlx
 from assistant.ingest.maildir import count_maildir, is_maildir, read_maildir
 from assistant.ingest.mbox import count_mbox, looks_like_mbox, read_mbox, starts_with_headers
 from assistant.ingest.notes import NOTE_SUFFIXES, note_files, read_notes
 from assistant.ingest.types import Attachment, Document, Issue
 
-SourceKind = Literal["mbox", "maildir", "eml", "notes"]
+SourceKind = Literal["mbox", "maildir", "eml", "emlx", "notes"]
 
 __all__ = ["Attachment", "Document", "Issue", "Source", "SourceError", "detect_sources"]
 
@@ -40,7 +41,7 @@ class Source:
         `start`: an mbox is read from that byte on."""
         if self.kind == "mbox":
             return read_mbox(self.path, max_part_bytes, start)
-        readers = {"maildir": read_maildir, "eml": read_eml, "notes": read_notes}
+        readers = {"maildir": read_maildir, "eml": read_eml, "emlx": read_emlx, "notes": read_notes}
         return readers[self.kind](self.path, max_part_bytes)
 
     def count(self, start: int = 0) -> int:
@@ -49,6 +50,8 @@ class Source:
             return count_mbox(self.path, start)
         if self.kind == "maildir":
             return count_maildir(self.path)
+        if self.kind == "emlx":
+            return len(emlx_files(self.path))
         return len(eml_files(self.path) if self.kind == "eml" else note_files(self.path))
 
 
@@ -68,7 +71,7 @@ def detect_sources(path: Path) -> list[Source]:
         raise SourceError(
             path,
             "nothing to import here (looked for mbox files, Maildir cur/new folders, "
-            ".eml files and .md/.txt notes)",
+            ".eml files, Apple Mail .emlx files and .md/.txt notes)",
         )
     return sources
 
@@ -104,6 +107,8 @@ def _detect_folder(path: Path) -> list[Source]:
             sources.append(Source("mbox", child))
         elif child.is_dir():
             sources.extend(_detect_folder(child))
+    if any(p.name.lower().endswith(".emlx") and p.is_file() for p in rest):
+        sources.append(Source("emlx", path))
     if any(p.suffix.lower() == ".eml" and p.is_file() for p in rest):
         sources.append(Source("eml", path))
     if any(p.suffix.lower() in NOTE_SUFFIXES and p.is_file() for p in rest):

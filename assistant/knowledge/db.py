@@ -121,6 +121,21 @@ _SOURCES = """
         );
 """
 
+# One row per attachment of a mail (has:attachment, attachment names), kept with its document by
+# ON DELETE CASCADE; an existing home's attachments are copied from documents.attachments (JSON).
+_ATTACHMENTS = """
+        CREATE TABLE IF NOT EXISTS attachments (
+            id INTEGER PRIMARY KEY,
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            name TEXT NOT NULL, content_type TEXT, size INTEGER
+        );
+        CREATE INDEX IF NOT EXISTS attachments_document ON attachments(document_id);
+        INSERT INTO attachments (document_id, name, content_type, size)
+            SELECT d.id, json_extract(a.value, '$.name'), json_extract(a.value, '$.content_type'),
+                   json_extract(a.value, '$.size')
+            FROM documents d, json_each(coalesce(d.attachments, '[]')) a;
+"""
+
 # Named migrations, applied in order, each in one transaction with its record in _migrations.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
@@ -128,6 +143,9 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0003_thread_headers", _THREAD_HEADERS),
     ("0004_mail_terms", _MAIL_TERMS),
     ("0005_sources", _SOURCES),
+    # `folder:` queries and the per-folder counts of `stats` read documents by folder
+    ("0006_documents_folder", "CREATE INDEX IF NOT EXISTS documents_folder ON documents(folder);"),
+    ("0007_attachments", _ATTACHMENTS),
 ]
 
 

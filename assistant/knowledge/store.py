@@ -173,6 +173,9 @@ class KnowledgeStore(ThreadRows):
             }
             for c in chunks
         )
+        self.db["attachments"].insert_all(
+            {"document_id": doc_id, **asdict(a)} for a in doc.attachments
+        )
         self._bump_version()
 
     def _delete_document(self, doc_id: int) -> None:
@@ -351,6 +354,12 @@ class KnowledgeStore(ThreadRows):
             "embedded_chunks": q("SELECT count(*) FROM embeddings").fetchone()[0],
             "import_issues": q("SELECT count(*) FROM import_issues").fetchone()[0],
             "chunks_version": self.version("chunks"),
+            "folders": dict(
+                q(
+                    "SELECT coalesce(folder, ''), count(*) FROM documents WHERE kind = 'email' "
+                    "GROUP BY folder ORDER BY folder"
+                ).fetchall()
+            ),
         }
 
 
