@@ -93,7 +93,9 @@ def test_one_folder_mixing_every_shape(tmp_path, store, fake_embedder):
     first = Importer(store, fake_embedder).run([tmp_path / "all"])
     again = Importer(store, fake_embedder).run([tmp_path / "all"])
     assert (first.added, first.errors) == (17, [])
-    assert (again.added, again.duplicates) == (0, 17)
+    thunderbird_mails = sum(thunder.values())  # its mbox files, unchanged: skipped unread
+    assert (again.added, again.duplicates) == (0, 17 - thunderbird_mails)
+    assert again.sources_skipped >= 2
     assert _folders(store) == Counter({**apple, **thunder, **maildir, "all": 1})
 
 
@@ -115,7 +117,10 @@ def test_import_and_stats_report_each_folder(tmp_path, store, fake_embedder):
         "Inbox": {"added": 4, "already": 0},
         "Projects": {"added": 2, "already": 0},
     }
-    assert again.folders["Inbox"] == {"added": 0, "already": 4}
+    assert again.folders == {} and again.sources_skipped == 2  # unchanged: not read again
+    (tmp_path / "tb" / "Inbox").touch()  # touched: read again, each mail found stored
+    third = Importer(store, fake_embedder).run([tmp_path / "tb"])
+    assert third.folders == {"Inbox": {"added": 0, "already": 4}}
     assert store.stats()["folders"] == {"Inbox": 4, "Projects": 2}
 
 
