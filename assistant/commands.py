@@ -316,7 +316,7 @@ def cmd_precompute(ctx: Services, args: Namespace) -> int:
     if args.ac_only and on_ac() is False:
         console.print("On battery power: nothing done (--ac-only).")
         return 0
-    runner = Precompute(ctx, settle_seconds=0)
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
     if args.status:
         dump_json(runner.status())
         return 0

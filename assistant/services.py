@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from assistant.importer import Importer
     from assistant.llm.runtime import LocalLLM
     from assistant.mail.reader import QueryReader
+    from assistant.precompute.parts import PrecomputeParts
     from assistant.prompt_cache import PromptCache
     from assistant.rerank.reranker import Reranker
     from assistant.rerank.selection import Selection
@@ -256,6 +257,20 @@ class Services:
             )
 
         return self._once("_reranker", build)
+
+    def precompute_parts(self) -> PrecomputeParts:
+        """What a precompute pass uses: the answer path's own parts (the answerer is built only
+        when a served hit is rechecked)."""
+        from assistant.precompute.parts import PrecomputeParts
+
+        return PrecomputeParts(
+            settings=self.settings, store=self.store, cache_db=self.cache_db, qa=self.qa,
+            kv=self.kv, memory=self.memory, selection=self.selection, cache=self.prompt_cache(),
+            embedder=self.embedder, presence=self.presence, lines=self.lines(),
+            check=self.rerank_check(), lock=self.precompute_lock,
+            weights_path=self.home.cache_dir / LINE_WEIGHTS,
+            recheck=lambda served: self.answerer().recheck(served),
+        )  # fmt: skip
 
     def rerank_check(self) -> RerankCheck:
         """The nightly reranker self-check's probes and result (`rerank = "auto"`)."""

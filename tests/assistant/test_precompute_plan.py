@@ -64,11 +64,11 @@ def test_the_access_plan_gives_the_chunks_past_questions_used_their_nodes_first(
     ctx.settings.cache.kv_budget_mb = 12  # room for two nodes at the first guess (5 MiB each)
 
     ctx.settings.precompute.plan = "newest"
-    planned = _planned(Precompute(ctx, settle_seconds=0))
+    planned = _planned(Precompute(ctx.precompute_parts(), settle_seconds=0))
     assert [c for c, _ in planned] == newest[:2]
 
     ctx.settings.precompute.plan = "access"
-    runner = Precompute(ctx, settle_seconds=0)
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
     for job in runner.queue.keys("chunk_kv"):  # forget the newest plan's jobs
         runner.queue.db.execute("DELETE FROM jobs WHERE key = ?", [job])
     planned = _planned(runner)
@@ -80,7 +80,7 @@ def test_the_access_plan_gives_the_chunks_past_questions_used_their_nodes_first(
 def test_a_chunk_no_question_used_waits_behind_the_predicted_questions(tmp_path):
     ctx = make_ctx(tmp_path)
     list(ctx.answerer().answer(KITCHEN, NO_CACHE))
-    planned = _planned(Precompute(ctx, settle_seconds=0))
+    planned = _planned(Precompute(ctx.precompute_parts(), settle_seconds=0))
     used = set(ctx.answerer().history.chunk_counts())
     assert len(planned) == len(ctx.store.chunk_ids())
     for chunk, priority in planned:
@@ -92,7 +92,7 @@ def test_populate_prefills_only_within_the_kv_headroom(tmp_path):
     ctx = make_ctx(tmp_path)
     ctx.settings.precompute.chunk_nodes = False
     pipe = ctx.answerer()
-    runner = Precompute(ctx, settle_seconds=0)
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
     queue_questions(runner, QUESTIONS[:1])
     runner.run()
     stats = pipe.kv.stats()
@@ -113,7 +113,7 @@ def test_with_any_order_reuse_populate_stores_a_node_per_chunk_not_a_prefix_path
     ctx.settings.precompute.chunk_nodes = False
     ctx.settings.cache.reuse = "any-order"
     pipe = ctx.answerer()
-    runner = Precompute(ctx, settle_seconds=0)
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
     queue_questions(runner, QUESTIONS)
     assert runner.run().by_kind.get("populate") == 2
     for question in QUESTIONS:
@@ -128,7 +128,7 @@ def test_a_detail_prediction_keeps_its_chunk_node_only_within_the_headroom(tmp_p
     ctx = make_ctx(tmp_path)
     pipe = ctx.answerer()
     first, second = ctx.store.chunk_ids()[:2]
-    handlers = Precompute(ctx, settle_seconds=0).handlers
+    handlers = Precompute(ctx.precompute_parts(), settle_seconds=0).handlers
     handlers.run(Job(0, "predict_detail", "a", {"chunk": first}, 30, 0))
     stats = pipe.kv.stats()
     assert stats["nodes_with_kv"] == 2  # [system] and [system, chunk]: there was room
@@ -156,9 +156,9 @@ def test_chunks_an_import_left_without_vectors_are_embedded_first_while_idle(tmp
     missing = ctx.store.count_unembedded(name)
     assert missing == 3 and not ctx.store.all_embedded(name)
 
-    runner = Precompute(ctx, settle_seconds=0)
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
     with ctx.presence.embedding():  # an import is embedding them: not precompute's job
-        assert runner._plan_embed() == 0
+        assert runner.planner._plan_embed() == 0
     runner.plan()
     job = runner.queue.claim()
     assert job.kind == "embed" and job.priority == PRIORITY["embed"] == min(PRIORITY.values())
