@@ -100,9 +100,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--status", action="store_true", help="show the queue and the last run only")
     p.add_argument(
         "--plan",
-        choices=["access", "newest"],
+        choices=["recent", "access", "newest"],
         default=None,
-        help="which chunks get KV nodes first: the most used, or the newest "
+        help="which chunks get KV nodes first: recent mail and live threads, the most used, "
+        "or the newest "
         "(default: [precompute] plan)",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON")

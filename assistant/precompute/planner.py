@@ -8,6 +8,7 @@ import math
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 
+from assistant.precompute import coverage
 from assistant.precompute.handlers import PRIORITY, SELFCHECK, Handlers
 from assistant.precompute.parts import PrecomputeParts
 from assistant.rerank.doc_kv import KIND as DOC_KV
@@ -35,6 +36,7 @@ class Planner:
         self.qa, self.kv_tree, self.check = parts.qa, parts.kv, parts.check
         self.abstract, self.history = handlers.abstract, handlers.history
         self.meta = CacheMeta(parts.cache_db)
+        self._coverage: tuple[tuple[int, int], coverage.Plan] | None = None
         self.predicted = False  # predictions are planned once per run: `stride` per run
 
     # -- planning ------------------------------------------------------------------------------
@@ -113,10 +115,32 @@ class Planner:
         return queued
 
     def _unpredicted_chunks(self, n: int) -> list[int]:
-        """The newest chunks read into the abstract that no detail prediction has used yet."""
+        """The chunks read into the abstract that no detail prediction has used yet, first in
+        the coverage plan (plan "recent") or newest first."""
         done = {int(key.split(":")[1]) for key in self.queue.keys("predict_detail")}
-        ids = self.parts.store.chunk_ids(upto=self.abstract.read_upto())
-        return [i for i in reversed(ids) if i not in done][:n]
+        upto = self.abstract.read_upto()
+        if self.settings.plan == "recent":
+            ids = [i for i in self.coverage().chunks if i <= upto]
+        else:
+            ids = self.parts.store.chunk_ids(upto=upto)[::-1]
+        return [i for i in ids if i not in done][:n]
+
+    def coverage(self) -> coverage.Plan:
+        """The night's coverage plan, made again when the mail or the asked questions change."""
+        store = self.parts.store
+        key = (store.version("chunks"), self.history.last_id())
+        if self._coverage is None or self._coverage[0] != key:
+            made = coverage.plan(
+                store.mail_headers(), store.chunk_documents(), self.history.chunk_counts(),
+                self.parts.settings.mail.today,
+            )  # fmt: skip
+            self._coverage = (key, made)
+        return self._coverage[1]
+
+    def covered(self) -> float:
+        """The share of the last six weeks' chunks a night gave a node (coverage.py)."""
+        done = {int(k.split(":")[1]) for k in self.queue.keys("chunk_kv", state="done")}
+        return coverage.covered(self.coverage(), done)
 
     def _plan_doc_kv(self, batch: int = 64) -> int:
         """Up to `batch` chunks (newest first) without a doc_kv job for the reranker's mode,
@@ -181,6 +205,8 @@ class Planner:
         """The chunks in the order `[precompute] plan` gives their [system, chunk] nodes, and
         each one's job priority: under "access", a chunk no question used waits behind the
         predicted questions, which may use it (and whose chunks then come first)."""
+        if self.settings.plan == "recent":
+            return self.coverage().chunks, lambda _: PRIORITY["chunk_kv"]
         newest = reversed(self.parts.store.chunk_ids())
         if self.settings.plan == "newest":
             return newest, lambda _: PRIORITY["chunk_kv"]

@@ -6,8 +6,10 @@ comes back. Planning, in order of priority:
   refresh    stale QA entries (new mail ranks in their top-k) are answered again
   abstract   new chunks are read into the knowledge abstract (once imports have settled)
   chunk_kv   chunks get their [system, chunk] node while the KV budget has room, in the order
-             `[precompute] plan` says: "access" first the chunks past and predicted questions
-             were answered from (most used first), "newest" newest first. Whatever the
+             `[precompute] plan` says: "recent" the coverage plan (coverage.py: recent mail,
+             live threads, the owner's correspondents, asked questions), "access" first the
+             chunks past and predicted questions were answered from (most used first),
+             "newest" newest first. Whatever the
              question, its first retrieved chunk with a node is then restored (with any-order
              reuse, every one of them)
   predict    questions are written from the user's history, from single chunks (detail) and
