@@ -39,6 +39,7 @@ from assistant.knowledge.retrieval import Retriever
 from assistant.knowledge.shipped import ModelMissing
 from assistant.knowledge.store import KnowledgeStore
 from assistant.mail import threads
+from cache.budget import kv_budget
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -89,6 +90,7 @@ class Services:
     _reader: QueryReader | None = field(default=None, repr=False)
     # held by the precompute pass that is running (the idle one or the one the user asked for)
     precompute_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    kv_budget_auto: bool = False  # the KV budget was sized from the free disk (cache/budget.py)
     # held while a part is built: a part built from others (the answerer) builds them inside
     _building: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
@@ -302,7 +304,10 @@ def open_services(
     settings = settings if settings is not None else load_settings(h.config_file)
     store = KnowledgeStore(open_db(h.knowledge_db))
     threads.ensure(store)  # an existing home's threads, once; a home imported into elsewhere
-    return Services(home=h, settings=settings, store=store)
+    auto = settings.cache.kv_budget_mb <= 0
+    if auto:  # sized to this machine's free disk, once, as the home opens
+        settings.cache.kv_budget_mb = kv_budget(0, h.cache_dir) / 2**20
+    return Services(home=h, settings=settings, store=store, kv_budget_auto=auto)
 
 
 def make_prompt_cache(ctx: Services) -> PromptCache:

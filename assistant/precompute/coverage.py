@@ -149,3 +149,12 @@ def covered(plan: Plan, with_node: set[int]) -> float:
     if not plan.recent_chunks:
         return 0.0
     return len(plan.recent_chunks & with_node) / len(plan.recent_chunks)
+
+
+def statement(plan: Plan, with_node: set[int]) -> str:
+    """What `stats` says of the plan: "covered: 38% of the last 6 weeks (310 of 809 chunks)"."""
+    n = len(plan.recent_chunks & with_node)
+    return (
+        f"covered: {covered(plan, with_node):.0%} of the last 6 weeks "
+        f"({n} of {len(plan.recent_chunks)} chunks)"
+    )

@@ -14,7 +14,7 @@ from assistant.precompute.parts import PrecomputeParts
 from assistant.rerank.doc_kv import KIND as DOC_KV
 from assistant.rerank.selfcheck import MAX_PROBES
 from cache import policy
-from cache.jobs import JobQueue
+from cache.jobs import DONE, JobQueue
 from cache.meta import CacheMeta
 
 # under plan "access", the node of a chunk no question used yet: after the predicted questions
@@ -137,10 +137,9 @@ class Planner:
             self._coverage = (key, made)
         return self._coverage[1]
 
-    def covered(self) -> float:
-        """The share of the last six weeks' chunks a night gave a node (coverage.py)."""
-        done = {int(k.split(":")[1]) for k in self.queue.keys("chunk_kv", state="done")}
-        return coverage.covered(self.coverage(), done)
+    def covered(self) -> str:
+        """How much of the last six weeks' chunks the nights gave a node (coverage.py)."""
+        return coverage.statement(self.coverage(), noded_chunks(self.queue))
 
     def _plan_doc_kv(self, batch: int = 64) -> int:
         """Up to `batch` chunks (newest first) without a doc_kv job for the reranker's mode,
@@ -263,3 +262,8 @@ class Planner:
     @staticmethod
     def _bytes_per_node(stats: dict[str, int]) -> int:
         return policy.node_bytes(stats["bytes"], stats["nodes_with_kv"])
+
+
+def noded_chunks(queue: JobQueue) -> set[int]:
+    """The chunks whose chunk_kv job finished (a node evicted since is not told apart)."""
+    return {int(k.split(":")[1]) for k in queue.keys("chunk_kv", state=DONE)}

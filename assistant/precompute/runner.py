@@ -217,6 +217,7 @@ class Precompute:
             "predicted_pending": self.qa.stats()["pending"],
             "abstract_items": self.abstract.count(),
             "last_run": self.runs.last(),
+            "coverage": self.planner.covered(),
             "rerank": self._rerank_status(),
         }
 

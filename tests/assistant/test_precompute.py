@@ -97,7 +97,7 @@ def test_chunk_nodes_let_an_unpredicted_question_restore_its_first_chunk(tmp_pat
     ctx.settings.cache.reuse = "exact"  # the first chunk restored, the answer token-identical
     pipe = ctx.answerer()
     texts = [r.text for r in ctx.store.chunk_records(ctx.store.chunk_ids())]
-    ctx.settings.cache.kv_budget_mb = 0  # no room: no chunk node is queued
+    ctx.settings.cache.kv_budget_mb = 0.001  # no room: no chunk node is queued
     assert (
         Precompute(ctx.precompute_parts(), settle_seconds=0).run().by_kind.get("chunk_kv") is None
     )

@@ -17,8 +17,8 @@ from tests.assistant.test_precompute import QUESTIONS, chunk_texts, make_ctx, qu
 KITCHEN = "When does the kitchen demolition start?"  # its first chunk is the oldest mail's
 
 
-def test_access_is_the_default_plan():
-    assert load_settings(None, env={}).precompute.plan == "access"
+def test_recent_is_the_default_plan():
+    assert load_settings(None, env={}).precompute.plan == "recent"
 
 
 def test_the_plan_round_trips_through_file_env_and_command_line(tmp_path):
@@ -37,7 +37,8 @@ def test_the_plan_round_trips_through_file_env_and_command_line(tmp_path):
 def test_a_bad_plan_is_a_clear_error_naming_the_file(tmp_path):
     cfg = tmp_path / "config.toml"
     cfg.write_text('[expert.precompute]\nplan = "oldest"\n')
-    with pytest.raises(ConfigError, match=r"precompute.plan: expected one of access, newest.*"):
+    expected = r"precompute.plan: expected one of recent, access, newest.*"
+    with pytest.raises(ConfigError, match=expected):
         load_settings(cfg, env={})
     with pytest.raises(ConfigError, match=str(cfg)):
         load_settings(cfg, env={})
@@ -79,6 +80,7 @@ def test_the_access_plan_gives_the_chunks_past_questions_used_their_nodes_first(
 @pytest.mark.slow
 def test_a_chunk_no_question_used_waits_behind_the_predicted_questions(tmp_path):
     ctx = make_ctx(tmp_path)
+    ctx.settings.precompute.plan = "access"
     list(ctx.answerer().answer(KITCHEN, NO_CACHE))
     planned = _planned(Precompute(ctx.precompute_parts(), settle_seconds=0))
     used = set(ctx.answerer().history.chunk_counts())
