@@ -107,6 +107,15 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: [precompute] plan)",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    p = sub.add_parser(
+        "night", parents=[home], help="run the night's precompute from a timer, without the app"
+    )
+    p.add_argument("action", choices=["install", "uninstall", "status"])
+    p.add_argument("--at", default="01:00", metavar="HH:MM", help="when the night starts")
+    p.add_argument("--until", default="07:00", metavar="HH:MM", help="when it stops")
+    p.add_argument("--on-battery", action="store_true", help="run on battery power too")
+    p.add_argument("--json", action="store_true", help="status as JSON")
     return parser
 
 

@@ -69,6 +69,10 @@ def run_command(args: Namespace) -> int:
         "ask": cmd_ask,
         "precompute": cmd_precompute,
     }
+    if args.command == "night":
+        from assistant.commands_night import cmd_night
+
+        return cmd_night(ctx, args)
     if args.command in ("thread", "threads", "chat"):
         from assistant import commands_mail
 
@@ -238,8 +242,10 @@ def cmd_stats(ctx: Services, args: Namespace) -> int:
     if configured != chosen:  # "auto" → what it chose for this home
         chosen = f"{configured} → {chosen}"
     stats["encoder"] = f"{embedder.name} ([embedding] backend {chosen})"
-    stats["kv_cache"] = _kv_use(ctx)
-    stats["night"] = _night(ctx)
+    from assistant.commands_night import kv_use, nights
+
+    stats["kv_cache"] = kv_use(ctx)
+    stats["night"] = nights(ctx)
     if args.json:
         dump_json(stats)
         return 0
@@ -259,30 +265,6 @@ def cmd_stats(ctx: Services, args: Namespace) -> int:
             table.add_row(key.replace("_", " "), escape(str(value)))  # "[embedding]" is no tag
     Console().print(table)
     return 0
-
-
-def _kv_use(ctx: Services) -> str:
-    """The KV nodes' disk use against the budget (no model loads for it)."""
-    from cache.kv_tree import KIND
-
-    blobs, budget = ctx.blobs, ctx.settings.cache.kv_budget_bytes
-    how = " (10% of the free disk)" if ctx.kv_budget_auto else ""
-    used = f"{blobs.used(KIND) / 1e9:.2f} GB in {blobs.count(KIND)} nodes"
-    return f"{used} of {budget / 1e9:.2f} GB{how}"
-
-
-def _night(ctx: Services) -> str:
-    """What the nights covered and what the last one did."""
-    from assistant.precompute.coverage import plan, statement
-    from assistant.precompute.planner import noded_chunks
-    from cache.jobs import JobQueue
-    from cache.runs import RunLog
-
-    store = ctx.store
-    made = plan(store.mail_headers(), store.chunk_documents(), {}, ctx.settings.mail.today)
-    last = RunLog(ctx.cache_db).last()
-    said = statement(made, noded_chunks(JobQueue(ctx.cache_db)))
-    return f"{said}; last night: {last}" if last else f"{said}; no night yet"
 
 
 def _rerank_status(ctx: Services) -> dict:

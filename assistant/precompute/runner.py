@@ -174,7 +174,9 @@ class Precompute:
                     notify(PrecomputeProgressed(done, done + self.queue.pending(), _label(job)))
         report.jobs_left = self.queue.pending()
         report.wall_seconds = time.time() - start
-        self.runs.close(run_id, report.jobs_done, report.cpu_seconds, report.stopped)
+        self.runs.close(
+            run_id, report.jobs_done, report.cpu_seconds, report.stopped, report.by_kind
+        )
         return report
 
     def _should_stop(self, deadline, cancelled, stop_for_user: bool) -> str | None:
