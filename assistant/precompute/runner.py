@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from assistant.llm.model_file import physical_cores
 from assistant.precompute.handlers import Handlers
 from assistant.precompute.parts import PrecomputeParts
 from assistant.precompute.planner import Planner
@@ -43,6 +44,7 @@ from cache.prediction import History, KnowledgeAbstract
 from cache.runs import RunLog
 
 log = logging.getLogger(__name__)
+AWAY_SECONDS = 60.0  # without a keypress this long, background work takes every core
 
 
 @dataclass(frozen=True)
@@ -168,16 +170,25 @@ class Precompute:
             if job is None and not self.plan():
                 break
             if job is not None:
+                self._pick_threads()
                 self._run_job(job, report)
                 if notify:
                     done = report.jobs_done + report.failed
                     notify(PrecomputeProgressed(done, done + self.queue.pending(), _label(job)))
+        self.cache.llm.use_threads(None)
         report.jobs_left = self.queue.pending()
         report.wall_seconds = time.time() - start
         self.runs.close(
             run_id, report.jobs_done, report.cpu_seconds, report.stopped, report.by_kind
         )
         return report
+
+    def _pick_threads(self) -> None:
+        """Every physical core while the user is away (no question waiting, no keypress for
+        AWAY_SECONDS), the default threads once they are back; checked before each job."""
+        presence = self.parts.presence
+        away = not presence.user_waiting() and presence.idle_seconds() >= AWAY_SECONDS
+        self.cache.llm.use_threads(physical_cores() if away else None)
 
     def _should_stop(self, deadline, cancelled, stop_for_user: bool) -> str | None:
         if cancelled():
