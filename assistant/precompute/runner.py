@@ -28,6 +28,7 @@ comes back. Planning, in order of priority:
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -185,10 +186,14 @@ class Precompute:
 
     def _pick_threads(self) -> None:
         """Every physical core while the user is away (no question waiting, no keypress for
-        AWAY_SECONDS), the default threads once they are back; checked before each job."""
-        presence = self.parts.presence
+        AWAY_SECONDS) and the machine has them free (the load besides this pass's thread is
+        under two: ggml's threads spin on a busy machine, where two threads made far fewer nodes
+        than one, bench/results/night_rate.json); else the default threads. Checked before
+        each job."""
+        presence, cores = self.parts.presence, physical_cores()
         away = not presence.user_waiting() and presence.idle_seconds() >= AWAY_SECONDS
-        self.cache.llm.use_threads(physical_cores() if away else None)
+        free = os.getloadavg()[0] < 2.0 and cores > 1
+        self.cache.llm.use_threads(cores if away and free else None)
 
     def _should_stop(self, deadline, cancelled, stop_for_user: bool) -> str | None:
         if cancelled():
