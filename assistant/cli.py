@@ -100,12 +100,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--status", action="store_true", help="show the queue and the last run only")
     p.add_argument(
         "--plan",
-        choices=["access", "newest"],
+        choices=["recent", "access", "newest"],
         default=None,
-        help="which chunks get KV nodes first: the most used, or the newest "
+        help="which chunks get KV nodes first: recent mail and live threads, the most used, "
+        "or the newest "
         "(default: [precompute] plan)",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    p = sub.add_parser(
+        "night", parents=[home], help="run the night's precompute from a timer, without the app"
+    )
+    p.add_argument("action", choices=["install", "uninstall", "status"])
+    p.add_argument("--at", default="01:00", metavar="HH:MM", help="when the night starts")
+    p.add_argument("--until", default="07:00", metavar="HH:MM", help="when it stops")
+    p.add_argument("--on-battery", action="store_true", help="run on battery power too")
+    p.add_argument("--json", action="store_true", help="status as JSON")
     return parser
 
 

@@ -69,6 +69,10 @@ def run_command(args: Namespace) -> int:
         "ask": cmd_ask,
         "precompute": cmd_precompute,
     }
+    if args.command == "night":
+        from assistant.commands_night import cmd_night
+
+        return cmd_night(ctx, args)
     if args.command in ("thread", "threads", "chat"):
         from assistant import commands_mail
 
@@ -248,6 +252,10 @@ def cmd_stats(ctx: Services, args: Namespace) -> int:
     if configured != chosen:  # "auto" → what it chose for this home
         chosen = f"{configured} → {chosen}"
     stats["encoder"] = f"{embedder.name} ([embedding] backend {chosen})"
+    from assistant.commands_night import kv_use, nights
+
+    stats["kv_cache"] = kv_use(ctx)
+    stats["night"] = nights(ctx)
     if args.json:
         dump_json(stats)
         return 0
@@ -329,7 +337,7 @@ def cmd_precompute(ctx: Services, args: Namespace) -> int:
     if args.ac_only and on_ac() is False:
         console.print("On battery power: nothing done (--ac-only).")
         return 0
-    runner = Precompute(ctx, settle_seconds=0)
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
     if args.status:
         dump_json(runner.status())
         return 0

@@ -106,7 +106,8 @@ class CacheSettings:
     qa_evidence_threshold: float = 0.55
     qa_retrieval_k: int = 5
     qa_budget_mb: float = 16.0
-    kv_budget_mb: float = 2048.0
+    # 0: sized to the machine as the home opens (10% of free disk, 2 to 20 GB; cache/budget.py)
+    kv_budget_mb: float = 0.0
     # "exact": KV only along the longest cached run of segments from the system prompt (the
     # answer is token-identical to an uncached one); "any-order": every chunk with a
     # [system, chunk] node also serves later in the prompt, its KV moved there (assistant/llm/
@@ -167,10 +168,12 @@ class PrecomputeSettings:
     # question's first retrieved chunk is restored, not prefilled (with [cache] reuse =
     # "any-order", every one of its chunks that has a node)
     chunk_nodes: bool = True
-    # which chunks get those nodes first: "access" (the chunks past and predicted questions were
+    # which chunks get those nodes first: "recent" (the coverage plan: recent mail, live threads,
+    # the owner's correspondents, asked questions, 10% exploration; precompute/coverage.py,
+    # bench/results/coverage_plan.json), "access" (the chunks past and predicted questions were
     # answered from, most used first, then the newest) or "newest" (cache/policy.py;
     # bench/results/plan.json)
-    plan: str = "access"
+    plan: str = "recent"
 
 
 @dataclass

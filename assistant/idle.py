@@ -11,13 +11,15 @@ from pathlib import Path
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
+from assistant.activity import Activity
+from assistant.config import PrecomputeSettings
 from assistant.precompute import (
     Precompute,
     PrecomputeBusy,
     PrecomputeProgressed,
     PrecomputeReport,
 )
-from assistant.services import Services
+from assistant.precompute.parts import PrecomputeParts
 
 __all__ = ["IdleScheduler", "Precompute", "PrecomputeProgressed", "PrecomputeReport", "on_ac"]
 
@@ -43,13 +45,16 @@ def _read(path: Path) -> str:
 class IdleScheduler:
     def __init__(
         self,
-        ctx: Services,
+        settings: PrecomputeSettings,
+        presence: Activity,
+        parts: Callable[[], PrecomputeParts],
         notify: Callable[[PrecomputeProgressed], None] | None = None,
         done: Callable[[PrecomputeReport], None] | None = None,
         check_seconds: float = 30.0,
         power: Callable[[], bool | None] = on_ac,
     ) -> None:
-        self.ctx = ctx
+        """`parts` builds a pass's parts when one is due (the models load then, not before)."""
+        self.settings, self.presence, self.parts = settings, presence, parts
         self.notify, self.done = notify, done
         self.power = power
         self.check_seconds = check_seconds
@@ -70,17 +75,17 @@ class IdleScheduler:
 
     def due(self) -> bool:
         """The user has been away long enough, and the power source allows it."""
-        settings = self.ctx.settings.precompute
+        settings = self.settings
         if settings.ac_only and self.power() is False:
             return False
-        return self.ctx.presence.idle_seconds() >= settings.idle_minutes * 60
+        return self.presence.idle_seconds() >= settings.idle_minutes * 60
 
     def tick(self) -> PrecomputeReport | None:
         """One check; runs a pass when due (never two at once). Returns its report, if any."""
         if not self.due() or not self._running.acquire(blocking=False):
             return None
         try:
-            report = Precompute(self.ctx).run(
+            report = Precompute(self.parts()).run(
                 notify=self.notify, cancelled=self._user_back, stop_for_user=True, wait=False
             )
         except PrecomputeBusy:

@@ -39,6 +39,7 @@ from assistant.knowledge.retrieval import Retriever
 from assistant.knowledge.shipped import ModelMissing
 from assistant.knowledge.store import KnowledgeStore
 from assistant.mail import threads
+from cache.budget import kv_budget
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from assistant.importer import Importer
     from assistant.llm.runtime import LocalLLM
     from assistant.mail.reader import QueryReader
+    from assistant.precompute.parts import PrecomputeParts
     from assistant.prompt_cache import PromptCache
     from assistant.rerank.reranker import Reranker
     from assistant.rerank.selection import Selection
@@ -88,6 +90,7 @@ class Services:
     _reader: QueryReader | None = field(default=None, repr=False)
     # held by the precompute pass that is running (the idle one or the one the user asked for)
     precompute_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    kv_budget_auto: bool = False  # the KV budget was sized from the free disk (cache/budget.py)
     # held while a part is built: a part built from others (the answerer) builds them inside
     _building: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
@@ -257,6 +260,20 @@ class Services:
 
         return self._once("_reranker", build)
 
+    def precompute_parts(self) -> PrecomputeParts:
+        """What a precompute pass uses: the answer path's own parts (the answerer is built only
+        when a served hit is rechecked)."""
+        from assistant.precompute.parts import PrecomputeParts
+
+        return PrecomputeParts(
+            settings=self.settings, store=self.store, cache_db=self.cache_db, qa=self.qa,
+            kv=self.kv, memory=self.memory, selection=self.selection, cache=self.prompt_cache(),
+            embedder=self.embedder, presence=self.presence, lines=self.lines(),
+            check=self.rerank_check(), lock=self.precompute_lock,
+            weights_path=self.home.cache_dir / LINE_WEIGHTS,
+            recheck=lambda served: self.answerer().recheck(served),
+        )  # fmt: skip
+
     def rerank_check(self) -> RerankCheck:
         """The nightly reranker self-check's probes and result (`rerank = "auto"`)."""
         from assistant.rerank.selfcheck import RerankCheck
@@ -287,7 +304,10 @@ def open_services(
     settings = settings if settings is not None else load_settings(h.config_file)
     store = KnowledgeStore(open_db(h.knowledge_db))
     threads.ensure(store)  # an existing home's threads, once; a home imported into elsewhere
-    return Services(home=h, settings=settings, store=store)
+    auto = settings.cache.kv_budget_mb <= 0
+    if auto:  # sized to this machine's free disk, once, as the home opens
+        settings.cache.kv_budget_mb = kv_budget(0, h.cache_dir) / 2**20
+    return Services(home=h, settings=settings, store=store, kv_budget_auto=auto)
 
 
 def make_prompt_cache(ctx: Services) -> PromptCache:

@@ -117,7 +117,9 @@ def precompute(ctx: Services, design: Design, minutes: float) -> dict[str, Any]:
     deadline, total = time.time() + minutes * 60, {"cpu_seconds": 0.0, "wall_seconds": 0.0}
     kinds: dict[str, int] = {}
     while time.time() < deadline:
-        runner = Precompute(ctx, settle_seconds=0, kv=design.precompute != "qa_only")
+        runner = Precompute(
+            ctx.precompute_parts(), settle_seconds=0, kv=design.precompute != "qa_only"
+        )
         report = runner.run(deadline=deadline)
         total["cpu_seconds"] += report.cpu_seconds
         total["wall_seconds"] += report.wall_seconds

@@ -88,7 +88,9 @@ def precompute(ctx: Services, minutes: float) -> dict[str, Any]:
         return time.process_time() >= cpu_end
 
     while time.time() < deadline and not spent():
-        report = Precompute(ctx, settle_seconds=0).run(deadline=deadline, cancelled=spent)
+        report = Precompute(ctx.precompute_parts(), settle_seconds=0).run(
+            deadline=deadline, cancelled=spent
+        )
         cpu, wall = cpu + report.cpu_seconds, wall + report.wall_seconds
         for kind, n in report.by_kind.items():
             kinds[kind] = kinds.get(kind, 0) + n

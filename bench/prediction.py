@@ -107,7 +107,9 @@ def main() -> None:
         plans = lookup_plan(ctx, questions)
         before = replay(ctx, plans, tau)
         log(f"precomputing for up to {args.minutes} min (stride {ctx.settings.precompute.stride})")
-        report = Precompute(ctx, settle_seconds=0).run(deadline=time.time() + args.minutes * 60)
+        report = Precompute(ctx.precompute_parts(), settle_seconds=0).run(
+            deadline=time.time() + args.minutes * 60
+        )
         after = replay(ctx, plans, tau)
         show(before, after, report, ctx, args, tau)
 

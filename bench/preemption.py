@@ -50,7 +50,7 @@ def main() -> None:
         idle = ask_all(pipe, questions, 0.0)
         pipe.qa.threshold = 0.5  # strategy 2: background jobs decode
         stop = threading.Event()
-        runner = Precompute(ctx, settle_seconds=0)
+        runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
         worker = threading.Thread(target=runner.run, kwargs={"cancelled": stop.is_set})
         worker.start()
         time.sleep(20)  # let it get into prediction and population

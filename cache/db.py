@@ -169,6 +169,11 @@ CREATE TABLE IF NOT EXISTS qa_served (
 CREATE INDEX IF NOT EXISTS qa_served_unchecked ON qa_served(checked, served);
 """
 
+# what each precompute run did, by job kind (JSON {kind: count}): `night status` and `stats`
+_RUN_KINDS = """
+ALTER TABLE runs ADD COLUMN kinds TEXT;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
     ("0002_precompute", _PRECOMPUTE),
@@ -179,6 +184,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0007_history_chunks", _HISTORY_CHUNKS),
     ("0008_qa_refused", _QA_REFUSED),
     ("0009_qa_evidence", _QA_EVIDENCE),
+    ("0010_run_kinds", _RUN_KINDS),
 ]
 
 

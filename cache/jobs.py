@@ -113,9 +113,13 @@ class JobQueue:
         row = self.db.execute("SELECT state FROM jobs WHERE key = ?", [key]).fetchone()
         return row[0] if row else None
 
-    def keys(self, kind: str) -> list[str]:
-        """The keys of every job of `kind`, whatever its state."""
-        rows = self.db.execute("SELECT key FROM jobs WHERE kind = ?", [kind]).fetchall()
+    def keys(self, kind: str, state: str | None = None) -> list[str]:
+        """The keys of every job of `kind` in `state` (None: whatever its state)."""
+        if state is None:
+            rows = self.db.execute("SELECT key FROM jobs WHERE kind = ?", [kind]).fetchall()
+        else:
+            sql = "SELECT key FROM jobs WHERE kind = ? AND state = ?"
+            rows = self.db.execute(sql, [kind, state]).fetchall()
         return [r[0] for r in rows]
 
     def pending(self) -> int:

@@ -72,7 +72,7 @@ def pick_rebuilds(
     return [c.entry_id for c in ordered[:fits]]
 
 
-PLANS = ("access", "newest")
+PLANS = ("recent", "access", "newest")  # "recent": assistant/precompute/coverage.py
 
 
 def access_order(

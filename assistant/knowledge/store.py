@@ -323,6 +323,15 @@ class KnowledgeStore(ThreadRows):
         by_id = {r[0]: ChunkRecord(*(v if v is not None else "" for v in r)) for r in rows}
         return [by_id[int(i)] for i in ids if int(i) in by_id]
 
+    def chunk_documents(self) -> dict[int, list[int]]:
+        """Each document's chunk ids, in order (the night's coverage plan reads them per mail)."""
+        out: dict[int, list[int]] = {}
+        for chunk_id, doc_id in self.db.execute(
+            "SELECT id, document_id FROM chunks ORDER BY document_id, ordinal"
+        ).fetchall():
+            out.setdefault(doc_id, []).append(chunk_id)
+        return out
+
     def document_of_chunk(self, chunk_id: int) -> dict | None:
         """The whole stored message or note a chunk comes from (headers, body, quoted tail,
         attachments), or None when the chunk is gone."""

@@ -38,6 +38,23 @@ def default_threads() -> int:
     return max(1, (os.cpu_count() or 2) // 2)
 
 
+def physical_cores(cpuinfo: Path = Path("/proc/cpuinfo")) -> int:
+    """Physical cores: distinct (physical id, core id) pairs in /proc/cpuinfo; where it does
+    not say, the logical count."""
+    try:
+        text = cpuinfo.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return os.cpu_count() or 1
+    pairs, physical = set(), "0"
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "physical id":
+            physical = value.strip()
+        elif key.strip() == "core id":
+            pairs.add((physical, value.strip()))
+    return len(pairs) or os.cpu_count() or 1
+
+
 class Vocab:
     """The tokenizer of a GGUF alone (no weights loaded): tokenizes as LocalLLM does."""
 

@@ -59,6 +59,7 @@ class LocalLLM:
         self.move_aside = True  # False: `moved` moves nothing (the prompt's context will)
         self._params = (n_ctx, n_threads or default_threads(), kv_type)
         self._loaded: Llama | None = None
+        self._threads: int | None = None  # use_threads: None is the default
         self._words: dict[int, bool] = {}
 
     @property
@@ -73,7 +74,18 @@ class LocalLLM:
         n_ctx, threads, kv_type = self._params
         llm = load_llama(self.path, n_ctx, threads, kv_type)
         self._mover = SideMover(llm)
+        if self._threads and self._threads != threads:
+            llm._ctx.set_n_threads(self._threads, self._threads)
         return llm
+
+    def use_threads(self, n: int | None) -> None:
+        """Evaluate with `n` threads from the next call (None: the default): background work
+        takes every physical core while the user is away, and gives them back on return."""
+        with self.lock:
+            self._threads = n
+            if self._loaded is not None:
+                now = n or self._params[1]
+                self._loaded._ctx.set_n_threads(now, now)
 
     @property
     def chat_template(self) -> str | None:
@@ -384,4 +396,3 @@ class LocalLLM:
             out[i] = log_softmax_of(self.logits()[None, :], [token])[0]
             self.eval([token])
         return out
-

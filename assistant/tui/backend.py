@@ -119,7 +119,9 @@ def services_for(ctx: Services) -> AppServices:
         demo_paths=[data / "mail" / "demo.mbox", data / "notes"],
         kv_budget_bytes=settings.cache.kv_budget_bytes,
         activity=ctx.activity,
-        idle=lambda notify, done: IdleScheduler(ctx, notify, done),
+        idle=lambda notify, done: IdleScheduler(
+            ctx.settings.precompute, ctx.presence, ctx.precompute_parts, notify, done
+        ),
         notice=_vectors_notice(ctx),
         focused=ctx.focused_answerer,
     )
@@ -140,7 +142,7 @@ def _precompute(ctx: Services, answerer: Lazy[AnswererLike]) -> Precompute:
     from assistant.idle import Precompute
 
     answerer.get()
-    return Precompute(ctx, settle_seconds=0)
+    return Precompute(ctx.precompute_parts(), settle_seconds=0)
 
 
 def _importer(ctx: Services) -> Importer:

@@ -69,20 +69,28 @@ def _ctx(tmp_path, idle_minutes: float, ac_only: bool = False):
     return SimpleNamespace(settings=settings, presence=Activity(tmp_path))
 
 
+def _no_parts():
+    raise AssertionError("a pass's parts are built only when one is due")
+
+
 def test_precompute_is_due_only_after_the_idle_time_and_on_allowed_power(tmp_path):
     ctx = _ctx(tmp_path, idle_minutes=10)
     ctx.presence.touch()
-    scheduler = IdleScheduler(ctx, power=lambda: False)
+    scheduler = IdleScheduler(ctx.settings.precompute, ctx.presence, _no_parts, power=lambda: False)
     assert not scheduler.due()
     past = time.time() - 11 * 60
     os.utime(ctx.presence.marker, (past, past))
     assert scheduler.due()
     ctx.settings.precompute.ac_only = True
     assert not scheduler.due()  # on battery
-    assert IdleScheduler(ctx, power=lambda: None).due()  # unknown power: allowed
+    assert IdleScheduler(
+        ctx.settings.precompute, ctx.presence, _no_parts, power=lambda: None
+    ).due()  # unknown power: allowed
 
 
 def test_a_tick_does_nothing_while_the_user_is_active(tmp_path):
     ctx = _ctx(tmp_path, idle_minutes=10)
     ctx.presence.touch()
-    assert IdleScheduler(ctx).tick() is None  # would need models if it ran
+    assert (
+        IdleScheduler(ctx.settings.precompute, ctx.presence, _no_parts).tick() is None
+    )  # would need models if it ran

@@ -57,7 +57,7 @@ def test_strategy_1_leaves_pending_entries_then_kv_to_qa_when_tau_falls(tmp_path
     ctx.settings.cache.reuse = "exact"  # prefix paths; any-order: test_precompute_plan
     pipe = ctx.answerer()
     assert pipe.qa.threshold >= ctx.settings.precompute.decode_cutoff
-    runner = Precompute(ctx, settle_seconds=0)
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
     queue_questions(runner, QUESTIONS)
     report = runner.run()
     assert report.by_kind.get("populate") == 2
@@ -66,7 +66,7 @@ def test_strategy_1_leaves_pending_entries_then_kv_to_qa_when_tau_falls(tmp_path
     assert all(pipe.cache.kv_cached(chunk_texts(pipe, q)) for q in QUESTIONS)
 
     pipe.qa.threshold = 0.85  # τ now below the cutoff: pending entries are decoded
-    report = Precompute(ctx, settle_seconds=0).run()
+    report = Precompute(ctx.precompute_parts(), settle_seconds=0).run()
     assert report.by_kind.get("decode") == 2
     for entry in pipe.qa.entries():
         vector = pipe.qa.vector(entry.id)
@@ -87,7 +87,7 @@ def test_qa_to_kv_rebuilds_an_evicted_prefix_when_there_is_room(tmp_path):
     pipe.kv.blobs.budgets[KIND] = budget
     assert not pipe.cache.kv_cached(texts)
 
-    report = Precompute(ctx, settle_seconds=0).run()
+    report = Precompute(ctx.precompute_parts(), settle_seconds=0).run()
     assert report.by_kind.get("rebuild_kv") == 1
     assert pipe.cache.kv_cached(texts)
 
@@ -97,15 +97,19 @@ def test_chunk_nodes_let_an_unpredicted_question_restore_its_first_chunk(tmp_pat
     ctx.settings.cache.reuse = "exact"  # the first chunk restored, the answer token-identical
     pipe = ctx.answerer()
     texts = [r.text for r in ctx.store.chunk_records(ctx.store.chunk_ids())]
-    ctx.settings.cache.kv_budget_mb = 0  # no room: no chunk node is queued
-    assert Precompute(ctx, settle_seconds=0).run().by_kind.get("chunk_kv") is None
+    ctx.settings.cache.kv_budget_mb = 0.001  # no room: no chunk node is queued
+    assert (
+        Precompute(ctx.precompute_parts(), settle_seconds=0).run().by_kind.get("chunk_kv") is None
+    )
     ctx.settings.cache.kv_budget_mb = 2048
 
-    report = Precompute(ctx, settle_seconds=0).run()
+    report = Precompute(ctx.precompute_parts(), settle_seconds=0).run()
     assert report.by_kind.get("chunk_kv") == len(texts)
     assert all(pipe.cache.kv_cached([t]) for t in texts)
     assert pipe.lines.stored.count() == len(texts)  # the lines' vectors, kept too
-    assert Precompute(ctx, settle_seconds=0).run().by_kind.get("chunk_kv") is None  # all done
+    assert (
+        Precompute(ctx.precompute_parts(), settle_seconds=0).run().by_kind.get("chunk_kv") is None
+    )  # all done
 
     question = "Who is bringing the skip for the rubble?"  # never predicted, never asked
     segments = pipe.cache.segments(chunk_texts(pipe, question), question)
@@ -141,7 +145,7 @@ def test_with_reranking_on_precompute_fills_the_rerankers_document_kv(tmp_path):
     pipe = ctx.answerer()
     texts = [r.text for r in ctx.store.chunk_records(ctx.store.chunk_ids())]
 
-    report = Precompute(ctx, settle_seconds=0).run()
+    report = Precompute(ctx.precompute_parts(), settle_seconds=0).run()
     assert report.by_kind.get("doc_kv") == len(texts)
     scorer = pipe.select.reranker._model("full")
     assert all(scorer.doc_kv.has(scorer.tokens.prefix(t)) for t in texts)
@@ -152,7 +156,7 @@ def test_with_reranking_on_precompute_fills_the_rerankers_document_kv(tmp_path):
     assert pipe.kv.blobs.count(DOC_KV) == stored
     fresh = scorer.scores(question, [h.record.text for h in ordered], use_doc_kv=False)
     assert list(fresh) == sorted(fresh, reverse=True)  # the same order as computed afresh
-    assert Precompute(ctx, settle_seconds=0).run().by_kind.get("doc_kv") is None
+    assert Precompute(ctx.precompute_parts(), settle_seconds=0).run().by_kind.get("doc_kv") is None
 
 
 def test_new_mail_that_answers_an_old_question_makes_it_stale_and_it_is_refreshed(tmp_path):
@@ -174,7 +178,7 @@ def test_new_mail_that_answers_an_old_question_makes_it_stale_and_it_is_refreshe
     assert pipe.qa.lookup(vector, accept=pipe.memory.is_fresh) is None  # not served any more
     assert pipe.qa.get(entry.id).stale
 
-    report = Precompute(ctx, settle_seconds=0).run()
+    report = Precompute(ctx.precompute_parts(), settle_seconds=0).run()
     assert report.by_kind.get("refresh") == 1
     refreshed = pipe.qa.get(entry.id)
     assert not refreshed.stale and str(new_chunk) in refreshed.sources
@@ -184,7 +188,7 @@ def test_new_mail_that_answers_an_old_question_makes_it_stale_and_it_is_refreshe
 
 def test_a_killed_precompute_resumes_without_redoing_finished_jobs(tmp_path):
     ctx = make_ctx(tmp_path)
-    runner = Precompute(ctx, settle_seconds=0)
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
     questions = [f"What happens with the {w}?" for w in ("kitchen", "tiles", "wedding", "radio")]
     queue_questions(runner, questions)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "ASSISTANT_PRECOMPUTE_STRIDE": "0"}
@@ -234,7 +238,7 @@ def test_a_user_question_preempts_a_running_job(tmp_path):
 
     pipe.qa.threshold = 0.5  # below the cutoff: strategy 2, the background job decodes
     ctx.settings.precompute.chunk_nodes = False  # the one job is the decoding one
-    runner = Precompute(ctx, settle_seconds=0)
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
     # several long jobs: one is running whenever the user asks, however soon the model ends one
     topics = ("the kitchen", "the tiles", "the wedding", "the roof", "the battery", "the boards")
     queue_questions(runner, [f"Tell me everything about {t} and what comes next?" for t in topics])
@@ -276,9 +280,9 @@ def test_the_idle_scheduler_runs_a_pass_once_the_user_is_away(tmp_path):
     ctx = make_ctx(tmp_path)
     ctx.settings.precompute.idle_minutes = 0.0
     ctx.settings.precompute.settle_seconds = 0.0
-    runner = Precompute(ctx, settle_seconds=0)
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
     queue_questions(runner, QUESTIONS[:1])
-    report = IdleScheduler(ctx).tick()
+    report = IdleScheduler(ctx.settings.precompute, ctx.presence, ctx.precompute_parts).tick()
     assert report is not None and report.by_kind.get("populate") == 1
     assert ctx.answerer().qa.stats()["pending"] == 1
 
@@ -292,7 +296,7 @@ def test_history_based_prediction_writes_questions_in_the_users_style(tmp_path):
     pipe = ctx.answerer()
     for question in ("When does the kitchen demolition start?", "When is Elin's wedding?"):
         list(pipe.answer(question))
-    report = Precompute(ctx, settle_seconds=0).run()
+    report = Precompute(ctx.precompute_parts(), settle_seconds=0).run()
     assert report.by_kind.get("predict_history") == 1
     predicted = [e for e in pipe.qa.entries() if e.origin == "predicted:history"]
     assert predicted, "no usable question from the user's history"
@@ -304,7 +308,7 @@ def test_history_based_prediction_writes_questions_in_the_users_style(tmp_path):
 def test_a_night_answer_keeps_its_evidence_serves_a_paraphrase_and_rechecks_it(tmp_path):
     ctx = make_ctx(tmp_path)
     pipe = ctx.answerer()
-    runner = Precompute(ctx, settle_seconds=0)
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
     question = "When does the kitchen demolition start?"
     entry_id = pipe.memory.remember(question, pipe.embedder.embed_batch([question])[0], None,
                                     [], "predicted")  # fmt: skip
@@ -316,6 +320,6 @@ def test_a_night_answer_keeps_its_evidence_serves_a_paraphrase_and_rechecks_it(t
     events = list(pipe.answer("When will the kitchen demolition begin?"))
     assert events[-1].qa_hit  # a paraphrase, served by its quote
     assert [s.entry_id for s in pipe.qa.unchecked(5)] == [entry_id]
-    report = Precompute(ctx, settle_seconds=0).run()
+    report = Precompute(ctx.precompute_parts(), settle_seconds=0).run()
     assert report.by_kind.get("qa_selfcheck") == 1
     assert pipe.qa.unchecked(5) == []  # the night answered it afresh

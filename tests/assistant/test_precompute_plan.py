@@ -17,8 +17,8 @@ from tests.assistant.test_precompute import QUESTIONS, chunk_texts, make_ctx, qu
 KITCHEN = "When does the kitchen demolition start?"  # its first chunk is the oldest mail's
 
 
-def test_access_is_the_default_plan():
-    assert load_settings(None, env={}).precompute.plan == "access"
+def test_recent_is_the_default_plan():
+    assert load_settings(None, env={}).precompute.plan == "recent"
 
 
 def test_the_plan_round_trips_through_file_env_and_command_line(tmp_path):
@@ -37,7 +37,8 @@ def test_the_plan_round_trips_through_file_env_and_command_line(tmp_path):
 def test_a_bad_plan_is_a_clear_error_naming_the_file(tmp_path):
     cfg = tmp_path / "config.toml"
     cfg.write_text('[expert.precompute]\nplan = "oldest"\n')
-    with pytest.raises(ConfigError, match=r"precompute.plan: expected one of access, newest.*"):
+    expected = r"precompute.plan: expected one of recent, access, newest.*"
+    with pytest.raises(ConfigError, match=expected):
         load_settings(cfg, env={})
     with pytest.raises(ConfigError, match=str(cfg)):
         load_settings(cfg, env={})
@@ -64,11 +65,11 @@ def test_the_access_plan_gives_the_chunks_past_questions_used_their_nodes_first(
     ctx.settings.cache.kv_budget_mb = 12  # room for two nodes at the first guess (5 MiB each)
 
     ctx.settings.precompute.plan = "newest"
-    planned = _planned(Precompute(ctx, settle_seconds=0))
+    planned = _planned(Precompute(ctx.precompute_parts(), settle_seconds=0))
     assert [c for c, _ in planned] == newest[:2]
 
     ctx.settings.precompute.plan = "access"
-    runner = Precompute(ctx, settle_seconds=0)
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
     for job in runner.queue.keys("chunk_kv"):  # forget the newest plan's jobs
         runner.queue.db.execute("DELETE FROM jobs WHERE key = ?", [job])
     planned = _planned(runner)
@@ -79,8 +80,9 @@ def test_the_access_plan_gives_the_chunks_past_questions_used_their_nodes_first(
 @pytest.mark.slow
 def test_a_chunk_no_question_used_waits_behind_the_predicted_questions(tmp_path):
     ctx = make_ctx(tmp_path)
+    ctx.settings.precompute.plan = "access"
     list(ctx.answerer().answer(KITCHEN, NO_CACHE))
-    planned = _planned(Precompute(ctx, settle_seconds=0))
+    planned = _planned(Precompute(ctx.precompute_parts(), settle_seconds=0))
     used = set(ctx.answerer().history.chunk_counts())
     assert len(planned) == len(ctx.store.chunk_ids())
     for chunk, priority in planned:
@@ -92,7 +94,7 @@ def test_populate_prefills_only_within_the_kv_headroom(tmp_path):
     ctx = make_ctx(tmp_path)
     ctx.settings.precompute.chunk_nodes = False
     pipe = ctx.answerer()
-    runner = Precompute(ctx, settle_seconds=0)
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
     queue_questions(runner, QUESTIONS[:1])
     runner.run()
     stats = pipe.kv.stats()
@@ -113,7 +115,7 @@ def test_with_any_order_reuse_populate_stores_a_node_per_chunk_not_a_prefix_path
     ctx.settings.precompute.chunk_nodes = False
     ctx.settings.cache.reuse = "any-order"
     pipe = ctx.answerer()
-    runner = Precompute(ctx, settle_seconds=0)
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
     queue_questions(runner, QUESTIONS)
     assert runner.run().by_kind.get("populate") == 2
     for question in QUESTIONS:
@@ -128,7 +130,7 @@ def test_a_detail_prediction_keeps_its_chunk_node_only_within_the_headroom(tmp_p
     ctx = make_ctx(tmp_path)
     pipe = ctx.answerer()
     first, second = ctx.store.chunk_ids()[:2]
-    handlers = Precompute(ctx, settle_seconds=0).handlers
+    handlers = Precompute(ctx.precompute_parts(), settle_seconds=0).handlers
     handlers.run(Job(0, "predict_detail", "a", {"chunk": first}, 30, 0))
     stats = pipe.kv.stats()
     assert stats["nodes_with_kv"] == 2  # [system] and [system, chunk]: there was room
@@ -156,9 +158,9 @@ def test_chunks_an_import_left_without_vectors_are_embedded_first_while_idle(tmp
     missing = ctx.store.count_unembedded(name)
     assert missing == 3 and not ctx.store.all_embedded(name)
 
-    runner = Precompute(ctx, settle_seconds=0)
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
     with ctx.presence.embedding():  # an import is embedding them: not precompute's job
-        assert runner._plan_embed() == 0
+        assert runner.planner._plan_embed() == 0
     runner.plan()
     job = runner.queue.claim()
     assert job.kind == "embed" and job.priority == PRIORITY["embed"] == min(PRIORITY.values())

@@ -31,7 +31,7 @@ def test_qa_only_precompute_answers_predictions_and_stores_no_kv(tmp_path):
     pipe = ctx.answerer()
     assert pipe.qa.threshold >= ctx.settings.precompute.decode_cutoff  # policy: prefill only
 
-    runner = Precompute(ctx, settle_seconds=0, kv=False)
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0, kv=False)
     question = "Which tiles did we choose?"
     runner.queue.enqueue("populate", "populate:tiles", {"question": question, "origin": "test"})
     report = runner.run()

@@ -68,7 +68,7 @@ def test_the_run_log_reports_the_last_run_that_ended():
     runs = RunLog(open_cache_db(None))
     assert runs.last() is None
     first = runs.open()
-    runs.close(first, jobs=3, cpu_s=1.26, stopped="deadline")
+    runs.close(first, jobs=3, cpu_s=1.26, stopped="deadline", kinds={"chunk_kv": 2, "decode": 1})
     runs.open()  # still running (or killed): not the last run that ended
     last = runs.last()
     assert last is not None
@@ -78,6 +78,7 @@ def test_the_run_log_reports_the_last_run_that_ended():
         "stopped": "deadline",
     }
     assert last["finished"].startswith(time.strftime("%Y-", time.gmtime()))
+    assert last["by_kind"] == {"chunk_kv": 2, "decode": 1} and last["minutes"] >= 0
 
 
 def test_cache_meta_keeps_one_value_per_key():

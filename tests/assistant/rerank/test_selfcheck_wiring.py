@@ -48,7 +48,7 @@ def test_precompute_keeps_probes_and_runs_the_check(tmp_path, tiny_cross):
     ctx = make_ctx(tmp_path, stride=3)  # one chunk's detail questions
     ctx.settings.rerank, ctx.settings.reranker.model = "auto", str(tiny_cross)
     ctx.settings.reranker.auto_min_questions = 1
-    runner = Precompute(ctx, settle_seconds=0)
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
     report = runner.run()
     probes = runner.check.probes(100)
     assert report.by_kind.get("predict_detail") == 1 and probes
@@ -56,7 +56,9 @@ def test_precompute_keeps_probes_and_runs_the_check(tmp_path, tiny_cross):
     result = runner.check.result()
     assert result.questions == len(probes) and set(result.modes) == {"cross", "cross-pruned"}
     assert runner.status()["rerank"]["on"] == ctx.answerer().select.reranker.current
-    assert Precompute(ctx, settle_seconds=0)._plan_rerank_check() == 0  # checked: not due
+    assert (
+        Precompute(ctx.precompute_parts(), settle_seconds=0).planner._plan_rerank_check() == 0
+    )  # checked: not due
 
 
 @pytest.mark.slow

@@ -1,0 +1,124 @@
+"""The night without the app open: a systemd user timer (a crontab line where there is no
+systemctl) that runs `assistant precompute --until MORNING` at a set hour, on mains power only
+by default. Commands go through an injected runner, so tests never touch the real systemctl or
+crontab."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+UNIT = "assistant-night"
+MARK = "# assistant-night"  # ends the crontab line, so uninstall finds it
+Run = Callable[[Sequence[str], str | None], tuple[int, str]]  # (argv, stdin) → (rc, stdout)
+Which = Callable[[str], str | None]
+
+
+def run_command(argv: Sequence[str], stdin: str | None = None) -> tuple[int, str]:
+    done = subprocess.run(list(argv), input=stdin, capture_output=True, text=True, check=False)
+    return done.returncode, done.stdout
+
+
+@dataclass(frozen=True)
+class Night:
+    home: Path
+    start: str = "01:00"  # local time the night starts
+    morning: str = "07:00"  # and stops
+    ac_only: bool = True
+
+    def command(self) -> list[str]:
+        argv = [sys.executable, "-m", "assistant.cli", "precompute", "--home", str(self.home)]
+        return argv + ["--until", self.morning] + (["--ac-only"] if self.ac_only else [])
+
+
+def unit_dir(env: Mapping[str, str]) -> Path:
+    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".config")
+    return Path(base) / "systemd" / "user"
+
+
+def service_text(night: Night) -> str:
+    return (
+        "[Unit]\nDescription=assistant: the night's precompute\n\n"
+        f"[Service]\nType=oneshot\nNice=10\nExecStart={' '.join(night.command())}\n"
+    )
+
+
+def timer_text(night: Night) -> str:
+    return (
+        "[Unit]\nDescription=assistant: start the night's precompute\n\n"
+        f"[Timer]\nOnCalendar=*-*-* {night.start}:00\n\n[Install]\nWantedBy=timers.target\n"
+    )
+
+
+def cron_line(night: Night) -> str:
+    hour, minute = night.start.split(":")
+    return f"{int(minute)} {int(hour)} * * * {' '.join(night.command())} {MARK}"
+
+
+def install(night: Night, env: Mapping[str, str], run: Run, which: Which) -> list[str]:
+    """Install the night's timer; return what was done, a line each."""
+    if which("systemctl"):
+        folder = unit_dir(env)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{UNIT}.service").write_text(service_text(night), encoding="utf-8")
+        (folder / f"{UNIT}.timer").write_text(timer_text(night), encoding="utf-8")
+        done = [f"wrote {folder / UNIT}.service and .timer"]
+        return done + _systemctl(run, ["daemon-reload"], ["enable", "--now", f"{UNIT}.timer"])
+    if which("crontab"):
+        lines = [*_cron_lines(run), cron_line(night)]
+        run(["crontab", "-"], "\n".join(lines) + "\n")
+        return [f"added to the crontab: {lines[-1]}"]
+    return ["neither systemctl nor crontab found: run `assistant precompute --until` yourself"]
+
+
+def uninstall(env: Mapping[str, str], run: Run, which: Which) -> list[str]:
+    done = []
+    folder = unit_dir(env)
+    if (folder / f"{UNIT}.timer").exists():
+        if which("systemctl"):
+            done += _systemctl(run, ["disable", "--now", f"{UNIT}.timer"])
+        for suffix in ("timer", "service"):
+            (folder / f"{UNIT}.{suffix}").unlink(missing_ok=True)
+        done.append(f"removed {folder / UNIT}.service and .timer")
+    if which("crontab"):
+        before = _cron_lines(run, keep_ours=True)
+        kept = [line for line in before if not line.endswith(MARK)]
+        if kept != before:
+            run(["crontab", "-"], "\n".join(kept) + "\n" if kept else "")
+            done.append("removed the crontab line")
+    return done or ["nothing was installed"]
+
+
+def installed(env: Mapping[str, str], run: Run, which: Which) -> str | None:
+    """How the night is installed: the timer's file, the crontab line, or None."""
+    timer = unit_dir(env) / f"{UNIT}.timer"
+    if timer.exists():
+        return f"systemd user timer {timer}"
+    if which("crontab"):
+        ours = [line for line in _cron_lines(run, keep_ours=True) if line.endswith(MARK)]
+        if ours:
+            return f"crontab: {ours[0]}"
+    return None
+
+
+def _systemctl(run: Run, *calls: list[str]) -> list[str]:
+    done = []
+    for args in calls:
+        rc, _ = run(["systemctl", "--user", *args], None)
+        done.append(f"systemctl --user {' '.join(args)}" + ("" if rc == 0 else f" (exit {rc})"))
+    return done
+
+
+def _cron_lines(run: Run, keep_ours: bool = False) -> list[str]:
+    """The user's crontab lines (none when there is no crontab yet), ours left out."""
+    rc, out = run(["crontab", "-l"], None)
+    lines = out.splitlines() if rc == 0 else []
+    return [line for line in lines if keep_ours or not line.endswith(MARK)]
+
+
+def default_which(name: str) -> str | None:
+    return shutil.which(name)
