@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 import warnings
 from argparse import Namespace
 from dataclasses import asdict
@@ -355,7 +356,16 @@ def cmd_precompute(ctx: Services, args: Namespace) -> int:
                 task, completed=event.done, total=event.total, rate=event.done / elapsed
             )
 
-        report = runner.run(deadline=deadline, notify=notify)
+        report = last = runner.run(deadline=deadline, notify=notify)
+        # A night goes on in rounds until its morning: each round plans again over what
+        # the last one stored, so the next nodes and questions come from the same plan.
+        while deadline and last.stopped == "finished" and last.jobs_done:
+            if time.time() >= deadline:
+                break
+            last = Precompute(ctx.precompute_parts(), settle_seconds=0).run(
+                deadline=deadline, notify=notify
+            )
+            report = report.then(last)
     if args.json:
         dump_json(asdict(report))
     else:

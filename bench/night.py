@@ -96,16 +96,12 @@ def projection(points: list[dict], chunks_recent: int | None) -> dict:
 
 
 def recent_chunks(home: Path) -> int:
-    from assistant.precompute.coverage import WEEKS
+    """The chunks of the last six weeks' mail, as the night's plan counts them."""
+    from assistant.precompute import Precompute
     from assistant.services import open_services
 
-    ctx = open_services(home)
-    dated = [d[:10] for _, d in ctx.store.mail.recent_chunk_ids() if d[:10]]
-    from datetime import date, timedelta
-
-    end = max(date.fromisoformat(d) for d in dated)
-    since = (end - timedelta(weeks=WEEKS)).isoformat()
-    return sum(since <= d <= end.isoformat() for d in dated)
+    runner = Precompute(open_services(home).precompute_parts(), settle_seconds=0)
+    return len(runner.planner.coverage().recent_chunks)
 
 
 def plot(points: list[dict], path: Path) -> None:

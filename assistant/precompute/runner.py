@@ -82,6 +82,21 @@ class PrecomputeReport:
             + (f"; {self.failed} failed (see the log)" if self.failed else "")
         )
 
+    def then(self, later: PrecomputeReport) -> PrecomputeReport:
+        """This round then a later one: counts add up; the later one says why it stopped."""
+        kinds = dict(self.by_kind)
+        for kind, n in later.by_kind.items():
+            kinds[kind] = kinds.get(kind, 0) + n
+        return PrecomputeReport(
+            jobs_done=self.jobs_done + later.jobs_done,
+            jobs_left=later.jobs_left,
+            failed=self.failed + later.failed,
+            cpu_seconds=self.cpu_seconds + later.cpu_seconds,
+            wall_seconds=self.wall_seconds + later.wall_seconds,
+            stopped=later.stopped,
+            by_kind=kinds,
+        )
+
 
 class Precompute:
     def __init__(
