@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from cache.verify import STOPWORDS, stem
+from cache.words import STOPWORDS, stem
 
 __all__ = ["STOPWORDS", "stem", "words", "terms", "asked_kinds", "answer_kinds", "kind_terms"]
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from assistant.ingest.emails import display_name
-from cache.verify import STOPWORDS
+from cache.words import STOPWORDS
 
 PERSON = {"he", "him", "his", "she", "her", "hers", "himself", "herself"}
 THING = {"it", "its", "they", "them", "their", "those", "these", "there"}

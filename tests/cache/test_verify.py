@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cache.verify import Guard, features, stem
+from cache.verify import Guard, features
+from cache.words import stem
 
 
 @pytest.fixture
