@@ -16,7 +16,8 @@ from _common import QA_FILES, REPO, _jsonl, demo_context, log, percentile, print
 from assistant.answer.qa_verify import HitVerifier, QuestionCheck
 from assistant.config import CacheSettings
 from cache.db import open_cache_db
-from cache.qa_bank import QABank, QAEntry
+from cache.qa_bank import QABank
+from cache.qa_entries import QAEntry
 from cache.verify import WORD_CHECKS, Guard
 
 NEAR_MISS = REPO / "data" / "qa" / "near_miss.jsonl"

@@ -34,7 +34,8 @@ from _verified import print_verified, run_verified
 from assistant.config import CacheSettings, load_settings
 from assistant.knowledge.embeddings import make_embedder
 from cache.db import open_cache_db
-from cache.qa_bank import QABank, QAHit
+from cache.qa_bank import QABank
+from cache.qa_entries import QAHit
 
 # 0.70 … 0.99: the brief's 0.70–0.95, extended in case no τ up to 0.95 meets the criterion
 TAUS = tuple(round(0.70 + 0.01 * i, 2) for i in range(30))

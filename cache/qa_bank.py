@@ -22,7 +22,6 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from itertools import islice
 
 import numpy as np
@@ -30,67 +29,21 @@ from sqlite_utils import Database
 
 from cache.db import transaction, write
 from cache.protocols import Embedder
+from cache.qa_entries import (
+    COLUMNS,
+    QAEntry,
+    QAHit,
+    Served,
+    chunk_ids_of,
+    entry_of,
+    entry_size,
+    evidence_json,
+)
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class QAEntry:
-    id: int
-    question: str
-    answer: str | None
-    sources: list[str]
-    knowledge_version: int
-    stale: bool
-    origin: str
-    hits: int
-    chunk_watermark: int = 0  # the newest chunk id when it was answered
-    refused_at: float = 0.0  # served only above this similarity (0: never refused)
-    # the lines the answer quoted, (chunk id, line) in order; empty: a question-only entry
-    evidence: tuple[tuple[int, str], ...] = ()
-    answered_at: float | None = None  # when the answer was made (time.time())
-
-    @property
-    def chunk_ids(self) -> list[int]:
-        """The knowledge-bank chunks the answer was made from, in prompt order."""
-        return _chunk_ids(self.sources)
-
-
-def _chunk_ids(sources: Sequence) -> list[int]:
-    """The chunk ids among an entry's sources (the rest name other things)."""
-    return [int(i) for i in sources if str(i).isdigit()]
-
-
-@dataclass(frozen=True)
-class QAHit:
-    entry: QAEntry
-    similarity: float
-
-
 CANDIDATES = 4  # entries a verified lookup checks at most (each check may retrieve)
-
-
-_COLUMNS = (
-    "id, question, answer, sources, knowledge_version, stale, origin, hits, chunk_watermark, "
-    "refused_at, evidence, answered_at"
-)
-
-
-def _entry(row: Sequence) -> QAEntry:
-    sources = json.loads(row[3])
-    evidence = tuple((int(c), str(line)) for c, line in json.loads(row[10] or "[]"))
-    return QAEntry(row[0], row[1], row[2], sources, row[4], bool(row[5]), *row[6:10], evidence,
-                   row[11])  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Served:
-    """A hit the bank served: which entry, to which question, how similar."""
-
-    id: int
-    entry_id: int
-    question: str
-    similarity: float
 
 
 class QABank:
@@ -269,9 +222,9 @@ class QABank:
         return np.frombuffer(blob, dtype=np.float32)
 
     def get(self, entry_id: int) -> QAEntry | None:
-        row = self.db.execute(f"SELECT {_COLUMNS} FROM qa_entries WHERE id = ?", [entry_id])
+        row = self.db.execute(f"SELECT {COLUMNS} FROM qa_entries WHERE id = ?", [entry_id])
         found = row.fetchone()
-        return _entry(found) if found else None
+        return entry_of(found) if found else None
 
     def add(
         self,
@@ -298,13 +251,13 @@ class QABank:
                     json.dumps(list(sources)),
                     knowledge_version,
                     origin,
-                    _size(question, answer, blob),
+                    entry_size(question, answer, blob),
                     now,
                     now if answer is not None else None,
                     now,
                     watermark,
                     self.encoder,
-                    _evidence(evidence),
+                    evidence_json(evidence),
                 ],
             ).lastrowid
             self.evict(keep=entry_id)
@@ -330,7 +283,7 @@ class QABank:
                     version,
                     watermark,
                     time.time(),
-                    _evidence(evidence),
+                    evidence_json(evidence),
                     len(answer.encode()),
                     entry_id,
                 ],
@@ -401,14 +354,14 @@ class QABank:
         )
         counts: Counter[int] = Counter()
         for (sources,) in rows.fetchall():
-            counts.update(set(_chunk_ids(json.loads(sources))))
+            counts.update(set(chunk_ids_of(json.loads(sources))))
         return counts
 
     def _select(self, where: str, params: Sequence = ()) -> list[QAEntry]:
         rows = self.db.execute(
-            f"SELECT {_COLUMNS} FROM qa_entries WHERE {where} ORDER BY id", list(params)
+            f"SELECT {COLUMNS} FROM qa_entries WHERE {where} ORDER BY id", list(params)
         )
-        return [_entry(r) for r in rows.fetchall()]
+        return [entry_of(r) for r in rows.fetchall()]
 
     def used_bytes(self) -> int:
         return int(self.db.execute("SELECT coalesce(sum(size), 0) FROM qa_entries").fetchone()[0])
@@ -443,11 +396,3 @@ class QABank:
             "hits": row[3],
             "bytes": self.used_bytes(),
         }
-
-
-def _evidence(lines: Sequence[tuple[int, str]]) -> str:
-    return json.dumps([[int(c), str(line)] for c, line in lines], ensure_ascii=False)
-
-
-def _size(question: str, answer: str | None, blob: bytes) -> int:
-    return len(question.encode()) + len(blob) + len((answer or "").encode())

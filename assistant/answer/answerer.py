@@ -45,7 +45,8 @@ from assistant.prompt_cache import PromptCache
 from assistant.rerank.selection import Selection
 from cache.prediction import History
 from cache.protocols import Embedder
-from cache.qa_bank import QABank, QAEntry, QAHit, Served
+from cache.qa_bank import QABank
+from cache.qa_entries import QAEntry, QAHit, Served
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.store import KnowledgeStore
 from assistant.rerank.selection import Selection
 from cache.protocols import Embedder
-from cache.qa_bank import QABank, QAEntry
+from cache.qa_bank import QABank
+from cache.qa_entries import QAEntry
 
 
 class QAMemory:

@@ -28,7 +28,7 @@ from assistant.answer.evidence import Found, line_key
 from assistant.answer.text import asked_kinds
 from assistant.config import CacheSettings, ConfigError
 from assistant.knowledge.retrieval import Retriever
-from cache.qa_bank import QAEntry
+from cache.qa_entries import QAEntry
 from cache.verify import Guard
 
 VERIFY_MODES = ("evidence", "guard+retrieval", "guard", "retrieval", "off")

@@ -34,7 +34,7 @@ from cache.prediction import (
     drop_known,
     parse_questions,
 )
-from cache.qa_bank import Served
+from cache.qa_entries import Served
 
 PRIORITY = {
     # first: retrieval, and so every job below, searches only the chunks that have a vector

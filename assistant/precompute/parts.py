@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from assistant.rerank.selection import Selection
     from assistant.rerank.selfcheck import RerankCheck
     from cache.kv_tree import KVTree
-    from cache.qa_bank import QABank, Served
+    from cache.qa_bank import QABank
+    from cache.qa_entries import Served
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ from assistant.llm.decoding import sentences_ended
 from cache.blobs import BlobStore
 from cache.db import open_cache_db
 from cache.kv_tree import KIND, KVTree, segment_hash
-from cache.qa_bank import QABank, QAEntry
+from cache.qa_bank import QABank
+from cache.qa_entries import QAEntry
 from tests.conftest import FakeEmbedder
 
 ANSWER = "The kitchen work starts on Monday 2 March, says Bram in his last mail."

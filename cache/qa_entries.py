@@ -1,0 +1,74 @@
+"""What the QA bank stores and hands out: an entry (a question, its answer or none yet, the
+chunks and lines it was made from), a hit (an entry and its similarity to the asked question),
+a served hit (for the night's self-check), and the row ↔ entry conversions of qa_entries.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class QAEntry:
+    id: int
+    question: str
+    answer: str | None
+    sources: list[str]
+    knowledge_version: int
+    stale: bool
+    origin: str
+    hits: int
+    chunk_watermark: int = 0  # the newest chunk id when it was answered
+    refused_at: float = 0.0  # served only above this similarity (0: never refused)
+    # the lines the answer quoted, (chunk id, line) in order; empty: a question-only entry
+    evidence: tuple[tuple[int, str], ...] = ()
+    answered_at: float | None = None  # when the answer was made (time.time())
+
+    @property
+    def chunk_ids(self) -> list[int]:
+        """The knowledge-bank chunks the answer was made from, in prompt order."""
+        return chunk_ids_of(self.sources)
+
+
+def chunk_ids_of(sources: Sequence) -> list[int]:
+    """The chunk ids among an entry's sources (the rest name other things)."""
+    return [int(i) for i in sources if str(i).isdigit()]
+
+
+@dataclass(frozen=True)
+class QAHit:
+    entry: QAEntry
+    similarity: float
+
+
+COLUMNS = (
+    "id, question, answer, sources, knowledge_version, stale, origin, hits, chunk_watermark, "
+    "refused_at, evidence, answered_at"
+)
+
+
+def entry_of(row: Sequence) -> QAEntry:
+    sources = json.loads(row[3])
+    evidence = tuple((int(c), str(line)) for c, line in json.loads(row[10] or "[]"))
+    return QAEntry(row[0], row[1], row[2], sources, row[4], bool(row[5]), *row[6:10], evidence,
+                   row[11])  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Served:
+    """A hit the bank served: which entry, to which question, how similar."""
+
+    id: int
+    entry_id: int
+    question: str
+    similarity: float
+
+
+def evidence_json(lines: Sequence[tuple[int, str]]) -> str:
+    return json.dumps([[int(c), str(line)] for c, line in lines], ensure_ascii=False)
+
+
+def entry_size(question: str, answer: str | None, blob: bytes) -> int:
+    return len(question.encode()) + len(blob) + len((answer or "").encode())
