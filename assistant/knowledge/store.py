@@ -17,6 +17,7 @@ from assistant.ingest.chunking import Chunk
 from assistant.ingest.types import Document, Issue
 from assistant.knowledge.mailbox import Mailbox
 from assistant.knowledge.thread_rows import ThreadRows
+from assistant.knowledge.vector_rows import VectorRows
 from cache.db import transaction
 
 Outcome = Literal["added", "updated", "unchanged", "duplicate"]
@@ -59,7 +60,7 @@ class ChunkRecord:
         }
 
 
-class KnowledgeStore(ThreadRows):
+class KnowledgeStore(ThreadRows, VectorRows):
     def __init__(self, db: Database) -> None:
         self.db = db
         self.mail = Mailbox(db)  # reads of mail as mail: senders, filtered chunks, copies
@@ -212,94 +213,6 @@ class KnowledgeStore(ThreadRows):
             }
             for i in issues
         )
-
-    # -- embeddings ---------------------------------------------------------------------------
-
-    def count_unembedded(self, model: str) -> int:
-        sql = "SELECT count(*) FROM chunks c LEFT JOIN embeddings e ON e.chunk_id = c.id "
-        return self.db.execute(
-            sql + "WHERE e.chunk_id IS NULL OR e.model != ?", [model]
-        ).fetchone()[0]
-
-    def has_unembedded(self, model: str) -> bool:
-        """Whether some chunk lacks a vector from `model`. Newest chunks first: an import embeds
-        in id order, so while one runs the first row answers; a complete bank costs one scan."""
-        return (
-            self.db.execute(
-                "SELECT 1 FROM chunks c LEFT JOIN embeddings e ON e.chunk_id = c.id "
-                "WHERE e.chunk_id IS NULL OR e.model != ? ORDER BY c.id DESC LIMIT 1",
-                [model],
-            ).fetchone()
-            is not None
-        )
-
-    def all_embedded(self, model: str) -> bool:
-        """Whether every chunk has a vector from `model`, checked once per change of the chunks
-        or the vectors (an import still embedding changes them with every batch)."""
-        versions = (self.version("chunks"), self.version("vectors"))
-        known = self._all_embedded.get(model)
-        if known is None or known[0] != versions:
-            known = (versions, not self.has_unembedded(model))
-            self._all_embedded[model] = known
-        return known[1]
-
-    def embedding_counts(self, model: str) -> tuple[int, int]:
-        """(chunks with a vector from `model`, all chunks)."""
-        q = self.db.execute
-        embedded = q("SELECT count(*) FROM embeddings WHERE model = ?", [model]).fetchone()[0]
-        return int(embedded), self.count_chunks()
-
-    def end_vector_models(self) -> set[str]:
-        """The encoders of the vectors of the first and the last chunk that has one: what a
-        home's vectors are, read in two primary-key lookups (counting them all would read every
-        vector, a whole-table scan on each start). An import and a re-embedding go in id order,
-        so the two differ only while one is half-way."""
-        rows = self.db.execute(
-            "SELECT model FROM (SELECT model FROM embeddings ORDER BY chunk_id LIMIT 1) "
-            "UNION SELECT model FROM (SELECT model FROM embeddings ORDER BY chunk_id DESC LIMIT 1)"
-        )
-        return {str(model) for (model,) in rows.fetchall()}
-
-    def embedding_models(self) -> dict[str, int]:
-        """Vectors stored per encoder name (a chunk holds one vector, of one encoder)."""
-        rows = self.db.execute("SELECT model, count(*) FROM embeddings GROUP BY model")
-        return {str(model): int(n) for model, n in rows.fetchall()}
-
-    def unembedded(self, model: str, limit: int, after: int = 0) -> list[tuple[int, str]]:
-        """Chunks without a vector from `model`, by id, from id `after` on: paging by id keeps
-        each batch from rescanning the chunks embedded before it."""
-        return self.db.execute(
-            "SELECT c.id, c.text FROM chunks c LEFT JOIN embeddings e ON e.chunk_id = c.id "
-            "WHERE c.id > ? AND (e.chunk_id IS NULL OR e.model != ?) ORDER BY c.id LIMIT ?",
-            [after, model, limit],
-        ).fetchall()
-
-    def put_embeddings(self, model: str, ids: Sequence[int], vectors: np.ndarray) -> None:
-        vectors = np.asarray(vectors, dtype=np.float32)
-        with self.transaction():
-            self._upsert_vectors(model, ids, vectors)
-
-    def _upsert_vectors(self, model: str, ids: Sequence[int], vectors: np.ndarray) -> None:
-        self.db["embeddings"].upsert_all(
-            (
-                {"chunk_id": int(i), "model": model, "dim": vectors.shape[1], "vector": v.tobytes()}
-                for i, v in zip(ids, vectors, strict=True)
-            ),
-            pk="chunk_id",
-        )
-        self._bump_version("vectors")
-
-    def embedding_matrix(self, model: str) -> tuple[np.ndarray, np.ndarray]:
-        """(chunk ids, float32 matrix of normalised vectors), in chunk-id order."""
-        rows = self.db.execute(
-            "SELECT chunk_id, dim, vector FROM embeddings WHERE model = ? ORDER BY chunk_id",
-            [model],
-        ).fetchall()
-        if not rows:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32)
-        return ids, matrix.reshape(len(rows), rows[0][1])
 
     # -- reads --------------------------------------------------------------------------------
 
