@@ -19,6 +19,7 @@ from typing import Any
 
 from assistant.config_file import SWITCHES, ConfigError, ConfigWarning, flatten, read_toml
 from assistant.reuse_policy import REUSE_MODES, parse_repair
+from cache.budget import FLOOR
 from cache.policy import PLANS
 
 __all__ = ["ConfigError", "ConfigWarning", "Settings", "load_settings"]
@@ -123,7 +124,9 @@ class CacheSettings:
 
     @property
     def kv_budget_bytes(self) -> int:
-        return int(self.kv_budget_mb * 2**20)
+        """The budget in bytes; an unresolved 0 (settings not opened with a home, which sizes
+        it to the disk) counts as the floor, never as no room at all."""
+        return int(self.kv_budget_mb * 2**20) if self.kv_budget_mb > 0 else FLOOR
 
 
 @dataclass
