@@ -35,6 +35,9 @@ K1, B = 1.2, 0.75  # FTS5's bm25()
 
 
 def _plain(text: str) -> str:
+    """`text` without accents, as unicode61 folds them (remove_diacritics); ASCII as it is."""
+    if text.isascii():
+        return text
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
