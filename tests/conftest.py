@@ -81,17 +81,31 @@ def write_mbox(path: Path, messages: list[EmailMessage]) -> Path:
     return path
 
 
+def import_mails(store, embedder, path: Path, mails: Sequence[tuple[str, str]], tag: str = "m"):
+    """`mails` ((subject, body) pairs, Message-IDs <{tag}0@x>, <{tag}1@x>, ...) written to the mbox
+    `path` and imported into `store` with `embedder`; the import's report."""
+    from assistant.importer import Importer
+
+    msgs = [make_email(subject=s, body=b, msgid=f"<{tag}{i}@x>") for i, (s, b) in enumerate(mails)]
+    return Importer(store, embedder).run([write_mbox(path, msgs)])
+
+
 @pytest.fixture
 def fake_embedder() -> FakeEmbedder:
     return FakeEmbedder()
 
 
-@pytest.fixture
-def store():
+def empty_store():
+    """A KnowledgeStore on a fresh in-memory database."""
     from assistant.knowledge.db import open_db
     from assistant.knowledge.store import KnowledgeStore
 
     return KnowledgeStore(open_db(None))
+
+
+@pytest.fixture
+def store():
+    return empty_store()
 
 
 def load_qa() -> list[dict]:

@@ -7,12 +7,11 @@ import pytest
 
 from assistant.answer.qa_verify import HitVerifier
 from assistant.config import CacheSettings, ConfigError, Settings
-from assistant.importer import Importer
 from assistant.knowledge.embeddings import make_embedder
 from assistant.knowledge.retrieval import Retriever
 from cache.db import open_cache_db
 from cache.qa_bank import QABank
-from tests.conftest import make_email, write_mbox
+from tests.conftest import empty_store, import_mails
 
 pytestmark = pytest.mark.slow
 
@@ -27,14 +26,9 @@ MAILS = [
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    from assistant.knowledge.db import open_db
-    from assistant.knowledge.store import KnowledgeStore
-
     embedder = make_embedder(Settings().embedding)
-    store = KnowledgeStore(open_db(None))
-    msgs = [make_email(subject=s, body=b, msgid=f"<m{i}@x>") for i, (s, b) in enumerate(MAILS)]
-    box = write_mbox(tmp_path_factory.mktemp("mail") / "box.mbox", msgs)
-    Importer(store, embedder).run([box])
+    store = empty_store()
+    import_mails(store, embedder, tmp_path_factory.mktemp("mail") / "box.mbox", MAILS)
     return embedder, Retriever(store, embedder, None)
 
 
