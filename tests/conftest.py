@@ -17,6 +17,19 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
 
 
+# (subject, body) of mails several tests import, each worded once
+KITCHEN = (
+    "Kitchen start",
+    "Bram's crew begins demolition of the kitchen on Monday 2 March at 8:00.",
+)
+BATTERY = (
+    "Battery bug",
+    "Priya found that the LoRa radio driver drains the battery in sleep mode.",
+)
+WEDDING = ("Wedding", "Elin's wedding is in Uppsala on 8 August; Maya gives the speech.")
+TILES = ("Tiles", "We chose Mosa tiles, 15 x 15 cm, colour Warm Grey, for the kitchen.")
+
+
 class FakeEmbedder:
     """Deterministic bag-of-words hashing into 64 dims: similar words, similar vectors."""
 

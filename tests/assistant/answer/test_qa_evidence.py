@@ -14,15 +14,15 @@ from assistant.knowledge.embeddings import make_embedder
 from assistant.knowledge.retrieval import Retriever
 from cache.db import open_cache_db
 from cache.qa_bank import QABank
-from tests.conftest import empty_store, import_mails
+from tests.conftest import TILES, WEDDING, empty_store, import_mails
 
 pytestmark = pytest.mark.slow
 
 MAILS = [
     ("New hire", "Hi all,\n\nHenrik Dahl starts on Monday 3 March in the Oslo office.\n\n"
      "He signed for a salary of 61,000 euro a year.\n\nBest,\nAnna"),
-    ("Wedding", "Elin's wedding is in Uppsala on 8 August; Maya gives the speech."),
-    ("Tiles", "We chose Mosa tiles, 15 x 15 cm, colour Warm Grey, for the kitchen."),
+    WEDDING,
+    TILES,
 ]  # fmt: skip
 
 

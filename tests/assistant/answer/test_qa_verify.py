@@ -11,16 +11,16 @@ from assistant.knowledge.embeddings import make_embedder
 from assistant.knowledge.retrieval import Retriever
 from cache.db import open_cache_db
 from cache.qa_bank import QABank
-from tests.conftest import empty_store, import_mails
+from tests.conftest import KITCHEN, TILES, WEDDING, empty_store, import_mails
 
 pytestmark = pytest.mark.slow
 
 MAILS = [
-    ("Kitchen start", "Bram's crew begins demolition of the kitchen on Monday 2 March at 8:00."),
+    KITCHEN,
     ("Flat 220", "Joke lives in flat 220 on my floor and has the spare key."),
     ("Flat 218", "Flat 218 on my floor is empty since the Jansens moved out in May."),
-    ("Tiles", "We chose Mosa tiles, 15 x 15 cm, colour Warm Grey, for the kitchen."),
-    ("Wedding", "Elin's wedding is in Uppsala on 8 August; Maya gives the speech."),
+    TILES,
+    WEDDING,
 ]
 
 
