@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import math
 import os
 import platform
 import resource
+import shutil
 import sqlite3
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -40,7 +43,8 @@ REPO = Path(__file__).resolve().parents[1]
 RESULTS_DIR = REPO / "bench" / "results"
 DEMO_MBOX = REPO / "data" / "mail" / "demo.mbox"
 DEMO_NOTES = REPO / "data" / "notes"
-QA_FILES = (REPO / "data" / "qa" / "mail_qa.jsonl", REPO / "data" / "qa" / "notes_qa.jsonl")
+QA_DIR = REPO / "data" / "qa"
+QA_FILES = (QA_DIR / "mail_qa.jsonl", QA_DIR / "notes_qa.jsonl")
 CACHE_DIR = Path("/tmp/bench-cache")  # outside the repo: nothing to git-ignore
 EMBED_DIM = 384
 PACKAGES = ("numpy", "scipy", "rank-bm25", "sentence-transformers", "torch", "sqlite-utils")
@@ -329,6 +333,22 @@ def demo_context(tmp: Path, reuse: Path | None):
 def import_demo(store: KnowledgeStore, embedder: Embedder) -> ImportReport:
     importer = Importer(store, embedder, ChunkingSettings(), embed_batch=64)
     return importer.run([DEMO_MBOX, DEMO_NOTES])
+
+
+def cli_import(home: Path, name: str, work: Path, eval_dir: Path) -> Path:
+    """`home` imported by the app's own CLI (a subprocess, in this checkout) from the set `name`:
+    "real" is Jeff Skilling's mailbox (<eval_dir>/mail/skilling-j.mbox.gz, unpacked under
+    `work`), any other the demo mailbox and notes."""
+    sources = [DEMO_MBOX, DEMO_NOTES]
+    if name == "real":
+        mbox = work / "skilling-j.mbox"
+        with gzip.open(eval_dir / "mail" / "skilling-j.mbox.gz") as src, mbox.open("wb") as dst:
+            shutil.copyfileobj(src, dst)
+        sources = [mbox]
+    log(f"importing {', '.join(map(str, sources))}")
+    cmd = [sys.executable, "-m", "assistant.cli", "--home", str(home), "import", *map(str, sources)]
+    subprocess.run(cmd, check=True, capture_output=True, cwd=REPO)
+    return home
 
 
 def unit_vectors(n: int, rng: np.random.Generator, dim: int = EMBED_DIM) -> np.ndarray:

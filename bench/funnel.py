@@ -16,7 +16,6 @@ two designs of a set at once.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import math
 import shutil
@@ -28,9 +27,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import (  # noqa: E402
-    DEMO_MBOX,
-    DEMO_NOTES,
+    QA_DIR,
     REPO,
+    cli_import,
     default_eval_dir,
     log,
     percentile,
@@ -38,11 +37,10 @@ from _common import (  # noqa: E402
     write_results,
 )
 
-QA = REPO / "data" / "qa"
 SETS = {
-    "demo": [QA / "mail_qa.jsonl", QA / "notes_qa.jsonl"],
-    "holdout": [QA / "evidence_holdout.jsonl"],
-    "real": [QA / "skilling_qa.jsonl"],
+    "demo": [QA_DIR / "mail_qa.jsonl", QA_DIR / "notes_qa.jsonl"],
+    "holdout": [QA_DIR / "evidence_holdout.jsonl"],
+    "real": [QA_DIR / "skilling_qa.jsonl"],
 }
 STAGES = ("source_top3", "facts_top3", "facts_evidence", "facts_shown")
 # designs that are this checkout's path (or --quote's) with settings changed
@@ -86,19 +84,7 @@ def base_home(name: str, args: argparse.Namespace, work: Path) -> Path:
     home = work / f"base-{'real' if name == 'real' else 'demo'}"
     if home.exists():
         return home
-    sources = [DEMO_MBOX, DEMO_NOTES]
-    if name == "real":
-        mbox = work / "skilling-j.mbox"
-        with (
-            gzip.open(args.eval_dir / "mail" / "skilling-j.mbox.gz") as src,
-            mbox.open("wb") as dst,
-        ):
-            shutil.copyfileobj(src, dst)
-        sources = [mbox]
-    log(f"importing {', '.join(map(str, sources))}")
-    cmd = [sys.executable, "-m", "assistant.cli", "--home", str(home), "import", *map(str, sources)]
-    subprocess.run(cmd, check=True, capture_output=True, cwd=REPO)
-    return home
+    return cli_import(home, name, work, args.eval_dir)
 
 
 def run_set(name: str, designs: list[str], args, work: Path) -> dict[str, list[dict]]:

@@ -34,7 +34,7 @@ from _common import (  # noqa: E402
 )
 from _questions import Question, load  # noqa: E402
 from quality import has_expected, rouge_l  # noqa: E402
-from reuse import FirstToken  # noqa: E402
+from reuse import QUALITY_COLUMNS, FirstToken  # noqa: E402
 
 from assistant import events as p  # noqa: E402
 from assistant.answer.answerer import Answerer, CacheLayers  # noqa: E402
@@ -135,10 +135,7 @@ COLUMNS = [
     ("restore_s_mean", "restore s"),
     ("cached_identical_to_uncached", "cached=uncached"),
     ("identical_to_f16", "=f16"),
-    ("first_token_agreement", "1st tok agree"),
-    ("first_token_kl_mean", "1st tok KL"),
-    ("facts_in_answer", "facts∈answer"),
-    ("rouge_l", "ROUGE-L"),
+    *QUALITY_COLUMNS,
 ]
 
 

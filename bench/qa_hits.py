@@ -19,7 +19,6 @@ Sets: "real" (data/qa/skilling_pairs.jsonl on the real mailbox in ../shared/eval
 from __future__ import annotations
 
 import argparse
-import gzip
 import re
 import shutil
 import subprocess
@@ -33,10 +32,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import (  # noqa: E402
-    DEMO_MBOX,
-    DEMO_NOTES,
-    REPO,
+    QA_DIR,
     _jsonl,
+    cli_import,
     default_eval_dir,
     log,
     percentile,
@@ -51,7 +49,6 @@ from assistant.events import AnswerDone  # noqa: E402
 from assistant.services import Services, open_services  # noqa: E402
 from cache.qa_bank import QABank  # noqa: E402
 
-QA = REPO / "data" / "qa"
 CHANGED = "This line was changed after the answer was stored."
 
 
@@ -90,14 +87,14 @@ def parse_args() -> argparse.Namespace:
 
 def load_pairs(name: str, eval_dir: Path, limit: int) -> list[Pair]:
     if name == "real":
-        rows = _jsonl(QA / "skilling_pairs.jsonl")
+        rows = _jsonl(QA_DIR / "skilling_pairs.jsonl")
         return [Pair(r["stored"], r["asked"], r["relation"] == "paraphrase", r["kind"])
                 for r in rows]  # fmt: skip
     if name == "demo":
         para = [Pair(r["stored"], r["asked"], True, "paraphrase")
-                for r in _jsonl(QA / "paraphrases.jsonl")]  # fmt: skip
+                for r in _jsonl(QA_DIR / "paraphrases.jsonl")]  # fmt: skip
         near = [Pair(r["stored"], r["asked"], False, r.get("kind", "near_miss"))
-                for r in _jsonl(QA / "near_miss.jsonl")]  # fmt: skip
+                for r in _jsonl(QA_DIR / "near_miss.jsonl")]  # fmt: skip
         return para + near
     rows = _jsonl(eval_dir / "qqp_dev.jsonl")
     pairs = [Pair(r["a"], r["b"], bool(r["duplicate"]), "qqp") for r in rows]
@@ -111,16 +108,7 @@ def home_copy(name: str, given: Path | None, work: Path, eval_dir: Path) -> Path
     if given is not None:
         shutil.copytree(given, home, ignore=shutil.ignore_patterns("cache"))
         return home
-    if name == "real":
-        mbox = work / "skilling-j.mbox"
-        with gzip.open(eval_dir / "mail" / "skilling-j.mbox.gz", "rb") as src:
-            mbox.write_bytes(src.read())
-        sources = [mbox]
-    else:
-        sources = [DEMO_MBOX, DEMO_NOTES]
-    subprocess.run([sys.executable, "-m", "assistant.cli", "--home", str(home), "import",
-                    *map(str, sources)], check=True, capture_output=True)  # fmt: skip
-    return home
+    return cli_import(home, name, work, eval_dir)
 
 
 def store_answers(ctx: Services, questions: list[str], model: bool) -> None:

@@ -17,6 +17,19 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
 
 
+# (subject, body) of mails several tests import, each worded once
+KITCHEN = (
+    "Kitchen start",
+    "Bram's crew begins demolition of the kitchen on Monday 2 March at 8:00.",
+)
+BATTERY = (
+    "Battery bug",
+    "Priya found that the LoRa radio driver drains the battery in sleep mode.",
+)
+WEDDING = ("Wedding", "Elin's wedding is in Uppsala on 8 August; Maya gives the speech.")
+TILES = ("Tiles", "We chose Mosa tiles, 15 x 15 cm, colour Warm Grey, for the kitchen.")
+
+
 class FakeEmbedder:
     """Deterministic bag-of-words hashing into 64 dims: similar words, similar vectors."""
 
@@ -81,17 +94,31 @@ def write_mbox(path: Path, messages: list[EmailMessage]) -> Path:
     return path
 
 
+def import_mails(store, embedder, path: Path, mails: Sequence[tuple[str, str]], tag: str = "m"):
+    """`mails` ((subject, body) pairs, Message-IDs <{tag}0@x>, <{tag}1@x>, ...) written to the mbox
+    `path` and imported into `store` with `embedder`; the import's report."""
+    from assistant.importer import Importer
+
+    msgs = [make_email(subject=s, body=b, msgid=f"<{tag}{i}@x>") for i, (s, b) in enumerate(mails)]
+    return Importer(store, embedder).run([write_mbox(path, msgs)])
+
+
 @pytest.fixture
 def fake_embedder() -> FakeEmbedder:
     return FakeEmbedder()
 
 
-@pytest.fixture
-def store():
+def empty_store():
+    """A KnowledgeStore on a fresh in-memory database."""
     from assistant.knowledge.db import open_db
     from assistant.knowledge.store import KnowledgeStore
 
     return KnowledgeStore(open_db(None))
+
+
+@pytest.fixture
+def store():
+    return empty_store()
 
 
 def load_qa() -> list[dict]:

@@ -112,6 +112,17 @@ def moments(vectors: np.ndarray, batch: int = 65_536) -> tuple[np.ndarray, np.nd
     return mean, outer / max(n, 1) - np.outer(mean, mean)
 
 
+def present(sorted_ids: np.ndarray, wanted: Sequence[int] | np.ndarray):
+    """(ids, positions): those of `wanted` that stand in `sorted_ids` (ascending), in the order
+    asked, and where they stand there. The flat index's lookups share it (retrieval.py)."""
+    wanted = np.asarray(wanted, dtype=np.int64)
+    if not len(sorted_ids) or not len(wanted):
+        return wanted[:0], np.zeros(0, dtype=np.intp)
+    pos = np.clip(np.searchsorted(sorted_ids, wanted), 0, len(sorted_ids) - 1)
+    found = sorted_ids[pos] == wanted
+    return wanted[found], pos[found]
+
+
 class IvfIndex:
     def __init__(self, directory: Path, head: dict[str, np.ndarray]) -> None:
         self.directory = directory
@@ -215,15 +226,11 @@ class IvfIndex:
 
     def vectors(self, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
         """The stored (float16) vectors of those of `chunk_ids` in the index, as float32."""
-        if not len(self.ids) or not len(chunk_ids):
-            return {}
-        wanted = np.asarray(chunk_ids, dtype=np.int64)
-        pos = np.clip(np.searchsorted(self._sorted_ids, wanted), 0, len(self.ids) - 1)
-        found = self._sorted_ids[pos] == wanted
-        rows = self._by_id[pos[found]]
+        found, pos = present(self._sorted_ids, chunk_ids)
+        rows = self._by_id[pos]
         clusters = np.searchsorted(self.offsets, rows, side="right") - 1
         blocks = {int(c): self.cluster(int(c)) for c in np.unique(clusters)}
         return {
             int(chunk_id): blocks[int(c)][row - self.offsets[c]].astype(np.float32)
-            for chunk_id, row, c in zip(wanted[found], rows, clusters, strict=True)
+            for chunk_id, row, c in zip(found, rows, clusters, strict=True)
         }

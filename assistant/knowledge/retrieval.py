@@ -26,6 +26,7 @@ import numpy as np
 from assistant.config import RetrievalSettings
 from assistant.home import FILE_MODE, make_private_dir
 from assistant.knowledge.bm25 import BM25Index
+from assistant.knowledge.ivf import present
 from assistant.knowledge.large import LargeSearch
 from assistant.knowledge.store import ChunkRecord, KnowledgeStore
 from cache.protocols import Embedder
@@ -109,9 +110,8 @@ def _within(ids: np.ndarray, allowed: np.ndarray | None, score) -> tuple[np.ndar
         return ids, score(slice(None))
     if not len(ids):
         return ids, score(slice(None))
-    pos = np.clip(np.searchsorted(ids, allowed), 0, len(ids) - 1)
-    pos = pos[ids[pos] == allowed]
-    return ids[pos], score(pos)
+    found, pos = present(ids, allowed)
+    return found, score(pos)
 
 
 class DenseIndex:
@@ -132,12 +132,8 @@ class DenseIndex:
 
     def vectors(self, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
         """The vectors of those of `chunk_ids` that have one (ids are in ascending order)."""
-        if not len(self.ids) or not len(chunk_ids):
-            return {}
-        wanted = np.asarray(chunk_ids, dtype=np.int64)
-        pos = np.clip(np.searchsorted(self.ids, wanted), 0, len(self.ids) - 1)
-        found = self.ids[pos] == wanted
-        return {int(c): self.matrix[p] for c, p in zip(wanted[found], pos[found], strict=True)}
+        found, pos = present(self.ids, chunk_ids)
+        return {int(c): self.matrix[p] for c, p in zip(found, pos, strict=True)}
 
     def save(self, path: Path) -> None:
         tmp = path.with_suffix(".tmp.npz")

@@ -84,7 +84,9 @@ class _Groups:
             self.parent[rb] = ra
 
 
-def _when(iso: str) -> datetime | None:
+def sent_at(iso: str) -> datetime | None:
+    """A mail's ISO date as an aware datetime (UTC where it names no zone); None where it has
+    none or it does not parse. Threads order by it; the precompute's coverage reads it too."""
     try:
         date = datetime.fromisoformat(iso) if iso else None
     except ValueError:
@@ -144,7 +146,7 @@ def link_subjects(mails: Sequence[MailHeaders], groups: _Groups, window: timedel
     owners = _owners(people_of.values(), len(mails))
     open_by_subject: dict[str, list[_Open]] = defaultdict(list)
     joined: set[str] = set()
-    dated = [(d, m) for m in mails if (d := _when(m.date)) is not None]
+    dated = [(d, m) for m in mails if (d := sent_at(m.date)) is not None]
     for date, m in sorted(dated, key=lambda pair: (pair[0], pair[1].doc_id)):
         norm, reply = normalize_subject(m.subject)
         if not norm:
@@ -215,7 +217,7 @@ def assign(
 
 
 def _order(m: MailHeaders) -> tuple[datetime, int]:
-    return (_when(m.date) or datetime.max.replace(tzinfo=UTC), m.doc_id)
+    return (sent_at(m.date) or datetime.max.replace(tzinfo=UTC), m.doc_id)
 
 
 # Off by default: taking the repeated chunks out moved the demo questions' hybrid recall@10 of
@@ -271,7 +273,7 @@ def drop_repeated(store: KnowledgeStore, assigned: dict[int, tuple[str, str | No
 def ordered(mails: Iterable) -> list:
     """Mails (anything with .date, .doc_id) oldest first; undated last."""
     never = datetime.max.replace(tzinfo=UTC)
-    return sorted(mails, key=lambda m: (_when(m.date) or never, m.doc_id))
+    return sorted(mails, key=lambda m: (sent_at(m.date) or never, m.doc_id))
 
 
 def _batches(items: list[str], size: int) -> Iterable[list[str]]:

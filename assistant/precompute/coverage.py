@@ -12,10 +12,10 @@ import random
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from assistant.knowledge.thread_rows import MailHeaders
-from assistant.mail.threads import addresses, normalize_subject
+from assistant.mail.threads import addresses, normalize_subject, sent_at
 
 HALF_LIFE_DAYS = 7.0  # a mail a week older counts half as much
 WINDOW_DAYS = 42  # "the last six weeks": what the plan states its coverage of
@@ -33,27 +33,17 @@ class Mail:
 
 def mails_of(headers: Sequence[MailHeaders]) -> list[Mail]:
     return [
-        Mail(h.doc_id, _when(h.date), normalize_subject(h.subject)[0] or f"doc:{h.doc_id}",
+        Mail(h.doc_id, sent_at(h.date), normalize_subject(h.subject)[0] or f"doc:{h.doc_id}",
              addresses(h.sender), addresses(h.recipients, h.cc))
         for h in headers
     ]  # fmt: skip
-
-
-def _when(iso: str) -> datetime | None:
-    try:
-        when = datetime.fromisoformat(iso) if iso else None
-    except ValueError:
-        return None
-    if when is not None and when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return when
 
 
 def today_of(mails: Sequence[Mail], pinned: str = "") -> datetime | None:
     """`pinned` (an ISO date) or the newest mail's date: a mailbox read years later is still
     planned around its own last weeks."""
     if pinned:
-        return _when(pinned)
+        return sent_at(pinned)
     dated = [m.when for m in mails if m.when is not None]
     return max(dated) if dated else None
 

@@ -7,20 +7,14 @@ import pytest
 from assistant import events as p
 from assistant.answer.answerer import NO_CACHE, Answerer
 from assistant.config import Settings
-from assistant.importer import Importer
 from assistant.llm import make_llm
 from assistant.llm.prompt import evidence_text
 from tests.assistant.wiring import answerer_over
-from tests.conftest import make_email, write_mbox
+from tests.conftest import BATTERY, KITCHEN, TILES, WEDDING, empty_store, import_mails
 
 pytestmark = pytest.mark.slow
 
-MAILS = [
-    ("Kitchen start", "Bram's crew begins demolition of the kitchen on Monday 2 March at 8:00."),
-    ("Battery bug", "Priya found that the LoRa radio driver drains the battery in sleep mode."),
-    ("Wedding", "Elin's wedding is in Uppsala on 8 August; Maya gives the speech."),
-    ("Tiles", "We chose Mosa tiles, 15 x 15 cm, colour Warm Grey, for the kitchen."),
-]
+MAILS = [KITCHEN, BATTERY, WEDDING, TILES]
 SYSTEM = "Answer from the context in one sentence.\n\nContext:\n"
 
 
@@ -30,12 +24,8 @@ def llm():
 
 
 def build(tmp_path, llm, embedder, threshold: float = 0.9) -> Answerer:
-    from assistant.knowledge.db import open_db
-    from assistant.knowledge.store import KnowledgeStore
-
-    store = KnowledgeStore(open_db(None))
-    msgs = [make_email(subject=s, body=b, msgid=f"<m{i}@x>") for i, (s, b) in enumerate(MAILS)]
-    Importer(store, embedder).run([write_mbox(tmp_path / "box.mbox", msgs)])
+    store = empty_store()
+    import_mails(store, embedder, tmp_path / "box.mbox", MAILS)
     settings = Settings()
     settings.answer.context_chunks = 2
     settings.answer.max_tokens = 24

@@ -8,17 +8,13 @@ import pytest
 
 from assistant import events as p
 from assistant.answer.answerer import NO_CACHE
-from assistant.importer import Importer
 from assistant.precompute import Precompute
 from assistant.services import open_services
-from tests.conftest import make_email, write_mbox
+from tests.conftest import KITCHEN, TILES, import_mails
 
 pytestmark = pytest.mark.slow
 
-MAILS = [
-    ("Kitchen start", "Bram's crew begins demolition of the kitchen on Monday 2 March at 8:00."),
-    ("Tiles", "We chose Mosa tiles, 15 x 15 cm, colour Warm Grey, for the kitchen."),
-]
+MAILS = [KITCHEN, TILES]
 
 
 def test_qa_only_precompute_answers_predictions_and_stores_no_kv(tmp_path):
@@ -26,8 +22,7 @@ def test_qa_only_precompute_answers_predictions_and_stores_no_kv(tmp_path):
     ctx.settings.answer.context_chunks = 2
     ctx.settings.answer.max_tokens = 16
     ctx.settings.precompute.stride = 3  # one chunk's detail questions
-    msgs = [make_email(subject=s, body=b, msgid=f"<m{i}@x>") for i, (s, b) in enumerate(MAILS)]
-    Importer(ctx.store, ctx.embedder).run([write_mbox(tmp_path / "box.mbox", msgs)])
+    import_mails(ctx.store, ctx.embedder, tmp_path / "box.mbox", MAILS)
     pipe = ctx.answerer()
     assert pipe.qa.threshold >= ctx.settings.precompute.decode_cutoff  # policy: prefill only
 

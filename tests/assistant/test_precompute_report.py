@@ -6,22 +6,13 @@ from assistant.precompute.runner import PrecomputeReport
 
 
 def test_rounds_add_up_and_the_last_round_says_why_it_stopped() -> None:
-    first = PrecomputeReport(
-        jobs_done=3,
-        jobs_left=5,
-        failed=1,
-        cpu_seconds=2.0,
-        wall_seconds=1.5,
-        stopped="finished",
-        by_kind={"kv": 2, "qa": 1},
-    )
-    second = PrecomputeReport(
-        jobs_done=4,
-        jobs_left=2,
-        cpu_seconds=3.0,
-        wall_seconds=2.5,
-        stopped="deadline",
-        by_kind={"qa": 3, "refresh": 1},
+    # jobs_done, jobs_left, failed, cpu_seconds, wall_seconds, stopped, by_kind (field order)
+    first, second = (
+        PrecomputeReport(*fields)
+        for fields in [
+            (3, 5, 1, 2.0, 1.5, "finished", {"kv": 2, "qa": 1}),
+            (4, 2, 0, 3.0, 2.5, "deadline", {"qa": 3, "refresh": 1}),
+        ]
     )
     night = first.then(second)
     assert (night.jobs_done, night.jobs_left, night.failed) == (7, 2, 1)

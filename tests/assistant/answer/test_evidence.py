@@ -20,20 +20,7 @@ from assistant.answer.text import asked_kinds
 from assistant.knowledge.store import ChunkRecord
 from cache.db import open_cache_db
 from cache.sentences import SentenceVectors
-
-SOAK = """From: Priya Nair | Date: 2026-05-29 | Subject: RC2 soak: 3 of 12 units lost 9% battery
-Hi Maya, hi Daan,
-
-Something is wrong with RC2. The 72-hour soak on the 12 units in the
-rack finished this afternoon, and all functional checks passed, but when
-I plotted the battery trend per unit three of them stand out: S10, S11
-and S12 dropped from 100% to 91% in three days. The other nine are flat,
-as they should be.
-
-A healthy sensor loses less than 1% per week. At this rate those three
-would be empty in about five weeks.
-
-Priya"""
+from tests.assistant.answer.test_lines import SOAK
 
 PLAN = """From: Maya Lindqvist | Date: 2026-01-07 | Subject: Re: Rootline v3 release plan
 Hi Lotte,

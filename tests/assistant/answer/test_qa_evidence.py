@@ -10,33 +10,27 @@ import pytest
 from assistant.answer.evidence import LineFinder
 from assistant.answer.qa_verify import HitVerifier
 from assistant.config import CacheSettings, Settings
-from assistant.importer import Importer
 from assistant.knowledge.embeddings import make_embedder
 from assistant.knowledge.retrieval import Retriever
 from cache.db import open_cache_db
 from cache.qa_bank import QABank
-from tests.conftest import make_email, write_mbox
+from tests.conftest import TILES, WEDDING, empty_store, import_mails
 
 pytestmark = pytest.mark.slow
 
 MAILS = [
     ("New hire", "Hi all,\n\nHenrik Dahl starts on Monday 3 March in the Oslo office.\n\n"
      "He signed for a salary of 61,000 euro a year.\n\nBest,\nAnna"),
-    ("Wedding", "Elin's wedding is in Uppsala on 8 August; Maya gives the speech."),
-    ("Tiles", "We chose Mosa tiles, 15 x 15 cm, colour Warm Grey, for the kitchen."),
+    WEDDING,
+    TILES,
 ]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    from assistant.knowledge.db import open_db
-    from assistant.knowledge.store import KnowledgeStore
-
     embedder = make_embedder(Settings().embedding)
-    store = KnowledgeStore(open_db(None))
-    msgs = [make_email(subject=s, body=b, msgid=f"<e{i}@x>") for i, (s, b) in enumerate(MAILS)]
-    box = write_mbox(tmp_path_factory.mktemp("mail") / "box.mbox", msgs)
-    Importer(store, embedder).run([box])
+    store = empty_store()
+    import_mails(store, embedder, tmp_path_factory.mktemp("mail") / "box.mbox", MAILS, "e")
     retriever = Retriever(store, embedder, None)
     verifier = HitVerifier(retriever, CacheSettings())
     return embedder, retriever, LineFinder(embedder), verifier

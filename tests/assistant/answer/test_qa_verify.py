@@ -7,34 +7,28 @@ import pytest
 
 from assistant.answer.qa_verify import HitVerifier
 from assistant.config import CacheSettings, ConfigError, Settings
-from assistant.importer import Importer
 from assistant.knowledge.embeddings import make_embedder
 from assistant.knowledge.retrieval import Retriever
 from cache.db import open_cache_db
 from cache.qa_bank import QABank
-from tests.conftest import make_email, write_mbox
+from tests.conftest import KITCHEN, TILES, WEDDING, empty_store, import_mails
 
 pytestmark = pytest.mark.slow
 
 MAILS = [
-    ("Kitchen start", "Bram's crew begins demolition of the kitchen on Monday 2 March at 8:00."),
+    KITCHEN,
     ("Flat 220", "Joke lives in flat 220 on my floor and has the spare key."),
     ("Flat 218", "Flat 218 on my floor is empty since the Jansens moved out in May."),
-    ("Tiles", "We chose Mosa tiles, 15 x 15 cm, colour Warm Grey, for the kitchen."),
-    ("Wedding", "Elin's wedding is in Uppsala on 8 August; Maya gives the speech."),
+    TILES,
+    WEDDING,
 ]
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    from assistant.knowledge.db import open_db
-    from assistant.knowledge.store import KnowledgeStore
-
     embedder = make_embedder(Settings().embedding)
-    store = KnowledgeStore(open_db(None))
-    msgs = [make_email(subject=s, body=b, msgid=f"<m{i}@x>") for i, (s, b) in enumerate(MAILS)]
-    box = write_mbox(tmp_path_factory.mktemp("mail") / "box.mbox", msgs)
-    Importer(store, embedder).run([box])
+    store = empty_store()
+    import_mails(store, embedder, tmp_path_factory.mktemp("mail") / "box.mbox", MAILS)
     return embedder, Retriever(store, embedder, None)
 
 

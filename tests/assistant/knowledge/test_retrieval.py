@@ -6,7 +6,7 @@ import pytest
 from assistant.importer import Importer
 from assistant.knowledge import retrieval
 from assistant.knowledge.retrieval import Ranked, Retriever, rrf, top_n, zscore, zscore_fusion
-from tests.conftest import make_email, write_mbox
+from tests.conftest import import_mails, make_email, write_mbox
 
 MAILS = [
     ("Kitchen start", "Bram's crew begins demolition of the kitchen on Monday 2 March."),
@@ -19,8 +19,7 @@ MAILS = [
 
 @pytest.fixture
 def loaded(tmp_path, store, fake_embedder):
-    msgs = [make_email(subject=s, body=b, msgid=f"<m{i}@x>") for i, (s, b) in enumerate(MAILS)]
-    Importer(store, fake_embedder).run([write_mbox(tmp_path / "box.mbox", msgs)])
+    import_mails(store, fake_embedder, tmp_path / "box.mbox", MAILS)
     return Retriever(store, fake_embedder, tmp_path / "index")
 
 

@@ -12,6 +12,8 @@ from assistant.rerank.packed import Packed, groups, packed_layer
 from tests.assistant.rerank.test_cross import QUESTION
 from tests.assistant.rerank.test_grating import MANY, logits
 
+LENGTHS = [9, 3, 14, 6]  # four pairs' token counts
+
 
 def padded_and_packed(engine: CrossPruned, lengths: list[int]):
     """Random hidden states for pairs of `lengths`: padded [b, T, d] + mask, and packed."""
@@ -22,25 +24,27 @@ def padded_and_packed(engine: CrossPruned, lengths: list[int]):
     return h, mask, torch.cat([h[r, :n] for r, n in enumerate(lengths)])
 
 
-def test_a_packed_layer_equals_the_padded_layer_on_real_tokens(tiny_cross):
+def layer_and_states(tiny_cross, index: int):
+    """The tiny engine, random states for pairs of LENGTHS (padded, mask, packed) and the weights
+    of its layer `index`."""
     engine = CrossPruned(str(tiny_cross))
-    lengths = [9, 3, 14, 6]
-    h, mask, rows = padded_and_packed(engine, lengths)
-    w = engine.window.get(0)
+    h, mask, rows = padded_and_packed(engine, LENGTHS)
+    return engine, h, mask, rows, engine.window.get(index)
+
+
+def test_a_packed_layer_equals_the_padded_layer_on_real_tokens(tiny_cross):
+    engine, h, mask, rows, w = layer_and_states(tiny_cross, 0)
     padded = layer(w, engine.arch, h, mask)
-    packed = packed_layer(w, engine.arch, rows, lengths)
-    expected = torch.cat([padded[r, :n] for r, n in enumerate(lengths)])
+    packed = packed_layer(w, engine.arch, rows, LENGTHS)
+    expected = torch.cat([padded[r, :n] for r, n in enumerate(LENGTHS)])
     torch.testing.assert_close(packed, expected, atol=1e-5, rtol=1e-5)
 
 
 def test_the_cls_only_layer_equals_the_full_layers_cls(tiny_cross):
-    engine = CrossPruned(str(tiny_cross))
-    lengths = [9, 3, 14, 6]
-    _, _, rows = padded_and_packed(engine, lengths)
-    w = engine.window.get(3)
-    full = packed_layer(w, engine.arch, rows, lengths)
-    cls = packed_layer(w, engine.arch, rows, lengths, cls_only=True)
-    assert cls.shape == (len(lengths), engine.arch.d_model)
+    engine, _, _, rows, w = layer_and_states(tiny_cross, 3)
+    full = packed_layer(w, engine.arch, rows, LENGTHS)
+    cls = packed_layer(w, engine.arch, rows, LENGTHS, cls_only=True)
+    assert cls.shape == (len(LENGTHS), engine.arch.d_model)
     torch.testing.assert_close(cls, full[[0, 9, 12, 26]], atol=1e-5, rtol=1e-5)
 
 

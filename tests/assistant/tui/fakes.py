@@ -29,6 +29,15 @@ from tests.conftest import FakeEmbedder
 ANSWER = "The kitchen work starts on Monday 2 March, says Bram in his last mail."
 
 
+def forwarded(part: str, name: str, doc: str) -> property:
+    """A property that reads and sets `name` on the object in the attribute `part`."""
+    return property(
+        lambda self: getattr(getattr(self, part), name),
+        lambda self, value: setattr(getattr(self, part), name, value),
+        doc=doc,
+    )
+
+
 class FakeAnswerer(Answerer):
     """The real Answerer over the store, with a fake retrieval (FakeSelection), model
     (FakeModel) and QA memory (FakeMemory): the events, their order, the quote and the checks
@@ -46,31 +55,18 @@ class FakeAnswerer(Answerer):
         super().__init__(settings, store, embedder, select, self.model, memory, lines)
         self.done: AnswerDone | None = None
 
-    @property
-    def reply(self) -> str:
-        """What the model writes (it stops after the first sentence, as the real one is told)."""
-        return self.model.reply
-
-    @reply.setter
-    def reply(self, text: str) -> None:
-        self.model.reply = text
-
-    @property
-    def delay(self) -> float:
-        return self.model.delay
-
-    @delay.setter
-    def delay(self, seconds: float) -> None:
-        self.model.delay = seconds
-
-    @property
-    def band(self) -> str | None:
-        """The band every quote is given (None: the real scorer's, over the fake embedder)."""
-        return self.lines.band
-
-    @band.setter
-    def band(self, band: str | None) -> None:
-        self.lines.band = band
+    # what a test sets on the fake answerer, forwarded to the fake part that uses it
+    reply = forwarded(
+        "model",
+        "reply",
+        "What the model writes (it stops after the first sentence, as the real one is told).",
+    )
+    delay = forwarded("model", "delay", "Seconds the model waits before each word it streams.")
+    band = forwarded(
+        "lines",
+        "band",
+        "The band every quote is given (None: the real scorer's, over the fake embedder).",
+    )
 
     @property
     def closed(self) -> int:
