@@ -11,11 +11,12 @@ from email.message import EmailMessage, Message
 from email.parser import BytesParser
 from email.utils import getaddresses, parsedate_to_datetime
 
+from assistant.ingest.attachments import is_attachment, read_attachments
 from assistant.ingest.bounds import DEFAULT_MAX_PART_BYTES, bound_text, cut_part
 from assistant.ingest.decode import decode_bytes, utf8_headers
 from assistant.ingest.names import names
 from assistant.ingest.quotes import split_reply
-from assistant.ingest.types import Attachment, Document, Issue, NotAnEmail
+from assistant.ingest.types import Document, Issue, NotAnEmail
 
 _KEY_HEADERS = ("from", "to", "subject", "date", "message-id")
 _ID = re.compile(r"<([^<>\s]+)>")
@@ -37,17 +38,19 @@ def parse_email(
     warnings: list[str] = []
     body, replaced = _body_text(msg, warnings, max_part_bytes)
     own, quoted = split_reply(body)
+    attachments, sections, attachment_warnings = read_attachments(msg)
     message_id = _first_id(_header(msg, "Message-ID"))
     subject = _header(msg, "Subject").strip()
     sender = _header(msg, "From")
     date = _parse_date(_header(msg, "Date"))
+    # from the body alone: a mail stored before attachments were read is still unchanged
     content_hash = _hash(subject, sender, date, own)
-    warnings += _defect_warnings(msg)
+    warnings += attachment_warnings + _defect_warnings(msg)
     return Document(
         kind="email",
         source_key=message_id or f"sha256:{content_hash[:32]}",
         title=subject or "(no subject)",
-        text=own,
+        text="\n\n".join(filter(None, [own, *sections])),  # after split_reply: no quote cuts
         quoted=quoted,
         content_hash=content_hash,
         source_path=source_path,
@@ -64,7 +67,7 @@ def parse_email(
         cc_names=names(_header(msg, "Cc"), _header(msg, "X-cc")),
         date=date,
         folder=folder,
-        attachments=_attachments(msg),
+        attachments=attachments,
         replaced_chars=replaced,
         warnings=warnings,
     )
@@ -140,7 +143,7 @@ def _body_part(msg: EmailMessage) -> Message | None:
     if part is not None:
         return part
     for sub in msg.walk():
-        if sub.get_content_maintype() == "text" and not _is_attachment(sub):
+        if sub.get_content_maintype() == "text" and not is_attachment(sub):
             return sub
     return None
 
@@ -156,25 +159,6 @@ def html_to_text(html: str) -> str:
     # inscriptis pads table cells to align columns: padding is prompt tokens that say nothing
     lines = (re.sub(r"[ \t]{2,}", "  ", line).strip() for line in text.splitlines())
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
-
-
-def _is_attachment(part: Message) -> bool:
-    disposition = (part.get("Content-Disposition") or "").lower()
-    return disposition.startswith("attachment") or bool(part.get_filename())
-
-
-def _attachments(msg: Message) -> list[Attachment]:
-    found = []
-    for part in msg.walk():
-        if part.is_multipart() or not _is_attachment(part):
-            continue
-        raw = part.get_payload()
-        size = len(raw) if isinstance(raw, str | bytes) else 0
-        if (part.get("Content-Transfer-Encoding") or "").lower() == "base64":
-            size = size * 3 // 4
-        name = part.get_filename() or "(unnamed)"
-        found.append(Attachment(name=name, content_type=part.get_content_type(), size=size))
-    return found
 
 
 def _defect_warnings(msg: Message) -> list[str]:
