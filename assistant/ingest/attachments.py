@@ -52,15 +52,19 @@ _ZIPPED = {"docx", "xlsx"}
 
 @dataclass(frozen=True)
 class Limits:
-    """What one attached file may cost. A zip member counts as a bomb when it inflates more
-    than `max_ratio` times and to more than `ratio_floor` bytes: small, repetitive XML
-    compresses that well too, and is harmless."""
+    """What one attached file may cost. An Office file's XML is held whole as a tree by its
+    library, several times its size in memory: `max_unzipped` bounds it. A zip member counts as a
+    bomb when it inflates more than `max_ratio` times and to more than `ratio_floor` bytes:
+    small, repetitive XML compresses that well too, and is harmless. A calendar is parsed whole
+    before its first event is read: `max_calendar_bytes` (an invitation is a few kB; an exported
+    calendar is not what a question is answered from)."""
 
     max_bytes: int = 25_000_000
     max_pages: int = 50
     max_chars: int = 200_000
     max_seconds: float = 15.0
-    max_unzipped: int = 100_000_000
+    max_calendar_bytes: int = 2_000_000
+    max_unzipped: int = 50_000_000
     max_members: int = 10_000
     max_ratio: float = 100.0
     ratio_floor: int = 1_000_000
@@ -99,6 +103,9 @@ def extract_text(
 def _read(kind: str, data: bytes, charset: str | None, limits: Limits) -> tuple[str, str | None]:
     if len(data) > limits.max_bytes:
         return "", _too_big(len(data), limits)
+    if kind == "ics" and len(data) > limits.max_calendar_bytes:
+        cap = limits.max_calendar_bytes / 1e6
+        return "", f"a calendar of {len(data) / 1e6:.1f} MB, over the {cap:g} MB cap; not read"
     if kind in _ZIPPED:
         refused = zip_refusal(data, limits)
         if refused:
@@ -197,7 +204,10 @@ def read_attachments(
         size = _encoded_size(part)
         if attached:
             listed.append(Attachment(name=name, content_type=part.get_content_type(), size=size))
-        text, warning = _part_text(part, name, size, limits)
+        try:
+            text, warning = _part_text(part, name, size, limits)
+        except Exception as exc:  # noqa: BLE001 - an odd MIME part costs only its own text
+            text, warning = "", f"attachment {name!r}: unreadable part ({type(exc).__name__})"
         if text:
             sections.append(section(name, text))
         if warning:

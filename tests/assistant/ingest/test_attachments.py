@@ -137,6 +137,9 @@ def test_oversize_and_over_long_files_are_bounded():
     assert "Page 1 line" in text and "Page 2" not in text and "2 of its 5 pages" in warning
     text, warning = extract_text("slow.pdf", PDF, data, limits=Limits(max_seconds=0))
     assert "Page 0 line" in text and "Page 1" not in text and "time limit" in warning
+    start = datetime(2026, 6, 1, 9, 0, tzinfo=AMSTERDAM)
+    ics = ics_bytes("Kickoff", start, start)
+    assert "calendar" in one_warning("all.ics", ICS, ics, Limits(max_calendar_bytes=len(ics) - 1))
     rows = [["n", "word"]] + [[str(i), "lorem ipsum"] for i in range(1000)]
     text, warning = extract_text("rows.csv", CSV, csv_bytes(rows), limits=Limits(max_chars=500))
     assert len(text) <= 500 and "500 characters" in warning
