@@ -8,10 +8,16 @@ import re
 from datetime import UTC, datetime
 from email import policy
 from email.message import EmailMessage, Message
-from email.parser import BytesParser
+from email.parser import BytesFeedParser
 from email.utils import getaddresses, parsedate_to_datetime
 
-from assistant.ingest.attachments import is_attachment, read_attachments
+from assistant.ingest.attachments import (
+    DEFAULT_LIMITS,
+    is_attachment,
+    leave_out_large_parts,
+    left_out_size,
+    read_attachments,
+)
 from assistant.ingest.bounds import DEFAULT_MAX_PART_BYTES, bound_text, cut_part
 from assistant.ingest.decode import decode_bytes, utf8_headers
 from assistant.ingest.names import names
@@ -19,19 +25,20 @@ from assistant.ingest.quotes import split_reply
 from assistant.ingest.types import Document, Issue, NotAnEmail
 
 _KEY_HEADERS = ("from", "to", "subject", "date", "message-id")
+_FEED_BYTES = 1 << 16
 _ID = re.compile(r"<([^<>\s]+)>")
 
 log = logging.getLogger(__name__)
 
 
 def parse_email(
-    raw: bytes,
+    raw: bytes | bytearray,
     source_path: str,
     offset: int | None = None,
     folder: str = "",
     max_part_bytes: int = DEFAULT_MAX_PART_BYTES,
 ) -> Document:
-    msg = BytesParser(policy=policy.default).parsebytes(utf8_headers(raw))
+    msg = _parse(utf8_headers(leave_out_large_parts(raw, DEFAULT_LIMITS.max_bytes)))
     present = {key.lower() for key in msg}
     if not present.intersection(_KEY_HEADERS):
         raise NotAnEmail("no email headers (From, To, Subject, Date or Message-ID) found")
@@ -71,6 +78,17 @@ def parse_email(
         replaced_chars=replaced,
         warnings=warnings,
     )
+
+
+def _parse(raw: bytes | bytearray) -> EmailMessage:
+    """The message, fed to the parser a piece at a time: BytesParser.parsebytes would decode it
+    whole into one string and read that through a StringIO, which copies it again at up to four
+    bytes a character."""
+    parser = BytesFeedParser(policy=policy.default)
+    with memoryview(raw) as view:
+        for start in range(0, len(view), _FEED_BYTES):
+            parser.feed(bytes(view[start : start + _FEED_BYTES]))
+    return parser.close()
 
 
 def display_name(address: str) -> str:
@@ -125,6 +143,10 @@ def _body_text(msg: EmailMessage, warnings: list[str], max_bytes: int) -> tuple[
     part = _body_part(msg)
     if part is None:
         return "", 0
+    left_out = left_out_size(part)
+    if left_out is not None:
+        warnings.append(f"text part of {left_out / 1e6:.1f} MB left out (over the size cap)")
+        return "", 0
     payload, cut = cut_part(part.get_payload(decode=True) or b"", max_bytes)
     text, replaced, warning = decode_bytes(payload, part.get_content_charset())
     if part.get_content_subtype() == "html":
@@ -169,7 +191,7 @@ def _defect_warnings(msg: Message) -> list[str]:
 
 
 def read_message(
-    raw: bytes,
+    raw: bytes | bytearray,
     source_path: str,
     where: str,
     offset: int | None = None,
@@ -177,7 +199,7 @@ def read_message(
     max_part_bytes: int = DEFAULT_MAX_PART_BYTES,
 ) -> Document | Issue:
     """parse_email, with every failure turned into an Issue that names the file and place."""
-    if not raw.strip():
+    if not raw or raw.isspace():  # (raw.strip() would copy a message of any size)
         return Issue(source_path, where, "empty message; skipped")
     try:
         return parse_email(raw, source_path, offset, folder, max_part_bytes)

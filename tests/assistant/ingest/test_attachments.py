@@ -6,10 +6,18 @@ from __future__ import annotations
 
 import os
 from datetime import datetime
+from email import policy
+from email.parser import BytesParser
 
 import pytest
 
-from assistant.ingest.attachments import Limits, extract_text, kind_of
+from assistant.ingest.attachments import (
+    Limits,
+    extract_text,
+    kind_of,
+    leave_out_large_parts,
+    read_attachments,
+)
 from assistant.ingest.emails import parse_email
 from tests.attachment_files import (
     AMSTERDAM,
@@ -178,3 +186,27 @@ def test_inline_invitation_is_read_though_not_listed():
     doc = parse_email(msg.as_bytes(), "box")
     assert doc.attachments == []
     assert "[Attachment: invitation.ics]\nEvent: Kickoff" in doc.text
+
+
+@pytest.mark.parametrize("linesep", ["\n", "\r\n"])
+def test_an_over_cap_part_is_left_out_before_parsing_yet_listed_and_warned(linesep):
+    files = [("scan.pdf", PDF, os.urandom(3000)), ("small.pdf", PDF, pdf_bytes(BUDGET))]
+    msg = make_email(body="The body stays.", attachments=files)
+    raw = msg.as_bytes(policy=msg.policy.clone(linesep=linesep))
+    assert leave_out_large_parts(raw, 10_000) is raw
+    cut = leave_out_large_parts(raw, 2000)
+    assert len(cut) < len(raw) - 3000
+    parsed = BytesParser(policy=policy.default).parsebytes(cut)
+    listed, sections, warnings = read_attachments(parsed, Limits(max_bytes=2000))
+    assert [a.name for a in listed] == ["scan.pdf", "small.pdf"] and listed[0].size >= 3000
+    assert len(warnings) == 1 and "'scan.pdf'" in warnings[0] and "cap" in warnings[0]
+    assert len(sections) == 1 and sections[0].startswith("[Attachment: small.pdf]\nBudget")
+    assert parsed.get_body().get_content().strip() == "The body stays."
+
+
+def test_an_over_cap_text_body_is_left_out_with_a_warning():
+    msg = make_email()
+    msg.set_content("word " * 2000, cte="base64")
+    cut = leave_out_large_parts(msg.as_bytes(), 2000)
+    doc = parse_email(cut, "box")
+    assert doc.text == "" and len(doc.warnings) == 1 and "left out" in doc.warnings[0]
