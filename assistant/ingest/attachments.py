@@ -191,11 +191,12 @@ def is_attachment(part: Message) -> bool:
 
 
 def read_attachments(
-    msg: Message, limits: Limits = DEFAULT_LIMITS
+    msg: Message, limits: Limits = DEFAULT_LIMITS, body: Message | None = None
 ) -> tuple[list[Attachment], list[str], list[str]]:
     """Every attached file of `msg` (listed by name), the text sections of those that have text,
     and a warning per file that could not be read whole. An invitation sent inline (a
-    text/calendar part, as Outlook sends them) is read as well, though it is no attachment."""
+    text/calendar part, as Outlook sends them) is read as well, though it is no attachment. The
+    `body` part, when it has a file name too, is listed but not read again."""
     listed: list[Attachment] = []
     sections: list[str] = []
     warnings: list[str] = []
@@ -209,6 +210,8 @@ def read_attachments(
         size = _encoded_size(part)
         if attached:
             listed.append(Attachment(name=name, content_type=part.get_content_type(), size=size))
+        if part is body:
+            continue
         try:
             text, warning = _part_text(part, name, size, limits)
         except Exception as exc:  # noqa: BLE001 - an odd MIME part costs only its own text

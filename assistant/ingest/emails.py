@@ -43,9 +43,10 @@ def parse_email(
     if not present.intersection(_KEY_HEADERS):
         raise NotAnEmail("no email headers (From, To, Subject, Date or Message-ID) found")
     warnings: list[str] = []
-    body, replaced = _body_text(msg, warnings, max_part_bytes)
+    body_part = _body_part(msg)
+    body, replaced = _body_text(body_part, warnings, max_part_bytes)
     own, quoted = split_reply(body)
-    attachments, sections, attachment_warnings = read_attachments(msg)
+    attachments, sections, attachment_warnings = read_attachments(msg, body=body_part)
     message_id = _first_id(_header(msg, "Message-ID"))
     subject = _header(msg, "Subject").strip()
     sender = _header(msg, "From")
@@ -138,14 +139,13 @@ def _hash(subject: str, sender: str, date: datetime | None, text: str) -> str:
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _body_text(msg: EmailMessage, warnings: list[str], max_bytes: int) -> tuple[str, int]:
+def _body_text(part: Message | None, warnings: list[str], max_bytes: int) -> tuple[str, int]:
     """The body part's text: cut to `max_bytes`, and only what is worth indexing (bounds.py)."""
-    part = _body_part(msg)
     if part is None:
         return "", 0
-    left_out = left_out_size(part)
-    if left_out is not None:
-        warnings.append(f"text part of {left_out / 1e6:.1f} MB left out (over the size cap)")
+    size = left_out_size(part)
+    if size is not None:
+        warnings.append(f"text part of {size / 1e6:.1f} MB left out (over the size cap)")
         return "", 0
     payload, cut = cut_part(part.get_payload(decode=True) or b"", max_bytes)
     text, replaced, warning = decode_bytes(payload, part.get_content_charset())

@@ -210,3 +210,11 @@ def test_an_over_cap_text_body_is_left_out_with_a_warning():
     cut = leave_out_large_parts(msg.as_bytes(), 2000)
     doc = parse_email(cut, "box")
     assert doc.text == "" and len(doc.warnings) == 1 and "left out" in doc.warnings[0]
+
+
+def test_a_body_with_a_file_name_is_listed_but_not_read_twice():
+    msg = make_email(body="The only text, in a part with a file name.")
+    msg["Content-Disposition"] = 'inline; filename="note.txt"'
+    doc = parse_email(msg.as_bytes(), "box")
+    assert doc.text == "The only text, in a part with a file name."
+    assert [a.name for a in doc.attachments] == ["note.txt"]
