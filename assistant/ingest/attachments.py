@@ -31,6 +31,7 @@ LEFT_OUT = "X-Assistant-Left-Out"
 # Where a run of base64 lines ends: the first byte outside their alphabet. (A regex for the run
 # itself would keep a backtracking state per line: hundreds of bytes a line of a large body.)
 _NOT_BASE64 = re.compile(rb"[^A-Za-z0-9+/=\r\n]")
+_BLANK_LINE = re.compile(rb"\n\r?\n")  # starts with a literal: fast over a large body
 
 _KINDS_BY_EXTENSION = {
     ".pdf": "pdf",
@@ -248,15 +249,12 @@ def leave_out_large_parts(raw: bytes | bytearray, max_bytes: int) -> bytes | byt
 
 def _next_blank(raw: bytes | bytearray, start: int) -> tuple[int, int] | None:
     """(where the line before it ends, where the line after it starts) of the first blank line
-    from `start`: where a header block ends and its body begins. (bytes.find: a regex search
-    for it runs at a fraction of the speed over a large body.)"""
-    found = [i for i in (raw.find(b"\n\n", start), raw.find(b"\n\r\n", start)) if i >= 0]
-    if not found:
+    from `start`: where a header block ends and its body begins."""
+    found = _BLANK_LINE.search(raw, start)
+    if found is None:
         return None
-    i = min(found)
-    if raw[i + 1] == ord("\r"):  # CRLF line ends: the header line's own CR belongs to it
-        return (i - 1 if i and raw[i - 1] == ord("\r") else i), i + 3
-    return i, i + 2
+    i = found.start()  # the LF that ends the line before; with CRLF ends, the CR before it
+    return (i - 1 if i and raw[i - 1] == ord("\r") else i), found.end()
 
 
 def _base64_end(raw: bytes | bytearray, start: int) -> int:
