@@ -39,7 +39,7 @@ from _common import REPO, log, print_table, write_results
 
 TARGET_MB = 700
 Attached = tuple[str, str, bytes]  # file name, content type, bytes
-_COLUMNS = ("mbox_mb", "peak_rss_mb", "seconds", "added", "warnings", "errors")
+_COLUMNS = ("mbox_mb", "peak_rss_mib", "seconds", "added", "warnings", "errors")
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
 
@@ -98,7 +98,7 @@ def run_import(home: Path, box: Path) -> dict:
     report = json.loads(out) if child.returncode == 0 else {}
     return {
         "rc": child.returncode,
-        "peak_rss_mb": usage.ru_maxrss / 1024,
+        "peak_rss_mib": usage.ru_maxrss / 1024,
         "seconds": seconds,
         "added": report.get("added"),
         "warnings": len(report.get("warnings", [])),
@@ -149,12 +149,12 @@ def main() -> None:
             box.unlink()
     print_table(
         "Import peak memory with large attachments",
-        ["case", "mbox MB", "peak RSS MB", "seconds", "added", "warnings", "errors"],
+        ["case", "mbox MB", "peak RSS MiB", "seconds", "added", "warnings", "errors"],
         [(k, *(r[c] for c in _COLUMNS)) for k, r in rows.items()],
         note=f"target: peak RSS at most {TARGET_MB} MB for the whole import",
     )
-    peak = max(r["peak_rss_mb"] for r in rows.values())
-    data = {"cases": rows, "peak_rss_mb": peak, "target_mb": TARGET_MB}
+    peak = max(r["peak_rss_mib"] for r in rows.values())
+    data = {"cases": rows, "peak_rss_mib": peak, "target_mb": TARGET_MB}
     path = write_results(args.out, data, vars(args))
     log(f"wrote {path}")
 
