@@ -54,11 +54,11 @@ def pdf_bytes(pages: list[list[str]]) -> bytes:
     return bytes(out)
 
 
-def encrypted_pdf(pages: list[list[str]], user_password: str) -> bytes:
+def encrypted_pdf(pages: list[list[str]], user_password: str, algorithm: str = "RC4-128") -> bytes:
     from pypdf import PdfReader, PdfWriter
 
     writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf_bytes(pages))))
-    writer.encrypt(user_password, owner_password="owner")
+    writer.encrypt(user_password, owner_password="owner", algorithm=algorithm)
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
