@@ -61,12 +61,13 @@ def read_docx(data: bytes, charset: str | None, limits: Limits) -> Iterator[str]
 
 
 def _row_cells(row: Any) -> list[str]:
-    """A Word table row's cell texts; a merged cell, which python-docx repeats, once."""
-    cells: list[str] = []
+    """A Word table row's cell texts; a merged cell, which python-docx repeats (the same cell:
+    equal proxies of one element), once."""
+    cells: list[Any] = []
     for cell in row.cells:
-        if not cells or cell.text != cells[-1]:
-            cells.append(cell.text)
-    return cells
+        if not cells or cell != cells[-1]:
+            cells.append(cell)
+    return [cell.text for cell in cells]
 
 
 def read_xlsx(data: bytes, charset: str | None, limits: Limits) -> Iterator[str]:

@@ -4,11 +4,13 @@ warning naming it, never an exception."""
 
 from __future__ import annotations
 
+import io
 import os
 from datetime import datetime
 from email import policy
 from email.parser import BytesParser
 
+import docx
 import pytest
 
 from assistant.ingest.attachments import (
@@ -55,6 +57,19 @@ def test_docx_paragraphs_and_table_rows_come_out():
     assert warning is None
     assert "The school trip goes to Texel in May." in text
     assert "Item\tOwner" in text and "Item: Bus; Owner: Jonas" in text
+
+
+def test_docx_merged_cells_count_once_and_equal_neighbours_twice():
+    document = docx.Document()
+    table = document.add_table(rows=2, cols=3)
+    table.cell(0, 0).merge(table.cell(0, 1)).text = "Item"
+    table.cell(0, 2).text = "Paid"
+    for col, value in enumerate(["Yes", "Yes", "Done"]):
+        table.cell(1, col).text = value
+    out = io.BytesIO()
+    document.save(out)
+    text, _ = extract_text("t.docx", DOCX, out.getvalue())
+    assert text.splitlines() == ["Item\tPaid", "", "Item: Yes; Paid: Yes; Done"]
 
 
 def test_xlsx_rows_carry_their_headers():
