@@ -167,6 +167,8 @@ def _when(start: Any, end: Any) -> str:
     first = start.dt
     last = end.dt if end is not None else None
     if not isinstance(first, datetime):  # a whole day (or days): DTEND is the day after
+        if isinstance(last, datetime):  # a malformed mix: compare days
+            last = last.date()
         days = (last - first).days if isinstance(last, date) else 1
         if days <= 1:
             return _day(first)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 import os
-from datetime import datetime
+from datetime import date, datetime
 from email import policy
 from email.parser import BytesParser
 
@@ -109,6 +109,23 @@ def test_invitation_says_what_when_where_and_who():
     assert "Organizer: Anna Berg <anna@example.nl>" in lines
     assert "Attendees: Bram de Vries <bram@example.nl>, Maya <maya@lindqvist.me>" in lines
     assert "Agenda: the 2026 budget." in lines
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "when"),
+    [
+        (date(2026, 8, 8), date(2026, 8, 9), "When: Saturday 8 August 2026"),
+        (
+            date(2026, 8, 8),
+            date(2026, 8, 11),
+            "When: Saturday 8 August 2026 – Monday 10 August 2026",
+        ),
+        (date(2026, 8, 8), datetime(2026, 8, 9, 0, 0), "When: Saturday 8 August 2026"),
+    ],
+)
+def test_whole_day_events_say_their_days(start, end, when):
+    text, warning = extract_text("wedding.ics", ICS, ics_bytes("Wedding", start, end))
+    assert warning is None and when in text.splitlines()
 
 
 def test_plain_text_attachment_is_decoded_with_its_charset():
