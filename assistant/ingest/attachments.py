@@ -196,8 +196,9 @@ def read_attachments(
 ) -> tuple[list[Attachment], list[str], list[str]]:
     """Every attached file of `msg` (listed by name), the text sections of those that have text,
     and a warning per file that could not be read whole. An invitation sent inline (a
-    text/calendar part, as Outlook sends them) is read as well, though it is no attachment. The
-    `body` part, when it has a file name too, is listed but not read again."""
+    text/calendar part, as Outlook sends them) is read as well, though it is no attachment; a
+    text already read (the same invitation attached too) is not added again. The `body` part,
+    when it has a file name too, is listed but not read again."""
     listed: list[Attachment] = []
     sections: list[str] = []
     warnings: list[str] = []
@@ -217,8 +218,8 @@ def read_attachments(
             text, warning = _part_text(part, name, size, limits)
         except Exception as exc:  # noqa: BLE001 - an odd MIME part costs only its own text
             text, warning = "", f"attachment {name!r}: unreadable part ({type(exc).__name__})"
-        if text:
-            sections.append(section(name, text))
+        if text and not any(s.endswith(f"]\n{text}") for s in sections):
+            sections.append(section(name, text))  # (once: Outlook sends its invitation twice)
         if warning:
             warnings.append(warning)
     return listed, sections, warnings

@@ -219,6 +219,9 @@ def test_inline_invitation_is_read_though_not_listed():
     doc = parse_email(msg.as_bytes(), "box")
     assert doc.attachments == []
     assert "[Attachment: invitation.ics]\nEvent: Kickoff" in doc.text
+    msg.add_attachment(ics_bytes("Kickoff", start, start), "text", "calendar", filename="a.ics")
+    again = parse_email(msg.as_bytes(), "box")  # the same invitation attached as well: read once
+    assert [a.name for a in again.attachments] == ["a.ics"] and again.text == doc.text
 
 
 @pytest.mark.parametrize("linesep", ["\n", "\r\n"])
