@@ -146,3 +146,21 @@ def zip_bomb_docx(inflated_mb: int = 120) -> bytes:
             for _ in range(inflated_mb):
                 member.write(block)
     return out.getvalue()
+
+
+def with_entity_bomb(office: bytes, member: str, text: bytes) -> bytes:
+    """`office` with `member` made a billion-laughs XML bomb: a DTD of nested entities (ten to
+    the ninth 'lol'), and `text` in the member replaced by the outermost entity."""
+    entities = b"".join(
+        b'<!ENTITY lol%d "%s">' % (i, (b"&lol%d;" % (i - 1)) * 10) for i in range(1, 10)
+    )
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(office)) as zin, zipfile.ZipFile(out, "w") as zout:
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            if info.filename == member:
+                start = data.index(b"<", data.index(b"?>") + 2 if b"?>" in data else 0)
+                dtd = b'<!DOCTYPE x [<!ENTITY lol0 "lol">' + entities + b"]>"
+                data = dtd + data[start:].replace(text, b"&lol9;")
+            zout.writestr(info, data)
+    return out.getvalue()

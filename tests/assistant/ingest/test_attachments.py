@@ -33,6 +33,7 @@ from tests.attachment_files import (
     encrypted_pdf,
     ics_bytes,
     pdf_bytes,
+    with_entity_bomb,
     xlsx_bytes,
     zip_bomb_docx,
 )
@@ -164,6 +165,14 @@ def test_zip_bomb_is_refused_before_the_library_opens_it():
     assert "zip bomb" in one_warning("bomb.docx", DOCX, zip_bomb_docx(120))
     small = zip_bomb_docx(5)  # under the total cap, but it inflates a thousandfold
     assert "inflates" in one_warning("small-bomb.docx", DOCX, small)
+
+
+def test_an_entity_bomb_in_office_xml_is_one_warning():
+    docx_bomb = with_entity_bomb(docx_bytes(["lol here"]), "word/document.xml", b"lol here")
+    assert "amplification" in one_warning("lol.docx", DOCX, docx_bomb)
+    sheet = "xl/worksheets/sheet1.xml"
+    xlsx_bomb = with_entity_bomb(xlsx_bytes({"S": [["lol here"]]}), sheet, b"lol here")
+    assert "amplification" in one_warning("lol.xlsx", XLSX, xlsx_bomb)
 
 
 def test_binary_labelled_as_text_is_not_indexed():
