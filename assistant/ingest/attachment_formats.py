@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from assistant.ingest.bounds import looks_binary
 from assistant.ingest.decode import decode_bytes
+from assistant.ingest.html import html_to_text
 
 if TYPE_CHECKING:
     from assistant.ingest.attachments import Limits
@@ -125,6 +126,10 @@ def read_text(data: bytes, charset: str | None, limits: Limits) -> Iterator[str]
     yield from _PARAGRAPH.split(_text_of(data, charset))
 
 
+def read_html(data: bytes, charset: str | None, limits: Limits) -> Iterator[str]:
+    yield from _PARAGRAPH.split(html_to_text(_text_of(data, charset)))
+
+
 def _text_of(data: bytes, charset: str | None) -> str:
     text = decode_bytes(data, charset)[0]
     if looks_binary(text):
@@ -201,5 +206,6 @@ FORMATS: dict[str, Reader] = {
     "xlsx": read_xlsx,
     "csv": read_csv,
     "ics": read_ics,
+    "html": read_html,
     "text": read_text,
 }

@@ -1,5 +1,5 @@
 """A mail's attachments → text to index with the mail: PDF (pypdf), Word (python-docx), Excel
-(openpyxl), CSV, calendar invitations (icalendar) and plain text parts.
+(openpyxl), CSV, calendar invitations (icalendar), HTML (inscriptis) and plain text parts.
 
 The answer to a question is often in the attached PDF or the invitation, not in the mail's few
 lines. Each file is read within bounds (`Limits`): a file over the byte cap is not read, a PDF
@@ -40,6 +40,8 @@ _KINDS_BY_EXTENSION = {
     ".xlsm": "xlsx",
     ".csv": "csv",
     ".ics": "ics",
+    ".html": "html",
+    ".htm": "html",
     ".txt": "text",
     ".md": "text",
     ".log": "text",
@@ -51,8 +53,10 @@ _KINDS_BY_TYPE = {
     "text/csv": "csv",
     "text/calendar": "ics",
     "application/ics": "ics",
+    "text/html": "html",
     "text/plain": "text",
 }
+_PARSED_WHOLE = {"ics": "a calendar", "html": "an HTML file"}
 _ZIPPED = {"docx", "xlsx"}
 
 
@@ -61,15 +65,16 @@ class Limits:
     """What one attached file may cost. An Office file's XML is held whole as a tree by its
     library, several times its size in memory: `max_unzipped` bounds it. A zip member counts as a
     bomb when it inflates more than `max_ratio` times and to more than `ratio_floor` bytes:
-    small, repetitive XML compresses that well too, and is harmless. A calendar is parsed whole
-    before its first event is read: `max_calendar_bytes` (an invitation is a few kB; an exported
-    calendar is not what a question is answered from)."""
+    small, repetitive XML compresses that well too, and is harmless. A calendar or an HTML file
+    is parsed whole before its first block can be checked against the time limit, seconds a few
+    megabytes: `max_whole_bytes` (an invitation or a page is far smaller; an exported calendar
+    is not what a question is answered from)."""
 
     max_bytes: int = 25_000_000
     max_pages: int = 50
     max_chars: int = 200_000
     max_seconds: float = 15.0
-    max_calendar_bytes: int = 2_000_000
+    max_whole_bytes: int = 2_000_000
     max_unzipped: int = 50_000_000
     max_members: int = 10_000
     max_ratio: float = 100.0
@@ -109,9 +114,9 @@ def extract_text(
 def _read(kind: str, data: bytes, charset: str | None, limits: Limits) -> tuple[str, str | None]:
     if len(data) > limits.max_bytes:
         return "", _too_big(len(data), limits)
-    if kind == "ics" and len(data) > limits.max_calendar_bytes:
-        cap = limits.max_calendar_bytes / 1e6
-        return "", f"a calendar of {len(data) / 1e6:.1f} MB, over the {cap:g} MB cap; not read"
+    if kind in _PARSED_WHOLE and len(data) > limits.max_whole_bytes:
+        what, cap = _PARSED_WHOLE[kind], limits.max_whole_bytes / 1e6
+        return "", f"{what} of {len(data) / 1e6:.1f} MB, over the {cap:g} MB cap; not read"
     if kind in _ZIPPED:
         refused = zip_refusal(data, limits)
         if refused:
@@ -187,8 +192,11 @@ def _short(exc: Exception) -> str:
 
 
 def is_attachment(part: Message) -> bool:
-    disposition = (part.get("Content-Disposition") or "").lower()
-    return disposition.startswith("attachment") or bool(part.get_filename())
+    return _disposed_as_attachment(part) or bool(part.get_filename())
+
+
+def _disposed_as_attachment(part: Message) -> bool:
+    return (part.get("Content-Disposition") or "").lower().startswith("attachment")
 
 
 def read_attachments(
@@ -286,8 +294,9 @@ def _encoded_size(part: Message) -> int:
 
 
 def _part_text(part: Message, name: str, size: int, limits: Limits) -> tuple[str, str | None]:
-    if kind_of(name, part.get_content_type()) is None:
-        return "", None
+    kind = kind_of(name, part.get_content_type())
+    if kind is None or (kind == "html" and not _disposed_as_attachment(part)):
+        return "", None  # an inline HTML part with a name is the body's alternative, not a file
     if size > limits.max_bytes:  # refused before the payload is decoded: no copy of it made
         return "", f"attachment {name!r}: {_too_big(size, limits)}"
     data = part.get_payload(decode=True) or b""

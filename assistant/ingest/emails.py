@@ -20,6 +20,7 @@ from assistant.ingest.attachments import (
 )
 from assistant.ingest.bounds import DEFAULT_MAX_PART_BYTES, bound_text, cut_part
 from assistant.ingest.decode import decode_bytes, utf8_headers
+from assistant.ingest.html import html_to_text
 from assistant.ingest.names import names
 from assistant.ingest.quotes import split_reply
 from assistant.ingest.types import Document, Issue, NotAnEmail
@@ -168,19 +169,6 @@ def _body_part(msg: EmailMessage) -> Message | None:
         if sub.get_content_maintype() == "text" and not is_attachment(sub):
             return sub
     return None
-
-
-def html_to_text(html: str) -> str:
-    from inscriptis import get_text
-
-    try:
-        text = get_text(html)
-    except Exception as exc:  # noqa: BLE001 - broken markup: keep the words at least
-        log.info("HTML unreadable (%s: %s); its tags are stripped", type(exc).__name__, exc)
-        text = re.sub(r"<[^>]+>", " ", html)
-    # inscriptis pads table cells to align columns: padding is prompt tokens that say nothing
-    lines = (re.sub(r"[ \t]{2,}", "  ", line).strip() for line in text.splitlines())
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
 def _defect_warnings(msg: Message) -> list[str]:

@@ -129,6 +129,23 @@ def test_whole_day_events_say_their_days(start, end, when):
     assert warning is None and when in text.splitlines()
 
 
+def test_html_attachment_is_read_as_text():
+    html = (
+        b"<html><body><h1>E-ticket</h1><p>Ferry Hoek van Holland &ndash; Harwich</p>"
+        b"<table><tr><td>Cabin</td><td>8214</td></tr></table></body></html>"
+    )
+    text, warning = extract_text("ticket.html", "text/html", html)
+    assert warning is None and "Ferry Hoek van Holland – Harwich" in text
+    assert "Cabin" in text and "8214" in text and "<td>" not in text
+    assert "HTML file" in one_warning("big.htm", "text/html", html, Limits(max_whole_bytes=100))
+    msg = make_email(body="E-ticket: ferry to Harwich.", html=html.decode())
+    msg.get_payload()[1]["Content-Disposition"] = 'inline; filename="ticket.html"'
+    doc = parse_email(msg.as_bytes(), "box")  # the body's own HTML alternative: not read again
+    assert doc.text == "E-ticket: ferry to Harwich."
+    msg = make_email(body="Your ticket.", attachments=[("ticket.html", "text/html", html)])
+    assert "[Attachment: ticket.html]\n" in parse_email(msg.as_bytes(), "box").text
+
+
 def test_plain_text_attachment_is_decoded_with_its_charset():
     data = "Hälsningar från Åsa: the key is under the mat.".encode("iso-8859-1")
     text, warning = extract_text("note.txt", "text/plain", data, charset="iso-8859-1")
@@ -189,7 +206,7 @@ def test_oversize_and_over_long_files_are_bounded():
     assert "Page 0 line" in text and "Page 1" not in text and "time limit" in warning
     start = datetime(2026, 6, 1, 9, 0, tzinfo=AMSTERDAM)
     ics = ics_bytes("Kickoff", start, start)
-    assert "calendar" in one_warning("all.ics", ICS, ics, Limits(max_calendar_bytes=len(ics) - 1))
+    assert "calendar" in one_warning("all.ics", ICS, ics, Limits(max_whole_bytes=len(ics) - 1))
     rows = [["n", "word"]] + [[str(i), "lorem ipsum"] for i in range(1000)]
     text, warning = extract_text("rows.csv", CSV, csv_bytes(rows), limits=Limits(max_chars=500))
     assert len(text) <= 500 and "500 characters" in warning
