@@ -119,6 +119,11 @@ def _log_to_file(ctx: Services) -> None:
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.getLogger("assistant").addHandler(handler)
     logging.getLogger("assistant").setLevel(logging.INFO)
+    # The attachment readers' libraries log (pypdf) or warn (openpyxl) about odd files: into the
+    # log, not onto the terminal or the app's screen; what they mean is an import warning anyway.
+    logging.captureWarnings(True)
+    for name in ("pypdf", "py.warnings"):
+        logging.getLogger(name).addHandler(handler)
 
 
 def cmd_app(ctx: Services, args: Namespace) -> int:

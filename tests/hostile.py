@@ -1,5 +1,6 @@
 """A generated hostile mailbox: one mbox and one Maildir in which valid mail of known Message-IDs
-sits among truncated, mis-encoded, garbage, huge, duplicate and empty messages.
+sits among truncated, mis-encoded, garbage, huge, duplicate and empty messages, and mail with
+hostile attached files (encrypted, a zip bomb, binary labelled as text).
 
 `write_hostile_mailbox` returns what an import of `[mbox, maildir]` (in that order) must do: which
 Message-IDs end up stored with which bodies, and which items are reported, where (file and offset).
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from email.message import EmailMessage
 from pathlib import Path
 
+from tests.attachment_files import DOCX, PDF, encrypted_pdf, zip_bomb_docx
 from tests.conftest import make_email
 
 DOMAIN = "hostile.test"
@@ -125,6 +127,28 @@ def _charset_messages(box: HostileMailbox) -> list[Planned]:
     return out
 
 
+def _attachment_messages(box: HostileMailbox, rng: random.Random) -> list[Planned]:
+    """Mails with a hostile attached file (each one warning naming the file; the mail's text
+    stored), and one with a readable file, whose text is stored under its name."""
+    out: list[Planned] = []
+    hostile = [
+        ("locked.pdf", PDF, encrypted_pdf([["Salary slip"]], "secret"), "'locked.pdf': encrypted"),
+        ("bomb.docx", DOCX, zip_bomb_docx(5), "'bomb.docx': member"),
+        ("dump.txt", "text/plain", rng.randbytes(20_000), "'dump.txt': its text is binary"),
+    ]
+    for i, (name, ctype, data, reason) in enumerate(hostile):
+        body = f"The file {name} is attached."
+        msg_id = box.expect(f"att{i}@{DOMAIN}", body)
+        msg = make_email(subject=name, body=body, msgid=msg_id, attachments=[(name, ctype, data)])
+        out.append((_raw(msg), ("warning", reason)))
+    body, code = "The gate code, as asked.", "Gate code: 4471, valid until Sunday."
+    msg_id = box.expect(f"att-ok@{DOMAIN}", f"{body}\n\n[Attachment: gate.txt]\n{code}")
+    msg = make_email(subject="Gate", body=body, msgid=msg_id, attachments=[
+        ("gate.txt", "text/plain", code.encode())])  # fmt: skip
+    out.append((_raw(msg), None))
+    return out
+
+
 def _garbage(rng: random.Random, size: int = 4096) -> bytes:
     """Random bytes with no header-like line (no ':')."""
     return rng.randbytes(size).replace(b":", b".").replace(b"\r", b".")
@@ -178,6 +202,7 @@ def _mbox_plan(
     plan: list[Planned] = [(raw, None) for raw in valid[1:]]
     plan.append((valid[3], None))  # an exact duplicate: stored once, no issue
     plan += _charset_messages(box)
+    plan += _attachment_messages(box, rng)
     plan.append((_garbage(rng), ("error", "not an email")))
     plan.append((_with_attachment(box, f"huge@{DOMAIN}", huge_mb << 20, rng), None))
     # Cut inside its attachment, the next From_ line follows: the text part is kept.

@@ -1,5 +1,7 @@
 """~200-token chunks on paragraph and sentence boundaries; each carries a header line so that it
-stands alone in a prompt (From, Date, Subject for mail; the title for a note)."""
+stands alone in a prompt (From, Date, Subject for mail; the title for a note). A mail's attached
+files are chunked apart from its body and from each other, and each chunk of one starts with the
+line naming its file (`[Attachment: name]`), wherever in the file it begins."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from assistant.ingest.attachments import SECTION_START
 from assistant.ingest.emails import display_name
 from assistant.ingest.types import Document
 
@@ -39,10 +42,24 @@ def header_line(doc: Document) -> str:
 
 def chunk_document(doc: Document, target_tokens: int = 200, max_tokens: int = 220) -> list[Chunk]:
     header = header_line(doc)
-    budget = max(20, target_tokens - count_tokens(header))
-    limit = max(budget, max_tokens - count_tokens(header))
-    bodies = list(_pack(_pieces(doc.text, limit), budget)) or [""]
-    return [_make_chunk(i, f"{header}\n{body}".strip()) for i, body in enumerate(bodies)]
+    bodies = []
+    for label, text in _sections(doc.text):
+        head = f"{header}\n{label}" if label else header
+        budget = max(20, target_tokens - count_tokens(head))
+        limit = max(budget, max_tokens - count_tokens(head))
+        bodies += [f"{head}\n{body}" for body in _pack(_pieces(text, limit), budget)]
+    bodies = bodies or [header]
+    return [_make_chunk(i, body.strip()) for i, body in enumerate(bodies)]
+
+
+def _sections(text: str) -> Iterator[tuple[str, str]]:
+    """(label, text): the body (no label), then each attached file's section under its header
+    line (ingest/attachments.py)."""
+    starts = [m.start() for m in SECTION_START.finditer(text)]
+    yield "", text[: starts[0] if starts else len(text)]
+    for start, end in zip(starts, [*starts[1:], len(text)], strict=False):
+        label, _, body = text[start:end].partition("\n")
+        yield label, body
 
 
 def _make_chunk(ordinal: int, text: str) -> Chunk:

@@ -8,46 +8,58 @@ import re
 from datetime import UTC, datetime
 from email import policy
 from email.message import EmailMessage, Message
-from email.parser import BytesParser
+from email.parser import BytesFeedParser
 from email.utils import getaddresses, parsedate_to_datetime
 
+from assistant.ingest.attachments import (
+    DEFAULT_LIMITS,
+    is_attachment,
+    leave_out_large_parts,
+    left_out_size,
+    read_attachments,
+)
 from assistant.ingest.bounds import DEFAULT_MAX_PART_BYTES, bound_text, cut_part
 from assistant.ingest.decode import decode_bytes, utf8_headers
+from assistant.ingest.html import html_to_text
 from assistant.ingest.names import names
 from assistant.ingest.quotes import split_reply
-from assistant.ingest.types import Attachment, Document, Issue, NotAnEmail
+from assistant.ingest.types import Document, Issue, NotAnEmail
 
 _KEY_HEADERS = ("from", "to", "subject", "date", "message-id")
+_FEED_BYTES = 1 << 16
 _ID = re.compile(r"<([^<>\s]+)>")
 
 log = logging.getLogger(__name__)
 
 
 def parse_email(
-    raw: bytes,
+    raw: bytes | bytearray,
     source_path: str,
     offset: int | None = None,
     folder: str = "",
     max_part_bytes: int = DEFAULT_MAX_PART_BYTES,
 ) -> Document:
-    msg = BytesParser(policy=policy.default).parsebytes(utf8_headers(raw))
+    msg = _parse(utf8_headers(leave_out_large_parts(raw, DEFAULT_LIMITS.max_bytes)))
     present = {key.lower() for key in msg}
     if not present.intersection(_KEY_HEADERS):
         raise NotAnEmail("no email headers (From, To, Subject, Date or Message-ID) found")
     warnings: list[str] = []
-    body, replaced = _body_text(msg, warnings, max_part_bytes)
+    body_part = _body_part(msg)
+    body, replaced = _body_text(body_part, warnings, max_part_bytes)
     own, quoted = split_reply(body)
+    attachments, sections, attachment_warnings = read_attachments(msg, body=body_part)
     message_id = _first_id(_header(msg, "Message-ID"))
     subject = _header(msg, "Subject").strip()
     sender = _header(msg, "From")
     date = _parse_date(_header(msg, "Date"))
+    # from the body alone: a mail stored before attachments were read is still unchanged
     content_hash = _hash(subject, sender, date, own)
-    warnings += _defect_warnings(msg)
+    warnings += attachment_warnings + _defect_warnings(msg)
     return Document(
         kind="email",
         source_key=message_id or f"sha256:{content_hash[:32]}",
         title=subject or "(no subject)",
-        text=own,
+        text="\n\n".join(filter(None, [own, *sections])),  # after split_reply: no quote cuts
         quoted=quoted,
         content_hash=content_hash,
         source_path=source_path,
@@ -64,10 +76,21 @@ def parse_email(
         cc_names=names(_header(msg, "Cc"), _header(msg, "X-cc")),
         date=date,
         folder=folder,
-        attachments=_attachments(msg),
+        attachments=attachments,
         replaced_chars=replaced,
         warnings=warnings,
     )
+
+
+def _parse(raw: bytes | bytearray) -> EmailMessage:
+    """The message, fed to the parser a piece at a time: BytesParser.parsebytes would decode it
+    whole into one string and read that through a StringIO, which copies it again at up to four
+    bytes a character."""
+    parser = BytesFeedParser(policy=policy.default)
+    with memoryview(raw) as view:
+        for start in range(0, len(view), _FEED_BYTES):
+            parser.feed(bytes(view[start : start + _FEED_BYTES]))
+    return parser.close()
 
 
 def display_name(address: str) -> str:
@@ -117,10 +140,13 @@ def _hash(subject: str, sender: str, date: datetime | None, text: str) -> str:
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _body_text(msg: EmailMessage, warnings: list[str], max_bytes: int) -> tuple[str, int]:
+def _body_text(part: Message | None, warnings: list[str], max_bytes: int) -> tuple[str, int]:
     """The body part's text: cut to `max_bytes`, and only what is worth indexing (bounds.py)."""
-    part = _body_part(msg)
     if part is None:
+        return "", 0
+    size = left_out_size(part)
+    if size is not None:
+        warnings.append(f"text part of {size / 1e6:.1f} MB left out (over the size cap)")
         return "", 0
     payload, cut = cut_part(part.get_payload(decode=True) or b"", max_bytes)
     text, replaced, warning = decode_bytes(payload, part.get_content_charset())
@@ -140,41 +166,9 @@ def _body_part(msg: EmailMessage) -> Message | None:
     if part is not None:
         return part
     for sub in msg.walk():
-        if sub.get_content_maintype() == "text" and not _is_attachment(sub):
+        if sub.get_content_maintype() == "text" and not is_attachment(sub):
             return sub
     return None
-
-
-def html_to_text(html: str) -> str:
-    from inscriptis import get_text
-
-    try:
-        text = get_text(html)
-    except Exception as exc:  # noqa: BLE001 - broken markup: keep the words at least
-        log.info("HTML unreadable (%s: %s); its tags are stripped", type(exc).__name__, exc)
-        text = re.sub(r"<[^>]+>", " ", html)
-    # inscriptis pads table cells to align columns: padding is prompt tokens that say nothing
-    lines = (re.sub(r"[ \t]{2,}", "  ", line).strip() for line in text.splitlines())
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
-
-
-def _is_attachment(part: Message) -> bool:
-    disposition = (part.get("Content-Disposition") or "").lower()
-    return disposition.startswith("attachment") or bool(part.get_filename())
-
-
-def _attachments(msg: Message) -> list[Attachment]:
-    found = []
-    for part in msg.walk():
-        if part.is_multipart() or not _is_attachment(part):
-            continue
-        raw = part.get_payload()
-        size = len(raw) if isinstance(raw, str | bytes) else 0
-        if (part.get("Content-Transfer-Encoding") or "").lower() == "base64":
-            size = size * 3 // 4
-        name = part.get_filename() or "(unnamed)"
-        found.append(Attachment(name=name, content_type=part.get_content_type(), size=size))
-    return found
 
 
 def _defect_warnings(msg: Message) -> list[str]:
@@ -185,7 +179,7 @@ def _defect_warnings(msg: Message) -> list[str]:
 
 
 def read_message(
-    raw: bytes,
+    raw: bytes | bytearray,
     source_path: str,
     where: str,
     offset: int | None = None,
@@ -193,7 +187,7 @@ def read_message(
     max_part_bytes: int = DEFAULT_MAX_PART_BYTES,
 ) -> Document | Issue:
     """parse_email, with every failure turned into an Issue that names the file and place."""
-    if not raw.strip():
+    if not raw or raw.isspace():  # (raw.strip() would copy a message of any size)
         return Issue(source_path, where, "empty message; skipped")
     try:
         return parse_email(raw, source_path, offset, folder, max_part_bytes)

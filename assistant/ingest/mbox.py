@@ -49,7 +49,7 @@ def is_envelope(line: bytes) -> bool:
 
 class _Piece(NamedTuple):
     offset: int  # of its From_ line (0 for text before the first one)
-    raw: bytes
+    raw: bytearray
     complete: bool  # ended before the next From_ line, not at the end of the file
     separated: bool  # had a From_ line
 
@@ -110,22 +110,22 @@ def read_mbox(
 
 def _split(fh: BinaryIO, offset: int = 0) -> Iterator[_Piece]:
     """Yield each message: the text after each From_ line, and the text before the first one
-    unless it is blank. `offset`: where in the file `fh` stands."""
-    start, lines, separated = offset, [], False
+    unless it is blank. `offset`: where in the file `fh` stands. A message grows in one buffer,
+    unescaped line by line (mboxrd: '>From ', '>>From '… at the start of a body line were escaped
+    on write; one level is undone): a list of its lines would cost a large attachment its size
+    again in line objects."""
+    start, raw, separated = offset, bytearray(), False
     for line in iter(fh.readline, b""):
         if is_envelope(line):
-            if separated or any(ln.strip() for ln in lines):
-                yield _Piece(start, _unescape(lines), True, separated)
-            start, lines, separated = offset, [], True
+            if separated or _has_text(raw):
+                yield _Piece(start, raw, True, separated)
+            start, raw, separated = offset, bytearray(), True
         else:
-            lines.append(line)
+            raw += line[1:] if _ESCAPED_FROM.match(line) else line
         offset += len(line)
-    if separated or any(ln.strip() for ln in lines):
-        complete = bool(lines) and lines[-1].endswith(b"\n")
-        yield _Piece(start, _unescape(lines), complete, separated)
+    if separated or _has_text(raw):
+        yield _Piece(start, raw, raw.endswith(b"\n"), separated)
 
 
-def _unescape(lines: list[bytes]) -> bytes:
-    """mboxrd: '>From ', '>>From '… at the start of a body line were escaped on write; undo one
-    level."""
-    return b"".join(ln[1:] if _ESCAPED_FROM.match(ln) else ln for ln in lines)
+def _has_text(raw: bytearray) -> bool:
+    return bool(raw) and not raw.isspace()

@@ -226,3 +226,21 @@ def test_ask_fresh_answers_afresh_and_tightens_only_a_wrong_remembered_answer(
         assert "HitTightened" in kinds and 0.9 < refused < 1.0
     else:  # an unconfirmed fresh answer settles nothing
         assert "HitTightened" not in kinds and refused == 0
+
+
+@pytest.mark.slow
+def test_a_broken_attachment_is_one_warning_and_its_library_logs_go_to_the_log(tmp_path):
+    from tests.attachment_files import PDF, pdf_bytes
+
+    data = pdf_bytes([["Hello"]])
+    msg = make_email(
+        subject="Scan", body="Scan attached.", attachments=[("cut.pdf", PDF, data[:300])]
+    )
+    box = write_mbox(tmp_path / "box.mbox", [msg])
+    home = tmp_path / "h"
+    cmd = [sys.executable, "-m", "assistant.cli", "--home", str(home), "import", str(box)]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=DATA.parent)
+    assert out.returncode == 0, out.stderr
+    assert "1 warnings" in out.stderr and "'cut.pdf': unreadable" in out.stderr
+    assert "EOF marker" not in out.stderr  # pypdf's own complaint: not on the terminal
+    assert "EOF marker" in (home / "logs" / "assistant.log").read_text()

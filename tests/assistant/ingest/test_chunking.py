@@ -53,3 +53,15 @@ def test_note_header_and_hash_depend_on_text():
     b = chunk_document(_doc("Water the ficus daily.", kind="note"))[0]
     assert a.text.startswith("Note: Offsite agenda\n")
     assert a.content_hash != b.content_hash
+
+
+def test_each_chunk_of_an_attached_file_names_the_file():
+    rows = "\n\n".join(f"Item: part {i}; Cost: EUR {i * 100}; Supplier: Acme" for i in range(60))
+    text = "Short body.\n\n[Attachment: costs.xlsx]\n" + rows + "\n\n[Attachment: a.txt]\nLast."
+    chunks = chunk_document(_doc(text), target_tokens=200, max_tokens=220)
+    lines = [c.text.split("\n")[1] for c in chunks]
+    assert lines[0] == "Short body." and lines[-1] == "[Attachment: a.txt]"
+    assert len(lines) > 4 and set(lines[1:-1]) == {"[Attachment: costs.xlsx]"}
+    assert all(c.token_count <= 220 for c in chunks)
+    kept = [c.text.split("\n", 2)[2] for c in chunks[1:-1]]
+    assert " ".join(" ".join(kept).split()) == " ".join(rows.split())

@@ -1,0 +1,211 @@
+"""One reader per kind of attached file: bytes → the file's text as blocks (a page, a paragraph,
+a table or sheet row, a calendar event), in reading order.
+
+A reader yields block by block so that its caller (attachments.py) can stop it at the character
+cap or the time limit between two blocks; it yields an empty block for a skipped row so that a
+sheet of empty rows is stopped as well. A reader stops itself with `Cut` (a bound of its own: the
+PDF page cap) or `Refused` (nothing to read: an encrypted PDF). The libraries are imported when a
+file of theirs comes: an import without such attachments never loads them."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Callable, Iterable, Iterator
+from datetime import date, datetime, timedelta
+from itertools import zip_longest
+from typing import TYPE_CHECKING, Any
+
+from assistant.ingest.bounds import looks_binary
+from assistant.ingest.decode import decode_bytes
+from assistant.ingest.html import html_to_text
+
+if TYPE_CHECKING:
+    from assistant.ingest.attachments import Limits
+
+_PARAGRAPH = re.compile(r"\n\s*\n")
+_SNIFF_CHARS = 4096
+
+
+class Cut(Exception):
+    """A reader stopped at a bound of its own: the text so far is kept, the reason warned."""
+
+
+class Refused(Exception):
+    """A reader found nothing it may read (an encrypted file): the reason is warned."""
+
+
+def read_pdf(data: bytes, charset: str | None, limits: Limits) -> Iterator[str]:
+    from pypdf import PdfReader
+
+    reader = PdfReader(io.BytesIO(data), strict=False)
+    if reader.is_encrypted and not reader.decrypt(""):
+        raise Refused("encrypted PDF (it needs a password); not indexed")
+    pages = reader.pages
+    total = len(pages)
+    for i in range(min(total, limits.max_pages)):
+        yield pages[i].extract_text() or ""
+    if total > limits.max_pages:
+        raise Cut(f"only the first {limits.max_pages} of its {total} pages read")
+
+
+def read_docx(data: bytes, charset: str | None, limits: Limits) -> Iterator[str]:
+    import docx
+    from docx.table import Table
+
+    for item in docx.Document(io.BytesIO(data)).iter_inner_content():
+        if isinstance(item, Table):
+            yield from rows_text(_row_cells(row) for row in item.rows)
+        else:
+            yield item.text
+
+
+def _row_cells(row: Any) -> list[str]:
+    """A Word table row's cell texts; a merged cell, which python-docx repeats (the same cell:
+    equal proxies of one element), once."""
+    cells: list[Any] = []
+    for cell in row.cells:
+        if not cells or cell != cells[-1]:
+            cells.append(cell)
+    return [cell.text for cell in cells]
+
+
+def read_xlsx(data: bytes, charset: str | None, limits: Limits) -> Iterator[str]:
+    from openpyxl import load_workbook
+
+    book = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    try:
+        for sheet in book.worksheets:
+            yield f"Sheet: {sheet.title}"
+            rows = sheet.iter_rows(values_only=True)
+            yield from rows_text([_cell_text(v) for v in row] for row in rows)
+    finally:
+        book.close()
+
+
+def _cell_text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, datetime):
+        midnight = value.time() == datetime.min.time()
+        return value.strftime("%Y-%m-%d" if midnight else "%Y-%m-%d %H:%M")
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def read_csv(data: bytes, charset: str | None, limits: Limits) -> Iterator[str]:
+    text = _text_of(data, charset)
+    try:
+        dialect: type[csv.Dialect] | csv.Dialect = csv.Sniffer().sniff(
+            text[:_SNIFF_CHARS], delimiters=",;\t|"
+        )
+    except csv.Error:  # too little to tell: the usual comma
+        dialect = csv.excel
+    yield from rows_text(csv.reader(io.StringIO(text), dialect))
+
+
+def rows_text(rows: Iterable[list[str]]) -> Iterator[str]:
+    """A table as blocks: its first row (the header) tab-joined, then each row as
+    `header: value; header: value`, so that a row read alone still says what its values are."""
+    header: list[str] | None = None
+    for row in rows:
+        cells = [" ".join(c.split()) for c in row]
+        if not any(cells):
+            yield ""
+        elif header is None:
+            header = cells
+            yield "\t".join(c for c in cells if c)
+        else:
+            pairs = zip_longest(header, cells, fillvalue="")
+            yield "; ".join(f"{h}: {c}" if h else c for h, c in pairs if c)
+
+
+def read_text(data: bytes, charset: str | None, limits: Limits) -> Iterator[str]:
+    yield from _PARAGRAPH.split(_text_of(data, charset))
+
+
+def read_html(data: bytes, charset: str | None, limits: Limits) -> Iterator[str]:
+    yield from _PARAGRAPH.split(html_to_text(_text_of(data, charset)))
+
+
+def _text_of(data: bytes, charset: str | None) -> str:
+    text = decode_bytes(data, charset)[0]
+    if looks_binary(text):
+        raise Refused("its text is binary data; not indexed")
+    return text
+
+
+def read_ics(data: bytes, charset: str | None, limits: Limits) -> Iterator[str]:
+    from icalendar import Calendar
+
+    for calendar in Calendar.from_ical(data, multiple=True):
+        for item in calendar.walk():
+            if item.name in ("VEVENT", "VTODO"):
+                yield _event_text(item)
+
+
+def _event_text(event: Any) -> str:
+    """`Event: …`, `When: …`, `Where: …`, `Organizer: …`, `Attendees: …`, then the
+    description: the lines a question about a meeting is answered from."""
+    attendees = event.get("ATTENDEE") or []
+    if not isinstance(attendees, list):
+        attendees = [attendees]
+    rule = event.get("RRULE")
+    lines = [
+        ("Event", str(event.get("SUMMARY") or "")),
+        ("When", _when(event.get("DTSTART"), event.get("DTEND") or event.get("DUE"))),
+        ("Repeats", rule.to_ical().decode() if rule else ""),
+        ("Where", str(event.get("LOCATION") or "")),
+        ("Organizer", _person(event.get("ORGANIZER"))),
+        ("Attendees", ", ".join(_person(a) for a in attendees)),
+    ]
+    text = "\n".join(f"{key}: {' '.join(value.split())}" for key, value in lines if value.strip())
+    description = str(event.get("DESCRIPTION") or "").strip()
+    return f"{text}\n{description}" if description else text
+
+
+def _when(start: Any, end: Any) -> str:
+    if start is None:
+        return ""
+    first = start.dt
+    last = end.dt if end is not None else None
+    if not isinstance(first, datetime):  # a whole day (or days): DTEND is the day after
+        if isinstance(last, datetime):  # a malformed mix: compare days
+            last = last.date()
+        days = (last - first).days if isinstance(last, date) else 1
+        if days <= 1:
+            return _day(first)
+        return f"{_day(first)} – {_day(first + timedelta(days=days - 1))}"
+    text = f"{_day(first)} {first:%H:%M}"
+    if isinstance(last, datetime):
+        same_day = last.date() == first.date()
+        text += f" – {last:%H:%M}" if same_day else f" – {_day(last)} {last:%H:%M}"
+    zone = first.tzname()
+    return f"{text} ({zone})" if zone else text
+
+
+def _day(day: date) -> str:
+    return f"{day:%A} {day.day} {day:%B %Y}"
+
+
+def _person(address: Any) -> str:
+    if address is None:
+        return ""
+    mail = re.sub(r"(?i)^mailto:", "", str(address))
+    name = str(getattr(address, "params", {}).get("CN", "")).strip()
+    return f"{name} <{mail}>" if name else mail
+
+
+Reader = Callable[[bytes, "str | None", "Limits"], Iterator[str]]
+
+FORMATS: dict[str, Reader] = {
+    "pdf": read_pdf,
+    "docx": read_docx,
+    "xlsx": read_xlsx,
+    "csv": read_csv,
+    "ics": read_ics,
+    "html": read_html,
+    "text": read_text,
+}
