@@ -6,7 +6,7 @@ the home. Also the night's coverage of the last six weeks' chunks and the projec
 8-hour night from the nodes made per minute; a PNG of the curve beside the JSON.
 
     python bench/night.py --home H [--questions data/qa/skilling_recent.jsonl]
-                          [--minutes 0,5,10] [--out night]
+                          [--minutes 0,5,10] [--reuse DIR] [--out night]
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--baseline", type=Path, help="a bench/e2e.py JSON with naive and "
                         "ragcache already run on this home and set (they do not precompute: "
                         "only the shipped design is run again for each M)")  # fmt: skip
+    parser.add_argument("--reuse", type=Path, help="a folder of this bench's e2e-M.json from "
+                        "an earlier run: an M found there is read, not run again")  # fmt: skip
     parser.add_argument("--out", default="night")
     return parser.parse_args()
 
@@ -47,6 +49,11 @@ def one_night(
     """bench/e2e.py for `minutes` of precompute: its designs' results (naive and ragcache from
     `baseline` when given: they do not precompute), and the results to use as the baseline."""
     out = work / f"e2e-{minutes:g}.json"
+    if args.reuse and (args.reuse / out.name).exists():
+        got = json.loads((args.reuse / out.name).read_text())["designs"]
+        log(f"{minutes:g} min: read from {args.reuse / out.name}")
+        baseline = baseline or {d: got[d] for d in DESIGNS if d != SHIPPED}
+        return baseline | {SHIPPED: got[SHIPPED]}, baseline
     n = sum(1 for line in args.questions.read_text().splitlines() if line.strip())
     designs = [SHIPPED] if baseline else list(DESIGNS)
     cmd = [
