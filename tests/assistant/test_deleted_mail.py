@@ -1,14 +1,17 @@
 """Kept current (issue 35): mail deleted from a source read whole is removed with its chunks and
 vectors, a source that could not be read removes nothing, a moved mail stays one mail in its new
-folder."""
+folder, and the QA answers that quoted removed mail are stale."""
 
 from __future__ import annotations
 
 import mailbox
 import os
 
+import numpy as np
+
 from assistant.importer import Importer
-from tests.conftest import make_email, write_mbox
+from assistant.services import open_services
+from tests.conftest import FakeEmbedder, make_email, write_mbox
 
 
 def mails(start: int, n: int, tag: str = "m"):
@@ -139,3 +142,22 @@ def test_a_copy_in_an_unchanged_mbox_keeps_the_mail(tmp_path, store, fake_embedd
     assert message_ids(store) == {"m1@x.nl", "m2@x.nl"}
     folder = store.db.execute("SELECT folder FROM documents WHERE message_id = 'm2@x.nl'")
     assert folder.fetchone()[0] == "saved"
+
+
+def test_answers_that_quoted_removed_mail_are_stale(tmp_path):
+    box, keys = maildir_of(tmp_path / "Mail", mails(0, 3))
+    ctx = open_services(tmp_path / "home")
+    ctx._embedder = FakeEmbedder()
+    ctx.importer().run([tmp_path / "Mail"])
+    ids = dict(ctx.store.db.execute(
+        "SELECT d.message_id, c.id FROM chunks c JOIN documents d ON d.id = c.document_id"
+    ).fetchall())  # fmt: skip
+    vector = np.ones(64, dtype=np.float32) / 8
+    quoting = ctx.qa.add("which tiles?", vector, "1 tile", [str(ids["m0@x.nl"])],
+                         evidence=[(ids["m1@x.nl"], "Mail m 1 asks")])  # fmt: skip
+    other = ctx.qa.add("and two?", vector, "2", [str(ids["m2@x.nl"])])
+    box.remove(keys[1])
+    report = ctx.importer().run([tmp_path / "Mail"])
+    assert report.removed == 1
+    stale = {e.id for e in ctx.qa.answered(stale=True)}
+    assert stale == {quoting} and other not in stale
