@@ -284,7 +284,7 @@ class Services:
             embedder=self.embedder, presence=self.presence, lines=self.lines(),
             check=self.rerank_check(), lock=self.precompute_lock,
             weights_path=self.home.cache_dir / LINE_WEIGHTS,
-            recheck=lambda served: self.answerer().recheck(served),
+            recheck=lambda served: self.answerer().recheck(served), importer=self.importer(),
         )  # fmt: skip
 
     def rerank_check(self) -> RerankCheck:

@@ -8,8 +8,11 @@ import mailbox
 import os
 
 import numpy as np
+import pytest
 
 from assistant.importer import Importer
+from assistant.precompute import Precompute
+from assistant.prompt_cache import Preempted
 from assistant.services import open_services
 from tests.conftest import FakeEmbedder, make_email, write_mbox
 
@@ -161,3 +164,38 @@ def test_answers_that_quoted_removed_mail_are_stale(tmp_path):
     assert report.removed == 1
     stale = {e.id for e in ctx.qa.answered(stale=True)}
     assert stale == {quoting} and other not in stale
+
+
+def test_a_nights_first_job_imports_the_mail_a_maildir_gained(tmp_path):
+    box, keys = maildir_of(tmp_path / "Mail", mails(0, 3))
+    ctx = open_services(tmp_path / "home")
+    ctx._embedder = FakeEmbedder()
+    ctx.importer().run([tmp_path / "Mail"])
+    box.add(mails(3, 1)[0])
+    box.remove(keys[0])
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
+    runner.plan()  # other jobs queued; a plan outside a run reads nothing
+    assert runner.queue.pending() > 0 and runner.queue.keys("reimport") == []
+    jobs: list[str] = []
+    report = runner.run(notify=lambda e: jobs.append(e.job), cancelled=lambda: bool(jobs))
+    assert jobs == ["reimport"] and report.by_kind == {"reimport": 1}
+    assert message_ids(ctx.store) == {"m1@x.nl", "m2@x.nl", "m3@x.nl"}
+    assert ctx.store.all_embedded(ctx.embedder.name)
+
+
+def test_the_re_read_steps_aside_for_a_user_question_and_removes_nothing(tmp_path):
+    box, keys = maildir_of(tmp_path / "Mail", mails(0, 3))
+    ctx = open_services(tmp_path / "home")
+    ctx._embedder = FakeEmbedder()
+    ctx.importer().run([tmp_path / "Mail"])
+    box.add(mails(3, 1)[0])
+    box.remove(keys[0])
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
+    runner.planner.reimport_due = True
+    runner.plan()
+    job = runner.queue.claim()
+    with ctx.presence.busy(), pytest.raises(Preempted):
+        runner.handlers.run(job)
+    assert message_ids(ctx.store) == {"m0@x.nl", "m1@x.nl", "m2@x.nl"}  # as it was
+    runner.handlers.run(job)  # the user is gone: it runs again, whole
+    assert message_ids(ctx.store) == {"m1@x.nl", "m2@x.nl", "m3@x.nl"}
