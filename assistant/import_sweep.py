@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assistant.ingest.types import Document, Issue
-from assistant.knowledge.source_rows import StoredMail
+from assistant.knowledge.source_rows import Move, StoredMail
 from assistant.knowledge.store import KnowledgeStore
 
 
@@ -41,14 +41,24 @@ class Reads:
     roots: list[Path] = field(default_factory=list)  # paths read to their end
     whole: set[str] = field(default_factory=set)  # mboxes read whole
     failed: set[str] = field(default_factory=set)  # files and mboxes that gave an error
+    _dirs: dict[str, str] = field(default_factory=dict)  # folder → resolved, once per folder
 
     def saw(self, key: str, doc: Document) -> None:
-        place = Place(_resolved(doc.source_path), doc.source_path, doc.folder, doc.source_offset)
+        place = Place(self.where(doc.source_path), doc.source_path, doc.folder, doc.source_offset)
         self.seen.setdefault(key, []).append(place)
 
     def failed_on(self, issue: Issue) -> None:
         if issue.severity == "error":
-            self.failed.add(_resolved(issue.path))
+            self.failed.add(self.where(issue.path))
+
+    def where(self, path: str) -> str:
+        """`path` with its folder resolved (one resolve per folder, not per mail)."""
+        if not path:
+            return ""
+        folder, name = os.path.split(path)
+        if folder not in self._dirs:
+            self._dirs[folder] = str(Path(folder or ".").resolve())
+        return os.path.join(self._dirs[folder], name)
 
 
 @dataclass
@@ -63,9 +73,10 @@ def sweep(store: KnowledgeStore, reads: Reads, mboxes: Iterable[Path]) -> Swept:
     the remembered mboxes; those not read whole this run may hold a copy of a vanished mail."""
     rows = {row.id: row for root in reads.roots for row in store.mail_from(root)}
     vanished: list[StoredMail] = []
+    moves: list[Move] = []
     swept = Swept()
     for row in rows.values():
-        where = _resolved(row.source_path)
+        where = reads.where(row.source_path)
         places = reads.seen.get(row.key, [])
         if where in reads.failed or any((p.path, p.offset) == (where, row.source_offset)
                                         for p in places):  # fmt: skip
@@ -74,11 +85,12 @@ def sweep(store: KnowledgeStore, reads: Reads, mboxes: Iterable[Path]) -> Swept:
             continue  # its place was not read this run, or its file is still there
         if places:
             new = places[0]
-            store.move_mail(row.id, new.given, new.folder, new.offset)
+            moves.append(Move(row.id, new.given, new.folder, new.offset))
             swept.moved += new.path != where
         else:
             vanished.append(row)
-    unread = [p for p in mboxes if _resolved(str(p)) not in reads.whole]
+    store.move_mail(moves)
+    unread = [p for p in mboxes if reads.where(str(p)) not in reads.whole]
     gone = _not_in(vanished, unread, store)
     swept.removed_chunks = store.remove_mail([row.id for row in gone])
     swept.removed = len(gone)
@@ -93,8 +105,8 @@ def _not_in(rows: list[StoredMail], mboxes: list[Path], store: KnowledgeStore) -
     gone = [row for row in rows if row.message_id]
     for box in mboxes:
         found = _message_ids_in(box, {row.message_id for row in gone})
-        for row in (r for r in gone if r.message_id in found):
-            store.move_mail(row.id, str(box), box.stem, None)
+        store.move_mail([Move(r.id, str(box), box.stem, None) for r in gone
+                         if r.message_id in found])  # fmt: skip
         gone = [row for row in gone if row.message_id not in found]
     return gone
 
@@ -124,7 +136,3 @@ def _gone(path: str) -> bool:
     except OSError:
         return False
     return False
-
-
-def _resolved(path: str) -> str:
-    return str(Path(path).resolve()) if path else ""

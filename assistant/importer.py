@@ -211,7 +211,7 @@ class Importer:
                     )
             self.sources.remember(source.path, source.kind)
             if source.kind == "mbox" and plan.action == "full":
-                reads.whole.add(str(source.path.resolve()))
+                reads.whole.add(reads.where(str(source.path)))
         self.sources.remember(path, "path")
         reads.roots.append(path)
         if any(s.kind == "notes" for s in sources) and path.is_dir():

@@ -23,6 +23,14 @@ class StoredMail:
     source_offset: int | None
 
 
+@dataclass(frozen=True)
+class Move:
+    doc_id: int
+    source_path: str
+    folder: str
+    offset: int | None
+
+
 class SourceRows:
     """Mixed into KnowledgeStore: uses its db, transaction() and _delete_document()."""
 
@@ -60,10 +68,13 @@ class SourceRows:
                 self._delete_document(doc_id)
         return chunk_ids
 
-    def move_mail(self, doc_id: int, source_path: str, folder: str, offset: int | None) -> None:
-        """The mail is now read from `source_path` (in `folder`): moved, or its old copy gone."""
+    def move_mail(self, moves: Sequence[Move]) -> None:
+        """Each mail is now read from its move's `source_path` (in its `folder`): moved, its
+        old copy gone, or further on in a rewritten mbox. One transaction for them all."""
+        if not moves:
+            return
         with self.transaction():
-            self.db.execute(
+            self.db.conn.executemany(
                 "UPDATE documents SET source_path = ?, folder = ?, source_offset = ? WHERE id = ?",
-                [source_path, folder, offset, doc_id],
+                [(m.source_path, m.folder, m.offset, m.doc_id) for m in moves],
             )
