@@ -185,6 +185,7 @@ class Importer:
     def _import_path(
         self, path: Path, report: ImportReport, notify, cancelled, reads: Reads
     ) -> None:
+        path = path.absolute()  # mail is stored with a path that means the same from anywhere
         try:
             sources = detect_sources(path)
         except SourceError as exc:

@@ -37,10 +37,11 @@ class SourceRows:
     db: Database
 
     def mail_from(self, root: Path) -> list[StoredMail]:
-        """The mail stored from the file `root` or from anywhere under the folder `root` (its
-        path as given or resolved: an import from a relative path stored it as given)."""
+        """The mail stored from the file `root` or from anywhere under the folder `root` (by its
+        absolute path, as given or resolved; mail stored by a relative path, as imports before
+        issue 35 stored it, is left out: what it names depends on where the import ran)."""
         found: dict[int, StoredMail] = {}
-        for form in dict.fromkeys((str(root), str(root.resolve()))):
+        for form in dict.fromkeys((str(root.absolute()), str(root.resolve()))):
             for row in self._rows_under(form.rstrip("/") or "/"):
                 found[row.id] = row
         return list(found.values())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import mailbox
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -199,3 +200,16 @@ def test_the_re_read_steps_aside_for_a_user_question_and_removes_nothing(tmp_pat
     assert message_ids(ctx.store) == {"m0@x.nl", "m1@x.nl", "m2@x.nl"}  # as it was
     runner.handlers.run(job)  # the user is gone: it runs again, whole
     assert message_ids(ctx.store) == {"m1@x.nl", "m2@x.nl", "m3@x.nl"}
+
+
+def test_a_relative_path_names_the_same_mail_from_anywhere(tmp_path, store, fake_embedder,
+                                                           monkeypatch):  # fmt: skip
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    maildir_of(tmp_path / "a" / "Mail", mails(0, 2))
+    maildir_of(tmp_path / "b" / "Mail", mails(5, 1, "other"))
+    monkeypatch.chdir(tmp_path / "a")
+    Importer(store, fake_embedder).run([Path("Mail")])
+    monkeypatch.chdir(tmp_path / "b")  # another folder of the same name, elsewhere
+    report = Importer(store, fake_embedder).run([Path("Mail")])
+    assert (report.added, report.removed) == (1, 0) and counts(store)[0] == 3
