@@ -8,6 +8,7 @@ import hashlib
 import random
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,7 +19,6 @@ from assistant.answer.qa_memory import QAMemory
 from assistant.answer.shape import first_sentence
 from assistant.config import PrecomputeSettings
 from assistant.home import bundled
-from assistant.importer import Importer
 from assistant.knowledge.embeddings import embed_missing
 from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.sources import SourceLog
@@ -37,6 +37,9 @@ from cache.prediction import (
     parse_questions,
 )
 from cache.qa_entries import Served
+
+if TYPE_CHECKING:
+    from assistant.importer import Importer  # handed in (PrecomputeParts), never built here
 
 PRIORITY = {
     # first of all: new mail in and deleted mail out, so that every job below sees the mail as
