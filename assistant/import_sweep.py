@@ -77,13 +77,9 @@ def sweep(store: KnowledgeStore, reads: Reads, mboxes: Iterable[Path]) -> Swept:
     swept = Swept()
     for row in rows.values():
         where = reads.where(row.source_path)
-        places = reads.seen.get(row.key, [])
-        if where in reads.failed or any((p.path, p.offset) == (where, row.source_offset)
-                                        for p in places):  # fmt: skip
+        if _stays(row, where, reads):
             continue
-        if not (where in reads.whole or _gone(row.source_path)):
-            continue  # its place was not read this run, or its file is still there
-        if places:
+        if places := reads.seen.get(row.key):
             new = places[0]
             moves.append(Move(row.id, new.given, new.folder, new.offset))
             swept.moved += new.path != where
@@ -95,6 +91,15 @@ def sweep(store: KnowledgeStore, reads: Reads, mboxes: Iterable[Path]) -> Swept:
     swept.removed_chunks = store.remove_mail([row.id for row in gone])
     swept.removed = len(gone)
     return swept
+
+
+def _stays(row: StoredMail, where: str, reads: Reads) -> bool:
+    """The mail stays where it is stored: read there this run, or its place gave an error, or
+    was not read this run (a skipped or appended mbox), or its file is still there."""
+    places = reads.seen.get(row.key, [])
+    if where in reads.failed or (where, row.source_offset) in {(p.path, p.offset) for p in places}:
+        return True
+    return not (where in reads.whole or _gone(row.source_path))
 
 
 def _not_in(rows: list[StoredMail], mboxes: list[Path], store: KnowledgeStore) -> list[StoredMail]:
