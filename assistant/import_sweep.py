@@ -110,15 +110,17 @@ def _not_in(rows: list[StoredMail], mboxes: list[Path], store: KnowledgeStore) -
     gone = [row for row in rows if row.message_id]
     for box in mboxes:
         found = _message_ids_in(box, {row.message_id for row in gone})
+        if found is None:  # an mbox that cannot be read now: nothing is removed this time
+            return []
         store.move_mail([Move(r.id, str(box), box.stem, None) for r in gone
                          if r.message_id in found])  # fmt: skip
         gone = [row for row in gone if row.message_id not in found]
     return gone
 
 
-def _message_ids_in(path: Path, ids: set[str]) -> set[str]:
-    """Which of `ids` a Message-ID header line of the mbox at `path` names (all of them when it
-    cannot be read: what cannot be checked is not removed)."""
+def _message_ids_in(path: Path, ids: set[str]) -> set[str] | None:
+    """Which of `ids` a Message-ID header line of the mbox at `path` names (none when the file
+    is gone; None when it cannot be read: what cannot be checked is not removed)."""
     if not ids:
         return set()
     alternatives = b"|".join(re.escape(i.encode()) for i in ids)
@@ -126,10 +128,10 @@ def _message_ids_in(path: Path, ids: set[str]) -> set[str]:
     try:
         with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             return {m.group(1).decode() for m in pattern.finditer(mm)}
-    except ValueError:  # an empty file cannot be mapped
+    except (ValueError, FileNotFoundError):  # an empty file cannot be mapped
         return set()
     except OSError:
-        return set(ids)
+        return None
 
 
 def _gone(path: str) -> bool:

@@ -213,3 +213,24 @@ def test_a_relative_path_names_the_same_mail_from_anywhere(tmp_path, store, fake
     monkeypatch.chdir(tmp_path / "b")  # another folder of the same name, elsewhere
     report = Importer(store, fake_embedder).run([Path("Mail")])
     assert (report.added, report.removed) == (1, 0) and counts(store)[0] == 3
+
+
+def test_a_remembered_mbox_since_deleted_holds_no_copies(tmp_path, store, fake_embedder):
+    inbox, keys = maildir_of(tmp_path / "Mail", mails(0, 3))
+    old = write_mbox(tmp_path / "old.mbox", mails(0, 1, "o"))
+    Importer(store, fake_embedder).run([tmp_path / "Mail", old])
+    old.unlink()
+    inbox.remove(keys[1])
+    report = Importer(store, fake_embedder).run([tmp_path / "Mail"])
+    assert report.removed == 1 and "m1@x.nl" not in message_ids(store)
+
+
+def test_a_remembered_mbox_that_cannot_be_read_keeps_every_mail(tmp_path, store, fake_embedder,
+                                                                monkeypatch):  # fmt: skip
+    inbox, keys = maildir_of(tmp_path / "Mail", mails(0, 3))
+    old = write_mbox(tmp_path / "old.mbox", mails(0, 1, "o"))
+    Importer(store, fake_embedder).run([tmp_path / "Mail", old])
+    inbox.remove(keys[1])
+    monkeypatch.setattr("assistant.import_sweep._message_ids_in", lambda path, ids: None)
+    report = Importer(store, fake_embedder).run([tmp_path / "Mail"])
+    assert report.removed == 0 and counts(store)[0] == 4
