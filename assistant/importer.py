@@ -17,6 +17,7 @@ from typing import Literal
 
 from assistant.activity import Activity
 from assistant.config import ChunkingSettings
+from assistant.import_sweep import Reads, sweep
 from assistant.ingest import Document, Issue, Source, SourceError, detect_sources
 from assistant.ingest.chunking import Chunk, chunk_document
 from assistant.ingest.notes import note_key
@@ -45,7 +46,8 @@ class ImportReport:
     updated: int = 0
     unchanged: int = 0
     duplicates: int = 0
-    removed: int = 0
+    removed: int = 0  # mail gone from its source, notes gone from their folder
+    moved: int = 0  # mail now read from another file or folder than the one stored
     chunks_added: int = 0
     embedded: int = 0
     replaced_chars: int = 0
@@ -80,6 +82,8 @@ class ImportReport:
                 f"{self.threads.chunks_dropped} chunks left out (they repeat an earlier mail of "
                 "their thread)"
             )
+        if self.moved:
+            parts.append(f"{self.moved} moved to another folder or file")
         if self.replaced_chars:
             parts.append(f"{self.replaced_chars} undecodable bytes replaced")
         if self.sources_skipped or self.sources_appended:
@@ -100,9 +104,12 @@ class Importer:
         embed_batch: int = 64,
         activity: Activity | None = None,
         no_encoder: str = "",
+        on_removed: Callable[[list[int]], None] | None = None,
     ) -> None:
         """`embedder` None: the encoder could not be had (`no_encoder` says why and what to do);
-        the import still reads and stores every message, and says so."""
+        the import still reads and stores every message, and says so. `on_removed` is told the
+        ids of the chunks of mail removed because it vanished from its source (the QA entries
+        that quoted them are stale)."""
         self.store = store
         self.embedder = embedder
         self.no_encoder = no_encoder
@@ -110,6 +117,7 @@ class Importer:
         self.embed_batch = embed_batch
         self.activity = activity  # marks the embedding phase for searches in other processes
         self.sources = SourceLog(store.db)
+        self.on_removed = on_removed
 
     def run(
         self,
@@ -123,8 +131,11 @@ class Importer:
         report = ImportReport()
         started = datetime.now(UTC).isoformat()
         t0 = time.perf_counter()
+        reads = Reads()
         for path in paths:
-            self._import_path(Path(path), report, notify, cancelled)
+            self._import_path(Path(path), report, notify, cancelled, reads)
+        if not cancelled():
+            self._sweep(reads, report)
         if self.store.threads_due():  # before embedding: a repeated chunk is not embedded
             report.threads = threads.rebuild(self.store)
         report.read_seconds = time.perf_counter() - t0
@@ -163,7 +174,18 @@ class Importer:
 
         return embed_missing(self.store, self.embedder, self.embed_batch, progressed, cancelled)
 
-    def _import_path(self, path: Path, report: ImportReport, notify, cancelled) -> None:
+    def _sweep(self, reads: Reads, report: ImportReport) -> None:
+        """Remove the mail that vanished from the paths read to their end; note moved mail."""
+        swept = sweep(self.store, reads, self.sources.mboxes())
+        report.removed += swept.removed
+        report.moved += swept.moved
+        if swept.removed_chunks and self.on_removed is not None:
+            self.on_removed(swept.removed_chunks)
+
+    def _import_path(
+        self, path: Path, report: ImportReport, notify, cancelled, reads: Reads
+    ) -> None:
+        path = path.absolute()  # mail is stored with a path that means the same from anywhere
         try:
             sources = detect_sources(path)
         except SourceError as exc:
@@ -182,19 +204,25 @@ class Importer:
             for item in source.read(max_part_bytes, plan.offset):
                 if cancelled():
                     return
-                self._store_item(source, item, report, seen_notes)
+                self._store_item(source, item, report, seen_notes, reads)
                 done += 1
                 if notify:
                     notify(
                         ImportProgressed("read", done, total, str(source.path), len(report.errors))
                     )
             self.sources.remember(source.path, source.kind)
+            if source.kind == "mbox" and plan.action == "full":
+                reads.whole.add(reads.where(str(source.path)))
         self.sources.remember(path, "path")
+        reads.roots.append(path)
         if any(s.kind == "notes" for s in sources) and path.is_dir():
             report.removed += self.store.remove_notes_missing(path, seen_notes)
 
-    def _store_item(self, source: Source, item, report: ImportReport, seen_notes: set[str]):
+    def _store_item(
+        self, source: Source, item, report: ImportReport, seen_notes: set[str], reads: Reads
+    ) -> None:
         if isinstance(item, Issue):
+            reads.failed_on(item)  # not read this time is not deleted
             if source.kind == "notes":
                 seen_notes.add(note_key(Path(item.path)))  # unreadable now is not deleted
             _note(report, item)
@@ -206,6 +234,7 @@ class Importer:
             seen_notes.add(key)
         setattr(report, _COUNTER[outcome], getattr(report, _COUNTER[outcome]) + 1)
         if doc.kind == "email":
+            reads.saw(key, doc)
             _count_folder(report, doc.folder, outcome)
         if outcome in ("added", "updated"):
             report.chunks_added += len(chunks)

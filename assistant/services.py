@@ -131,10 +131,23 @@ class Services:
         except ModelMissing as exc:
             embedder, problem = None, str(exc)
         s = self.settings
+        # without an encoder there is no QA bank to open; its answers are checked when served
+        on_removed = self._answers_stale if embedder is not None else None
         return Importer(
             store or self.store, embedder, s.chunking, s.embedding.batch_size, self.presence,
-            no_encoder=problem,
+            no_encoder=problem, on_removed=on_removed,
         )  # fmt: skip
+
+    def _answers_stale(self, chunk_ids: list[int]) -> None:
+        """Mail vanished from its source: the answers made from or quoting its chunks are
+        stale (the night's refresh answers them again). The KV nodes of those chunks are left
+        to the budget's eviction: no prompt restores a removed chunk again, so they go unused."""
+        from cache.qa_entries import using
+
+        qa = self.qa
+        stale = using(qa.answered(), chunk_ids)
+        if stale:
+            qa.mark_stale(stale)
 
     def answerer(self) -> Answerer:
         """The user's answer path (loads the LLM on first use)."""
@@ -271,7 +284,7 @@ class Services:
             embedder=self.embedder, presence=self.presence, lines=self.lines(),
             check=self.rerank_check(), lock=self.precompute_lock,
             weights_path=self.home.cache_dir / LINE_WEIGHTS,
-            recheck=lambda served: self.answerer().recheck(served),
+            recheck=lambda served: self.answerer().recheck(served), importer=self.importer(),
         )  # fmt: skip
 
     def rerank_check(self) -> RerankCheck:

@@ -6,7 +6,7 @@ a served hit (for the night's self-check), and the row ↔ entry conversions of 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 
@@ -35,6 +35,13 @@ class QAEntry:
 def chunk_ids_of(sources: Sequence) -> list[int]:
     """The chunk ids among an entry's sources (the rest name other things)."""
     return [int(i) for i in sources if str(i).isdigit()]
+
+
+def using(entries: Iterable[QAEntry], chunk_ids: Iterable[int]) -> list[int]:
+    """The ids of the entries made from, or quoting, one of `chunk_ids`."""
+    wanted = {int(i) for i in chunk_ids}
+    quoted = [(e, [*e.chunk_ids, *(c for c, _ in e.evidence)]) for e in entries]
+    return [e.id for e, ids in quoted if not wanted.isdisjoint(ids)]
 
 
 @dataclass(frozen=True)

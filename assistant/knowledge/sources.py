@@ -69,6 +69,12 @@ class SourceLog:
         return [Path(r[0]) for r in rows]
 
 
+    def mboxes(self) -> list[Path]:
+        """The mbox files imports have read."""
+        rows = self.db.execute("SELECT path FROM sources WHERE kind = 'mbox' ORDER BY rowid")
+        return [Path(r[0]) for r in rows.fetchall()]
+
+
 def tail_hash(path: Path, end: int) -> str:
     with path.open("rb") as fh:
         fh.seek(max(0, end - TAIL))

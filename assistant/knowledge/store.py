@@ -16,6 +16,7 @@ from sqlite_utils import Database
 from assistant.ingest.chunking import Chunk
 from assistant.ingest.types import Document, Issue
 from assistant.knowledge.mailbox import Mailbox
+from assistant.knowledge.source_rows import SourceRows
 from assistant.knowledge.thread_rows import ThreadRows
 from assistant.knowledge.vector_rows import VectorRows
 from cache.db import transaction
@@ -60,7 +61,7 @@ class ChunkRecord:
         }
 
 
-class KnowledgeStore(ThreadRows, VectorRows):
+class KnowledgeStore(ThreadRows, VectorRows, SourceRows):
     def __init__(self, db: Database) -> None:
         self.db = db
         self.mail = Mailbox(db)  # reads of mail as mail: senders, filtered chunks, copies

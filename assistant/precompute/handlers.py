@@ -8,6 +8,7 @@ import hashlib
 import random
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from assistant.config import PrecomputeSettings
 from assistant.home import bundled
 from assistant.knowledge.embeddings import embed_missing
 from assistant.knowledge.retrieval import Hit
+from assistant.knowledge.sources import SourceLog
 from assistant.knowledge.store import KnowledgeStore
 from assistant.prompt_cache import Preempted, PromptCache
 from assistant.rerank import selection
@@ -36,7 +38,13 @@ from cache.prediction import (
 )
 from cache.qa_entries import Served
 
+if TYPE_CHECKING:
+    from assistant.importer import Importer  # handed in (PrecomputeParts), never built here
+
 PRIORITY = {
+    # first of all: new mail in and deleted mail out, so that every job below sees the mail as
+    # it is now (issue 35)
+    "reimport": 1,
     # first: retrieval, and so every job below, searches only the chunks that have a vector
     "embed": 5,
     "refresh": 10,
@@ -81,6 +89,7 @@ class Handlers:
         lines: LineFinder | None = None,
         weights_path: Path | None = None,
         recheck: Callable[[Served], bool] | None = None,
+        importer: Importer | None = None,
     ) -> None:
         """`cache` prefills and decodes, `select` chooses a question's chunks as the answer path
         does, `memory` writes the QA bank. `check`: where detail questions are kept with their
@@ -95,6 +104,7 @@ class Handlers:
         self.lines = lines or LineFinder(cache.embedder)  # the quote, as the answer path finds it
         self.weights_path = weights_path  # where a refit of the line scorer goes
         self.recheck = recheck  # a served hit answered afresh (Answerer.recheck)
+        self.importer = importer  # reads the remembered sources again
         self.queue = queue
         self.seeds = SEEDS
         folder = bundled("prompts")
@@ -105,6 +115,19 @@ class Handlers:
 
     def run(self, job: Job) -> None:
         getattr(self, f"_{job.kind}")(job.payload)
+
+    # -- the mail itself ------------------------------------------------------------------------
+
+    def _reimport(self, payload: dict) -> None:
+        """The remembered sources read again, as `assistant import` with no path reads them:
+        new mail in, mail deleted from them out, then the new chunks embedded. Its writes take
+        the knowledge database's writer lock as every import's do. A user question stops it
+        (the importer checks between messages and between embedding batches): what was stored
+        stays, nothing is removed by the stopped read, and the job goes back in the queue."""
+        paths = [p for p in SourceLog(self.store.db).paths() if p.exists()]
+        report = self.importer.run(paths, cancelled=self.cache.user_waiting)
+        if report.cancelled:
+            raise Preempted
 
     # -- vectors -------------------------------------------------------------------------------
 

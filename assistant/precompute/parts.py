@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from assistant.answer.evidence import LineFinder
     from assistant.answer.qa_memory import QAMemory
     from assistant.config import Settings
+    from assistant.importer import Importer
     from assistant.knowledge.embeddings import SentenceTransformerEmbedder
     from assistant.knowledge.store import KnowledgeStore
     from assistant.prompt_cache import PromptCache
@@ -43,3 +44,5 @@ class PrecomputeParts:
     lock: threading.Lock  # one pass at a time in a process
     weights_path: Path  # where a refit of the line scorer goes
     recheck: Callable[[Served], bool]  # a served hit answered afresh (Answerer.recheck)
+    # reads the remembered sources again (job "reimport"); None: the night does not import
+    importer: Importer | None = None

@@ -5,9 +5,11 @@ names the state it was planned from)."""
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 
+from assistant.knowledge.sources import SourceLog
 from assistant.precompute import coverage
 from assistant.precompute.handlers import PRIORITY, SELFCHECK, Handlers
 from assistant.precompute.parts import PrecomputeParts
@@ -38,11 +40,16 @@ class Planner:
         self.meta = CacheMeta(parts.cache_db)
         self._coverage: tuple[tuple[int, int], coverage.Plan] | None = None
         self.predicted = False  # predictions are planned once per run: `stride` per run
+        self.reimport_due = False  # a run sets it: its first job reads the sources again
 
     # -- planning ------------------------------------------------------------------------------
 
     def plan(self) -> int:
-        """Queue the jobs the current state calls for; return how many were new."""
+        """Queue the jobs the current state calls for; return how many were new. A re-read of
+        the sources is planned alone: the rest is planned from what it read, once it ran."""
+        reimport = self._plan_reimport()
+        if reimport or (self.parts.importer is not None and self._reimport_waiting()):
+            return reimport
         return (
             self._plan_embed()
             + self._plan_refresh()
@@ -58,6 +65,19 @@ class Planner:
 
     def _enqueue(self, kind: str, key: str, payload: dict | None = None) -> int:
         return int(self.queue.enqueue(kind, key, payload, PRIORITY[kind]))
+
+    def _plan_reimport(self) -> int:
+        """Once per run, when the home has remembered sources and an importer, unless one from
+        an earlier, stopped run is still queued (that one goes first)."""
+        if not self.reimport_due or self.parts.importer is None:
+            return 0
+        self.reimport_due = False
+        if self._reimport_waiting() or not SourceLog(self.parts.store.db).paths():
+            return 0
+        return self._enqueue("reimport", f"reimport:{time.time_ns()}")
+
+    def _reimport_waiting(self) -> bool:
+        return bool(self.queue.keys("reimport", "queued") or self.queue.keys("reimport", "running"))
 
     def _plan_embed(self) -> int:
         """Chunks without a vector from the encoder in use get one while the user is away, so a

@@ -3,6 +3,8 @@
 A run first plans — queues what the current state calls for — then drains the persisted queue
 until it is empty, the deadline passes, it is cancelled, or (for the idle scheduler) the user
 comes back. Planning, in order of priority:
+  reimport   the remembered sources are read again (new mail in, deleted mail out), once per
+             run and alone: the rest is planned from what it read
   refresh    stale QA entries (new mail ranks in their top-k) are answered again
   abstract   new chunks are read into the knowledge abstract (once imports have settled)
   chunk_kv   chunks get their [system, chunk] node while the KV budget has room, in the order
@@ -121,7 +123,7 @@ class Precompute:
         self.handlers = Handlers(
             self.cache, self.select, parts.memory, parts.store, self.queue, self.abstract,
             History(db), self.settings, kv=kv, check=self.check, lines=parts.lines,
-            weights_path=parts.weights_path, recheck=parts.recheck,
+            weights_path=parts.weights_path, recheck=parts.recheck, importer=parts.importer,
         )  # fmt: skip
         self.planner = Planner(parts, self.handlers, self.queue, settle)
 
@@ -174,7 +176,7 @@ class Precompute:
         self, deadline: float | None, notify: Notify | None, cancelled: Stop, stop_for_user: bool
     ) -> PrecomputeReport:
         report, start, run_id = PrecomputeReport(), time.time(), self.runs.open()
-        self.planner.predicted = False
+        self.planner.predicted, self.planner.reimport_due = False, True
         self.queue.recover()
         self.plan()
         while True:

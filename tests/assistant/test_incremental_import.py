@@ -1,6 +1,7 @@
 """Imported sources are remembered: `import` with no path reads them again, an unchanged mbox
 is skipped without parsing, an appended one is read from where the last import ended, and one
-changed in the middle is read whole without adding anything twice."""
+changed in the middle is read whole without adding anything twice (what it no longer holds is
+removed)."""
 
 from __future__ import annotations
 
@@ -48,8 +49,9 @@ def test_an_mbox_changed_in_the_middle_is_read_whole_and_adds_nothing_twice(tmp_
     box.write_bytes(text + write_mbox(tmp_path / "m.mbox", mails(4, 1)).read_bytes())
     report = Importer(store, None).run([box], embed=False)
     assert report.sources_appended == 0 and report.seen == 5  # read whole
-    assert report.added == 2  # the new mail, and the changed one kept beside the old
-    assert store.count_chunks() == 6
+    assert report.added == 2  # the new mail, and the changed one
+    assert report.removed == 1  # the old text of the changed one: no longer in the mbox
+    assert store.count_chunks() == 5
 
 
 def test_import_with_no_path_reads_the_remembered_sources_again(tmp_path, capsys):
