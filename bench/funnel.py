@@ -60,6 +60,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--real-home", type=Path, help="an imported real-mail home to copy")
     parser.add_argument("--eval-dir", type=Path, default=default_eval_dir())
     parser.add_argument("--work", type=Path, help="where homes and raw rows go (default: tmp)")
+    parser.add_argument("--summarize", action="store_true",
+                        help="read the rows a run left in --work (SET-DESIGN.jsonl; a set "
+                        "without rows is left out) and run nothing")  # fmt: skip
     parser.add_argument("--out", default="funnel")
     return parser.parse_args()
 
@@ -108,6 +111,17 @@ def run_set(name: str, designs: list[str], args, work: Path) -> dict[str, list[d
             raise SystemExit(f"{name}/{design} failed (exit {proc.returncode})")
         rows[design] = [json.loads(x) for x in out.read_text().splitlines() if x.strip()]
     return rows
+
+
+def saved_rows(name: str, designs: list[str], work: Path) -> dict[str, list[dict]]:
+    """The rows of `name` a run wrote to `work`, for the questions every design answered."""
+    rows = {}
+    for d in designs:
+        path = work / f"{name}-{d}.jsonl"
+        text = path.read_text() if path.exists() else ""
+        rows[d] = [json.loads(line) for line in text.splitlines() if line.strip()]
+    both = set.intersection(*({r["id"] for r in rs} for rs in rows.values()))
+    return {d: [r for r in rs if r["id"] in both] for d, rs in rows.items()}
 
 
 def _env() -> dict[str, str]:
@@ -181,7 +195,10 @@ def main() -> None:
     results, table = {}, []
     for name in args.sets.split(","):
         log(f"set {name}: {', '.join(designs)}")
-        rows = run_set(name, designs, args, work_dir)
+        rows = saved_rows(name, designs, work_dir) if args.summarize else run_set(
+            name, designs, args, work_dir)
+        if not all(rows.values()):
+            continue
         results[name] = {d: {"summary": summary(rows[d]), "rows": rows[d]} for d in designs}
         for d in designs:
             s = results[name][d]["summary"]
