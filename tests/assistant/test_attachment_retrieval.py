@@ -13,21 +13,7 @@ import pytest
 
 from assistant.importer import Importer
 from assistant.services import open_services
-from tests.attachment_files import (
-    AMSTERDAM,
-    CSV,
-    DOCX,
-    ICS,
-    PDF,
-    XLSX,
-    csv_bytes,
-    docx_bytes,
-    encrypted_pdf,
-    ics_bytes,
-    pdf_bytes,
-    xlsx_bytes,
-    zip_bomb_docx,
-)
+from tests import attachment_files as af
 from tests.conftest import make_email, write_mbox
 
 pytestmark = pytest.mark.slow
@@ -87,7 +73,7 @@ DISTRACTORS = [
 
 
 def _at(day: int, hour: int, minute: int = 0) -> datetime:
-    return datetime(2026, 4, day, hour, minute, tzinfo=AMSTERDAM)
+    return datetime(2026, 4, day, hour, minute, tzinfo=af.AMSTERDAM)
 
 
 def answering_files() -> dict[str, tuple[str, bytes]]:
@@ -122,11 +108,11 @@ def answering_files() -> dict[str, tuple[str, bytes]]:
         "500 g flour, 75 g butter, 3 dl milk, 2 tsp ground cardamom.",
         "Bake the cardamom buns in the oven at 225 degrees for 8 minutes.",
     ]
-    dentist = ics_bytes(
+    dentist = af.ics_bytes(
         "Dentist check-up with Dr. Okafor", _at(9, 14, 15), _at(9, 14, 45),
         location="Tandartspraktijk Centrum, Oudegracht 112, Utrecht",
     )  # fmt: skip
-    board = ics_bytes(
+    board = af.ics_bytes(
         "Quarterly board meeting", _at(14, 10), _at(14, 11, 30), location="Room 4.12",
         organizer=("Anna Berg", "anna@example.nl"), attendees=[("Bram", "bram@example.nl")],
     )  # fmt: skip
@@ -144,16 +130,16 @@ def answering_files() -> dict[str, tuple[str, bytes]]:
     ]
     wifi = b"Guest wifi network: Lindqvist-Gast\nGuest wifi password: blue-heron-42\n"
     return {
-        "quote-2026-114.pdf": (PDF, pdf_bytes([roof])),
-        "lease-agreement.pdf": (PDF, pdf_bytes(lease)),
-        "e-ticket.pdf": (PDF, pdf_bytes([ticket])),
-        "receipt-dishwasher.pdf": (PDF, pdf_bytes([receipt])),
-        "minutes-parents-evening.docx": (DOCX, docx_bytes(minutes)),
-        "recipe.docx": (DOCX, docx_bytes(recipe)),
-        "invite.ics": (ICS, dentist),
-        "meeting.ics": (ICS, board),
-        "renovation-costs.xlsx": (XLSX, xlsx_bytes({"Costs": costs})),
-        "festival-shifts.csv": (CSV, csv_bytes(shifts)),
+        "quote-2026-114.pdf": (af.PDF, af.pdf_bytes([roof])),
+        "lease-agreement.pdf": (af.PDF, af.pdf_bytes(lease)),
+        "e-ticket.pdf": (af.PDF, af.pdf_bytes([ticket])),
+        "receipt-dishwasher.pdf": (af.PDF, af.pdf_bytes([receipt])),
+        "minutes-parents-evening.docx": (af.DOCX, af.docx_bytes(minutes)),
+        "recipe.docx": (af.DOCX, af.docx_bytes(recipe)),
+        "invite.ics": (af.ICS, dentist),
+        "meeting.ics": (af.ICS, board),
+        "renovation-costs.xlsx": (af.XLSX, af.xlsx_bytes({"Costs": costs})),
+        "festival-shifts.csv": (af.CSV, af.csv_bytes(shifts)),
         "guest-wifi.txt": ("text/plain", wifi),
     }
 
@@ -161,11 +147,12 @@ def answering_files() -> dict[str, tuple[str, bytes]]:
 def hostile_files() -> list[tuple[str, str, str, bytes, str]]:
     """(message id, file name, content type, bytes, what its one warning says)."""
     return [
-        ("locked", "salary.pdf", PDF, encrypted_pdf([["Salary slip"]], "secret"), "encrypted"),
-        ("cut", "scan.pdf", PDF, pdf_bytes([["A scanned letter"]])[:300], "unreadable"),
-        ("bomb", "report.docx", DOCX, zip_bomb_docx(120), "zip bomb"),
+        ("locked", "salary.pdf", af.PDF, af.encrypted_pdf([["Salary slip"]], "secret"),
+         "encrypted"),
+        ("cut", "scan.pdf", af.PDF, af.pdf_bytes([["A scanned letter"]])[:300], "unreadable"),
+        ("bomb", "report.docx", af.DOCX, af.zip_bomb_docx(120), "zip bomb"),
         ("binary", "dump.txt", "text/plain", os.urandom(50_000), "binary"),
-        ("huge", "archive.pdf", PDF, os.urandom(26_000_000), "cap"),
+        ("huge", "archive.pdf", af.PDF, os.urandom(26_000_000), "cap"),
     ]
 
 

@@ -167,14 +167,20 @@ def test_answers_that_quoted_removed_mail_are_stale(tmp_path):
     assert stale == {quoting} and other not in stale
 
 
-def test_a_nights_first_job_imports_the_mail_a_maildir_gained(tmp_path):
+def changed_since_import(tmp_path):
+    """A home that imported a three-mail Maildir, which then gained a mail and lost one; and a
+    precompute runner on it."""
     box, keys = maildir_of(tmp_path / "Mail", mails(0, 3))
     ctx = open_services(tmp_path / "home")
     ctx._embedder = FakeEmbedder()
     ctx.importer().run([tmp_path / "Mail"])
     box.add(mails(3, 1)[0])
     box.remove(keys[0])
-    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
+    return ctx, Precompute(ctx.precompute_parts(), settle_seconds=0)
+
+
+def test_a_nights_first_job_imports_the_mail_a_maildir_gained(tmp_path):
+    ctx, runner = changed_since_import(tmp_path)
     runner.plan()  # other jobs queued; a plan outside a run reads nothing
     assert runner.queue.pending() > 0 and runner.queue.keys("reimport") == []
     jobs: list[str] = []
@@ -185,13 +191,7 @@ def test_a_nights_first_job_imports_the_mail_a_maildir_gained(tmp_path):
 
 
 def test_the_re_read_steps_aside_for_a_user_question_and_removes_nothing(tmp_path):
-    box, keys = maildir_of(tmp_path / "Mail", mails(0, 3))
-    ctx = open_services(tmp_path / "home")
-    ctx._embedder = FakeEmbedder()
-    ctx.importer().run([tmp_path / "Mail"])
-    box.add(mails(3, 1)[0])
-    box.remove(keys[0])
-    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
+    ctx, runner = changed_since_import(tmp_path)
     runner.planner.reimport_due = True
     runner.plan()
     job = runner.queue.claim()
