@@ -364,9 +364,7 @@ def cmd_precompute(ctx: Services, args: Namespace) -> int:
         report = last = runner.run(deadline=deadline, notify=notify)
         # A night goes on in rounds until its morning: each round plans again over what
         # the last one stored, so the next nodes and questions come from the same plan.
-        while deadline and last.stopped == "finished" and last.jobs_done:
-            if time.time() >= deadline:
-                break
+        while deadline and time.time() < deadline and last.stopped == "finished" and last.jobs_done:
             last = Precompute(ctx.precompute_parts(), settle_seconds=0).run(
                 deadline=deadline, notify=notify
             )
