@@ -50,12 +50,17 @@ def one_night(
     `baseline` when given: they do not precompute), and the results to use as the baseline."""
     out = work / f"e2e-{minutes:g}.json"
     if args.reuse and (args.reuse / out.name).exists():
-        got = json.loads((args.reuse / out.name).read_text())["designs"]
-        log(f"{minutes:g} min: read from {args.reuse / out.name}")
-        baseline = baseline or {d: got[d] for d in DESIGNS if d != SHIPPED}
-        return baseline | {SHIPPED: got[SHIPPED]}, baseline
+        out = args.reuse / out.name
+        log(f"{minutes:g} min: read from {out}")
+    else:
+        run_e2e(args, minutes, out, [SHIPPED] if baseline else list(DESIGNS))
+    got = json.loads(out.read_text())["designs"]
+    baseline = baseline or {d: got[d] for d in DESIGNS if d != SHIPPED}
+    return baseline | {SHIPPED: got[SHIPPED]}, baseline
+
+
+def run_e2e(args: argparse.Namespace, minutes: float, out: Path, designs: list[str]) -> None:
     n = sum(1 for line in args.questions.read_text().splitlines() if line.strip())
-    designs = [SHIPPED] if baseline else list(DESIGNS)
     cmd = [
         sys.executable, str(REPO / "bench" / "e2e.py"), "--home", str(args.home),
         "--questions", str(args.questions), "--limit", str(n), "--designs", ",".join(designs),
@@ -64,9 +69,6 @@ def one_night(
     ]  # fmt: skip
     log(f"{minutes:g} min of precompute, then {n} questions ({', '.join(designs)})")
     subprocess.run(cmd, check=True, cwd=REPO)
-    got = json.loads(out.read_text())["designs"]
-    baseline = baseline or {d: got[d] for d in DESIGNS if d != SHIPPED}
-    return baseline | {SHIPPED: got[SHIPPED]}, baseline
 
 
 def point(minutes: float, designs: dict) -> dict:
