@@ -106,6 +106,8 @@ class ChunkFts:
         probe, matches = self.selective(terms)
         if not probe:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
+        if among is not None:
+            return self._among(terms, probe, matches, among, n)
         rows = self.db.execute(
             "SELECT rowid, -bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? "
             "AND rowid >= ? ORDER BY rank LIMIT ?",
@@ -113,12 +115,26 @@ class ChunkFts:
         ).fetchall()
         ids = np.array([r[0] for r in rows], dtype=np.int64)
         scores = np.array([r[1] for r in rows], dtype=np.float64)
-        if among is not None:
-            keep = np.isin(ids, among)
-            ids, scores = ids[keep], scores[keep]
         if len(probe) < len(terms):
             scores = self.scores(terms, ids)
         order = np.lexsort((ids, -scores))
+        return ids[order], scores[order]
+
+    def _among(
+        self, terms: list[str], probe: list[str], matches: int, among: np.ndarray, n: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """`search` kept to the chunks `among` (ascending ids): the probe's matches are read as
+        rowids alone (no bm25() over the matches the filter drops), those in `among` are
+        scored for every term, the best `n` kept."""
+        (found,) = self.db.execute(
+            "SELECT group_concat(rowid) FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid >= ?",
+            [_match(probe), self._newest(matches)],
+        ).fetchone()
+        ids = np.fromstring(found or "", dtype=np.int64, sep=",")
+        pos = np.searchsorted(among, ids).clip(max=max(len(among) - 1, 0))
+        ids = ids[among[pos] == ids] if len(among) else ids[:0]
+        scores = self.scores(terms, ids)
+        order = np.lexsort((ids, -scores))[:n]
         return ids[order], scores[order]
 
     def _newest(self, matches: int) -> int:

@@ -200,9 +200,10 @@ class LargeSearch:
         ids: np.ndarray,
         weight: float = 1.0,
     ) -> tuple[Ranking | None, Ranking | None, Ranking | None]:
-        """`rank` among the chunks `ids` (too many to score one by one): FTS5 and the IVF index
-        asked for as many more candidates as the filter keeps fewer of the home (at most WIDEN
-        times), those outside it dropped: the unfiltered search's cost, a longer list."""
+        """`rank` among the chunks `ids` (too many to score one by one): BM25 over the FTS5
+        matches among them (`ChunkFts.search(among=…)`), and the IVF index asked for as many
+        more candidates as the filter keeps fewer of the home (at most WIDEN times), those
+        outside it dropped: about the unfiltered search's cost."""
         n = self.settings.candidates
         widen = min(WIDEN, max(1, round(self.chunk_count() / max(len(ids), 1))))
         bm25 = dense = None

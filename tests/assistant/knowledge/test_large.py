@@ -113,6 +113,22 @@ def test_scores_of_given_chunks_are_fts5s_own_bm25(tmp_path, store, fake_embedde
     assert fts.scores(terms, np.array([10**9]))[0] == 0  # not a chunk
 
 
+def test_a_search_among_chunks_is_the_full_ranking_kept_to_them(tmp_path, store, fake_embedder):
+    """A filter's search keeps every chunk among it that matches, with the score the
+    unfiltered search gives it, however far down the unfiltered list it stands."""
+    mails = [(f"Note {i}", f"kayak {'river ' * (i % 4)}trip {i}") for i in range(30)]
+    import_mails(store, fake_embedder, tmp_path, mails)
+    fts = ChunkFts(store.db, max_matches=10**6)
+    every = dict(zip(*fts.search("kayak river", 100), strict=True))
+    among = np.array(sorted(every)[::3], dtype=np.int64)
+    ids, scores = fts.search("kayak river", 100, among=among)
+    assert sorted(ids) == among.tolist()
+    np.testing.assert_allclose(scores, [every[i] for i in ids], rtol=1e-9)
+    assert list(scores) == sorted(scores, reverse=True)
+    assert fts.search("kayak river", 2, among=among)[0].tolist() == ids[:2].tolist()
+    assert len(fts.search("kayak", 5, among=np.zeros(0, dtype=np.int64))[0]) == 0
+
+
 def test_a_query_of_only_common_terms_ranks_the_newest_chunks(tmp_path, store, fake_embedder):
     import_mails(store, fake_embedder, tmp_path, [(f"Note {i}", f"common {i}") for i in range(40)])
     fts = ChunkFts(store.db, max_matches=10)
