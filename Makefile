@@ -18,8 +18,10 @@ setup:
 	# the first import would make them otherwise (~20 s, assistant/knowledge/encoder.py).
 	HF_HUB_OFFLINE=1 $(PYTHON) -m assistant.knowledge.encoder
 
+# Two workers, each test file on one of them (its module fixtures built once): the model tests
+# run on one thread each (half the cores of a 2-core machine), so two keep both busy.
 test:
-	HF_HUB_OFFLINE=1 $(PYTHON) -m pytest -q
+	HF_HUB_OFFLINE=1 $(PYTHON) -m pytest -q -n 2 --dist loadfile
 
 lint:
 	$(PYTHON) -m ruff check assistant cache tests bench
