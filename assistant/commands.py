@@ -336,9 +336,9 @@ def cmd_ask(ctx: Services, args: Namespace) -> int:
 
 
 def cmd_precompute(ctx: Services, args: Namespace) -> int:
-    from assistant.idle import on_ac
     from assistant.precompute import Precompute
-    from assistant.schedule import deadline_from
+    from assistant.precompute.idle import on_ac
+    from assistant.precompute.schedule import deadline_from
 
     if args.ac_only and on_ac() is False:
         console.print("On battery power: nothing done (--ac-only).")

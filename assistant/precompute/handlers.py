@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from assistant.abstract import extract_items
 from assistant.answer import fit
 from assistant.answer.evidence import LineFinder
 from assistant.answer.qa_memory import QAMemory
@@ -23,6 +22,7 @@ from assistant.knowledge.embeddings import embed_missing
 from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.sources import SourceLog
 from assistant.knowledge.store import KnowledgeStore
+from assistant.precompute.abstract import extract_items
 from assistant.prompt_cache import Preempted, PromptCache
 from assistant.rerank import selection
 from assistant.rerank.selection import Selection

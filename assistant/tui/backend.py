@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from assistant.idle import Precompute
     from assistant.importer import Importer, ImportReport
     from assistant.knowledge.store import ChunkRecord
+    from assistant.precompute.idle import Precompute
     from assistant.services import Services
 
 T = TypeVar("T")
@@ -105,7 +105,7 @@ class AppServices:
 
 def services_for(ctx: Services) -> AppServices:
     from assistant.home import bundled
-    from assistant.idle import IdleScheduler
+    from assistant.precompute.idle import IdleScheduler
 
     data = bundled("data")
     answerer = Lazy(lambda: _warm(ctx, ctx.answerer()))
@@ -139,7 +139,7 @@ def _vectors_notice(ctx: Services) -> str:
 
 def _precompute(ctx: Services, answerer: Lazy[AnswererLike]) -> Precompute:
     """A precompute pass; the models it shares with the chat load here, once, if not yet."""
-    from assistant.idle import Precompute
+    from assistant.precompute.idle import Precompute
 
     answerer.get()
     return Precompute(ctx.precompute_parts(), settle_seconds=0)

@@ -12,8 +12,8 @@ import pytest
 
 from assistant.activity import Activity
 from assistant.config import Settings
-from assistant.idle import IdleScheduler, on_ac
-from assistant.schedule import deadline_from, next_time, parse_duration
+from assistant.precompute.idle import IdleScheduler, on_ac
+from assistant.precompute.schedule import deadline_from, next_time, parse_duration
 
 
 def test_durations_and_times_of_day():

@@ -275,7 +275,7 @@ def _running(db) -> bool:
 
 
 def test_the_idle_scheduler_runs_a_pass_once_the_user_is_away(tmp_path):
-    from assistant.idle import IdleScheduler
+    from assistant.precompute.idle import IdleScheduler
 
     ctx = make_ctx(tmp_path)
     ctx.settings.precompute.idle_minutes = 0.0

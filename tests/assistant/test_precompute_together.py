@@ -76,7 +76,7 @@ def test_an_idle_pass_does_not_start_while_a_manual_one_runs(tmp_path, caplog):
     thread = manual.start(manual_run(services))
     assert manual.first_job.wait(240)
     idle = services.idle(lambda e: None, lambda r: None)
-    with caplog.at_level(logging.INFO, logger="assistant.idle"):
+    with caplog.at_level(logging.INFO, logger="assistant.precompute.idle"):
         assert idle.tick() is None
     assert "idle precompute skipped" in caplog.text
     assert not answered(pipeline).qa_hit  # a user question while the manual pass runs

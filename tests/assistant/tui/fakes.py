@@ -208,8 +208,8 @@ class Report:
 
 
 class FakePrecompute:
-    """The shape of assistant.idle.Precompute: answers `questions` into the fake's QA bank, as its
-    answer job does (precompute/handlers.py)."""
+    """The shape of assistant.precompute.idle.Precompute: answers `questions` into the fake's QA
+    bank, as its answer job does (precompute/handlers.py)."""
 
     def __init__(self, pipeline: FakeAnswerer, questions: list[str], delay: float = 0.01):
         self.pipeline, self.questions, self.delay = pipeline, list(questions), delay
@@ -268,8 +268,8 @@ class FakePrecompute:
 
 
 class FakeScheduler:
-    """The shape of assistant.idle.IdleScheduler; a test plays an idle run through its callbacks
-    (from a thread of its own, as the real scheduler calls them)."""
+    """The shape of assistant.precompute.idle.IdleScheduler; a test plays an idle run through its
+    callbacks (from a thread of its own, as the real scheduler calls them)."""
 
     def __init__(self, notify, done) -> None:
         self.notify, self.done = notify, done
