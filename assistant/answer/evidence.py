@@ -34,7 +34,7 @@ __all__ = ["Evidence", "Found", "LineFinder", "LineWeights", "split_sentences"]
 FEATURES = ("cosine", "near", "bm25", "cover", "kind", "rank", "short", "pointer")
 QUOTE_CHARS = 320  # a quote, not a paste of the chunk
 ALSO = 0.5  # another mail's best line is shown too when it scores this share of the best
-LINES_VERSION = "lines-2"  # salts the stored line vectors' keys when the splitter changes
+LINES_VERSION = "lines-3"  # salts the stored line vectors' keys when the splitter changes
 
 
 @dataclass(frozen=True)

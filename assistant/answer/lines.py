@@ -39,6 +39,22 @@ _STAMP = re.compile(
     r"^.{1,120}?\s+(?:on\s+)?\d{1,2}/\d{1,2}/\d{2,4}\s+\d{1,2}:\d{2}(?::\d{2})?\s*[AP]M\s*$",
     re.IGNORECASE,
 )
+# a reply's attribution of the mail it quotes: "On Tue, 3 Mar 2026 at 10:04, Maya <m@x.me>
+# wrote:" (wrapped before "wrote": _ATTRIBUTION_START), "Maya Lindqvist <m@x.me> wrote:",
+# "Op 3 mrt. 2026 schreef Maya <m@x.me>:"
+_ATTRIBUTION = re.compile(
+    r"^\s*(?:(?:on|op|am|den|le|el)\s.{0,200}?|.{0,120}?(?:@|\d{1,2}[:/.]\d{2}).{0,120}?|)"
+    r"\b(?:wrote|writes|schreef|schrieb|skrev|a écrit|escribió)(?:\s.{0,120}?)?:\s*$",
+    re.IGNORECASE,
+)
+_ATTRIBUTION_START = re.compile(r"^\s*(?:on|op|am|den|le|el)\s.*(?:\d|@)", re.IGNORECASE)
+# what is left of a header block that Lotus Notes laid out in columns or a chunk cut in two:
+# a field label inside the line beside an address or a time ("Kevin Hannon 06/11/01 01:22 PM
+# To: Steven J Kean/NA/Enron cc: … Subject: Memo"), or a list of addresses
+_INNER_FIELD = re.compile(r"\S\s+(?:to|cc|bcc|subject|sent by)\s*:", re.IGNORECASE)
+_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)*|\b\w[\w .]*/\w+(?:/[\w ]+)*@\w+")
+_TIME = re.compile(r"\d{1,2}/\d{1,2}/\d{2,4}|\d{1,2}:\d{2}\s*[AP]M", re.IGNORECASE)
+_RESPOND = re.compile(r"^\s*please respond to\b", re.IGNORECASE)
 # a quoted header block: From:/To:/Sent:/cc:/Subject: lines, or Lotus Notes' "From: X on DATE"
 _QUOTED_FIELD = re.compile(
     r"^\s*(?:from|to|cc|bcc|sent|sent by|date|subject|importance|reply-to|van|aan|onderwerp|"
@@ -176,10 +192,54 @@ def _body_lines(text: str) -> Iterator[tuple[str, bool]]:
             skip = _header_block(lines, i) - 1
             yield "", True
             continue
-        if _STUB.match(bare) or _RULE.match(bare) or _STAMP.match(bare):
+        attribution = _attribution(bare, lines[i + 1 : i + 2])
+        if _STAMP.match(bare) or attribution:
+            quoted_part = True  # what follows a sender's stamp is the mail it quotes
+            skip = max(attribution - 1, 0) + _stamp_header(lines, i + max(attribution, 1))
+            yield "", True
+            continue
+        if is_header_debris(bare):  # with the header fields that follow it
+            skip = _stamp_header(lines, i + 1)
+            yield "", quoted_part
+            continue
+        if _STUB.match(bare) or _RULE.match(bare):
             yield "", quoted_part
             continue
         yield bare.rstrip(), quoted_part or marker is not None
+
+
+def _attribution(line: str, after: list[str]) -> int:
+    """The lines of a reply's attribution starting at `line` (1, or 2 when it was wrapped
+    before "wrote:"), 0 when it is none."""
+    if _ATTRIBUTION.match(line):
+        return 1
+    if after and _ATTRIBUTION_START.match(line):
+        nxt = _QUOTE.sub("", after[0])
+        return 2 if _ATTRIBUTION.match(f"{line.strip()} {nxt.strip()}") else 0
+    return 0
+
+
+def _stamp_header(lines: list[str], start: int) -> int:
+    """After a sender's stamp, the lines of the quoted mail's header: Lotus Notes writes
+    "Please respond to …", "To: …", "cc: …", "Subject: …" (blank ones between)."""
+    end = start
+    for j in range(start, min(len(lines), start + 8)):
+        bare = _QUOTE.sub("", lines[j])
+        if _RESPOND.match(bare) or _QUOTED_FIELD.match(bare) or is_header_debris(bare):
+            end = j + 1
+        elif bare.strip() and not (end > start and _continues_field(bare)):
+            break
+    return end - start
+
+
+def is_header_debris(line: str) -> bool:
+    """A header block's remains that no rule above caught: a field label inside the line beside
+    an address or a time, or a list of two or more addresses with little else on it."""
+    if _INNER_FIELD.search(line) and (_ADDRESS.search(line) or _TIME.search(line)):
+        return True
+    addresses = _ADDRESS.findall(line)
+    rest = _ADDRESS.sub(" ", line)
+    return len(addresses) >= 2 and len(re.findall(r"[^\W\d_]{2,}", rest)) <= 4 * len(addresses)
 
 
 def _wrapped_banner(banner: str, after: list[str]) -> int:

@@ -231,3 +231,13 @@ def test_another_mails_close_line_is_shown_too_and_a_far_one_is_not(fake_embedde
     from assistant.answer.shape import shown
 
     assert "\nAlso: “" in shown(found)
+
+
+def test_an_attribution_or_a_sender_stamp_is_never_the_quote(fake_embedder) -> None:
+    from tests.assistant.answer.test_lines import REPLY
+
+    for question in ("Who is Yelba Saettone?", "Who wrote to me on 03/28/2000 at 01:34 PM?"):
+        found = find(fake_embedder, question, [record(1, REPLY)])
+        shown = [e.sentence for e in (*found.lines, *found.also)]
+        assert shown and not any("Saettone" in s or "wrote" in s for s in shown), question
+        assert all("Saettone" not in c.line.text for c, _ in found.ranked)
