@@ -10,11 +10,13 @@ from assistant.answer.evidence import (
     DEFAULT_WEIGHTS,
     FEATURES,
     QUOTE_CHARS,
+    SHOWN,
     Evidence,
     LineFinder,
     LineWeights,
     answer_span,
     candidates_of,
+    mail_key,
 )
 from assistant.answer.text import asked_kinds
 from assistant.knowledge.store import ChunkRecord
@@ -64,17 +66,24 @@ def find(embedder, question, records, **kw):
     )
 
 
-def test_the_quote_is_at_most_two_lines_of_one_mail_within_the_quote_limit(fake_embedder) -> None:
-    found = find(
-        fake_embedder,
-        "What did Priya notice in the RC2 soak test?",
-        [record(1, SOAK), record(3, PLAN)],
-    )
-    assert 1 <= len(found.lines) <= 2
-    assert len({e.chunk_id for e in found.lines}) == 1
-    assert len(found.text) <= QUOTE_CHARS
-    assert found.record is not None and found.record.chunk_id == found.lines[0].chunk_id
-    assert [c.line.text for c, _ in found.ranked][:1] != []
+def test_the_shown_lines_are_the_best_three_of_at_most_two_mails(fake_embedder) -> None:
+    question = "What did Priya notice in the RC2 soak test?"
+    records = [record(1, SOAK), record(3, PLAN), record(4, KICKOFF)]
+    by_id = {r.chunk_id: r for r in records}
+    close = LineWeights(DEFAULT_WEIGHTS.coef, 0.0, 0.0, 0.0)  # every line near the best
+    for weights in (DEFAULT_WEIGHTS, close):
+        found = find(fake_embedder, question, records, weights=weights)
+        shown = [*found.lines, *found.also]
+        assert found.lines and len(shown) <= SHOWN
+        assert all(len(e.sentence) <= QUOTE_CHARS for e in shown)
+        assert found.best_line in found.text  # the scorer's first line is in the quote
+        assert {e.chunk_id for e in found.lines} == {found.record.chunk_id}
+        also = {mail_key(by_id[e.chunk_id]) for e in found.also}
+        assert len(also) <= 1 and mail_key(found.record) not in also
+        index = {c.line.text: c.index for c, _ in found.ranked}
+        places = [index[e.sentence] for e in found.lines]
+        assert places == sorted(places)  # in the mail's order
+    assert len(shown) == SHOWN and found.also  # every line close: three, of two mails
 
 
 def test_a_how_much_question_quotes_the_line_with_the_amount_and_marks_it(fake_embedder) -> None:
