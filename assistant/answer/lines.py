@@ -122,11 +122,14 @@ def _lines_in_context(text: str) -> Iterator[Line]:
     heading = lead = ""
     first = text.split("\n", 1)[0]
     title = first[len("Note: ") :].strip().lower() if first.startswith("Note: ") else ""
-    for kind, block, quoted in _blocks(text):
-        if kind == "heading" or _is_title_line(kind, block):
+    blocks = list(_blocks(text))
+    for i, (kind, block, quoted) in enumerate(blocks):
+        if kind == "heading" or (not lead and _is_title(blocks, i)):
             heading, lead = ("" if block.lower() == title else block), ""
             continue
-        lead = lead if kind == "item" else ""
+        # a list item, or a short line that gives what the line before it introduced
+        # ("… the Company Code, which is:" / "C673EV"), keeps that line as its context
+        lead = lead if kind == "item" or _is_title_line(kind, block) else ""
         sentences = list(_sentences(kind, block))
         if any(_DISCLAIMER.search(s) for s in sentences):
             continue  # a disclaimer's paragraph says nothing about the mail, any of it
@@ -134,6 +137,15 @@ def _lines_in_context(text: str) -> Iterator[Line]:
         if sentences and sentences[-1].endswith(":"):
             lead = sentences.pop()  # introduces what follows; says nothing by itself
         yield from (Line(s, context, quoted) for s in sentences if s.lower() != title)
+
+
+def _is_title(blocks: list[tuple[str, str, bool]], i: int) -> bool:
+    """A short line standing alone: in a run of such lines ("Total Time 2695" / "Landings
+    1500"), each is a line of a list written without bullets, not a heading."""
+    kind, block, _ = blocks[i]
+    if not _is_title_line(kind, block):
+        return False
+    return not any(0 <= j < len(blocks) and _is_title_line(*blocks[j][:2]) for j in (i - 1, i + 1))
 
 
 def _is_title_line(kind: str, block: str) -> bool:

@@ -220,3 +220,30 @@ def test_header_remains_laid_out_in_columns_or_cut_by_the_chunk_are_no_lines() -
         "We have formed a new business unit for emerging markets.",
         "His e-mail is greg.piper@enron.com if you want to reach him.",
     ]
+
+
+def test_short_lines_in_a_run_are_a_list_and_a_value_after_a_colon_keeps_its_lead() -> None:
+    text = (
+        "TAG Aviation is pleased to offer this aircraft.\n"
+        "1994 Challenger 601-3R, serial number 5171\n"
+        "Total Time 2695\n"
+        "Landings 1500\n\n"
+        "To take the survey you will need to enter the company code, which is:\n\n"
+        "C673EV\n"
+    )
+    lines = mail_lines(text)
+    assert [line.text for line in lines] == [
+        "TAG Aviation is pleased to offer this aircraft.",
+        "1994 Challenger 601-3R, serial number 5171",
+        "Total Time 2695",
+        "Landings 1500",
+        "C673EV",
+    ]
+    assert lines[-1].context.endswith("the company code, which is:")
+
+
+def test_a_short_line_standing_alone_is_still_a_heading() -> None:
+    text = "Repotting plan\n\nThe monstera moves to the 30 cm pot in April.\n"
+    assert [(line.text, line.context) for line in mail_lines(text)] == [
+        ("The monstera moves to the 30 cm pot in April.", "Repotting plan")
+    ]
