@@ -6,7 +6,8 @@ A question whose facts are in the chunks but not in the evidence is classed by w
 
 - header: the facts stand only in a chunk's header line (From | Date | Subject), no line has them
 - split: no line holds them all, two neighbouring lines of a chunk do
-- dropped: no line (nor pair) holds them: the splitter left them out or cut them
+- apart: no line (nor pair) holds them all, but each fact stands in some line
+- dropped: a fact stands in no line: the splitter left it out or cut it
 - same mail / other mail: a line holds them, but another line of the quoted mail (or another
   mail's line) was chosen; `rank` is the best such line's place among the scored lines
 
@@ -15,8 +16,9 @@ and the line that was shown first is typed (attribution, header field, quoted, s
     python bench/evidence_lines.py --home H --sets demo,holdout [--out NAME]
     python bench/evidence_lines.py --compare before.json after.json
 
-Another commit's answer path runs under this bench with PYTHONPATH set to its worktree (the
-results name the package they ran: "code"); --compare prints two runs side by side. Writes
+Another commit's answer path is measured by this file copied into a worktree of that commit and
+run there (bench/_common.py puts a bench's own checkout first; the results name the package they
+ran: "code"), with --out an absolute path; --compare prints two runs side by side. Writes
 bench/results/NAME.json.
 """
 
@@ -44,7 +46,8 @@ _ATTRIBUTION = re.compile(
     r"(?:\bon\s+\d{1,2}/\d{1,2}/\d{2,4}|\bwrote:\s*$|\d{1,2}:\d{2}(?::\d{2})?\s*[AP]M\s*$)",
     re.IGNORECASE,
 )
-_FIELD = re.compile(r"^\s*(?:from|to|cc|bcc|sent|date|subject)\s*:", re.IGNORECASE)
+_FIELD = re.compile(r"(?:^|\s)(?:from|to|cc|bcc|sent|date|subject)\s*:", re.IGNORECASE)
+_ADDRESS = re.compile(r"@|\w/\w+/\w+")
 
 
 def parse_args() -> argparse.Namespace:
@@ -61,7 +64,7 @@ def parse_args() -> argparse.Namespace:
 def line_type(text: str, quoted: bool) -> str:
     if _ATTRIBUTION.search(text) and len(text.split()) <= 14:
         return "attribution"
-    if _FIELD.match(text):
+    if _FIELD.match(text) or (_FIELD.search(text) and _ADDRESS.search(text)):
         return "header field"
     if quoted:
         return "quoted"
@@ -89,7 +92,9 @@ def why_lost(found, records, must: list[str]) -> dict:
         head, _, body = r.text.partition("\n")
         if has(head, must) and not has(body, must):
             return {"why": "header", **shown}
-    return {"why": "dropped", **shown}
+    texts = [c.line.text for c, _ in found.ranked]
+    apart = all(any(has(t, [m]) for t in texts) for m in must)
+    return {"why": "apart" if apart else "dropped", **shown}
 
 
 def run_set(answerer, embedder, paths: list[Path], data: Path) -> list[dict]:
@@ -168,7 +173,7 @@ def main() -> None:
         results[name] = {"summary": summary(rows), "rows": rows}
     _table(
         "evidence lines: facts in the chunks and in the lines shown",
-        {args.out: {n: r["summary"] for n, r in results.items()}},
+        {Path(args.out).name: {n: r["summary"] for n, r in results.items()}},
     )
     code = str(Path(assistant.__file__).resolve().parents[1])
     path = write_results(args.out, {"code": code, "sets": results}, vars(args))
