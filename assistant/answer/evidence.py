@@ -38,7 +38,7 @@ ALSO = 0.5  # another mail's lines are shown too when they score this share of t
 # lines shown in all: where the scorer's first line misses, the facts are most often in its
 # next lines, of the same mail or the next (bench/results/evidence_lines_*.json)
 SHOWN = 3
-LINES_VERSION = "lines-4"  # salts the stored line vectors' keys when the splitter changes
+LINES_VERSION = "lines-6"  # salts the stored line vectors' keys when the splitter changes
 
 
 @dataclass(frozen=True)

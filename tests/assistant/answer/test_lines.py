@@ -247,3 +247,18 @@ def test_a_short_line_standing_alone_is_still_a_heading() -> None:
     assert [(line.text, line.context) for line in mail_lines(text)] == [
         ("The monstera moves to the 30 cm pot in April.", "Repotting plan")
     ]
+
+
+def test_prose_with_double_spaces_is_no_table_and_parentheses_hold_their_full_stops() -> None:
+    text = (
+        "The build out of the Internet and the rapid  deployment of eBusiness is why we\n"
+        "wrote.  Professor Stevenson (Harvard Bus. Sch. - Entrepreneurship) will be in Houston\n"
+        'on June 14 to discuss a case study entitled "Modern Giants".\n\n'
+        "Booking reference  K7QX4M\n"
+    )
+    assert split_sentences(text) == [
+        "The build out of the Internet and the rapid deployment of eBusiness is why we wrote.",
+        "Professor Stevenson (Harvard Bus. Sch. - Entrepreneurship) will be in Houston on June "
+        '14 to discuss a case study entitled "Modern Giants".',
+        "Booking reference | K7QX4M",
+    ]
