@@ -25,7 +25,7 @@ def quote_block(quote):
     text.append(f"\n— {shape.mail_line(quote.mail)}", style="dim")
     if quote.also:
         where = shape.mail_line(quote.also_mail)
-        text.append("\n" + shape.also_text(quote.also[0].sentence, where), style="dim")
+        text.append("\n" + shape.also_text(quote.also, where), style="dim")
     return text
 
 

@@ -69,7 +69,7 @@ class QuoteFound:
     band: str  # "answer" (a quote; whether the model confirms it comes with AnswerDone) | "none"
     score: float
     nearest: list[dict] = field(default_factory=list)  # the nearest mails, for "not found"
-    also: list[Evidence] = field(default_factory=list)  # another mail's best line, if close
+    also: list[Evidence] = field(default_factory=list)  # another mail's best lines, if close
     also_mail: dict = field(default_factory=dict)
 
 
@@ -96,8 +96,8 @@ class AnswerDone:
     kv_reused_tokens: int
     prompt_tokens: int
     timings: dict[str, float] = field(default_factory=dict)
-    # the lines shown as support: the quote's (at most two, of one mail) and another mail's
-    # best line when it scores close (the answer shows each once)
+    # the lines shown as support, at most three (answer/evidence.py SHOWN): the quote's, of one
+    # mail, and another mail's best lines when they score close (the answer shows each once)
     evidence: list[Evidence] = field(default_factory=list)
     # nothing shown is marked: the quote cleared the bar and any sentence shown stands in it
     supported: bool = True

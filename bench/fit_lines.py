@@ -24,7 +24,7 @@ import numpy as np  # noqa: E402
 from _common import RESULTS_DIR, demo_context, log, print_table, write_results  # noqa: E402
 
 from assistant.answer import fit  # noqa: E402
-from assistant.answer.evidence import FEATURES, LineFinder  # noqa: E402
+from assistant.answer.evidence import FEATURES, LineFinder, mail_key  # noqa: E402
 
 
 def parse_args() -> argparse.Namespace:
@@ -37,6 +37,10 @@ def parse_args() -> argparse.Namespace:
         "--written", type=Path, help="written questions to reuse (default: write them; they are "
         "saved beside the results as NAME_written.json)",
     )  # fmt: skip
+    parser.add_argument(
+        "--reselect", action="store_true", help="select the written questions' chunks again "
+        "on --home (their chunk ids are those of the home they were written on)",
+    )  # fmt: skip
     return parser.parse_args()
 
 
@@ -45,6 +49,10 @@ def probes_for(ctx, args: argparse.Namespace) -> list[fit.Probe]:
     if args.written:
         rows = json.loads(args.written.read_text())
         written = [fit.Written(**row) for row in rows]
+        if args.reselect:
+            mailbox = fit.Mailbox(ctx.store, ctx.prompt_cache(), ctx.selection, finder)
+            written = reselected(written, mailbox)
+            log(f"{len(written)} of {len(rows)} written questions bring their line's mail here")
     else:
         mailbox = fit.Mailbox(ctx.store, ctx.prompt_cache(), ctx.selection, finder)
         log(f"writing questions about {args.lines} lines")
@@ -52,6 +60,26 @@ def probes_for(ctx, args: argparse.Namespace) -> list[fit.Probe]:
         path = RESULTS_DIR / f"{args.out}_written.json"
         path.write_text(json.dumps([asdict(w) for w in written], indent=1, ensure_ascii=False))
     return fit.featurize(written, finder, ctx.store)
+
+
+def reselected(written: list[fit.Written], mailbox: fit.Mailbox) -> list[fit.Written]:
+    """The written questions as this home answers them: each question's chunks selected again,
+    its source mail the one whose lines hold the written line (a question whose line no chunk
+    holds is left out), and the chunks without it widened again."""
+    out = []
+    for w in written:
+        vector = mailbox.finder.embedder.embed_batch([w.question])[0]
+        records = mailbox.chosen(w.question, vector)
+        source = next((r for r in records if fit.holds_line(r, w.line)), None)
+        if source is None:
+            continue
+        key = mail_key(source)
+        others = [r for r in mailbox.widen(w.question, vector) if mail_key(r) != key]
+        chunks = [r.chunk_id for r in records]
+        out.append(
+            fit.Written(w.question, w.line, chunks, [r.chunk_id for r in others][: len(chunks)])
+        )
+    return out
 
 
 def split(probes: list[fit.Probe], seed: int) -> tuple[list[fit.Probe], list[fit.Probe]]:

@@ -1,6 +1,7 @@
 """The mail's own lines that answer a question: every line of the prompt's chunks (answer/lines.py)
-is scored, the best one (with the next best of the same chunk, at most two lines and QUOTE_CHARS)
-is the quote shown first, its answer span marked, and a score under a calibrated bar is "not found".
+is scored, and the SHOWN best lines of at most two mails are what the user sees: the best line's
+mail's lines among them are the quote, shown first with its answer span marked, and the other
+mail's its 'also' lines; a score under a calibrated bar is "not found".
 
 A line's score is a logistic fusion of its features (FEATURES): cosine with the question, its
 neighbour's cosine, BM25 over the candidate lines, the share of the question's terms it holds,
@@ -32,9 +33,12 @@ from cache.sentences import SentenceVectors, rounded
 __all__ = ["Evidence", "Found", "LineFinder", "LineWeights", "split_sentences"]
 
 FEATURES = ("cosine", "near", "bm25", "cover", "kind", "rank", "short", "pointer")
-QUOTE_CHARS = 320  # a quote, not a paste of the chunk
-ALSO = 0.5  # another mail's best line is shown too when it scores this share of the best
-LINES_VERSION = "lines-2"  # salts the stored line vectors' keys when the splitter changes
+QUOTE_CHARS = 320  # a line as shown, not a paste of the chunk
+ALSO = 0.5  # another mail's lines are shown too when they score this share of the best
+# lines shown in all: where the scorer's first line misses, the facts are most often in its
+# next lines, of the same mail or the next (bench/results/evidence_lines_*.json)
+SHOWN = 3
+LINES_VERSION = "lines-6"  # salts the stored line vectors' keys when the splitter changes
 
 
 @dataclass(frozen=True)
@@ -104,8 +108,8 @@ class Candidate:
 
 @dataclass
 class Found:
-    """What the mail says to a question: the quote's lines (one mail, at most two), the answer
-    span inside them, the best line's probability and its band, the quoted chunk, the nearest
+    """What the mail says to a question: the quote's lines (one mail's, at most SHOWN), the
+    answer span inside them, the best line's probability and its band, the quoted chunk, the nearest
     mails (for "not found") and every candidate with its probability, best first."""
 
     lines: list[Evidence]
@@ -115,8 +119,9 @@ class Found:
     record: ChunkRecord | None
     nearest: list[ChunkRecord]
     ranked: list[tuple[Candidate, float]] = field(default_factory=list)
-    # the best line of another mail, when it scores at least ALSO of the quote's best: shown
-    # under the quote's mail as a second reading (one mail's quote rarely settles it alone)
+    # lines of one other mail that score at least ALSO of the quote's best and are among the
+    # SHOWN best: shown under the quote's mail as a second reading (one mail's quote rarely
+    # settles it alone)
     also: list[Evidence] = field(default_factory=list)
     also_record: ChunkRecord | None = None
 
@@ -170,16 +175,17 @@ class LineFinder:
         order = np.argsort(-p, kind="stable")
         best = candidates[int(order[0])]
         score = float(p[order[0]])
-        lines = quote_lines(best, candidates, p)
-        span = answer_span(" ".join(e.sentence for e in lines), question)
         ranked = [(candidates[int(i)], float(p[i])) for i in order]
+        quote, also = shown_lines(ranked)
+        lines = [_evidence(c) for c in quote]
+        span = answer_span(" ".join(e.sentence for e in lines), question)
         band = weights.band(score)
         if band != "answer":  # under the bar: "not found" where the best mail lacks the kind
             mail = [c for c in candidates if mail_key(c.record) == mail_key(best.record)]
             band = "none" if lacks_kind(question, mail) else "weak"
         found = Found(lines, span, score, band, best.record, nearest, ranked)
-        if band != "none":
-            found.also, found.also_record = also_line(found, best)
+        if band != "none" and also:
+            found.also, found.also_record = [_evidence(c) for c in also], also[0].record
         return found
 
     def features(
@@ -284,36 +290,31 @@ def candidates_of(records: Sequence[ChunkRecord]) -> list[Candidate]:
     return [c for c in rows if id(c) in kept]
 
 
-def quote_lines(best: Candidate, candidates: Sequence[Candidate], p: np.ndarray) -> list[Evidence]:
-    """The best line and, when it fits in QUOTE_CHARS, the next best line of the same chunk
-    if it scores at least half as well (a line rarely carries its subject and its fact both, or
-    a date and its time), in the mail's order."""
-    first = Evidence(best.record.chunk_id, _clipped(best.line.text))
-    top = float(p.max())
-    room = QUOTE_CHARS - len(first.sentence) - 1
-    same = [
-        (float(s), c)
-        for c, s in zip(candidates, p, strict=True)
-        if c.record.chunk_id == best.record.chunk_id and c.index != best.index
-    ]
-    fits = [(s, c) for s, c in same if s >= 0.5 * top and len(c.line.text) <= room]
-    if not fits:
-        return [first]
-    _, other = max(fits, key=lambda t: t[0])
-    second = Evidence(other.record.chunk_id, other.line.text)
-    return [second, first] if other.index < best.index else [first, second]
+def shown_lines(
+    ranked: Sequence[tuple[Candidate, float]],
+) -> tuple[list[Candidate], list[Candidate]]:
+    """(quote, also): the SHOWN best lines of at most two mails. The quote is the best line's
+    mail's lines among them, in the mail's order (one line rarely carries its subject and its
+    fact both); `also` the lines of the first other mail that score ALSO of the best, best
+    first. A line of a third mail is passed over for the next line of these two."""
+    if not ranked:
+        return [], []
+    (best, top), key = ranked[0], mail_key(ranked[0][0].record)
+    quote, also, other = [best], [], None
+    for candidate, p in ranked[1:]:
+        if len(quote) + len(also) >= SHOWN:
+            break
+        mail = mail_key(candidate.record)
+        if mail == key:
+            quote.append(candidate)
+        elif p >= ALSO * top and other in (None, mail):
+            other = mail
+            also.append(candidate)
+    return sorted(quote, key=lambda c: (c.record.chunk_id, c.index)), also
 
 
-def also_line(found: Found, best: Candidate) -> tuple[list[Evidence], ChunkRecord | None]:
-    """The best line of another mail than the quote's, when it scores ALSO of the best."""
-    key = mail_key(best.record)
-    for candidate, p in found.ranked:
-        if mail_key(candidate.record) != key:
-            if p < ALSO * found.score:
-                break
-            line = Evidence(candidate.record.chunk_id, _clipped(candidate.line.text))
-            return [line], candidate.record
-    return [], None
+def _evidence(candidate: Candidate) -> Evidence:
+    return Evidence(candidate.record.chunk_id, _clipped(candidate.line.text))
 
 
 def line_key(line: str) -> str:

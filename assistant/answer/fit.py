@@ -153,6 +153,11 @@ def featurize(written: Sequence[Written], finder: LineFinder, store: KnowledgeSt
     return probes
 
 
+def holds_line(record: ChunkRecord, line: str) -> bool:
+    """Whether one of the chunk's lines is the written line (or holds it)."""
+    return any(_is(c.text, line) for c in mail_lines(record.text))
+
+
 def _is(text: str, line: str) -> bool:
     a, b = (" ".join(t.lower().split()) for t in (text, line))
     return a == b or (len(b) > 20 and b in a)

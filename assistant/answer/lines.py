@@ -1,9 +1,10 @@
 """A chunk's answerable lines, as mail is written: sentences in prose, a table's rows with their
 header, list items whole, hard-wrapped lines joined back; without the chunk's header line,
-greetings and sign-offs, signatures, legal disclaimers, forward banners, quoted header blocks
-("-----Original Message-----", "From: … Sent: … To: … Subject: …") and attachment stubs.
+greetings and sign-offs, signatures, legal disclaimers, attachment stubs, and what mail carries
+around what it says (answer/headers.py): forward banners, reply attributions, sender stamps,
+quoted header blocks ("-----Original Message-----", "From: … Sent: … To: … Subject: …").
 
-A line below a forward banner, an original-message marker or a "> " quote is marked `quoted`:
+A line below a forward banner, a sender stamp, an attribution or a "> " quote is marked `quoted`:
 the evidence picker leaves it out when the mail it quotes is among the candidates itself."""
 
 from __future__ import annotations
@@ -12,39 +13,35 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from assistant.answer.headers import (
+    BANNER,
+    QUOTE,
+    QUOTED_FIELD,
+    STAMP,
+    attribution,
+    header_block,
+    is_header_debris,
+    sender_lines,
+    stamp_header,
+    wrapped_banner,
+)
+
 _HEADER = re.compile(r"^(From: .*\| Date: .*\| Subject: .*|Note: .*)$")
-_QUOTE = re.compile(r"^\s*(?:>\s?)+")
 _BULLET = re.compile(r"^\s*(?:[-*•·–]|\d{1,2}[.)]|[a-h][.)])\s+(?:\[[ xX]\]\s*)?")
 _HEADING = re.compile(r"^\s*#{1,6}\s+")
 _TABLE_RULE = re.compile(r"^\|?(?:\s*:?-{2,}:?\s*\|)+\s*:?-*:?\s*\|?$")
 _FIELD = re.compile(r"^[^\W\d_][\w ()/'’-]{0,30}:\s+\S")  # "Room: Quarto Terraço"
-# "Booking reference  K7QX4M"; not the two spaces a typist puts after a sentence or a colon
-_COLUMNS = re.compile(r"(?<=[^\s.!?:;,])(?: {2,}|\t)(?=\S)")
+# "Booking reference  K7QX4M"; not the two spaces a typist puts after a sentence or a colon,
+# nor those of justified or re-wrapped prose, where a lower-case word follows ("the rapid
+# deployment of …")
+_COLUMNS = re.compile(r"(?<=[^\s.!?:;,])(?: {2,}(?=[^\sa-zß-ÿ])|\t(?=\S))")
 _SIGNATURE = re.compile(r"^--\s*$")
 _GREETING = re.compile(
     r"^(hi|hello|hey|dear|hej|hoi|beste|morning|good morning|best|regards|kind regards|cheers|"
     r"thanks|thank you|groet|groetjes|met vriendelijke groet|kram|kramar|love)\b",
     re.IGNORECASE,
 )
-# "---------------------- Forwarded by Jeff Skilling/Corp/Enron on 02/01/2000" (the sender's
-# program may wrap it), "-----Original Message-----", "----- Forwarded message -----", "___"
-_BANNER = re.compile(
-    r"^\s*(?:-{3,}|_{3,}|\*{3,})?\s*(?:forwarded by|original message|forwarded message|"
-    r"begin forwarded message)\b",
-    re.IGNORECASE,
-)
 _RULE = re.compile(r"^\s*(?:[-_=*~]\s*){5,}$")
-# Lotus Notes' sender stamp of a quoted mail: "Yelba Saettone <y@x.com> on 03/28/2000 01:34 PM"
-_STAMP = re.compile(
-    r"^.{1,120}?\s+(?:on\s+)?\d{1,2}/\d{1,2}/\d{2,4}\s+\d{1,2}:\d{2}(?::\d{2})?\s*[AP]M\s*$",
-    re.IGNORECASE,
-)
-# a quoted header block: From:/To:/Sent:/cc:/Subject: lines, or Lotus Notes' "From: X on DATE"
-_QUOTED_FIELD = re.compile(
-    r"^\s*(?:from|to|cc|bcc|sent|sent by|date|subject|importance|reply-to|van|aan|onderwerp|"
-    r"datum|från|till|ämne)\s*:",
-    re.IGNORECASE,
-)
 _DISCLAIMER = re.compile(
     r"intended (?:only )?(?:for|recipient|solely)|confidential(?:ity)? (?:notice|information)|"
     r"(?:privileged|confidential) (?:and|or|and/or) (?:confidential|privileged)|"
@@ -70,6 +67,7 @@ _BEFORE_NUMBER = frozenset("no nr nos p pp art".split())  # "no. 5", but "I said
 _NAME_ONLY = re.compile(r"(?:[A-Z][^\W\d_]*\.?\s+){1,2}[A-Z][^\W\d_]+")  # "Jeff Skilling"
 WRAPPED = 55  # a mail line this long that stops mid-sentence was wrapped by the sender
 ITEM_WORDS = 45  # a list item or table row up to this long stays one evidence line
+PAREN = 120  # a parenthesis closing within this many characters holds its full stops
 SHORT = 3  # a sentence of this many words or fewer is kept with the next ("Sorry. I …")
 
 
@@ -106,11 +104,14 @@ def _lines_in_context(text: str) -> Iterator[Line]:
     heading = lead = ""
     first = text.split("\n", 1)[0]
     title = first[len("Note: ") :].strip().lower() if first.startswith("Note: ") else ""
-    for kind, block, quoted in _blocks(text):
-        if kind == "heading" or _is_title_line(kind, block):
+    blocks = list(_blocks(text))
+    for i, (kind, block, quoted) in enumerate(blocks):
+        if kind == "heading" or (not lead and _is_title(blocks, i)):
             heading, lead = ("" if block.lower() == title else block), ""
             continue
-        lead = lead if kind == "item" else ""
+        # a list item, or a short line that gives what the line before it introduced
+        # ("… the Company Code, which is:" / "C673EV"), keeps that line as its context
+        lead = lead if kind == "item" or _is_title_line(kind, block) else ""
         sentences = list(_sentences(kind, block))
         if any(_DISCLAIMER.search(s) for s in sentences):
             continue  # a disclaimer's paragraph says nothing about the mail, any of it
@@ -118,6 +119,15 @@ def _lines_in_context(text: str) -> Iterator[Line]:
         if sentences and sentences[-1].endswith(":"):
             lead = sentences.pop()  # introduces what follows; says nothing by itself
         yield from (Line(s, context, quoted) for s in sentences if s.lower() != title)
+
+
+def _is_title(blocks: list[tuple[str, str, bool]], i: int) -> bool:
+    """A short line standing alone: in a run of such lines ("Total Time 2695" / "Landings
+    1500"), each is a line of a list written without bullets, not a heading."""
+    kind, block, _ = blocks[i]
+    if not _is_title_line(kind, block):
+        return False
+    return not any(0 <= j < len(blocks) and _is_title_line(*blocks[j][:2]) for j in (i - 1, i + 1))
 
 
 def _is_title_line(kind: str, block: str) -> bool:
@@ -161,68 +171,35 @@ def _body_lines(text: str) -> Iterator[tuple[str, bool]]:
             continue
         if i == 0 and _HEADER.match(line):
             continue
-        marker = _QUOTE.match(line)
+        marker = QUOTE.match(line)
         if marker is None and _SIGNATURE.match(line):
             return
         bare = line[marker.end() :] if marker else line
-        if _BANNER.match(bare):
+        if BANNER.match(bare):
             quoted_part = True
-            skip = _wrapped_banner(bare, lines[i + 1 : i + 2])
-            skip = _sender_lines(lines, i + 1 + skip) + skip
+            skip = wrapped_banner(bare, lines[i + 1 : i + 2])
+            skip = sender_lines(lines, i + 1 + skip) + skip
             yield "", True
             continue
-        if _QUOTED_FIELD.match(bare) and _header_block(lines, i):
+        if QUOTED_FIELD.match(bare) and header_block(lines, i):
             quoted_part = True
-            skip = _header_block(lines, i) - 1
+            skip = header_block(lines, i) - 1
             yield "", True
             continue
-        if _STUB.match(bare) or _RULE.match(bare) or _STAMP.match(bare):
+        said = attribution(bare, lines[i + 1 : i + 2])
+        if STAMP.match(bare) or said:
+            quoted_part = True  # what follows a sender's stamp is the mail it quotes
+            skip = max(said - 1, 0) + stamp_header(lines, i + max(said, 1))
+            yield "", True
+            continue
+        if is_header_debris(bare):  # with the header fields that follow it
+            skip = stamp_header(lines, i + 1)
+            yield "", quoted_part
+            continue
+        if _STUB.match(bare) or _RULE.match(bare):
             yield "", quoted_part
             continue
         yield bare.rstrip(), quoted_part or marker is not None
-
-
-def _wrapped_banner(banner: str, after: list[str]) -> int:
-    """1 when the banner's dashes went on to the next line ("04:17 PM -------------")."""
-    ends = banner.rstrip().endswith(("---", "___", "***"))
-    return int(not ends and bool(after) and after[0].rstrip().endswith(("---", "___")))
-
-
-def _sender_lines(lines: list[str], start: int) -> int:
-    """After a banner, the lines up to the end of the forwarded mail's header block: Lotus
-    Notes writes "Angela Schwarz" / "04/27/2001 04:17 PM" / "To: …" / "Subject: …"."""
-    for j in range(start, min(len(lines), start + 5)):
-        block = _header_block(lines, j)
-        if block:
-            return j - start + block
-    return 0
-
-
-def _header_block(lines: list[str], start: int) -> int:
-    """The length of a quoted header block starting at `start` ("From: …", "To: …",
-    "cc: …", "Subject: …", blank lines between them allowed), 0 when there is none: it needs
-    two fields, one of them From/To/Sent, and ends after its Subject line (or last field)."""
-    fields, end, names = 0, start, set()
-    for j in range(start, min(len(lines), start + 14)):
-        bare = _QUOTE.sub("", lines[j])
-        match = _QUOTED_FIELD.match(bare)
-        if match:
-            fields += 1
-            names.add(match.group().strip(" :").lower())
-            end = j + 1
-            if names & {"subject", "onderwerp", "ämne"}:
-                break
-        elif bare.strip() and fields and _continues_field(bare):
-            end = j + 1
-        elif bare.strip():
-            break
-    has_sender = bool(names & {"from", "to", "sent", "van", "från"})
-    return end - start if fields >= 2 and has_sender else 0
-
-
-def _continues_field(line: str) -> bool:
-    """An address list wrapped onto the next line ("  Rick Buy/HOU/ECT@ECT, …")."""
-    return line[:1].isspace() or "@" in line
 
 
 def _line_kind(line: str) -> str:
@@ -293,10 +270,17 @@ def _sentences(kind: str, block: str) -> Iterator[str]:
 def _split(block: str) -> Iterator[str]:
     start = 0
     for match in _BOUNDARY.finditer(block):
-        if not _is_abbreviation(block[start : match.start()], block[match.end() :]):
+        before, after = block[start : match.start()], block[match.end() :]
+        if not _is_abbreviation(before, after) and not _in_parentheses(before, after):
             yield block[start : match.end()].strip()
             start = match.end()
     yield block[start:].strip()
+
+
+def _in_parentheses(before: str, after: str) -> bool:
+    """The boundary stands inside parentheses that close soon after it ("(Harvard Bus.
+    Sch. - Entrepreneurship) will be …"): a full stop there ends no sentence."""
+    return before.count("(") > before.count(")") and ")" in after[:PAREN]
 
 
 def _is_abbreviation(before: str, after: str) -> bool:

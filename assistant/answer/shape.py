@@ -126,13 +126,13 @@ def shown_lines(found: Found) -> list[str]:
     if found.record is not None:
         lines.append(mail_line(mail_of(found.record)))
     if found.also and found.also_record is not None:
-        lines += [found.also[0].sentence, mail_line(mail_of(found.also_record))]
+        lines += [*(e.sentence for e in found.also), mail_line(mail_of(found.also_record))]
     return lines
 
 
-def also_text(line: str, where: str) -> str:
-    """The other mail's line, under the quote: Also: “…” — `where` (sender · date · subject)."""
-    return f"Also: “{line}” — {where}"
+def also_text(lines: Sequence[Evidence], where: str) -> str:
+    """The other mail's lines, under the quote: Also: “…” — `where` (sender · date · subject)."""
+    return f"Also: “{' '.join(e.sentence for e in lines)}” — {where}"
 
 
 def quoted(lines: Sequence[Evidence]) -> str:
@@ -148,7 +148,7 @@ def shown(found: Found, sentence: Sentence = NO_SENTENCE, band: str = "answer") 
         return "\n".join([NOT_FOUND, *nearest_lines([mail_of(r) for r in found.nearest])])
     parts = [quoted(found.lines), f"— {mail_line(mail_of(found.record))}"]
     if found.also and found.also_record is not None:
-        parts.append(also_text(found.also[0].sentence, mail_line(mail_of(found.also_record))))
+        parts.append(also_text(found.also, mail_line(mail_of(found.also_record))))
     if sentence.text:
         parts.append(f"{sentence.text} {sentence.reason()}" if sentence.marked else sentence.text)
     return "\n".join([*parts, WEAK] if band == "weak" else parts)

@@ -103,8 +103,8 @@ class Turn(Vertical):
             return
         self._show("quote", quote_text(quote))
         self._show("mail", source_line(quote.mail))
-        if quote.also:  # another mail's best line, as the CLI shows it (senders by name)
-            self._show("also", shape.also_text(quote.also[0].sentence, mail_text(quote.also_mail)))
+        if quote.also:  # another mail's best lines, as the CLI shows them (senders by name)
+            self._show("also", shape.also_text(quote.also, mail_text(quote.also_mail)))
 
     def set_status(self, status: str) -> None:
         if self.running:

@@ -10,11 +10,13 @@ from assistant.answer.evidence import (
     DEFAULT_WEIGHTS,
     FEATURES,
     QUOTE_CHARS,
+    SHOWN,
     Evidence,
     LineFinder,
     LineWeights,
     answer_span,
     candidates_of,
+    mail_key,
 )
 from assistant.answer.text import asked_kinds
 from assistant.knowledge.store import ChunkRecord
@@ -64,17 +66,24 @@ def find(embedder, question, records, **kw):
     )
 
 
-def test_the_quote_is_at_most_two_lines_of_one_mail_within_the_quote_limit(fake_embedder) -> None:
-    found = find(
-        fake_embedder,
-        "What did Priya notice in the RC2 soak test?",
-        [record(1, SOAK), record(3, PLAN)],
-    )
-    assert 1 <= len(found.lines) <= 2
-    assert len({e.chunk_id for e in found.lines}) == 1
-    assert len(found.text) <= QUOTE_CHARS
-    assert found.record is not None and found.record.chunk_id == found.lines[0].chunk_id
-    assert [c.line.text for c, _ in found.ranked][:1] != []
+def test_the_shown_lines_are_the_best_three_of_at_most_two_mails(fake_embedder) -> None:
+    question = "What did Priya notice in the RC2 soak test?"
+    records = [record(1, SOAK), record(3, PLAN), record(4, KICKOFF)]
+    by_id = {r.chunk_id: r for r in records}
+    close = LineWeights(DEFAULT_WEIGHTS.coef, 0.0, 0.0, 0.0)  # every line near the best
+    for weights in (DEFAULT_WEIGHTS, close):
+        found = find(fake_embedder, question, records, weights=weights)
+        shown = [*found.lines, *found.also]
+        assert found.lines and len(shown) <= SHOWN
+        assert all(len(e.sentence) <= QUOTE_CHARS for e in shown)
+        assert found.best_line in found.text  # the scorer's first line is in the quote
+        assert {e.chunk_id for e in found.lines} == {found.record.chunk_id}
+        also = {mail_key(by_id[e.chunk_id]) for e in found.also}
+        assert len(also) <= 1 and mail_key(found.record) not in also
+        index = {c.line.text: c.index for c, _ in found.ranked}
+        places = [index[e.sentence] for e in found.lines]
+        assert places == sorted(places)  # in the mail's order
+    assert len(shown) == SHOWN and found.also  # every line close: three, of two mails
 
 
 def test_a_how_much_question_quotes_the_line_with_the_amount_and_marks_it(fake_embedder) -> None:
@@ -231,3 +240,13 @@ def test_another_mails_close_line_is_shown_too_and_a_far_one_is_not(fake_embedde
     from assistant.answer.shape import shown
 
     assert "\nAlso: “" in shown(found)
+
+
+def test_an_attribution_or_a_sender_stamp_is_never_the_quote(fake_embedder) -> None:
+    from tests.assistant.answer.test_lines import REPLY
+
+    for question in ("Who is Yelba Saettone?", "Who wrote to me on 03/28/2000 at 01:34 PM?"):
+        found = find(fake_embedder, question, [record(1, REPLY)])
+        shown = [e.sentence for e in (*found.lines, *found.also)]
+        assert shown and not any("Saettone" in s or "wrote" in s for s in shown), question
+        assert all("Saettone" not in c.line.text for c, _ in found.ranked)

@@ -163,3 +163,102 @@ def test_two_spaces_after_a_sentence_are_no_table_columns() -> None:
         "these are the conferences we discussed on Thursday.",
         "Will discuss further with you on Monday. thanks",
     ]
+
+
+REPLY = """From: Jeff Skilling | Date: 2000-03-29 | Subject: Re: Home-Link
+Jeff suggests that you speak to Lou Pai about the utility connections.
+
+On Tue, 28 Mar 2000 at 13:34, Yelba Saettone <YSaettone@home-link.com>
+wrote:
+> I am looking for the right person to talk to at Enron.
+
+Yelba Saettone <YSaettone@home-link.com> on 03/28/2000 01:34:07 PM
+Please respond to YSaettone@home-link.com
+To: Jeff Skilling/Corp/Enron@ENRON
+cc:
+Subject: Home-Link
+
+Home-Link connects utilities for people who move house."""
+
+
+def test_a_reply_attribution_and_a_sender_stamp_with_its_header_are_no_lines() -> None:
+    lines = mail_lines(REPLY)
+    assert [(line.text, line.quoted) for line in lines] == [
+        ("Jeff suggests that you speak to Lou Pai about the utility connections.", False),
+        ("I am looking for the right person to talk to at Enron.", True),
+        ("Home-Link connects utilities for people who move house.", True),
+    ]
+
+
+def test_one_line_attributions_in_several_languages_are_no_lines() -> None:
+    for attribution in (
+        "On Mon, Mar 2, 2026 at 9:14 AM Lotte Visser <lotte@x.nl> wrote:",
+        "Lotte Visser <lotte@x.nl> wrote:",
+        "Op ma 2 mrt 2026 om 09:14 schreef Lotte Visser <lotte@x.nl>:",
+    ):
+        text = f"Friday works for all of us.\n\n{attribution}\n> The demo is at 10:00.\n"
+        assert [(line.text, line.quoted) for line in mail_lines(text)] == [
+            ("Friday works for all of us.", False),
+            ("The demo is at 10:00.", True),
+        ], attribution
+
+
+def test_header_remains_laid_out_in_columns_or_cut_by_the_chunk_are_no_lines() -> None:
+    text = (
+        "Williamson/Corp/Enron@ENRON Subject: ECI Analyst Presentation Meeting - 12/21/99\n\n"
+        "The next meeting is on Tuesday, December 21 in 50M.\n\n"
+        "Kevin Hannon 06/11/01 01:22 PM \t   To: Steven J Kean/NA/Enron  cc: Jeff Skilling/Corp/"
+        "Enron  bcc:   Subject: Memo\n\n"
+        "We have formed a new business unit for emerging markets.\n"
+        "Pedro Haas 06/11/2001 To: jeff.skilling@enron.com 02:19 PM cc:\n"
+        "Subject: trip to Spain\n\n"
+        "Linton/NA/Enron@Enron, Claudette Harvey/HOU/ECT@ect, Crystal Blair/HOU/ECT@ECT\n\n"
+        "His e-mail is greg.piper@enron.com if you want to reach him.\n"
+    )
+    assert split_sentences(text) == [
+        "The next meeting is on Tuesday, December 21 in 50M.",
+        "We have formed a new business unit for emerging markets.",
+        "His e-mail is greg.piper@enron.com if you want to reach him.",
+    ]
+
+
+def test_short_lines_in_a_run_are_a_list_and_a_value_after_a_colon_keeps_its_lead() -> None:
+    text = (
+        "TAG Aviation is pleased to offer this aircraft.\n"
+        "1994 Challenger 601-3R, serial number 5171\n"
+        "Total Time 2695\n"
+        "Landings 1500\n\n"
+        "To take the survey you will need to enter the company code, which is:\n\n"
+        "C673EV\n"
+    )
+    lines = mail_lines(text)
+    assert [line.text for line in lines] == [
+        "TAG Aviation is pleased to offer this aircraft.",
+        "1994 Challenger 601-3R, serial number 5171",
+        "Total Time 2695",
+        "Landings 1500",
+        "C673EV",
+    ]
+    assert lines[-1].context.endswith("the company code, which is:")
+
+
+def test_a_short_line_standing_alone_is_still_a_heading() -> None:
+    text = "Repotting plan\n\nThe monstera moves to the 30 cm pot in April.\n"
+    assert [(line.text, line.context) for line in mail_lines(text)] == [
+        ("The monstera moves to the 30 cm pot in April.", "Repotting plan")
+    ]
+
+
+def test_prose_with_double_spaces_is_no_table_and_parentheses_hold_their_full_stops() -> None:
+    text = (
+        "The build out of the Internet and the rapid  deployment of eBusiness is why we\n"
+        "wrote.  Professor Stevenson (Harvard Bus. Sch. - Entrepreneurship) will be in Houston\n"
+        'on June 14 to discuss a case study entitled "Modern Giants".\n\n'
+        "Booking reference  K7QX4M\n"
+    )
+    assert split_sentences(text) == [
+        "The build out of the Internet and the rapid deployment of eBusiness is why we wrote.",
+        "Professor Stevenson (Harvard Bus. Sch. - Entrepreneurship) will be in Houston on June "
+        '14 to discuss a case study entitled "Modern Giants".',
+        "Booking reference | K7QX4M",
+    ]
