@@ -12,6 +12,9 @@ A question whose facts are in the chunks but not in the evidence is classed by w
   mail's line) was chosen; `rank` is the best such line's place among the scored lines
 
 and the line that was shown first is typed (attribution, header field, quoted, short, text).
+Questions marked unanswerable count only for "not found" (its share of them, beside its share of
+the answerable ones), and an answerable question whose quote is given as the answer (band
+"answer") without the facts is "wrong as answer".
 
     python bench/evidence_lines.py --home H --sets demo,holdout [--out NAME]
     python bench/evidence_lines.py --compare before.json after.json
@@ -103,10 +106,14 @@ def run_set(answerer, embedder, paths: list[Path], data: Path) -> list[dict]:
         for text in path.read_text().splitlines():
             q = json.loads(text) if text.strip() else {}
             must = list(q.get("must_contain") or [])
-            if not must or q.get("answerable", True) is False:
+            answerable = q.get("answerable", True) is not False
+            if not q or (answerable and not must):
                 continue
             vector = embedder.embed_batch([q["question"]])[0]
             hits, found = answerer.quote(q["question"], vector)
+            if not answerable:  # asked of mail that does not hold it: only "not found" counts
+                rows.append({"id": q["id"], "answerable": False, "band": found.band})
+                continue
             records = [h.record for h in hits]
             evidence = [e.sentence for e in (*found.lines, *found.also)]
             row = {
@@ -123,7 +130,14 @@ def run_set(answerer, embedder, paths: list[Path], data: Path) -> list[dict]:
     return rows
 
 
+def _share(rows: list[dict], hit) -> dict:
+    k = sum(bool(hit(r)) for r in rows)
+    return {"k": k, "n": len(rows), "rate": k / len(rows) if rows else None}
+
+
 def summary(rows: list[dict]) -> dict:
+    unanswerable = [r for r in rows if r.get("answerable") is False]
+    rows = [r for r in rows if r.get("answerable") is not False]
     top3 = sum(r["facts_top3"] for r in rows)
     evidence = sum(r["facts_evidence"] for r in rows)
     lost = [r for r in rows if "why" in r]
@@ -136,6 +150,12 @@ def summary(rows: list[dict]) -> dict:
         "lost": len(lost),
         "why": dict(Counter(r["why"] for r in lost).most_common()),
         "best_type": dict(Counter(r["best_type"] for r in lost).most_common()),
+        "not_found_unanswerable": _share(unanswerable, lambda r: r["band"] == "none"),
+        "not_found_answerable": _share(rows, lambda r: r["band"] == "none"),
+        # the quote given as the answer (no mark, no "not found") without the facts
+        "wrong_as_answer": _share(
+            rows, lambda r: r["band"] == "answer" and not r["facts_evidence"]
+        ),
     }
 
 
@@ -144,11 +164,14 @@ def _table(title: str, columns: dict[str, dict]) -> None:
     out = []
     for label, sets in columns.items():
         for name, s in sets.items():
+            nf = [s.get(k) or {"k": "–", "n": "–"} for k in
+                  ("not_found_unanswerable", "not_found_answerable", "wrong_as_answer")]
             out.append([f"{name}/{label}", s["questions"], s["facts_top3"], s["facts_evidence"],
                         s["facts_best"], s["ratio"], s["lost"],
+                        *(f"{x['k']}/{x['n']}" for x in nf),
                         ", ".join(f"{k} {v}" for k, v in s["why"].items())])  # fmt: skip
-    print_table(title, ["set/run", "n", "top3", "evidence", "best line", "ev/top3", "lost", "why"],
-                out)  # fmt: skip
+    print_table(title, ["set/run", "n", "top3", "evidence", "best line", "ev/top3", "lost",
+                        "not found: unans.", "ans.", "wrong as answer", "why"], out)  # fmt: skip
 
 
 def main() -> None:

@@ -183,6 +183,8 @@ class LineFinder:
         if band != "answer":  # under the bar: "not found" where the best mail lacks the kind
             mail = [c for c in candidates if mail_key(c.record) == mail_key(best.record)]
             band = "none" if lacks_kind(question, mail) else "weak"
+        if band != "none" and lacks_kind(question, quote, strict=False):
+            band = "none"  # the quote cannot be the answer: a "when" quote with no date …
         found = Found(lines, span, score, band, best.record, nearest, ranked)
         if band != "none" and also:
             found.also, found.also_record = [_evidence(c) for c in also], also[0].record
@@ -236,15 +238,18 @@ class LineFinder:
         return out
 
 
-def lacks_kind(question: str, candidates: Sequence[Candidate]) -> bool:
-    """The question asks for a kind of term and none of these lines (the best mail's) holds
-    one (no whole date for "when", no figure for "how much", no full name for "who" …): with a
-    score under the bar, what makes "not found" more than a guess. A question asking for no
-    kind is never "not found", only marked when the model does not confirm its quote."""
+def lacks_kind(question: str, candidates: Sequence[Candidate], strict: bool = True) -> bool:
+    """The question asks for a kind of term and none of these lines holds one the question does
+    not name. `strict` (the best mail's lines, a score under the bar): no whole date for
+    "when", no figure for "how much", no full name for "who" … Not strict (the quote's lines,
+    whatever its score): not even a weekday, a bare figure or a capitalised word, so the quote
+    cannot be the answer ("when" answered by a line with no date: evidence_lines.json's
+    not-found rows). A question asking for no kind is never "not found" by its kind, only
+    marked when the model does not confirm its quote."""
     kinds = asked_kinds(question)
     if not kinds:
         return False
-    return not any(kind_spans(c.line.text, question, kinds, strict=True) for c in candidates)
+    return not any(kind_spans(c.line.text, question, kinds, strict=strict) for c in candidates)
 
 
 def neighbours(candidates: Sequence[Candidate], cosine: np.ndarray) -> np.ndarray:

@@ -126,10 +126,24 @@ def test_no_line_over_the_bar_is_not_found_with_the_nearest_mails(fake_embedder)
     assert found.not_found and found.band == "none"
     assert [r.chunk_id for r in found.nearest] == [1, 2]
     always = LineWeights(DEFAULT_WEIGHTS.coef, 50.0, 0.5, 0.2)
-    assert (
-        finder.find(question, _vector(fake_embedder, question), records, weights=always).band
-        == "answer"
-    )
+    what = "What is happening to the lobby carpet?"  # asks for no kind of term
+    assert finder.find(what, _vector(fake_embedder, what), records, weights=always).band == "answer"
+
+
+def test_a_quote_without_the_kind_asked_is_not_found_however_high_it_scores(fake_embedder):
+    """"How much" answered by a line with no figure, "when" by one with no date: the quote
+    cannot be the answer, so it is not given as one; a quote holding the kind is."""
+    always = LineWeights(DEFAULT_WEIGHTS.coef, 50.0, 0.5, 0.2)
+    finder = LineFinder(fake_embedder)
+    carpet = "From: Ann | Date: 2026-05-02 | Subject: Lobby\nThe lobby carpet is being replaced."
+    priced = "From: Ann | Date: 2026-05-02 | Subject: Lobby\nThe lobby carpet costs EUR 4,200."
+    for question, text, band in [
+        ("How much does the lobby carpet cost?", carpet, "none"),
+        ("When is the lobby carpet replaced?", carpet, "none"),
+        ("How much does the lobby carpet cost?", priced, "answer"),
+    ]:
+        found = finder.find(question, _vector(fake_embedder, question), [record(1, text)], always)
+        assert found.band == band, question
 
 
 def test_a_low_score_is_not_found_only_where_no_line_holds_the_kind_asked(fake_embedder) -> None:
