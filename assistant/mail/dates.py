@@ -340,5 +340,7 @@ _RULES = [
         ),
         _words,
     ),
-    (_rule(r"(?P<last>last )?" + _WEEKDAY), _weekday),
+    # a weekday is a date after a word that makes it one ("on Monday", "last Friday", "since
+    # Tuesday"); bare, it names a kind of thing ("the Saturday training ride")
+    (_rule(r"(?:(?P<last>last )|(?:on|this|since|after|before|until|by) )" + _WEEKDAY), _weekday),
 ]

@@ -45,6 +45,9 @@ def words(question: str, today: date) -> str | None:
         ("in 2000", "2000-01-01..2000-12-31"),
         ("what did Sherri say about the board meeting", None),
         ("you may go", None),  # the verb, not the month
+        ("the Saturday training ride", None),  # a bare weekday names a kind of ride
+        ("this Monday", "2001-11-19"),
+        ("by Friday", "2001-11-16"),
     ],
 )
 def test_words_on_a_tuesday(question, expected):

@@ -51,6 +51,24 @@ def test_a_name_no_sender_has_is_no_filter(mailbox, question):
     assert not reader.read(question).filters
 
 
+@pytest.mark.parametrize(
+    ("question", "shown"),
+    [  # a date of what the mail is about is no filter: such mail is written before or after
+        ("Where is the company conference in June that they want me to speak at?", ""),
+        ("Who came to the November 2000 CEO conference?", ""),
+        ("How long is the Saturday training ride?", ""),  # a bare weekday is no date
+        ("What was sent about the conference in June?", "date: 2001-06-01..2001-06-30"),
+        ("What newsletter came in last Friday?", "date: 2001-11-16"),
+        ("What did I hear last week about the Betas?", "date: 2001-11-12..2001-11-18"),
+    ],
+)
+def test_a_date_filters_the_mail_only_where_the_question_speaks_of_the_mail(
+    mailbox, question, shown
+):
+    _, _, reader = mailbox
+    assert reader.read(question).filters.describe() == shown
+
+
 def test_the_question_stays_whole_for_ranking(mailbox):
     _, _, reader = mailbox
     question = "what did Vince send last week about Dabhol"
