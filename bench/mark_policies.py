@@ -4,9 +4,9 @@ signals the answer path has, played back over saved runs, no model run here.
 The signals, per question answered (not "not found"): the line scorer's band
 (bench/evidence_lines.py rows: "answer" over its calibrated bar, else "weak") and the model's
 reading (bench/funnel.py rows: the shown answer says "Not confirmed" when the model's sentence
-does not point to the quote, answer/shape.py `agrees`). Policies: "model" (today: marked when the model does not
-confirm), "scorer" (marked under the scorer's bar), "both" (marked only when both fail) and
-"either" (marked when either fails). A question is right when its facts are shown.
+does not point to the quote, answer/shape.py `agrees`). Policies: "model" (today: marked when
+the model does not confirm), "scorer" (marked under the scorer's bar), "both" (marked only when
+both fail) and "either" (marked when either fails). A question is right when its facts are shown.
 
     python bench/mark_policies.py --set real=WORK/real-quote.jsonl:evidence_dates_after_real
         [--set NAME=FUNNEL_ROWS:EVIDENCE_RESULTS[:EVIDENCE_SET]] [--out mark_policies]
