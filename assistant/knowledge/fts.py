@@ -101,7 +101,7 @@ class ChunkFts:
     ) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, BM25 scores) of the best `n` chunks, best first; empty when no term
         of the query occurs in any chunk. `among`: only those of them in it are kept (and
-        rescored), a mail filter's chunks."""
+        rescored), a mail filter's chunks, ascending."""
         terms = query_terms(query)
         probe, matches = self.selective(terms)
         if not probe:
