@@ -29,6 +29,7 @@ import numpy as np
 from sqlite_utils import Database
 
 from assistant.knowledge.bm25 import tokenize
+from assistant.knowledge.ivf import present
 
 _ALNUM = re.compile(r"[^\W_]+", re.UNICODE)  # FTS5's unicode61 splits "a_b" where \w does not
 K1, B = 1.2, 0.75  # FTS5's bm25()
@@ -130,9 +131,7 @@ class ChunkFts:
             "SELECT group_concat(rowid) FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid >= ?",
             [_match(probe), self._newest(matches)],
         ).fetchone()
-        ids = np.fromstring(found or "", dtype=np.int64, sep=",")
-        pos = np.searchsorted(among, ids).clip(max=max(len(among) - 1, 0))
-        ids = ids[among[pos] == ids] if len(among) else ids[:0]
+        ids, _ = present(among, np.fromstring(found or "", dtype=np.int64, sep=","))
         scores = self.scores(terms, ids)
         order = np.lexsort((ids, -scores))[:n]
         return ids[order], scores[order]

@@ -64,8 +64,8 @@ class Mailbox:
 
     def chunk_ids(self, where: str, params: Sequence) -> np.ndarray:
         """Ids of the chunks of the documents the filter leaves, ascending. Read as one
-        comma-joined text and sorted here: a row per id and SQLite's sort cost a filtered
-        search twice as much at a month of a 100k-chunk home (bench/filters_scale.py)."""
+        comma-joined text and sorted here: a row per id and SQLite's sort took this read twice
+        as long at a month of a 100k-chunk home (bench/filters_scale.py's home)."""
         (ids,) = self.db.execute(
             "SELECT group_concat(c.id) FROM chunks c JOIN documents d ON d.id = c.document_id "
             f"WHERE {where}",
