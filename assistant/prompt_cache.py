@@ -89,9 +89,8 @@ class PromptCache:
         place_ = self.settings.answer.evidence_place
         evidence = () if place_ == "none" else evidence
         system = self.system_prompt
-        return build_segments(
-            self.llm, self.frame, system, ordered, question, evidence, place_, self.chunk_tokens
-        )
+        tokens = [self.chunk_tokens(c) for c in ordered]
+        return build_segments(self.llm, self.frame, system, tokens, question, evidence, place_)
 
     # -- answering -----------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ without a template (a base model) gets a plain "Question:/Answer:" frame.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from assistant.llm.runtime import LocalLLM
@@ -61,24 +61,23 @@ def build_segments(
     llm: LocalLLM,
     frame: Frame,
     system: str,
-    chunks: list[str],
+    chunks: list[list[int]],
     question: str,
     evidence: Sequence[str] = (),
     evidence_place: str = "context",
-    chunk_tokens: Callable[[str], list[int]] | None = None,
 ) -> Segments:
     """The prompt's segments. The evidence lines go after the last chunk ("context") or after
     the question, in the user's turn ("question"); either way they are computed per question
-    and the chunk segments before them stay reusable. `chunk_tokens`: a chunk's segment
-    tokens (default: `chunk_segment`), e.g. remembered from an earlier prompt."""
-    chunk_tokens = chunk_tokens or (lambda text: chunk_segment(llm, text))
+    and the chunk segments before them stay reusable. `chunks`: each chunk's segment tokens
+    (`chunk_segment`), tokenised by the caller, which may remember them from an earlier
+    prompt (a callback for them would have this module call back up into its caller)."""
     lines = evidence_text(evidence)
     asked = question.strip()
     if lines and evidence_place == "question":
         asked, lines = f"{asked}\n\n{lines.rstrip()}", ""
     return Segments(
         system=llm.tokenize(frame.head + system, first=True),
-        chunks=[chunk_tokens(c) for c in chunks],
+        chunks=list(chunks),
         question=llm.tokenize(f"{frame.middle}{asked}{frame.tail}"),
         evidence=llm.tokenize(lines) if lines else [],
     )
