@@ -154,3 +154,10 @@ def stem(word: str) -> str:
             word = word[: -len(suffix)]
             break
     return word[:-1] if len(word) > 3 and word[-1] == word[-2] else word
+
+
+def stems(words: list[str]) -> list[str]:
+    """Each word's stem, in order: a text's words stemmed in one call (the answer path's checks
+    stem every word of a sentence and of its lines; a list, not a generator, so that stemming
+    does not resume the caller's code word by word)."""
+    return [stem(w) for w in words]

@@ -16,7 +16,7 @@ from assistant.answer.text import (
     WEEKDAY_OF,
     asked_kinds,
     kind_terms,
-    stem,
+    stems,
 )
 
 _MONTH = "|".join(sorted(MONTH_OF, key=len, reverse=True))
@@ -257,8 +257,8 @@ def _claimed(answer: str) -> str:
 
 
 def _stems(text: str) -> set[str]:
-    words = (w.lower() for w in _CONTENT.findall(text))
-    return {stem(w) for w in words if w not in STOPWORDS and (len(w) > 2 or w.isdigit())}
+    words = [w.lower() for w in _CONTENT.findall(text)]
+    return set(stems([w for w in words if w not in STOPWORDS and (len(w) > 2 or w.isdigit())]))
 
 
 # words a sentence about a mail may use that its quote need not hold
@@ -267,6 +267,7 @@ _FRAME = frozenset(
     "told tell mention mentioned mentions according asked ask answer line quote reply replied "
     "forwarded forward".split()
 )
+_FRAME_STEMS = frozenset(stems(sorted(_FRAME)))
 
 
 def sentence_faults(
@@ -278,9 +279,12 @@ def sentence_faults(
     content words that do not. Both empty: every checkable term stands in the lines shown."""
     terms = unsupported_terms(sentence, lines, question)
     terms += [t for t in disagreeing_terms(sentence, lines, question) if t not in terms]
-    held = _stems(" ".join([*lines, question])) | {stem(w) for w in _FRAME}
+    held = _stems(" ".join([*lines, question])) | _FRAME_STEMS
     words = [w for w in _CONTENT.findall(sentence) if w.lower() not in STOPWORDS]
-    missing = [w for w in words if (len(w) > 2 or w.isdigit()) and stem(w.lower()) not in held]
+    words = [w for w in words if len(w) > 2 or w.isdigit()]
+    missing = [
+        w for w, s in zip(words, stems([w.lower() for w in words]), strict=True) if s not in held
+    ]
     return terms, [w for w in dict.fromkeys(missing) if w not in terms]
 
 
@@ -289,5 +293,5 @@ def says_nothing(sentence: str, question: str) -> bool:
     question's and the frame's ("The answer is:")."""
     if _REFUSAL.search(sentence):
         return True
-    said = _stems(_claimed(sentence)) - _stems(question) - {stem(w) for w in _FRAME}
+    said = _stems(_claimed(sentence)) - _stems(question) - _FRAME_STEMS
     return not said

@@ -8,9 +8,18 @@ from __future__ import annotations
 
 import re
 
-from cache.words import STOPWORDS, stem
+from cache.words import STOPWORDS, stem, stems
 
-__all__ = ["STOPWORDS", "stem", "words", "terms", "asked_kinds", "answer_kinds", "kind_terms"]
+__all__ = [
+    "STOPWORDS",
+    "stem",
+    "stems",
+    "words",
+    "terms",
+    "asked_kinds",
+    "answer_kinds",
+    "kind_terms",
+]
 
 _WORD = re.compile(r"\w+")
 
@@ -22,7 +31,7 @@ def words(text: str) -> list[str]:
 
 def terms(text: str) -> list[str]:
     """The text's content words, stemmed: what BM25 over lines and the word checks compare."""
-    return [stem(w) for w in words(text) if w not in STOPWORDS]
+    return stems([w for w in words(text) if w not in STOPWORDS])
 
 
 _ASKS = (
