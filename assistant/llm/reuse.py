@@ -43,6 +43,7 @@ from assistant.reuse_policy import Repair
 log = logging.getLogger(__name__)
 
 MIN_QUOTE = 6  # a run shorter than this is computed: a part costs a restore of its whole chunk
+RUN = 8  # blend repairs runs of this many consecutive tokens
 
 
 @dataclass(frozen=True)
@@ -193,8 +194,33 @@ def repair(
     llm: LocalLLM, policy: Repair, placed: Sequence[tuple[int, int]], check: Callable[[], None]
 ) -> int:
     """Re-decode the policy's tokens of the chunks `placed` at (start, length); how many."""
-    spans = policy.spans(placed)
+    spans = repair_spans(policy, placed)
     for start, end in spans:
         check()
         llm.redecode(start, end)
     return sum(end - start for start, end in spans)
+
+
+def repair_spans(policy: Repair, placed: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The [start, end) position runs `policy` re-decodes, for chunks placed at (start, length)."""
+    if policy.kind == "sink":
+        return [(s, s + min(policy.amount, n)) for s, n in placed if policy.amount > 0]
+    if policy.kind == "blend":
+        return [run for s, n in placed for run in _spread(s, n, policy.amount)]
+    return []
+
+
+def _spread(start: int, length: int, percent: int) -> list[tuple[int, int]]:
+    """About `percent` of the positions [start, start + length) in evenly spaced runs of RUN
+    (the first run at the chunk's start)."""
+    wanted = round(length * percent / 100)
+    if wanted <= 0:
+        return []
+    if wanted >= length - RUN:
+        return [(start, start + length)]
+    runs = -(-wanted // RUN)
+    step = length / runs
+    return [
+        (start + int(i * step), min(start + int(i * step) + RUN, start + length))
+        for i in range(runs)
+    ]

@@ -8,6 +8,7 @@ import pytest
 from assistant.cli import build_parser
 from assistant.commands import apply_switches
 from assistant.config import load_settings
+from assistant.llm.reuse import repair_spans
 from assistant.reuse_policy import Repair, parse_repair
 
 
@@ -39,15 +40,10 @@ def test_a_bad_repair_on_the_command_line_is_refused(capsys):
 
 def test_repair_spans():
     placed = [(100, 50), (150, 5)]
-    assert parse_repair("none").spans(placed) == []
-    assert parse_repair("sink-8").spans(placed) == [(100, 108), (150, 155)]
-    blend = parse_repair("blend-20").spans([(100, 80)])  # 16 tokens: 2 runs of 8
+    assert repair_spans(parse_repair("none"), placed) == []
+    assert repair_spans(parse_repair("sink-8"), placed) == [(100, 108), (150, 155)]
+    blend = repair_spans(parse_repair("blend-20"), [(100, 80)])  # 16 tokens: 2 runs of 8
     assert blend == [(100, 108), (140, 148)]
-    assert parse_repair("blend-100").spans([(0, 30)]) == [(0, 30)]
+    assert repair_spans(parse_repair("blend-100"), [(0, 30)]) == [(0, 30)]
     assert parse_repair("blend-10") == Repair("blend", 10)
-    assert parse_repair("evidence").spans(placed) == []  # no chunk token is re-decoded
-
-
-def test_only_the_evidence_policy_computes_the_evidence_instead_of_quoting_it():
-    assert not parse_repair("evidence").quotes
-    assert all(parse_repair(name).quotes for name in ("none", "sink-8", "blend-15"))
+    assert repair_spans(parse_repair("evidence"), placed) == []  # no chunk token is re-decoded
