@@ -51,6 +51,16 @@ _DISCLAIMER = re.compile(
     r"(?:confidential|privileged)|no (?:liability|responsibility) for",
     re.IGNORECASE,
 )
+# the footer a webmail service or a phone appends to every mail sent through it, with the
+# lines of its paragraph (an offer and its link): it says nothing of the mail
+_AD = re.compile(
+    r"^\s*(?:do you yahoo!?\??\s*$|get your (?:private, )?free\b|get your free download\b|"
+    r"send and receive hotmail|express yourself instantly with msn|"
+    r"join the world.s largest e-?mail|sent (?:from|via|with) (?:my )?(?:blackberry|iphone|"
+    r"ipad|android|mobile|windows phone)\b)",
+    re.IGNORECASE,
+)
+AD_LINES = 3  # an ad's paragraph: the offer, its link
 _STUB = re.compile(
     r"^\s*(?:\(embedded image moved to file:.*\)|-\s*\S+\.(?:pcx|gif|jpe?g|png|bmp|doc|xls|ppt|"
     r"pdf|zip|tif)|<<.*>>|\[attachment.*\]|\(see attached file:.*\))\s*$",
@@ -159,8 +169,8 @@ def _blocks(text: str) -> Iterator[tuple[str, str, bool]]:
 
 def _body_lines(text: str) -> Iterator[tuple[str, bool]]:
     """(line, quoted) of the chunk's lines after its header line, without quote markers, up to
-    a signature; banners, quoted header blocks and attachment stubs become blank lines (they end
-    a paragraph), and what follows a banner counts as quoted."""
+    a signature; banners, quoted header blocks, attachment stubs and webmail ads become blank
+    lines (they end a paragraph), and what follows a banner counts as quoted."""
     lines = text.split("\n")
     quoted_part = False
     skip = 0
@@ -197,6 +207,11 @@ def _body_lines(text: str) -> Iterator[tuple[str, bool]]:
             yield "", quoted_part
             continue
         if _STUB.match(bare) or _RULE.match(bare):
+            yield "", quoted_part
+            continue
+        if _AD.match(bare):
+            skip = next((k for k, x in enumerate(lines[i + 1 : i + 1 + AD_LINES]) if not x.strip()),
+                        min(AD_LINES, len(lines) - i - 1))  # fmt: skip
             yield "", quoted_part
             continue
         yield bare.rstrip(), quoted_part or marker is not None

@@ -154,6 +154,22 @@ def test_an_original_message_header_block_and_a_disclaimer_are_left_out() -> Non
     ]
 
 
+def test_a_webmail_ad_and_its_link_are_left_out_and_the_quoted_mail_after_it_is_not() -> None:
+    text = (
+        "We stayed three nights in Sirola, on the coast.\n\n"
+        "__________________________________________________\n"
+        "Do You Yahoo!?\n"
+        "Make international calls for as low as $.04/minute with Yahoo! Messenger\n"
+        "http://phonecard.yahoo.com/\n\n"
+        "Get Your Private, Free E-mail from MSN Hotmail at http://www.hotmail.com .\n\n"
+        "> The ferry leaves Split at nine on Saturday.\n"
+    )
+    assert [(line.text, line.quoted) for line in mail_lines(text)] == [
+        ("We stayed three nights in Sirola, on the coast.", False),
+        ("The ferry leaves Split at nine on Saturday.", True),
+    ]
+
+
 def test_two_spaces_after_a_sentence_are_no_table_columns() -> None:
     text = (
         "these are the conferences we discussed on Thursday.    Will discuss further\n"
