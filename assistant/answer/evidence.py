@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -38,7 +39,7 @@ ALSO = 0.5  # another mail's lines are shown too when they score this share of t
 # lines shown in all: where the scorer's first line misses, the facts are most often in its
 # next lines, of the same mail or the next (bench/results/evidence_lines_*.json)
 SHOWN = 3
-LINES_VERSION = "lines-6"  # salts the stored line vectors' keys when the splitter changes
+LINES_VERSION = "lines-7"  # salts the stored line vectors' keys when the splitter changes
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class Evidence:
     """One line of a source chunk that answers the question."""
 
     chunk_id: int
-    sentence: str
+    sentence: str  # as shown: a long line's window that answers (_window)
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,9 @@ class Found:
     # settles it alone)
     also: list[Evidence] = field(default_factory=list)
     also_record: ChunkRecord | None = None
+    # the quote's lines as the QA bank keys them: each line's head (_clipped), whatever the
+    # question (a long line is shown where it answers it)
+    keys: list[str] = field(default_factory=list)
 
     @property
     def not_found(self) -> bool:
@@ -144,7 +148,9 @@ class Found:
         if not self.ranked:
             return []
         best = (self.ranked[0][0].record.chunk_id, self.best_line)
-        return [best, *((e.chunk_id, e.sentence) for e in self.lines if e.sentence != best[1])]
+        keys = self.keys or [e.sentence for e in self.lines]
+        keyed = [(e.chunk_id, key) for e, key in zip(self.lines, keys, strict=True)]
+        return [best, *(e for e in keyed if e[1] != best[1])]
 
 
 class LineFinder:
@@ -177,7 +183,7 @@ class LineFinder:
         score = float(p[order[0]])
         ranked = [(candidates[int(i)], float(p[i])) for i in order]
         quote, also = shown_lines(ranked)
-        lines = [_evidence(c) for c in quote]
+        lines = [_evidence(c, question) for c in quote]
         span = answer_span(" ".join(e.sentence for e in lines), question)
         band = weights.band(score)
         if band != "answer":  # under the bar: "not found" where the best mail lacks the kind
@@ -186,8 +192,10 @@ class LineFinder:
         if band != "none" and lacks_kind(question, quote, strict=False):
             band = "none"  # the quote cannot be the answer: a "when" quote with no date …
         found = Found(lines, span, score, band, best.record, nearest, ranked)
+        found.keys = [_clipped(c.line.text) for c in quote]
         if band != "none" and also:
-            found.also, found.also_record = [_evidence(c) for c in also], also[0].record
+            found.also = [_evidence(c, question) for c in also]
+            found.also_record = also[0].record
         return found
 
     def features(
@@ -318,8 +326,8 @@ def shown_lines(
     return sorted(quote, key=lambda c: (c.record.chunk_id, c.index)), also
 
 
-def _evidence(candidate: Candidate) -> Evidence:
-    return Evidence(candidate.record.chunk_id, _clipped(candidate.line.text))
+def _evidence(candidate: Candidate, question: str) -> Evidence:
+    return Evidence(candidate.record.chunk_id, _window(candidate.line.text, question))
 
 
 def line_key(line: str) -> str:
@@ -337,6 +345,46 @@ def _clipped(text: str) -> str:
         return text
     cut = text[: QUOTE_CHARS - 1].rsplit(" ", 1)[0]
     return f"{cut}…"
+
+
+def _window(text: str, question: str) -> str:
+    """A long line as shown: the QUOTE_CHARS of it that hold the most of the question's terms
+    and of the terms of the kind it asks for (a term of the kind counts as two), the middle one
+    of a run of windows that tie (the terms then have context on both sides); "…" marks what
+    was left out on either side. A line that fits is shown whole; one that holds no such term,
+    from its head."""
+    if len(text) <= QUOTE_CHARS:
+        return text
+    words = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", text)]
+    asked = set(terms(question))
+    kinds = asked_kinds(question)
+    spans = [text.find(s) for s in kind_spans(text, question, kinds)] if kinds else []
+    weight = [float(bool(asked & set(terms(w)))) for _, _, w in words]
+    for at in spans:
+        i = next((k for k, (a, b, _) in enumerate(words) if a <= at < b), None)
+        if i is not None:
+            weight[i] += 2.0
+    room = QUOTE_CHARS - 2  # an ellipsis on either side
+    windows, j, total = [], 0, 0.0  # (start, end, weight) for each start word
+    for i in range(len(words)):
+        while j < len(words) and words[j][1] - words[i][0] <= room:
+            total += weight[j]
+            j += 1
+        windows.append((i, j, total))
+        total -= weight[i] if j > i else 0.0
+        j = max(j, i + 1)
+    best = max(w for _, _, w in windows)
+    if best <= 0:
+        return _clipped(text)
+    first = next(k for k, (_, _, w) in enumerate(windows) if w == best)
+    last = first
+    while last + 1 < len(windows) and windows[last + 1][2] == best:
+        last += 1
+    start, end, _ = windows[(first + last) // 2]  # the terms in the middle, not at an edge
+    if start == 0:
+        return _clipped(text)
+    shown = text[words[start][0] : words[end - 1][1]]
+    return f"…{shown}…" if end < len(words) else f"…{shown}"
 
 
 def answer_span(text: str, question: str) -> str:

@@ -14,6 +14,7 @@ from assistant.answer.evidence import (
     Evidence,
     LineFinder,
     LineWeights,
+    _window,
     answer_span,
     candidates_of,
     mail_key,
@@ -264,3 +265,32 @@ def test_an_attribution_or_a_sender_stamp_is_never_the_quote(fake_embedder) -> N
         shown = [e.sentence for e in (*found.lines, *found.also)]
         assert shown and not any("Saettone" in s or "wrote" in s for s in shown), question
         assert all("Saettone" not in c.line.text for c, _ in found.ranked)
+
+
+def test_a_long_line_is_shown_where_it_answers_and_a_short_one_whole() -> None:
+    trip = (
+        "We rented a car in Rome, then to Siena for a night, Florence for two (too many "
+        "tourists, like us, but we enjoyed it none the less), Venice for two (a great theme "
+        "park), then down the Adriatic coast to a sweet little village, Sirola, on a cliff top "
+        "above the sea, where we swam every morning and ate far too much grilled fish, and then "
+        "back across the boot to Rome by the slow train through the hills of Umbria and Lazio."
+    )
+    question = "Which village on the Adriatic coast did they stay in?"
+    shown = _window(trip, question)
+    assert len(trip) > QUOTE_CHARS >= len(shown)
+    assert "Sirola" in shown and "Adriatic coast" in shown
+    assert shown.startswith("…") and shown.endswith("…") and shown.strip("…") in trip
+    assert _window("Sirola, on a cliff top.", question) == "Sirola, on a cliff top."
+    # no term of the question in it: the line's head, as the QA bank keys it
+    assert _window(trip, "What did the landlord sign?").startswith("We rented a car in Rome")
+
+
+def test_the_qa_bank_keys_a_long_quoted_line_by_its_head_whatever_the_question(fake_embedder):
+    long = "Sirola " + "on the cliff above the sea, " * 20 + "where we stayed."
+    record = ChunkRecord(5, f"From: Mark | Date: 2001-07-01 | Subject: Italy\n{long}", "email",
+                         "Italy", "Mark", "2001-07-01", "<m@x>", "", "", 0, 100, "h5")  # fmt: skip
+    finder = LineFinder(fake_embedder)
+    for question in ("Where did they stay on the cliff?", "Which village was it, Sirola?"):
+        found = finder.find(question, fake_embedder.embed_batch([question])[0], [record])
+        assert [line for _, line in found.evidence()] == [found.best_line]
+        assert found.best_line.startswith("Sirola on the cliff") and found.best_line.endswith("…")
