@@ -43,7 +43,7 @@ from _common import (  # noqa: E402
 )
 
 from assistant.answer.answerer import ALL_LAYERS, Answerer  # noqa: E402
-from assistant.answer.evidence import holds  # noqa: E402
+from assistant.answer.evidence import _clipped, holds, line_key  # noqa: E402
 from assistant.answer.qa_verify import HitVerifier  # noqa: E402
 from assistant.events import AnswerDone  # noqa: E402
 from assistant.services import Services, open_services  # noqa: E402
@@ -69,6 +69,9 @@ class Outcome:
     served: dict[str, str] = field(default_factory=dict)  # design → the served stored question
     reason: str = ""  # the evidence check's verdict on the pair's own stored entry
     seconds: float = 0.0  # the evidence design's decision (embed, quote, lookup)
+    # the asked question's best line, its probability and band, and the stored answer's best
+    # line: its probability and place among the asked question's scored lines (-1: not among them)
+    detail: dict = field(default_factory=dict)
 
 
 def parse_args() -> argparse.Namespace:
@@ -157,10 +160,26 @@ def decide(ctx: Services, pairs: list[Pair]) -> list[Outcome]:
         if stored is not None:
             verdict = answerer.verifier.verdict(pair.asked, vector, stored, found)
             outcome.reason = f"{verdict.reason} ({found.band})"
+            outcome.detail = line_detail(found, stored)
         else:
             outcome.reason = "not stored"
         out.append(outcome)
     return out
+
+
+def line_detail(found, stored) -> dict:
+    """Where the stored answer's best line stands among the asked question's scored lines."""
+    theirs = line_key(stored.evidence[0][1]) if stored.evidence else ""
+    place = next((i for i, (c, _) in enumerate(found.ranked)
+                  if line_key(_clipped(c.line.text)) == theirs), -1)  # fmt: skip
+    return {
+        "best": found.best_line,
+        "score": round(found.score, 4),
+        "band": found.band,
+        "stored_line": stored.evidence[0][1] if stored.evidence else "",
+        "stored_place": place,
+        "stored_score": round(found.ranked[place][1], 4) if place >= 0 else None,
+    }
 
 
 def rates(outcomes: list[Outcome], design: str) -> dict:
@@ -249,6 +268,12 @@ def run_set(name: str, args: argparse.Namespace, work: Path) -> dict:
             for kind in (True, False)
         },
         "paraphrase_cosines": sorted(round(o.cosine, 3) for o in outcomes if o.pair.paraphrase),
+        "rows": [
+            {"stored": o.pair.stored, "asked": o.pair.asked, "paraphrase": o.pair.paraphrase,
+             "kind": o.pair.kind, "cosine": round(o.cosine, 3), "reason": o.reason,
+             "served": o.served["evidence"] == o.pair.stored, **o.detail}
+            for o in outcomes
+        ],
     }
     reasons = result["reasons"]
     result["reasons"] = {"paraphrase": reasons[True], "near_miss": reasons[False]}
