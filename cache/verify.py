@@ -192,21 +192,30 @@ class Guard:
         new, old = features(asked), features(stored)
         return _terms(new, old) or _contrast(new, old) or self._content(new, old)
 
-    def slots(self, asked: str, stored: str, line: str = "") -> Mismatch | None:
+    def slots(self, asked: str, stored: str, line: str = "", mail: str = "") -> Mismatch | None:
         """The guard kept for what a paraphrase cannot reword, where the evidence decides the
         rest: the two questions agree on negation, on their kinds (when both have one) and on
         their scale words (CONTRASTS); each name, number, date and quoted string of `asked` is
         a term of `stored` (the new question may name less, never another); and no content
         word `asked` adds stands in `line`, the stored answer's quoted lines (a line that
-        answers both "who is the photographer" and "who is the florist" names both)."""
+        answers both "who is the photographer" and "who is the florist" names both). A name
+        may also be one of `mail`'s, the stored answer's mail's header (its sender and
+        subject), where `asked` keeps every name of `stored`: a paraphrase names the mail it
+        recalls ("the lunch Sherri wrote about"), a near-miss puts another name in the place of
+        the stored question's."""
         new, old = features(asked), features(stored)
         if new.negated != old.negated:
             return Mismatch("negation")
         if new.kinds and old.kinds and new.kinds != old.kinds:
             return Mismatch("kind", tuple(sorted(new.kinds ^ old.kinds)))
+        # the header's names count where the new question keeps every name of the stored one:
+        # it names the mail besides, not another person in the stored one's place
+        kept = all(t in new.tokens or _named(t, new.tokens) for t in old.names)
+        header = features(mail).tokens if mail and kept else frozenset()
         for field in ("numbers", "dates", "quoted", "names"):
-            missing = {t for t in getattr(new, field) - getattr(old, field) - old.tokens
-                       if not _named(t, old.tokens)}  # fmt: skip
+            known = old.tokens | header if field == "names" else old.tokens
+            missing = {t for t in getattr(new, field) - getattr(old, field) - known
+                       if not _named(t, known)}  # fmt: skip
             if missing:
                 return Mismatch(field, tuple(sorted(missing)))
         said = {stem(t) for t in features(line).tokens} if line else set()

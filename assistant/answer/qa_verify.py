@@ -130,7 +130,8 @@ class QuestionCheck:
         if ours and theirs and ours != theirs:
             return Verdict(False, "kind")
         quoted = " ".join(line for _, line in entry.evidence)
-        mismatch = self.verifier.guard.slots(self.question, entry.question, quoted)
+        header = found.record.text.split("\n", 1)[0] if found.record is not None else ""
+        mismatch = self.verifier.guard.slots(self.question, entry.question, quoted, header)
         return Verdict(False, f"slots:{mismatch.field}") if mismatch else Verdict(True, "ok")
 
     def retrieves(self, entry: QAEntry) -> bool:

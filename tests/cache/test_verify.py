@@ -154,3 +154,27 @@ def test_compounds_forms_and_kind_nouns_match(guard):
 def test_slots_keep_what_a_paraphrase_cannot_reword(guard, stored, asked, line, field):
     mismatch = guard.slots(asked, stored, line)
     assert (mismatch.field if mismatch else None) == field
+
+
+@pytest.mark.parametrize(
+    ("stored", "asked", "field"),
+    [
+        # the mail's sender, named besides the stored question's names: the same question
+        ("Which UK CEOs meeting is Jeff interested in chairing?",
+         "Which UK CEO lunch did Sherri say Jeff wants to chair?", None),
+        ("When does the kitchen work start?", "When does Bram's team begin on the kitchen?", None),
+        # the sender in the place of the stored question's name: another question
+        ("When is Youssef coming back to fix the kitchen snags?",
+         "When is Bram coming back to fix the kitchen snags?", "names"),
+        # a name in neither the stored question nor its mail's header
+        ("When does the kitchen work start?", "When does Karin's team begin on the kitchen?",
+         "names"),
+    ],
+)  # fmt: skip
+def test_a_name_of_the_stored_answers_mail_header_may_be_added(guard, stored, asked, field):
+    header = "From: Bram de Wit <bram@bouw.nl> | Date: 2026-03-02 | Subject: Kitchen: start date"
+    sherri = "From: sherri.sera@enron.com | Date: 2001-02-09 | Subject: Re: UK CEOs"
+    mail = sherri if "Sherri" in asked else header
+    mismatch = guard.slots(asked, stored, "", mail)
+    assert (mismatch.field if mismatch else None) == field
+    assert guard.slots(asked, stored, "") is not None  # without the header: refused
