@@ -26,7 +26,14 @@ from pathlib import Path
 import numpy as np
 
 from assistant.answer.lines import Line, mail_lines, split_sentences
-from assistant.answer.text import answer_kinds, asked_kinds, kind_spans, terms
+from assistant.answer.text import (
+    answer_kinds,
+    asked_forms,
+    asked_kinds,
+    form_spans,
+    kind_spans,
+    terms,
+)
 from assistant.knowledge.store import ChunkRecord
 from cache.protocols import Embedder
 from cache.sentences import SentenceVectors, rounded
@@ -179,10 +186,14 @@ class LineFinder:
         x = self.features(question, vector, candidates)
         p = weights.probability(x)
         order = np.argsort(-p, kind="stable")
-        best = candidates[int(order[0])]
-        score = float(p[order[0]])
         ranked = [(candidates[int(i)], float(p[i])) for i in order]
         quote, also = shown_lines(ranked)
+        forms = asked_forms(question)
+        lacking = also and forms and not _holds_forms(question, quote, forms)
+        if lacking and _holds_forms(question, also, forms):  # the amount or time is in the other
+            ranked = _first(ranked, mail_key(also[0].record))
+            quote, also = shown_lines(ranked)
+        best, score = ranked[0]
         lines = [_evidence(c, question) for c in quote]
         span = answer_span(" ".join(e.sentence for e in lines), question)
         band = weights.band(score)
@@ -257,7 +268,17 @@ def lacks_kind(question: str, candidates: Sequence[Candidate], strict: bool = Tr
     kinds = asked_kinds(question)
     if not kinds:
         return False
-    return not any(kind_spans(c.line.text, question, kinds, strict=strict) for c in candidates)
+    if not any(kind_spans(c.line.text, question, kinds, strict=strict) for c in candidates):
+        return True
+    # "how much does it cost" wants an amount, "what time" a time of day, not any figure or date
+    return not _holds_forms(question, candidates, asked_forms(question))
+
+
+def _holds_forms(question: str, candidates: Sequence[Candidate], forms: set[str]) -> bool:
+    """Every form asked (answer/text.py asked_forms) stands in one of these lines."""
+    return all(
+        any(form_spans(c.line.text, question, form) for c in candidates) for form in forms
+    )
 
 
 def neighbours(candidates: Sequence[Candidate], cosine: np.ndarray) -> np.ndarray:
@@ -324,6 +345,12 @@ def shown_lines(
             other = mail
             also.append(candidate)
     return sorted(quote, key=lambda c: (c.record.chunk_id, c.index)), also
+
+
+def _first(ranked: list[tuple[Candidate, float]], mail: str) -> list[tuple[Candidate, float]]:
+    """`ranked` with the lines of `mail` moved first, each part in its order."""
+    ours = [r for r in ranked if mail_key(r[0].record) == mail]
+    return ours + [r for r in ranked if mail_key(r[0].record) != mail]
 
 
 def _evidence(candidate: Candidate, question: str) -> Evidence:

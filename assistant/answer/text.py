@@ -105,6 +105,49 @@ def asked_kinds(question: str) -> set[str]:
     return {kind for kind, pattern in _ASK_PATTERNS if pattern.search(question)}
 
 
+# the form a "number" or "date" question asks its answer in: an amount of money ("how much does
+# it cost", "what was the price"), a time of day ("what time", "at what time")
+_FORM_ASKS = (
+    ("money", re.compile(
+        r"\b(?:price[sd]?|costs?|costing|pa(?:y|id|ying)|charg(?:e[sd]?|ing)|fees?|salary|"
+        r"rais(?:e|ed|es|ing)|spen[dt]|spending|worth|money|dollars?|budget)\b", re.IGNORECASE)),
+    ("clock", re.compile(r"\b(?:what time|at what time|how early|how late)\b", re.IGNORECASE)),
+)  # fmt: skip
+_SUM_ASKED = re.compile(
+    r"\b(?:how much|what(?:'s|’s| is| was| are| were)? (?:the |its |his |her |their )?(?:\w+ )?"
+    r"(?:price|cost|fee|salary|amount|budget|sum|total|rate)|"
+    r"what (?:would|will|does|did|do) (?:it|that|this|they|we|i) (?:cost|charge|pay))\b",
+    re.IGNORECASE,
+)
+_CLOCK = re.compile(
+    r"\b\d{1,2}(?:[:.]\d{2})?\s?(?:a\.?m\.?|p\.?m\.?|h\b|uur\b|o.clock\b)|\b\d{1,2}[:.]\d{2}\b|"
+    r"\b(?:noon|midday|midnight|morning|afternoon|evening|tonight|half past|quarter (?:past|to))\b",
+    re.IGNORECASE,
+)
+
+
+def asked_forms(question: str) -> set[str]:
+    """The form a figure or a date must have to answer: "money" for a "how much" or "what
+    price" question about a cost, a payment or a sum raised, "clock" for "what time"."""
+    kinds = asked_kinds(question)
+    if "number" not in kinds and "date" not in kinds:
+        return set()
+    # a sum is asked for by "how much" or "what price …", not by "who paid" or "how many"
+    summing = _SUM_ASKED.search(question) and not re.search(r"\bhow many\b", question, re.I)
+    return {
+        form for form, pattern in _FORM_ASKS
+        if pattern.search(question) and (form != "money" or summing)
+    }  # fmt: skip
+
+
+def form_spans(text: str, question: str, form: str) -> list[str]:
+    """The terms of that form in `text` that the question does not name."""
+    asked = question.lower()
+    pattern = _SUM if form == "money" else _CLOCK
+    spans = (m.group().strip(" .,") for m in pattern.finditer(text))
+    return [span for span in spans if span and span.lower() not in asked]
+
+
 def answer_kinds(sentence: str, question: str) -> set[str]:
     """The kinds of answer the sentence holds that the question does not already name."""
     asked = question.lower()
@@ -147,6 +190,12 @@ def _figure(text: str) -> str:
 _MONEY = re.compile(
     r"(?:[$€£]|\b(?:USD|EUR|GBP)\s?)\s?\d[\d,.]*(?:\s?(?:million|billion|thousand|mm|bn|[mkb])\b)?"
     r"|\b\d[\d,.]*\s?(?:million|billion|thousand|percent|cents?|dollars?|%)(?!\w)",
+    re.IGNORECASE,
+)
+# an amount: with its currency or scale, or a figure written with thousands separators or cents
+# ("61,000", "1.250,00", "49.95")
+_SUM = re.compile(
+    rf"{_MONEY.pattern}|\b\d{{1,3}}(?:[,.]\d{{3}})+(?:[.,]\d{{2}})?\b|\b\d+[.,]\d{{2}}\b",
     re.IGNORECASE,
 )
 _MONTHS_RE = "|".join(sorted(MONTH_OF, key=len, reverse=True))

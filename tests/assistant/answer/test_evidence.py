@@ -19,7 +19,7 @@ from assistant.answer.evidence import (
     candidates_of,
     mail_key,
 )
-from assistant.answer.text import asked_kinds
+from assistant.answer.text import asked_forms, asked_kinds, form_spans
 from assistant.knowledge.store import ChunkRecord
 from cache.db import open_cache_db
 from cache.sentences import SentenceVectors
@@ -145,6 +145,50 @@ def test_a_quote_without_the_kind_asked_is_not_found_however_high_it_scores(fake
     ]:
         found = finder.find(question, _vector(fake_embedder, question), [record(1, text)], always)
         assert found.band == band, question
+
+
+def test_a_cost_wants_an_amount_and_a_time_of_day_a_clock_not_any_figure_or_date(fake_embedder):
+    """"How much does it cost" quoted by a line with a figure but no amount, "what time" by one
+    with a date but no time of day: not found. The amount or the time in the other mail shown
+    makes that mail the quote."""
+    always = LineWeights(DEFAULT_WEIGHTS.coef, 50.0, 0.5, 0.2)
+    finder = LineFinder(fake_embedder)
+    head = "From: Ann | Date: 2026-05-02 | Subject: Lobby\n"
+    sized = head + "The lobby carpet is 42 square metres, grey wool, laid in 2019."
+    dated = head + "The lobby carpet is replaced on Friday 8 May."
+    timed = head + "The fitters start on the lobby carpet at 7:30 am."
+    for question, text, band in [
+        ("How much does the lobby carpet cost?", sized, "none"),
+        ("What time is the lobby carpet replaced?", dated, "none"),
+        ("What time is the lobby carpet replaced?", timed, "answer"),
+        ("How many square metres is the lobby carpet?", sized, "answer"),  # a count: a figure
+        ("When is the lobby carpet replaced?", dated, "answer"),  # a day: a date
+    ]:
+        found = finder.find(question, _vector(fake_embedder, question), [record(1, text)], always)
+        assert found.band == band, question
+    priced = "From: Bo | Date: 2026-05-03 | Subject: Quote\nFor the lobby: EUR 4,200 laid."
+    question = "How much does the lobby carpet cost?"
+    records = [record(1, sized), record(2, priced)]
+    found = finder.find(question, _vector(fake_embedder, question), records, always)
+    if found.also_record is not None or found.record.chunk_id == 2:  # both mails shown
+        assert found.record.chunk_id == 2 and found.span == "EUR 4,200"
+
+
+def test_asked_forms_and_their_spans() -> None:
+    assert asked_forms("How much does the lobby carpet cost?") == {"money"}
+    assert asked_forms("What price did we agree?") == {"money"}
+    assert asked_forms("How many people paid?") == set()  # a count, whatever it is of
+    assert asked_forms("At what time does the ceremony start?") == {"clock"}
+    assert asked_forms("When does the ceremony start?") == set()
+    assert asked_forms("Who paid for the carpet?") == set()  # asks a name
+    question = "What time is boarding?"
+    assert form_spans("Boarding 06:25, gate D7 closes at 6.45 am.", question, "clock") == [
+        "06:25", "6.45 am"]  # fmt: skip
+    assert form_spans("Boarding on Friday 8 May.", question, "clock") == []
+    assert form_spans("It is 42 m2; it costs $1,200.", "How much?", "money") == ["$1,200"]
+    # a figure written as a sum is one without its currency; a bare count or a year is not
+    assert form_spans("Henrik signed for 61,000 a year.", "What salary?", "money") == ["61,000"]
+    assert form_spans("Serial 5171, built 1994.", "What's the asking price?", "money") == []
 
 
 def test_a_low_score_is_not_found_only_where_no_line_holds_the_kind_asked(fake_embedder) -> None:
