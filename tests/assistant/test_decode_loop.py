@@ -57,9 +57,6 @@ class ScriptedLLM:
     def detokenize(self, tokens: Sequence[int]) -> bytes:
         return b"".join(PIECES[t] for t in tokens)
 
-    def is_word(self, token: int) -> bool:
-        return any(c.isalpha() for c in PIECES[token].decode("utf-8", "replace"))
-
     def reset(self) -> None:
         self.n_past = 0
 
