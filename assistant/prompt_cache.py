@@ -5,7 +5,6 @@ reaches through the other."""
 
 from __future__ import annotations
 
-import codecs
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
@@ -15,7 +14,7 @@ from assistant.activity import Activity
 from assistant.clock import Clock
 from assistant.config import Settings
 from assistant.events import KVReused, TokenStreamed
-from assistant.llm.decoding import RepeatGuard, is_looping, sentences_ended
+from assistant.llm.decoding import TokenSource, answer_steps
 from assistant.llm.prompt import (
     EVIDENCE_HEAD,
     Segments,
@@ -106,7 +105,6 @@ class PromptCache:
         """Prefill `segments` (restoring and saving KV when `kv`), say how much was reused,
         then decode the answer token by token, up to `sentences` (else [answer]
         max_sentences) sentences."""
-        pieces: list[str] = []
         with self.llm.lock:
             clock.lap("wait")  # for the model: a background job steps aside within a piece
             reused = self._prefill(segments, kv, clock, check)
@@ -115,11 +113,8 @@ class PromptCache:
             )
             tokens = self._answer_tokens(question)
             limit = self.settings.answer.max_sentences if sentences is None else sentences
-            for text in self.decode(self.settings.answer.max_tokens, check, clock, tokens):
-                pieces.append(text)
+            for text in self.decode(self.settings.answer.max_tokens, check, clock, tokens, limit):
                 yield TokenStreamed(text)
-                if limit and sentences_ended("".join(pieces)) >= limit:
-                    break
             clock.lap("decode")
 
     def draft(
@@ -134,7 +129,7 @@ class PromptCache:
         events = self.stream(question, segments, kv, self.checker(background), Clock(), sentences)
         return "".join(e.text for e in events if isinstance(e, TokenStreamed)).strip()
 
-    def _answer_tokens(self, question: str) -> Callable[[int, Callable], Iterator[int]]:
+    def _answer_tokens(self, question: str) -> TokenSource:
         """The answer's decoder: greedy, or context-aware against the question alone."""
         answer = self.settings.answer
         if answer.decoding != "cad":
@@ -144,37 +139,28 @@ class PromptCache:
         return lambda n, ban: self.llm.contrastive(n, tokens, answer.cad_alpha, ban)
 
     def decode(
-        self, max_tokens: int, check: Check, clock: Clock | None = None, tokens_of=None
+        self,
+        max_tokens: int,
+        check: Check,
+        clock: Clock | None = None,
+        tokens_of: TokenSource | None = None,
+        sentences: int = 0,
     ) -> Iterator[str]:
-        """Greedy tokens as text, under the repeat guard: in "stop" mode the last n-1 tokens are
-        held back until they are known not to begin a repeat (then they are dropped)."""
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        guard = self._guard()
-        tokens: list[int] = []
-        shown = 0
-
-        def show(upto: int) -> Iterator[str]:
-            nonlocal shown
-            upto = max(shown, upto)  # while fewer than `holds_back` tokens, `upto` is negative
-            for token in tokens[shown:upto]:
-                text = decoder.decode(self.llm.detokenize([token]))
-                if text:
-                    yield text
-            shown = upto
-
-        for token in (tokens_of or self.llm.greedy)(max_tokens, guard.banned):
-            if not tokens and clock is not None:
-                clock.mark("ttft")
-            tokens.append(token)
-            if is_looping(tokens) or guard.repeated(tokens):
-                return
-            yield from show(len(tokens) - guard.holds_back)
-            check()
-        yield from show(len(tokens))
-
-    def _guard(self) -> RepeatGuard:
+        """The answer's text as shown, up to `sentences` sentences (0: no limit): the loop and
+        its stop rules run in llm/decoding.py (one call an answer); `check` runs after each
+        token the answer goes on from."""
         answer = self.settings.answer
-        return RepeatGuard(answer.repeat_guard, answer.repeat_ngram, self.llm.is_word)
+        guard = (answer.repeat_guard, answer.repeat_ngram)
+        tokens_of = tokens_of or self.llm.greedy
+        steps = answer_steps(tokens_of, self.llm.detokenize, guard, max_tokens, sentences)
+        mark = clock.mark if clock is not None else None
+        for step in steps:
+            if mark is not None and step.token is not None:
+                mark("ttft")  # the first token's time
+                mark = None
+            yield from step.texts
+            if step.stop is None:
+                check()
 
     # -- stepping aside for the user -----------------------------------------------------------
 
@@ -366,4 +352,3 @@ class PromptCache:
             if stop in text:
                 break
         return text.split(stop, 1)[0]
-

@@ -3,7 +3,7 @@ once where it can"), measured: which modules of assistant/ and cache/ the answer
 through, in what order, how often control goes back and forth, and where a lower layer calls back
 into a higher one.
 
-    python docs/walk.py [--question Q] [--warm Q] [--home HOME] [--no-model] [--out PATH]
+    python docs/walk.py [--question Q] [--warm Q] [--home HOME] [--no-model | --hit] [--out PATH]
 
 A demo home is imported into a temporary folder (data/mail/demo.mbox and data/notes, by the CLI,
 as `assistant --home DIR import` does), unless --home names an imported one (copied, so that the
@@ -12,9 +12,12 @@ untraced: models load, lazy imports run); then the question (--question, by defa
 data/qa/mail_qa.jsonl, the demo set of bench/funnel.py) is asked the way `assistant ask` does
 (commands.cmd_ask, its output captured), traced with sys.setprofile. `--no-model`: `assistant ask`
 has no mode without the model, so this traces only the model-free part the QA bank's check runs
-(Answerer.quote: filters, retrieval, rerank, the quoted lines).
+(Answerer.quote: filters, retrieval, rerank, the quoted lines). `--hit`: the question is asked
+once more untraced first, so that the traced run is served by the QA bank (its lookup calls back
+into the answer path's freshness and verification checks: climbs back).
 
-Prints a table; writes bench/results/walk.json. Stdlib and the project only."""
+Prints a table; writes bench/results/walk.json (walk_hit.json with --hit). Stdlib and the project
+only."""
 
 from __future__ import annotations
 
@@ -209,6 +212,7 @@ def ask(ctx, question: str, no_model: bool, walk: Walk | None = None) -> dict:
             if isinstance(event, AnswerDone):
                 done.update(band=event.band, sentence=event.sentence, quote=event.span)
                 done.update(drafted=event.drafted, unsupported=event.unsupported)
+                done.update(qa_hit=event.qa_hit)
             yield event
 
     def run() -> None:
@@ -254,7 +258,10 @@ def print_table(result: dict) -> None:
     print()
     print(f"question: {result['question']}  (model: {result['model']}, commit {result['commit']})")
     print(f"warm-up (untraced): {result['warm']}")
-    print(f"answer: band={result['answer'].get('band')} quote={result['answer'].get('quote')!r}")
+    if result["hit"]:
+        print("the question was asked once untraced before: the traced run is a QA-bank hit")
+    a = result["answer"]
+    print(f"answer: band={a.get('band')} quote={a.get('quote')!r} qa_hit={a.get('qa_hit')}")
     print(f"traced events: {w['events']}  modules visited: {w['module_count']}  stays: "
           f"{w['stays']} raw, {w['stays_collapsed']} collapsed  hand-offs: {w['handoffs_total']} "
           f"({w['handoffs_distinct']} distinct ordered pairs)  climbs back: "
@@ -285,9 +292,14 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--question", default=first_question(qa, 0))
     parser.add_argument("--warm", default=first_question(qa, 1), help="the untraced question")
     parser.add_argument("--home", type=Path, help="an imported home to copy (default: the demo)")
-    parser.add_argument("--no-model", action="store_true", help="only the model-free part")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench/results/walk.json")
-    return parser.parse_args()
+    modes = parser.add_mutually_exclusive_group()
+    modes.add_argument("--no-model", action="store_true", help="only the model-free part")
+    modes.add_argument("--hit", action="store_true", help="trace the question asked again")
+    parser.add_argument("--out", type=Path, help="default bench/results/walk[_hit].json")
+    args = parser.parse_args()
+    name = "walk_hit.json" if args.hit else "walk.json"
+    args.out = args.out or ROOT / "bench/results" / name
+    return args
 
 
 def main() -> int:
@@ -300,6 +312,7 @@ def main() -> int:
             import_demo(home)
         ctx = open_ctx(home)
         warm = ask(ctx, args.warm, args.no_model)
+        first = ask(ctx, args.question, args.no_model) if args.hit else None  # the QA bank keeps it
         walk = Walk(ROOT)
         answer = ask(ctx, args.question, args.no_model, walk)
     commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
@@ -308,9 +321,11 @@ def main() -> int:
         "question": args.question,
         "warm": args.warm,
         "model": not args.no_model,
+        "hit": args.hit,
         "commit": commit,
         "answer": answer,
         "warm_answer": warm,
+        "first_answer": first,
         "definitions": DEFINITIONS,
         "walk": {"events": walk.events, **summary(walk)},
     }

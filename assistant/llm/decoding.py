@@ -11,12 +11,18 @@ Modes (values, not flags):
 - "stop": the answer ends where a repeated n-gram would begin (nothing of it is shown);
 - "off": only the exact-period loop check of the answer path (is_looping, below).
 Both are deterministic, so cached and uncached runs still agree token for token.
+
+`answer_steps` is the answer's decode loop under these rules: it draws the tokens, applies the
+rules and turns tokens into text, so the caller (prompt_cache) makes one call per answer and
+gets back, a token at a time, only what it shows.
 """
 
 from __future__ import annotations
 
+import codecs
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -110,3 +116,77 @@ def pick(
     for ban in banned(tokens) if banned else ():
         logits[ban] = -np.inf
     return int(np.argmax(logits))
+
+
+Banned = Callable[[Sequence[int]], set[int]]
+TokenSource = Callable[[int, Banned], Iterator[int]]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One token of the answer (None: the last step, which shows what was held back), the text
+    it lets the screen show (a held-back token shows later, a character split over tokens when
+    whole), and why the answer ends with it: "loop", "repeat", "sentences", "max_tokens",
+    "end" (an end token or a full context); None while it goes on."""
+
+    token: int | None
+    texts: tuple[str, ...] = ()
+    stop: str | None = None
+
+
+def holds_letter(piece: bytes) -> bool:
+    """A token's text holds a letter (not only digits, spaces or punctuation)."""
+    return any(c.isalpha() for c in piece.decode("utf-8", "replace"))
+
+
+def answer_steps(
+    tokens_of: TokenSource,
+    detokenize: Callable[[Sequence[int]], bytes],
+    guard: tuple[str, int],
+    max_tokens: int,
+    sentences: int = 0,
+) -> Iterator[Step]:
+    """The answer from `tokens_of(max_tokens, banned)` (greedy or context-aware), a Step a
+    token, under the exact-loop check and the repeat guard (`guard` = (mode, n)): in "stop"
+    mode the last n-1 tokens are held back until they are known not to begin a repeat (then
+    they are dropped); up to `sentences` complete sentences shown (0: no limit)."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    words: dict[int, bool] = {}
+    rules = RepeatGuard(*guard, words.__getitem__)
+    tokens: list[int] = []
+    pieces: list[bytes] = []
+    said: list[str] = []
+    shown = 0
+
+    def show(upto: int) -> tuple[tuple[str, ...], bool]:
+        """The text of the tokens not shown yet, up to `upto`; True where it ends the answer."""
+        nonlocal shown
+        texts: list[str] = []
+        while shown < upto:
+            text = decoder.decode(pieces[shown])
+            shown += 1
+            if text:
+                texts.append(text)
+                said.append(text)
+                if sentences and sentences_ended("".join(said)) >= sentences:
+                    return tuple(texts), True
+        return tuple(texts), False
+
+    for token in tokens_of(max_tokens, rules.banned):
+        pieces.append(detokenize([token]))
+        words.setdefault(token, holds_letter(pieces[-1]))
+        tokens.append(token)
+        stop = "loop" if is_looping(tokens) else "repeat" if rules.repeated(tokens) else None
+        if stop:
+            yield Step(token, stop=stop)
+            return
+        texts, ended = show(len(tokens) - rules.holds_back)
+        yield Step(token, texts, "sentences" if ended else None)
+        if ended:
+            return
+    texts, ended = show(len(tokens))
+    yield Step(None, texts, "sentences" if ended else _why_ended(len(tokens), max_tokens))
+
+
+def _why_ended(n_tokens: int, max_tokens: int) -> str:
+    return "max_tokens" if n_tokens >= max_tokens else "end"

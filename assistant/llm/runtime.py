@@ -60,7 +60,6 @@ class LocalLLM:
         self._params = (n_ctx, n_threads or default_threads(), kv_type)
         self._loaded: Llama | None = None
         self._threads: int | None = None  # use_threads: None is the default
-        self._words: dict[int, bool] = {}
 
     @property
     def _llm(self) -> Llama:
@@ -107,14 +106,6 @@ class LocalLLM:
 
     def detokenize(self, tokens: Sequence[int]) -> bytes:
         return self._llm.detokenize(list(tokens))
-
-    def is_word(self, token: int) -> bool:
-        """The token holds a letter (not only digits, spaces or punctuation)."""
-        known = self._words.get(token)
-        if known is None:
-            text = self.detokenize([token]).decode("utf-8", "replace")
-            known = self._words[token] = any(c.isalpha() for c in text)
-        return known
 
     def is_end(self, token: int) -> bool:
         from llama_cpp import llama_cpp as C
