@@ -39,8 +39,12 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--home", type=Path, required=True)
     parser.add_argument("--questions", type=Path, required=True)
-    parser.add_argument("--pace", type=Path, default=Path(__file__).parent / "results" /
-                        "night_stop.json", help="a night bench's results: nodes after minutes")  # fmt: skip
+    parser.add_argument(
+        "--pace",
+        type=Path,
+        default=Path(__file__).parent / "results" / "night_stop.json",
+        help="a night bench's results: nodes after minutes",
+    )
     parser.add_argument("--out", default="night_reach")
     return parser.parse_args()
 
