@@ -194,10 +194,8 @@ _MONEY = re.compile(
 )
 # an amount: with its currency or scale, or a figure written with thousands separators or cents
 # ("61,000", "1.250,00", "49.95")
-_SUM = re.compile(
-    rf"{_MONEY.pattern}|\b\d{{1,3}}(?:[,.]\d{{3}})+(?:[.,]\d{{2}})?\b|\b\d+[.,]\d{{2}}\b",
-    re.IGNORECASE,
-)
+_WRITTEN_SUM = r"\b\d{1,3}(?:[,.]\d{3})+(?:[.,]\d{2})?\b|\b\d+[.,]\d{2}\b"
+_SUM = re.compile(f"{_MONEY.pattern}|{_WRITTEN_SUM}", re.IGNORECASE)
 _MONTHS_RE = "|".join(sorted(MONTH_OF, key=len, reverse=True))
 _FULL_DATE = re.compile(
     rf"\b(?:{_MONTHS_RE})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b"
