@@ -149,28 +149,32 @@ class QABank:
         None (cosine alone: no check, no freshness; a verified lookup is the answer layer's,
         assistant/answer/qa_memory.py). An entry the user refused is passed over for questions
         no more similar than the refused one."""
-        hit = next(self.candidates(vector, verified=False), None)
-        if hit is not None:
+        for hit in self.candidates(vector, verified=False):  # one at most
             self.count_hit(hit.entry.id)
-        return hit
+            return hit
+        return None
 
-    def candidates(self, vector: np.ndarray, verified: bool) -> Iterator[QAHit]:
+    def candidates(self, vector: np.ndarray, verified: bool) -> list[QAHit]:
         """The entries a hit may be, nearest first; nothing is counted or changed. Unverified:
         the nearest entry, if its similarity is ≥ τ. Verified: among the CANDIDATES nearest, those
         with similarity ≥ their floor (the candidate threshold, or the evidence threshold for an
         entry with evidence lines), to be checked in this order; the first the check accepts is
         the hit, a refused one is just another question and stays as it is. Either way an entry
-        is passed over for questions no more similar than one the user refused it for."""
+        is passed over for questions no more similar than one the user refused it for. A list,
+        not a generator: the caller's checks run after the bank is done (a generator would have
+        the bank resumed, and closed, from the answer layer between them)."""
         floor = self.floor(verified)
         limit = CANDIDATES if verified else 1
+        out = []
         for hit in islice(self._ranked(vector), limit):
             if hit.similarity < floor:
-                return
+                break
             if hit.similarity < self.floor(verified, hit.entry):
                 continue
             if hit.similarity <= hit.entry.refused_at:
                 continue
-            yield hit
+            out.append(hit)
+        return out
 
     def refuse(self, entry_id: int, similarity: float) -> None:
         """The user said the entry's answer does not answer a question `similarity` away: it is

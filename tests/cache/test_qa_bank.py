@@ -111,8 +111,8 @@ def test_candidates_are_offered_nearest_first_within_the_floors_and_the_limit():
     assert [h.entry.id for h in bank.candidates(asked, verified=False)] == ids[:1]
     bank.refuse(ids[0], 1.0)  # refused for every question: passed over, still counted in limit
     assert [h.entry.id for h in bank.candidates(asked, verified=True)] == ids[1:CANDIDATES]
-    assert list(bank.candidates(asked, verified=False)) == []
-    assert list(bank.candidates(unit(0, 0, 1), verified=True)) == []  # nearest under the floor
+    assert bank.candidates(asked, verified=False) == []
+    assert bank.candidates(unit(0, 0, 1), verified=True) == []  # nearest under the floor
     assert all(bank.get(i).hits == 0 and not bank.get(i).stale for i in ids)  # nothing counted
 
 
