@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from _common import QA_FILES, REPO, _jsonl, demo_context, log, percentile, print_table, timed
 
+from assistant.answer.qa_memory import lookup_hit
 from assistant.answer.qa_verify import HitVerifier, QuestionCheck
 from assistant.config import CacheSettings
 from cache.db import open_cache_db
@@ -183,7 +184,7 @@ def app_path(ctx, checker: Checker, near: Pairs, para: Pairs, tau: float) -> dic
         for stored, asked in zip(pairs.stored, pairs.asked, strict=True):
             vector = ctx.embedder.embed_batch([asked])[0]
             hit, seconds = timed(
-                lambda a=asked, v=vector: bank.lookup(v, verify=verifier.check(a, v))
+                lambda a=asked, v=vector: lookup_hit(bank, v, verifier.check(a, v))
             )
             ms.append(seconds * 1000)
             key = (

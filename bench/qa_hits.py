@@ -44,6 +44,7 @@ from _common import (  # noqa: E402
 
 from assistant.answer.answerer import ALL_LAYERS, Answerer  # noqa: E402
 from assistant.answer.evidence import _clipped, holds, line_key  # noqa: E402
+from assistant.answer.qa_memory import find_hit  # noqa: E402
 from assistant.answer.qa_verify import HitVerifier  # noqa: E402
 from assistant.events import AnswerDone  # noqa: E402
 from assistant.services import Services, open_services  # noqa: E402
@@ -151,7 +152,7 @@ def decide(ctx: Services, pairs: list[Pair]) -> list[Outcome]:
         _, found = answerer.quote(pair.asked, vector)
         hit = answerer.lookup(pair.asked, vector, found)
         seconds = time.perf_counter() - start
-        other = guard_bank.find(vector, guard.check(pair.asked, vector))
+        other = find_hit(guard_bank, vector, guard.check(pair.asked, vector))
         stored = entries.get(pair.stored)
         cosine = float(ctx.qa.vector(stored.id) @ vector) if stored else float("nan")
         outcome = Outcome(pair, cosine, seconds=seconds)

@@ -3,7 +3,10 @@
 A lookup is a cosine similarity against every stored question (one matrix-vector product over
 an in-memory matrix, reloaded only when the table changed). Unverified, a hit needs similarity
 ≥ τ (`threshold`). Verified, the entries with similarity ≥ the lower `candidate_threshold` are
-candidates, nearest first, and the first one the caller's check accepts is the hit.
+candidates, nearest first (`candidates`); the bank only offers them: the answer layer checks them
+(assistant/answer/qa_memory.py), takes the first its check accepts as the hit, marks stale the
+ones whose mail changed under them and counts the hit (`mark_stale`, `count_hit`). The bank never
+calls back into the layer above it.
 
 The user may refuse a served answer ("not what I asked"): the entry then keeps the refused
 question's similarity as its own bound and is served only to questions more similar than that,
@@ -21,7 +24,7 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from itertools import islice
 
 import numpy as np
@@ -141,44 +144,37 @@ class QABank:
             return min(question, self.evidence_threshold)
         return self.evidence_threshold if entry.evidence else question
 
-    def lookup(
-        self,
-        vector: np.ndarray,
-        accept: Callable[[QAEntry], bool] | None = None,
-        verify: Callable[[QAEntry], bool] | None = None,
-    ) -> QAHit | None:
-        """An answered, fresh entry similar enough, counted as a hit; else None.
+    def lookup(self, vector: np.ndarray) -> QAHit | None:
+        """The nearest answered, fresh entry if its similarity is ≥ τ, counted as a hit; else
+        None (cosine alone: no check, no freshness; a verified lookup is the answer layer's,
+        assistant/answer/qa_memory.py). An entry the user refused is passed over for questions
+        no more similar than the refused one."""
+        for hit in self.candidates(vector, verified=False):  # one at most
+            self.count_hit(hit.entry.id)
+            return hit
+        return None
 
-        Without `verify`: the nearest entry, if its similarity is ≥ τ. With `verify`: the entries
-        with similarity ≥ the candidate threshold, nearest first (CANDIDATES at most), the first
-        that `verify` accepts; a refused entry is just another question and stays as it is.
-        `accept` may veto an entry (the mail changed under it): that one is marked stale. An entry
-        the user refused is passed over for questions no more similar than the refused one."""
-        hit = self.find(vector, verify)
-        while hit is not None and accept is not None and not accept(hit.entry):
-            self.mark_stale([hit.entry.id])
-            hit = self.find(vector, verify)
-        if hit is not None:
-            self._count_hit(hit.entry.id)
-        return hit
-
-    def find(
-        self, vector: np.ndarray, verify: Callable[[QAEntry], bool] | None = None
-    ) -> QAHit | None:
-        """The entry `lookup` would serve, freshness aside; nothing is counted or changed."""
-        floor = self.floor(verify is not None)
-        limit = CANDIDATES if verify is not None else 1
+    def candidates(self, vector: np.ndarray, verified: bool) -> list[QAHit]:
+        """The entries a hit may be, nearest first; nothing is counted or changed. Unverified:
+        the nearest entry, if its similarity is ≥ τ. Verified: among the CANDIDATES nearest, those
+        with similarity ≥ their floor (the candidate threshold, or the evidence threshold for an
+        entry with evidence lines), to be checked in this order; the first the check accepts is
+        the hit, a refused one is just another question and stays as it is. Either way an entry
+        is passed over for questions no more similar than one the user refused it for. A list,
+        not a generator: the caller's checks run after the bank is done (a generator would have
+        the bank resumed, and closed, from the answer layer between them)."""
+        floor = self.floor(verified)
+        limit = CANDIDATES if verified else 1
+        out = []
         for hit in islice(self._ranked(vector), limit):
             if hit.similarity < floor:
-                return None
-            if hit.similarity < self.floor(verify is not None, hit.entry):
+                break
+            if hit.similarity < self.floor(verified, hit.entry):
                 continue
             if hit.similarity <= hit.entry.refused_at:
                 continue
-            if verify is not None and not verify(hit.entry):
-                continue
-            return hit
-        return None
+            out.append(hit)
+        return out
 
     def refuse(self, entry_id: int, similarity: float) -> None:
         """The user said the entry's answer does not answer a question `similarity` away: it is
@@ -200,7 +196,8 @@ class QABank:
             if entry and (not answered_only or (entry.answer is not None and not entry.stale)):
                 yield QAHit(entry, float(sims[idx]))
 
-    def _count_hit(self, entry_id: int) -> None:
+    def count_hit(self, entry_id: int) -> None:
+        """The entry was served: one more hit, used now (eviction keeps the most used)."""
         write(
             self.db,
             "UPDATE qa_entries SET hits = hits + 1, last_used = ? WHERE id = ?",

@@ -13,8 +13,8 @@ data/qa/mail_qa.jsonl, the demo set of bench/funnel.py) is asked the way `assist
 (commands.cmd_ask, its output captured), traced with sys.setprofile. `--no-model`: `assistant ask`
 has no mode without the model, so this traces only the model-free part the QA bank's check runs
 (Answerer.quote: filters, retrieval, rerank, the quoted lines). `--hit`: the question is asked
-once more untraced first, so that the traced run is served by the QA bank (its lookup calls back
-into the answer path's freshness and verification checks: climbs back).
+once more untraced first, so that the traced run is served by the QA bank (the answer layer
+checks the candidates the bank offers: assistant/answer/qa_memory.lookup_hit).
 
 Prints a table; writes bench/results/walk.json (walk_hit.json with --hit). Stdlib and the project
 only."""

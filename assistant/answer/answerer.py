@@ -12,7 +12,7 @@ from typing import Any
 
 from assistant.activity import Activity
 from assistant.answer.evidence import Found, LineFinder, distinct_mails, mail_key
-from assistant.answer.qa_memory import QAMemory
+from assistant.answer.qa_memory import QAMemory, find_hit
 from assistant.answer.qa_verify import HitVerifier
 from assistant.answer.shape import (
     NO_SENTENCE,
@@ -159,7 +159,7 @@ class Answerer:
         """The answer from scratch; then the bank's would-be hit compared with it."""
         would = None
         if layers.qa and not found.not_found:
-            would = self.qa.find(vector, self.verifier.check(question, vector, found))
+            would = find_hit(self.qa, vector, self.verifier.check(question, vector, found))
         done = None
         for event in self._write(question, vector, hits, found, layers, clock, background):
             done = event if isinstance(event, AnswerDone) else done
@@ -187,8 +187,7 @@ class Answerer:
         found: there is no answer to remember either)."""
         if found.not_found:
             return None
-        verify = self.verifier.check(question, vector, found)
-        return self.qa.lookup(vector, accept=self.memory.is_fresh, verify=verify)
+        return self.memory.lookup(vector, self.verifier.check(question, vector, found))
 
     def quote(self, question: str, vector) -> tuple[list[Hit], Found]:
         """The prompt's chunks and the quote found in them, as an answer finds them (no
@@ -223,7 +222,7 @@ class Answerer:
         (cache/qa_bank.py). Returns what was refused, None when the bank serves nothing."""
         vector = self.embedder.embed_batch([question])[0]
         _, found = self.quote(question, vector)
-        hit = self.qa.find(vector, self.verifier.check(question, vector, found))
+        hit = find_hit(self.qa, vector, self.verifier.check(question, vector, found))
         if hit is None:
             return None
         self.qa.refuse(hit.entry.id, hit.similarity)

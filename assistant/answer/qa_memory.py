@@ -1,9 +1,10 @@
-"""What goes into the QA bank, and whether a stored answer still holds: the answer path and
-precompute both write answers (and pending entries) through here."""
+"""What goes into the QA bank, whether a stored answer still holds, and which one a question is
+served: the answer path and precompute both write answers (and pending entries) through here, and
+a lookup runs here over the candidates the bank offers (cache/qa_bank.py never calls back)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from assistant.answer.evidence import Found, holds
 from assistant.answer.qa_verify import HitVerifier
@@ -12,7 +13,34 @@ from assistant.knowledge.store import KnowledgeStore
 from assistant.rerank.selection import Selection
 from cache.protocols import Embedder
 from cache.qa_bank import QABank
-from cache.qa_entries import QAEntry
+from cache.qa_entries import QAEntry, QAHit
+
+Check = Callable[[QAEntry], bool]
+
+
+def find_hit(qa: QABank, vector, check: Check | None = None) -> QAHit | None:
+    """The entry a lookup would serve, freshness aside; nothing is counted or changed. With
+    `check` (a verified lookup): the first of the bank's candidates it accepts, nearest first;
+    without: the nearest entry, if cosine alone (τ) serves it."""
+    for hit in qa.candidates(vector, verified=check is not None):
+        if check is None or check(hit.entry):
+            return hit
+    return None
+
+
+def lookup_hit(
+    qa: QABank, vector, check: Check | None = None, fresh: Check | None = None
+) -> QAHit | None:
+    """An answered, fresh entry similar enough (`find_hit`), counted as a hit; else None. An
+    entry `fresh` refuses (the mail changed under it) is marked stale and the bank asked again; an
+    entry `check` refuses is just another question and stays as it is."""
+    hit = find_hit(qa, vector, check)
+    while hit is not None and fresh is not None and not fresh(hit.entry):
+        qa.mark_stale([hit.entry.id])
+        hit = find_hit(qa, vector, check)
+    if hit is not None:
+        qa.count_hit(hit.entry.id)
+    return hit
 
 
 class QAMemory:
@@ -26,6 +54,10 @@ class QAMemory:
     ) -> None:
         self.store, self.qa, self.embedder = store, qa, embedder
         self.select, self.verifier = select, verifier
+
+    def lookup(self, vector, check: Check | None = None) -> QAHit | None:
+        """The hit this question is served (`lookup_hit`), stale answers marked stale on the way."""
+        return lookup_hit(self.qa, vector, check, self.is_fresh)
 
     def is_fresh(self, entry: QAEntry) -> bool:
         """False when the mail changed under a stored answer: one of its sources is gone, its

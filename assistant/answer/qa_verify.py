@@ -74,10 +74,10 @@ class HitVerifier:
     def check(
         self, question: str, vector: np.ndarray, found: Found | None = None
     ) -> Callable[[QAEntry], bool] | None:
-        """QABank.lookup's `verify` for one question (it retrieves at most once, however many
-        candidates it is asked about); None when verification is off. `found`: the question's
-        own lines (LineFinder.find over its prompt's chunks), which the evidence check
-        compares; without them an entry is checked by the guard."""
+        """The check of a verified lookup (qa_memory.lookup_hit) for one question (it retrieves
+        at most once, however many candidates it is asked about); None when verification is off.
+        `found`: the question's own lines (LineFinder.find over its prompt's chunks), which the
+        evidence check compares; without them an entry is checked by the guard."""
         return QuestionCheck(self, question, vector, found) if self.active else None
 
     def same_question(self, question: str, entry: QAEntry) -> bool:

@@ -175,14 +175,14 @@ def test_new_mail_that_answers_an_old_question_makes_it_stale_and_it_is_refreshe
     Importer(ctx.store, ctx.embedder).run([write_mbox(tmp_path / "new.mbox", [news])])
     new_chunk = ctx.store.max_chunk_id()
     vector = pipe.qa.vector(entry.id)
-    assert pipe.qa.lookup(vector, accept=pipe.memory.is_fresh) is None  # not served any more
+    assert pipe.memory.lookup(vector) is None  # not served any more
     assert pipe.qa.get(entry.id).stale
 
     report = Precompute(ctx.precompute_parts(), settle_seconds=0).run()
     assert report.by_kind.get("refresh") == 1
     refreshed = pipe.qa.get(entry.id)
     assert not refreshed.stale and str(new_chunk) in refreshed.sources
-    hit = pipe.qa.lookup(vector, accept=pipe.memory.is_fresh)
+    hit = pipe.memory.lookup(vector)
     assert hit is not None and hit.entry.id == entry.id
 
 

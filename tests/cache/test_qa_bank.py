@@ -3,8 +3,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from assistant.answer.qa_memory import find_hit, lookup_hit
 from cache.db import open_cache_db
-from cache.qa_bank import QABank
+from cache.qa_bank import CANDIDATES, QABank
 
 
 def unit(*xs: float) -> np.ndarray:
@@ -66,11 +67,11 @@ def test_verified_lookup_walks_candidates_above_the_candidate_floor():
         seen.append(entry.id)
         return entry.id == far
 
-    hit = bank.lookup(asked, verify=verify)
+    hit = lookup_hit(bank, asked, verify)
     assert seen == [near, far] and hit.entry.id == far and hit.similarity < 0.99
     assert bank.get(near).stale is False and bank.get(near).hits == 0  # refused: untouched
     assert bank.get(far).hits == 1
-    assert bank.lookup(unit(0.3, 1, 0), verify=lambda e: True) is None  # cosine ≤ 0.58 < 0.8
+    assert lookup_hit(bank, unit(0.3, 1, 0), lambda e: True) is None  # cosine ≤ 0.58 < 0.8
     assert bank.lookup(unit(1, 0.8, 0)) is None  # cosine ≤ 0.93: unverified, τ = 0.95 applies
 
 
@@ -78,10 +79,41 @@ def test_a_freshness_veto_marks_stale_and_a_refusal_does_not():
     bank = QABank(open_cache_db(None), 0.95, 10_000, candidate_threshold=0.8)
     first = bank.add("q1", unit(1, 0, 0), "a1")
     second = bank.add("q2", unit(1, 0.2, 0), "a2")
-    hit = bank.lookup(unit(1, 0.05, 0), accept=lambda e: e.id != first, verify=lambda e: True)
+    hit = lookup_hit(bank, unit(1, 0.05, 0), lambda e: True, fresh=lambda e: e.id != first)
     assert hit.entry.id == second and bank.get(first).stale
-    assert bank.lookup(unit(1, 0.05, 0), verify=lambda e: False) is None
+    assert bank.get(first).hits == 0 and bank.get(second).hits == 1
+    assert lookup_hit(bank, unit(1, 0.05, 0), lambda e: False) is None
     assert not bank.get(second).stale
+
+
+def test_after_a_stale_mark_the_bank_is_asked_again_and_the_check_sees_the_next():
+    bank = QABank(open_cache_db(None), 0.95, 10_000, candidate_threshold=0.8)
+    ids = [bank.add(f"q{i}", unit(1, 0.05 * i, 0), f"a{i}") for i in range(5)]
+    seen = []
+
+    def check(entry):
+        seen.append(entry.id)
+        return True
+
+    hit = lookup_hit(bank, unit(1, 0, 0), check, fresh=lambda e: e.id not in ids[:2])
+    assert seen == ids[:3] and hit.entry.id == ids[2]
+    assert [bank.get(i).stale for i in ids] == [True, True, False, False, False]
+    assert [bank.get(i).hits for i in ids] == [0, 0, 1, 0, 0]
+
+
+def test_candidates_are_offered_nearest_first_within_the_floors_and_the_limit():
+    bank = QABank(open_cache_db(None), 0.95, 10_000, candidate_threshold=0.8)
+    ids = [bank.add(f"q{i}", unit(1, 0.1 * i, 0), f"a{i}") for i in range(6)]  # cosine ≥ 0.86
+    far = bank.add("far", unit(0.3, 1, 0), "no")  # cosine 0.29: under the floor
+    asked = unit(1, 0, 0)
+    offered = [h.entry.id for h in bank.candidates(asked, verified=True)]
+    assert offered == ids[:CANDIDATES] and far not in offered
+    assert [h.entry.id for h in bank.candidates(asked, verified=False)] == ids[:1]
+    bank.refuse(ids[0], 1.0)  # refused for every question: passed over, still counted in limit
+    assert [h.entry.id for h in bank.candidates(asked, verified=True)] == ids[1:CANDIDATES]
+    assert bank.candidates(asked, verified=False) == []
+    assert bank.candidates(unit(0, 0, 1), verified=True) == []  # nearest under the floor
+    assert all(bank.get(i).hits == 0 and not bank.get(i).stale for i in ids)  # nothing counted
 
 
 @pytest.mark.slow
@@ -104,9 +136,9 @@ def test_a_near_miss_at_cosine_099_is_refused_and_a_paraphrase_is_served():
         return lambda e: guard.check(question, e.question) is None
 
     assert bank.lookup(vectors[1]) is not None  # cosine alone serves the other house number
-    assert bank.lookup(vectors[1], verify=verify_for(near_miss)) is None
+    assert lookup_hit(bank, vectors[1], verify_for(near_miss)) is None
     assert not bank.get(entry).stale
-    assert bank.lookup(vectors[2], verify=verify_for(paraphrase)).entry.id == entry
+    assert lookup_hit(bank, vectors[2], verify_for(paraphrase)).entry.id == entry
 
 
 class Named:
@@ -202,9 +234,9 @@ def test_a_refused_entry_gives_way_to_the_next_candidate():
     first = bank.add("what does the venue cost per person", unit(1, 0.1, 0), "EUR 85.")
     second = bank.add("what does the venue cost", unit(1, 0.3, 0), "EUR 2,400 in all.")
     asked = unit(1, 0.15, 0)
-    assert bank.lookup(asked, verify=lambda e: True).entry.id == first
-    bank.refuse(first, bank.find(asked, verify=lambda e: True).similarity)
-    assert bank.lookup(asked, verify=lambda e: True).entry.id == second
+    assert lookup_hit(bank, asked, lambda e: True).entry.id == first
+    bank.refuse(first, find_hit(bank, asked, lambda e: True).similarity)
+    assert lookup_hit(bank, asked, lambda e: True).entry.id == second
     assert bank.get(first).hits == 1 and bank.get(second).hits == 1  # find counts nothing
 
 
@@ -216,10 +248,10 @@ def test_evidence_lines_are_kept_and_lower_the_floor_for_their_entry_only():
                           ["7"], evidence=lines)  # fmt: skip
     assert bank.get(with_lines).evidence == tuple(lines) and bank.get(with_lines).answered_at
     asked = unit(1, 1.2, 0)  # cosine 0.64: under the question floor, over the evidence floor
-    assert bank.lookup(asked, verify=lambda e: True).entry.id == with_lines
+    assert lookup_hit(bank, asked, lambda e: True).entry.id == with_lines
     bank.mark_stale([with_lines])
     bank.add("when does the demolition start", unit(1, 0, 0), "2 March.", ["7"])  # no lines
-    assert bank.lookup(asked, verify=lambda e: True) is None  # a question-only entry: 0.9
+    assert lookup_hit(bank, asked, lambda e: True) is None  # a question-only entry: 0.9
 
 
 def test_served_hits_are_logged_until_the_self_check_has_seen_them():

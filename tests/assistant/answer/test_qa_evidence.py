@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from assistant.answer.evidence import LineFinder
+from assistant.answer.qa_memory import lookup_hit
 from assistant.answer.qa_verify import HitVerifier
 from assistant.config import CacheSettings, Settings
 from assistant.knowledge.embeddings import make_embedder
@@ -65,7 +66,7 @@ def test_a_paraphrase_whose_quote_is_the_stored_quote_is_served(world):
     question = "When is Henrik Dahl's first day?"
     assert verdict(world, bank, entry, question).reason == "ok"
     vector, _, found = quote(world, question)
-    hit = bank.lookup(vector, verify=world[3].check(question, vector, found))
+    hit = lookup_hit(bank, vector, world[3].check(question, vector, found))
     assert hit is not None and hit.entry.id == entry
 
 

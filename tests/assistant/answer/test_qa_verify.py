@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from assistant.answer.qa_memory import lookup_hit
 from assistant.answer.qa_verify import HitVerifier
 from assistant.config import CacheSettings, ConfigError, Settings
 from assistant.knowledge.embeddings import make_embedder
@@ -43,7 +44,7 @@ def stored(world, question: str, answer: str):
 
 def ask(world, bank, verifier, question: str):
     vector = world[0].embed_batch([question])[0]
-    return bank.lookup(vector, verify=verifier.check(question, vector))
+    return lookup_hit(bank, vector, verifier.check(question, vector))
 
 
 def test_a_near_miss_is_refused_and_not_marked_stale(world):
