@@ -186,7 +186,11 @@ class Planner:
 
     def _plan_fit_lines(self, least: int = 200) -> int:
         """The line scorer refitted on this mail: once a mailbox has `least` chunks, and again
-        each time it has grown by half (the key is the chunk count's power of 1.5)."""
+        each time it has grown by half (the key is the chunk count's power of 1.5). Not while
+        chunk nodes wait: a refit has the model write FIT_LINES questions (minutes), and the
+        first minutes of a night go to the nodes of the mail people ask about."""
+        if self.queue.keys("chunk_kv", "queued"):
+            return 0
         n = self.parts.store.count_chunks()
         if n < least:
             return 0

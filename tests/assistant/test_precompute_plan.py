@@ -176,3 +176,23 @@ def test_chunks_an_import_left_without_vectors_are_embedded_first_while_idle(tmp
     assert ctx.store.all_embedded(name)
     hits = ctx.retriever.search("When does batch 2 arrive?", 3, "dense")
     assert any("Batch 2 arrives" in h.record.text for h in hits)  # dense search sees them
+
+
+@pytest.mark.slow
+def test_the_line_scorer_is_refitted_only_once_no_chunk_node_waits(tmp_path):
+    """A refit has the model write questions for minutes: a night's first minutes go to the
+    nodes of the mail people ask about, the refit after them."""
+    ctx = make_ctx(tmp_path)
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
+    runner.planner._plan_fit_lines = lambda least=1: type(runner.planner)._plan_fit_lines(
+        runner.planner, least
+    )  # the demo mailbox is under the 200 chunks a refit waits for
+    runner.plan()
+    assert runner.queue.keys("chunk_kv", "queued")
+    assert not runner.queue.keys("fit_lines")
+    while (job := runner.queue.claim(("chunk_kv",))) is not None:
+        runner.queue.finish(job, 0.0)
+    ctx.kv.blobs.budgets["kv"] = 0  # no room for more nodes: none is planned again
+    runner.plan()
+    assert not runner.queue.keys("chunk_kv", "queued")
+    assert runner.queue.keys("fit_lines", "queued")
