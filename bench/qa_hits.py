@@ -43,9 +43,10 @@ from _common import (  # noqa: E402
 )
 
 from assistant.answer.answerer import ALL_LAYERS, Answerer  # noqa: E402
-from assistant.answer.evidence import _clipped, holds, line_key  # noqa: E402
+from assistant.answer.evidence import holds  # noqa: E402
 from assistant.answer.qa_memory import find_hit  # noqa: E402
 from assistant.answer.qa_verify import HitVerifier  # noqa: E402
+from assistant.answer.quoted import clipped, line_key  # noqa: E402
 from assistant.events import AnswerDone  # noqa: E402
 from assistant.services import Services, open_services  # noqa: E402
 from cache.qa_bank import QABank  # noqa: E402
@@ -172,7 +173,7 @@ def line_detail(found, stored) -> dict:
     """Where the stored answer's best line stands among the asked question's scored lines."""
     theirs = line_key(stored.evidence[0][1]) if stored.evidence else ""
     place = next((i for i, (c, _) in enumerate(found.ranked)
-                  if line_key(_clipped(c.line.text)) == theirs), -1)  # fmt: skip
+                  if line_key(clipped(c.line.text)) == theirs), -1)  # fmt: skip
     return {
         "best": found.best_line,
         "score": round(found.score, 4),

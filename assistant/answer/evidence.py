@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -26,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from assistant.answer.lines import Line, mail_lines, split_sentences
+from assistant.answer.quoted import answer_span, clipped, line_key, window
 from assistant.answer.text import (
     answer_kinds,
     asked_forms,
@@ -41,7 +41,6 @@ from cache.sentences import SentenceVectors, rounded
 __all__ = ["Evidence", "Found", "LineFinder", "LineWeights", "split_sentences"]
 
 FEATURES = ("cosine", "near", "bm25", "cover", "kind", "rank", "short", "pointer")
-QUOTE_CHARS = 320  # a line as shown, not a paste of the chunk
 ALSO = 0.5  # another mail's lines are shown too when they score this share of the best
 # lines shown in all: where the scorer's first line misses, the facts are most often in its
 # next lines, of the same mail or the next (bench/results/evidence_lines_*.json)
@@ -147,7 +146,7 @@ class Found:
     @property
     def best_line(self) -> str:
         """The best line (as quoted), "" when there is none."""
-        return _clipped(self.ranked[0][0].line.text) if self.ranked else ""
+        return clipped(self.ranked[0][0].line.text) if self.ranked else ""
 
     def evidence(self) -> list[tuple[int, str]]:
         """What the QA bank keeps of it: (chunk id, line), the best line first, then the
@@ -203,7 +202,7 @@ class LineFinder:
         if band != "none" and lacks_kind(question, quote, strict=False):
             band = "none"  # the quote cannot be the answer: a "when" quote with no date …
         found = Found(lines, span, score, band, best.record, nearest, ranked)
-        found.keys = [_clipped(c.line.text) for c in quote]
+        found.keys = [clipped(c.line.text) for c in quote]
         if band != "none" and also:
             found.also = [_evidence(c, question) for c in also]
             found.also_record = also[0].record
@@ -354,73 +353,12 @@ def _first(ranked: list[tuple[Candidate, float]], mail: str) -> list[tuple[Candi
 
 
 def _evidence(candidate: Candidate, question: str) -> Evidence:
-    return Evidence(candidate.record.chunk_id, _window(candidate.line.text, question))
-
-
-def line_key(line: str) -> str:
-    """A quoted line as compared across answers: case and spacing aside."""
-    return " ".join(line.casefold().split())
+    return Evidence(candidate.record.chunk_id, window(candidate.line.text, question))
 
 
 def holds(record: ChunkRecord, line: str) -> bool:
     """Whether the chunk still has `line` (as a quote shows it) among its lines."""
-    return any(line_key(_clipped(x.text)) == line_key(line) for x in mail_lines(record.text))
-
-
-def _clipped(text: str) -> str:
-    if len(text) <= QUOTE_CHARS:
-        return text
-    cut = text[: QUOTE_CHARS - 1].rsplit(" ", 1)[0]
-    return f"{cut}…"
-
-
-def _window(text: str, question: str) -> str:
-    """A long line as shown: the QUOTE_CHARS of it that hold the most of the question's terms
-    and of the terms of the kind it asks for (a term of the kind counts as two), the middle one
-    of a run of windows that tie (the terms then have context on both sides); "…" marks what
-    was left out on either side. A line that fits is shown whole; one that holds no such term,
-    from its head."""
-    if len(text) <= QUOTE_CHARS:
-        return text
-    words = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", text)]
-    asked = set(terms(question))
-    kinds = asked_kinds(question)
-    spans = [text.find(s) for s in kind_spans(text, question, kinds)] if kinds else []
-    weight = [float(bool(asked & set(terms(w)))) for _, _, w in words]
-    for at in spans:
-        i = next((k for k, (a, b, _) in enumerate(words) if a <= at < b), None)
-        if i is not None:
-            weight[i] += 2.0
-    room = QUOTE_CHARS - 2  # an ellipsis on either side
-    windows, j, total = [], 0, 0.0  # (start, end, weight) for each start word
-    for i in range(len(words)):
-        while j < len(words) and words[j][1] - words[i][0] <= room:
-            total += weight[j]
-            j += 1
-        windows.append((i, j, total))
-        total -= weight[i] if j > i else 0.0
-        j = max(j, i + 1)
-    best = max(w for _, _, w in windows)
-    if best <= 0:
-        return _clipped(text)
-    first = next(k for k, (_, _, w) in enumerate(windows) if w == best)
-    last = first
-    while last + 1 < len(windows) and windows[last + 1][2] == best:
-        last += 1
-    start, end, _ = windows[(first + last) // 2]  # the terms in the middle, not at an edge
-    if start == 0:
-        return _clipped(text)
-    shown = text[words[start][0] : words[end - 1][1]]
-    return f"…{shown}…" if end < len(words) else f"…{shown}"
-
-
-def answer_span(text: str, question: str) -> str:
-    """The part of the quote that answers: the first term of the kind asked for that the
-    question does not name ("$1.2 billion", "October 24", "Greg Whalley"); "" when the question
-    asks for no particular kind, or the quote holds none."""
-    kinds = asked_kinds(question)
-    spans = kind_spans(text, question, kinds)
-    return spans[0] if spans else ""
+    return any(line_key(clipped(x.text)) == line_key(line) for x in mail_lines(record.text))
 
 
 def bm25_scores(

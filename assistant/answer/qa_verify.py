@@ -24,7 +24,8 @@ from functools import cached_property
 
 import numpy as np
 
-from assistant.answer.evidence import Found, line_key
+from assistant.answer.evidence import Found
+from assistant.answer.quoted import line_key
 from assistant.answer.text import asked_kinds
 from assistant.config import CacheSettings, ConfigError
 from assistant.knowledge.retrieval import Retriever

@@ -9,16 +9,14 @@ import pytest
 from assistant.answer.evidence import (
     DEFAULT_WEIGHTS,
     FEATURES,
-    QUOTE_CHARS,
     SHOWN,
     Evidence,
     LineFinder,
     LineWeights,
-    _window,
-    answer_span,
     candidates_of,
     mail_key,
 )
+from assistant.answer.quoted import QUOTE_CHARS, answer_span, window
 from assistant.answer.text import asked_forms, asked_kinds, form_spans
 from assistant.knowledge.store import ChunkRecord
 from cache.db import open_cache_db
@@ -320,13 +318,13 @@ def test_a_long_line_is_shown_where_it_answers_and_a_short_one_whole() -> None:
         "back across the boot to Rome by the slow train through the hills of Umbria and Lazio."
     )
     question = "Which village on the Adriatic coast did they stay in?"
-    shown = _window(trip, question)
+    shown = window(trip, question)
     assert len(trip) > QUOTE_CHARS >= len(shown)
     assert "Sirola" in shown and "Adriatic coast" in shown
     assert shown.startswith("…") and shown.endswith("…") and shown.strip("…") in trip
-    assert _window("Sirola, on a cliff top.", question) == "Sirola, on a cliff top."
+    assert window("Sirola, on a cliff top.", question) == "Sirola, on a cliff top."
     # no term of the question in it: the line's head, as the QA bank keys it
-    assert _window(trip, "What did the landlord sign?").startswith("We rented a car in Rome")
+    assert window(trip, "What did the landlord sign?").startswith("We rented a car in Rome")
 
 
 def test_the_qa_bank_keys_a_long_quoted_line_by_its_head_whatever_the_question(fake_embedder):
