@@ -13,6 +13,7 @@ from pathlib import Path
 
 from assistant.answer.answerer import ALL_LAYERS, Answerer, CacheLayers
 from assistant.answer.evidence import Found, LineFinder
+from assistant.answer.qa_memory import lookup_hit
 from assistant.answer.shape import checked_sentence
 from assistant.clock import Clock
 from assistant.events import AnswerDone, Event, KVReused, TokenStreamed
@@ -182,6 +183,10 @@ class FakeMemory:
 
     def is_fresh(self, entry: QAEntry) -> bool:
         return True
+
+    def lookup(self, vector, check=None):
+        """QAMemory.lookup: the bank's candidates, the first `check` accepts (all are fresh)."""
+        return lookup_hit(self.qa, vector, check, self.is_fresh)
 
     def keep(
         self, question: str, vector, answer: str, hits: Sequence[Hit], origin: str, found=None
