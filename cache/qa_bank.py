@@ -149,10 +149,10 @@ class QABank:
         None (cosine alone: no check, no freshness; a verified lookup is the answer layer's,
         assistant/answer/qa_memory.py). An entry the user refused is passed over for questions
         no more similar than the refused one."""
-        for hit in self.candidates(vector, verified=False):  # one at most
-            self.count_hit(hit.entry.id)
-            return hit
-        return None
+        hits = self.candidates(vector, verified=False)  # one at most
+        if hits:
+            self.count_hit(hits[0].entry.id)
+        return hits[0] if hits else None
 
     def candidates(self, vector: np.ndarray, verified: bool) -> list[QAHit]:
         """The entries a hit may be, nearest first; nothing is counted or changed. Unverified:

@@ -53,7 +53,7 @@ class Evidence:
     """One line of a source chunk that answers the question."""
 
     chunk_id: int
-    sentence: str  # as shown: a long line's window that answers (_window)
+    sentence: str  # as shown: a long line's window that answers (quoted.window)
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ class Found:
     # settles it alone)
     also: list[Evidence] = field(default_factory=list)
     also_record: ChunkRecord | None = None
-    # the quote's lines as the QA bank keys them: each line's head (_clipped), whatever the
+    # the quote's lines as the QA bank keys them: each line's head (quoted.clipped), whatever the
     # question (a long line is shown where it answers it)
     keys: list[str] = field(default_factory=list)
 
@@ -201,8 +201,8 @@ class LineFinder:
             band = "none" if lacks_kind(question, mail) else "weak"
         if band != "none" and lacks_kind(question, quote, strict=False):
             band = "none"  # the quote cannot be the answer: a "when" quote with no date …
-        found = Found(lines, span, score, band, best.record, nearest, ranked)
-        found.keys = [clipped(c.line.text) for c in quote]
+        keys = [clipped(c.line.text) for c in quote]
+        found = Found(lines, span, score, band, best.record, nearest, ranked, keys=keys)
         if band != "none" and also:
             found.also = [_evidence(c, question) for c in also]
             found.also_record = also[0].record
