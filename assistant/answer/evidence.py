@@ -28,9 +28,11 @@ from assistant.answer.lines import Line, mail_lines, split_sentences
 from assistant.answer.quoted import answer_span, clipped, line_key, window
 from assistant.answer.text import (
     answer_kinds,
+    asked_cues,
     asked_forms,
     asked_kinds,
     form_spans,
+    holds_cue,
     kind_spans,
     terms,
 )
@@ -222,8 +224,12 @@ class LineFinder:
         bm25 = bm25_scores(question, texts)
         asked = set(terms(question))
         cover = [len(asked & set(terms(t))) / len(asked) if asked else 0.0 for t in texts]
-        kinds = asked_kinds(question)
-        kind = [bool(kinds & answer_kinds(c.line.text, question)) for c in candidates]
+        kinds, cues = asked_kinds(question), asked_cues(question)
+        kind = [
+            bool(kinds & answer_kinds(c.line.text, question))
+            or bool(cues) and holds_cue(c.line.text, question, cues)
+            for c in candidates
+        ]
         ranks = max(c.rank for c in candidates)
         rank = [1.0 - c.rank / ranks if ranks else 1.0 for c in candidates]
         short = [len(c.line.text.split()) < 6 for c in candidates]

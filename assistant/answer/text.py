@@ -19,6 +19,8 @@ __all__ = [
     "asked_kinds",
     "answer_kinds",
     "kind_terms",
+    "asked_cues",
+    "holds_cue",
 ]
 
 _WORD = re.compile(r"\w+")
@@ -159,6 +161,53 @@ def answer_kinds(sentence: str, question: str) -> set[str]:
         "place": any(m.split()[-1].lower() not in asked for m in _PLACE.findall(sentence)),
     }
     return {kind for kind, held in found.items() if held}
+
+
+# What a "why" or a yes/no question about a decision is answered by, as mail writes it: a cause
+# ("because", "due to", "so I'll …"), not being able or free ("unable", "out of the office",
+# "a prior commitment"), or the decision itself ("decline", "not interested", "happy to").
+# They only favour a line in the scorer (answer/evidence.py's "kind" column): unlike a date or a
+# figure, a reason can be written without any of these words, so no quote is refused for
+# lacking one (lacks_kind reads asked_kinds alone).
+_CUE_ASKS = (
+    ("reason", re.compile(r"^\W*why\b|\bwhy (?:did|do|does|is|was|were|are|has|have|would|"
+                          r"should|could|can|didn|won|not)\b|\bwhat (?:is|was) the reason\b|"
+                          r"\bhow come\b", re.IGNORECASE)),
+    ("decision", re.compile(r"^\W*(?:did|do|does|has|have|had|will|would|is|was|are|were)\b.*"
+                            r"\b(?:accept\w*|declin\w*|agree\w*|approv\w*|decid\w*|go ahead|"
+                            r"attend\w*|sign\w*|join\w*|invest\w*|turn\w* down|participat\w*|"
+                            r"commit\w*|end up|ended up)\b", re.IGNORECASE)),
+)  # fmt: skip
+_REASON = re.compile(
+    r"\b(?:because|since|due to|owing to|given (?:that|the|his|her|their|our|my)|so (?:that|"
+    r"I|I'll|I'm|we|we'll|he|she|they|it)|unable|cannot|can't|can not|won't|couldn't|"
+    r"unfortunately|conflicts?|conflicting|already committed|prior commitment|previous "
+    r"commitment|out of (?:the )?(?:office|country|town)|travel(?:l)?ing|on vacation|not (?:a|an|"
+    r"able|available|interested|possible|enough))\b",
+    re.IGNORECASE,
+)
+_DECISION = re.compile(
+    r"\b(?:declin\w*|accept\w*|agreed|approved?|regrets?|regretfully|unable|not interested|"
+    r"(?:happy|pleased|delighted|glad) to|will (?:not )?(?:attend|participate|join)|"
+    r"turn(?:ed|ing)? down|pass on|unfortunately|cannot|can't|won't)\b",
+    re.IGNORECASE,
+)
+_CUES = {"reason": _REASON, "decision": _DECISION}
+
+
+def asked_cues(question: str) -> set[str]:
+    """"reason" for a why-question, "decision" for a yes/no question about one ("did I accept
+    …", "did we decide to go ahead …")."""
+    return {cue for cue, pattern in _CUE_ASKS if pattern.search(question)}
+
+
+def holds_cue(line: str, question: str, cues: set[str]) -> bool:
+    """The line holds a word of a cue asked that the question does not use itself ("why did I
+    decline" is not answered by the line that says "decline")."""
+    asked = set(words(question))
+    return any(
+        not set(words(m.group())) <= asked for cue in cues for m in _CUES[cue].finditer(line)
+    )
 
 
 def _is_new_name(word: str, asked: str) -> bool:

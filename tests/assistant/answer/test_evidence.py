@@ -17,7 +17,7 @@ from assistant.answer.evidence import (
     mail_key,
 )
 from assistant.answer.quoted import QUOTE_CHARS, answer_span, window
-from assistant.answer.text import asked_forms, asked_kinds, form_spans
+from assistant.answer.text import asked_cues, asked_forms, asked_kinds, form_spans, holds_cue
 from assistant.knowledge.store import ChunkRecord
 from cache.db import open_cache_db
 from cache.sentences import SentenceVectors
@@ -336,3 +336,40 @@ def test_the_qa_bank_keys_a_long_quoted_line_by_its_head_whatever_the_question(f
         found = finder.find(question, fake_embedder.embed_batch([question])[0], [record])
         assert [line for _, line in found.evidence()] == [found.best_line]
         assert found.best_line.startswith("Sirola on the cliff") and found.best_line.endswith("…")
+
+
+def test_a_why_or_a_did_i_accept_question_favours_the_line_with_the_reason_or_the_decision(
+    fake_embedder,
+) -> None:
+    """The scorer's "kind" column holds for a line that gives a reason (for "why") or a decision
+    (for "did I accept …"), not for the line that restates the question's own words; a why
+    quote without such a word is still an answer (a reason needs no marker word)."""
+    text = (
+        "From: Sherri | Date: 2001-03-20 | Subject: Re: Conference\n"
+        "Bill, many thanks for the invitation to speak at the conference.\n\n"
+        "I'm already committed to be out of the country on those dates, so I'll have to decline."
+    )
+    records = [record(1, text)]
+    candidates = candidates_of(records)
+    invitation, reason = (
+        next(i for i, c in enumerate(candidates) if c.line.text.startswith(head))
+        for head in ("Bill, many", "I'm already")
+    )
+    kind = FEATURES.index("kind")
+    finder = LineFinder(fake_embedder)
+    for question in (
+        "Why did I turn down Bill's invitation to speak at the conference?",
+        "Did I accept Bill's invitation to speak at the conference?",
+    ):
+        x = finder.features(question, _vector(fake_embedder, question), candidates)
+        assert x[reason, kind] == 1.0 and x[invitation, kind] == 0.0, question
+    # the question's own word is no cue: "why did I decline" is not answered by "decline"
+    declined = "Why did I decline?"
+    assert not holds_cue("I have to decline.", declined, asked_cues(declined))
+    assert asked_cues("When is the conference?") == set()
+    assert asked_cues("Did the invoice arrive?") == set()  # yes/no, but about no decision
+    always = LineWeights(DEFAULT_WEIGHTS.coef, 50.0, 0.5, 0.2)
+    plain = "From: Ann | Date: 2026-05-02 | Subject: Grout\nLight grey: white goes yellow soon."
+    question = "Why shouldn't the grout be white?"
+    found = finder.find(question, _vector(fake_embedder, question), [record(2, plain)], always)
+    assert found.band == "answer"
