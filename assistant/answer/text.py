@@ -158,7 +158,7 @@ def answer_kinds(sentence: str, question: str) -> set[str]:
         "number": any(m not in asked for m in _FIGURE.findall(sentence)),
         "code": any(m.lower() not in asked for m in _ID.findall(sentence)),
         "name": any(_is_new_name(m, asked) for m in _NAME.findall(sentence)),
-        "place": any(m.split()[-1].lower() not in asked for m in _PLACE.findall(sentence)),
+        "place": any(_is_new_place(m, asked) for m in _PLACE.findall(sentence)),
     }
     return {kind for kind, held in found.items() if held}
 
@@ -208,6 +208,12 @@ def holds_cue(line: str, question: str, cues: set[str]) -> bool:
     return any(
         not set(words(m.group())) <= asked for cue in cues for m in _CUES[cue].finditer(line)
     )
+
+
+def _is_new_place(match: str, asked: str) -> bool:
+    """"at Rye", "in Houston": not a place the question names, nor a date ("on June 12")."""
+    word = match.split()[-1]
+    return word.lower() not in asked and not _DATE_WORD.fullmatch(word)
 
 
 def _is_new_name(word: str, asked: str) -> bool:
@@ -284,6 +290,6 @@ def kind_spans(text: str, question: str, kinds: set[str], strict: bool = False) 
     if "code" in kinds:
         add(1, _ID)
     if "place" in kinds:
-        add(1, _PLACE, lambda s: s.split()[-1].lower() not in asked)
+        add(1, _PLACE, lambda s: _is_new_place(s, asked))
     found.sort(key=lambda t: (t[0], t[1]))
     return list(dict.fromkeys(span for _, _, span in found))

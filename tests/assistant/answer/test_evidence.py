@@ -17,7 +17,15 @@ from assistant.answer.evidence import (
     mail_key,
 )
 from assistant.answer.quoted import QUOTE_CHARS, answer_span, window
-from assistant.answer.text import asked_cues, asked_forms, asked_kinds, form_spans, holds_cue
+from assistant.answer.text import (
+    answer_kinds,
+    asked_cues,
+    asked_forms,
+    asked_kinds,
+    form_spans,
+    holds_cue,
+    kind_spans,
+)
 from assistant.knowledge.store import ChunkRecord
 from cache.db import open_cache_db
 from cache.sentences import SentenceVectors
@@ -373,3 +381,12 @@ def test_a_why_or_a_did_i_accept_question_favours_the_line_with_the_reason_or_th
     question = "Why shouldn't the grout be white?"
     found = finder.find(question, _vector(fake_embedder, question), [record(2, plain)], always)
     assert found.band == "answer"
+
+
+def test_on_a_date_is_no_place() -> None:
+    """ "on June 12" is a date, not a place: a where-question's line holds a place only with a
+    place's name after its preposition."""
+    question = "Where is the dinner?"
+    assert "place" not in answer_kinds("It begins with a dinner on June 12.", question)
+    assert "place" in answer_kinds("The dinner is at La Panetiere in Rye.", question)
+    assert kind_spans("Dinner on Tuesday at Rye.", question, {"place"}) == ["at Rye"]
