@@ -59,6 +59,8 @@ _ASKS = (
         r"version)\b",
     ),
     ("name", r"\b(who|whom|whose)\b"),
+    ("name", r"\bwhat(?:'s|’s| is| was| are| were) (?:the |its |his |her |their |our |my )?"
+             r"(?:[\w'’]+ )?(?:name|title)s?\b"),
     ("place", r"\bwhere\b"),
 )
 _ASK_PATTERNS = tuple((kind, re.compile(pattern, re.IGNORECASE)) for kind, pattern in _ASKS)

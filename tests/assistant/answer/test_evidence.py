@@ -390,3 +390,17 @@ def test_on_a_date_is_no_place() -> None:
     assert "place" not in answer_kinds("It begins with a dinner on June 12.", question)
     assert "place" in answer_kinds("The dinner is at La Panetiere in Rye.", question)
     assert kind_spans("Dinner on Tuesday at Rye.", question, {"place"}) == ["at Rye"]
+
+
+def test_a_name_or_a_title_asked_for_is_a_name() -> None:
+    """ "What's the name of the case study" asks for a name as "who" does: the line that holds
+    a name the question does not (the title) is of the kind asked."""
+    for question in (
+        "What's the name of the case study Howard wants to feature us in?",
+        "What is the restaurant's name?",
+        "What was the title of his talk?",
+    ):
+        assert asked_kinds(question) == {"name"}, question
+    question = "What's the name of the case study Howard wants to feature us in?"
+    assert "name" in answer_kinds('Howard is preparing a case entitled "Modern Giants".', question)
+    assert "name" not in answer_kinds("Howard would like to feature us in the case.", question)
