@@ -141,6 +141,11 @@ class AnswerSettings:
     # then its own reading of the mails, which confirms or questions the quote independently)
     evidence_place: str = "context"
     chunk_order: str = "best-first"  # "best-first" | "best-last" (nearest the question)
+    # which retrieved chunks the model's sentence is written from: "top" (the context_chunks
+    # best), or "shown" (only the chunks of the lines shown: the quote's and the other mail's;
+    # the sentence is checked against those lines anyway, so the rest can only add terms that
+    # get it marked, and prefill is shorter)
+    prompt_chunks: str = "top"
     # "stop" | "ban" | "off": see assistant/llm/decoding.py; "ban" steers a looping answer into
     # new text, mostly invented; "stop" ends it (bench/results/answers.json)
     repeat_guard: str = "stop"
@@ -315,6 +320,7 @@ def _check_answer(answer: AnswerSettings) -> None:
     choices = {
         "chunk_order": ("best-first", "best-last"),
         "evidence_place": ("context", "question", "none"),
+        "prompt_chunks": ("top", "shown"),
         "repeat_guard": ("ban", "stop", "off"),
         "decoding": ("greedy", "cad"),
         "duplicates": ("merge", "keep"),

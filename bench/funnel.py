@@ -47,6 +47,8 @@ STAGES = ("source_top3", "facts_top3", "facts_evidence", "facts_shown")
 VARIANTS = {
     "blind": {"ASSISTANT_ANSWER_EVIDENCE_PLACE": "none"},
     "q8": {"ASSISTANT_LLM_KV_TYPE": "q8_0"},  # KV cached as q8_0 (issue 33: smaller nodes)
+    # the model reads only the chunks of the lines shown ([answer] prompt_chunks)
+    "shown": {"ASSISTANT_ANSWER_PROMPT_CHUNKS": "shown"},
 }
 
 

@@ -11,7 +11,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from assistant.activity import Activity
-from assistant.answer.evidence import Found, LineFinder, distinct_mails, mail_key
+from assistant.answer.evidence import (
+    Found,
+    LineFinder,
+    distinct_mails,
+    mail_key,
+    prompt_records,
+)
 from assistant.answer.qa_memory import QAMemory, find_hit
 from assistant.answer.qa_verify import HitVerifier
 from assistant.answer.shape import (
@@ -70,6 +76,7 @@ class Read:
     vector: Any
     where: Any = None
     event: FiltersRead | None = None
+
 
 NO_CACHE = CacheLayers(qa=False, kv=False)
 
@@ -264,7 +271,8 @@ class Answerer:
             yield self._done(question, found, records, clock)
             return
         quoted = [e.sentence for e in found.lines]
-        segments = self.cache.segments([r.text for r in records], question, quoted)
+        read = prompt_records(records, found, self.settings.answer.prompt_chunks)
+        segments = self.cache.segments([r.text for r in read], question, quoted)
         clock.lap("build")
         pieces: list[str] = []
         reused = KVReused(0, segments.total)
@@ -276,7 +284,7 @@ class Answerer:
                 reused = event
             yield event
         draft = "".join(pieces).strip()
-        sentence, faults = checked_sentence(draft, found, question, [r.text for r in records])
+        sentence, faults = checked_sentence(draft, found, question, [r.text for r in read])
         if layers.qa:  # the bank keeps the model's reading, checked again when it is served
             self.memory.keep(question, vector, first_sentence(draft), hits, "user", found)
         yield self._done(question, found, records, clock, draft, sentence, faults, reused)
@@ -357,4 +365,3 @@ def sources_of(records: Sequence[ChunkRecord], found: Found) -> list[dict]:
     quoted = found.record
     key = mail_key(quoted) if quoted is not None and not found.not_found else None
     return [(quoted if mail_key(r) == key else r).ref() for r in distinct_mails(records)]
-

@@ -40,7 +40,7 @@ from assistant.knowledge.store import ChunkRecord
 from cache.protocols import Embedder
 from cache.sentences import SentenceVectors, rounded
 
-__all__ = ["Evidence", "Found", "LineFinder", "LineWeights", "split_sentences"]
+__all__ = ["Evidence", "Found", "LineFinder", "LineWeights", "prompt_records", "split_sentences"]
 
 FEATURES = ("cosine", "near", "bm25", "cover", "kind", "rank", "short", "pointer")
 ALSO = 0.5  # another mail's lines are shown too when they score this share of the best
@@ -150,6 +150,13 @@ class Found:
         """The best line (as quoted), "" when there is none."""
         return clipped(self.ranked[0][0].line.text) if self.ranked else ""
 
+    def shown_records(self, records: Sequence[ChunkRecord]) -> list[ChunkRecord]:
+        """Of `records` (in their order), the chunks a shown line stands in: the quote's and
+        the other mail's; all of them when nothing is shown."""
+        ids = {e.chunk_id for e in (*self.lines, *self.also)}
+        shown = [r for r in records if r.chunk_id in ids]
+        return shown or list(records)
+
     def evidence(self) -> list[tuple[int, str]]:
         """What the QA bank keeps of it: (chunk id, line), the best line first, then the
         quote's other line."""
@@ -227,7 +234,7 @@ class LineFinder:
         kinds, cues = asked_kinds(question), asked_cues(question)
         kind = [
             bool(kinds & answer_kinds(c.line.text, question))
-            or bool(cues) and holds_cue(c.line.text, question, cues)
+            or (bool(cues) and holds_cue(c.line.text, question, cues))
             for c in candidates
         ]
         ranks = max(c.rank for c in candidates)
@@ -262,6 +269,12 @@ class LineFinder:
         return out
 
 
+def prompt_records(records: Sequence[ChunkRecord], found: Found, chunks: str) -> list[ChunkRecord]:
+    """The chunks the model's sentence is written from ([answer] prompt_chunks): all of
+    `records`, or ("shown") those of the lines shown."""
+    return found.shown_records(records) if chunks == "shown" else list(records)
+
+
 def lacks_kind(question: str, candidates: Sequence[Candidate], strict: bool = True) -> bool:
     """The question asks for a kind of term and none of these lines holds one the question does
     not name. `strict` (the best mail's lines, a score under the bar): no whole date for
@@ -281,9 +294,7 @@ def lacks_kind(question: str, candidates: Sequence[Candidate], strict: bool = Tr
 
 def _holds_forms(question: str, candidates: Sequence[Candidate], forms: set[str]) -> bool:
     """Every form asked (answer/text.py asked_forms) stands in one of these lines."""
-    return all(
-        any(form_spans(c.line.text, question, form) for c in candidates) for form in forms
-    )
+    return all(any(form_spans(c.line.text, question, form) for c in candidates) for form in forms)
 
 
 def neighbours(candidates: Sequence[Candidate], cosine: np.ndarray) -> np.ndarray:

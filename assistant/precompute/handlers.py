@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from assistant.answer import fit
-from assistant.answer.evidence import LineFinder
+from assistant.answer.evidence import LineFinder, prompt_records
 from assistant.answer.qa_memory import QAMemory
 from assistant.answer.shape import first_sentence
 from assistant.config import PrecomputeSettings
@@ -355,7 +355,8 @@ class Handlers:
             self.memory.keep(question, vector, "", hits, origin)
             return
         quoted = [e.sentence for e in found.lines]
-        segments = self.cache.segments([r.text for r in records], question, quoted)
+        read = prompt_records(records, found, self.cache.settings.answer.prompt_chunks)
+        segments = self.cache.segments([r.text for r in read], question, quoted)
         draft = self.cache.draft(question, segments, kv=self.kv, sentences=1)
         self.memory.keep(question, vector, first_sentence(draft), hits, origin, found)
 

@@ -165,3 +165,20 @@ def test_the_self_check_answers_a_served_hit_afresh_and_tightens_a_wrong_one(tmp
     fresh = [e for e in pipe.answer(asked, NO_CACHE)][-1]  # greedy: the self-check's reading
     assert tightened == disagree(was, fresh)
     assert (pipe.qa.get(entry.id).refused_at > 0.8) == tightened
+
+
+def test_a_shown_prompt_reads_only_the_quoted_chunks_and_caches_identically(
+    tmp_path, llm, fake_embedder
+):
+    """[answer] prompt_chunks = "shown": the prompt holds only the chunks of the lines shown,
+    so it is shorter than the "top" prompt of the same question, and a cached run of it gives
+    the naive run's tokens."""
+    pipe = build(tmp_path, llm, fake_embedder, threshold=2.0)
+    question = "When does the kitchen demolition start?"
+    _, top = run(pipe.answer(question, NO_CACHE))
+    pipe.settings.answer.prompt_chunks = "shown"
+    naive, shown_done = run(pipe.answer(question, NO_CACHE))
+    run(pipe.answer(question))  # fills the KV tree
+    again, again_done = run(pipe.answer(question))
+    assert shown_done.prompt_tokens < top.prompt_tokens
+    assert naive.strip() and naive == again and again_done.kv_reused_tokens > 0

@@ -15,6 +15,7 @@ from assistant.answer.evidence import (
     LineWeights,
     candidates_of,
     mail_key,
+    prompt_records,
 )
 from assistant.answer.quoted import QUOTE_CHARS, answer_span, window
 from assistant.answer.text import (
@@ -404,3 +405,19 @@ def test_a_name_or_a_title_asked_for_is_a_name() -> None:
     question = "What's the name of the case study Howard wants to feature us in?"
     assert "name" in answer_kinds('Howard is preparing a case entitled "Modern Giants".', question)
     assert "name" not in answer_kinds("Howard would like to feature us in the case.", question)
+
+
+def test_the_shown_prompt_is_the_chunks_of_the_lines_shown_in_retrieval_order(fake_embedder):
+    """[answer] prompt_chunks = "shown": the model reads the chunks a shown line stands in (the
+    quote's, the other mail's), in the order retrieval gave; "top" reads every chunk; a quote
+    that found nothing reads every chunk too."""
+    records = [record(4, KICKOFF), record(1, SOAK), record(3, PLAN)]
+    question = "What did Priya notice in the RC2 soak test?"
+    found = find(fake_embedder, question, records)
+    shown_ids = {e.chunk_id for e in (*found.lines, *found.also)}
+    read = prompt_records(records, found, "shown")
+    assert {r.chunk_id for r in read} == shown_ids and len(read) < len(records)
+    assert [r.chunk_id for r in read] == [r.chunk_id for r in records if r.chunk_id in shown_ids]
+    assert prompt_records(records, found, "top") == records
+    nothing = find(fake_embedder, question, [])
+    assert prompt_records(records, nothing, "shown") == records

@@ -16,6 +16,7 @@ from assistant.answer.evidence import Found, LineFinder
 from assistant.answer.qa_memory import lookup_hit
 from assistant.answer.shape import checked_sentence
 from assistant.clock import Clock
+from assistant.config import Settings
 from assistant.events import AnswerDone, Event, KVReused, TokenStreamed
 from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.store import KnowledgeStore
@@ -51,7 +52,9 @@ class FakeAnswerer(Answerer):
         self.model = FakeModel(kv, delay)
         memory = FakeMemory(QABank(db, 0.95, 2**20))
         select = FakeSelection(store, k)
-        settings = None  # the answer path reads none: retrieval and the model are faked
+        # the defaults: the answer path reads [answer] prompt_chunks; retrieval and the model
+        # are faked
+        settings = Settings()
         lines = FakeLines(embedder)
         super().__init__(settings, store, embedder, select, self.model, memory, lines)
         self.done: AnswerDone | None = None
