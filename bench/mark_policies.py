@@ -24,15 +24,41 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import REPO, print_table, write_results  # noqa: E402
+from _common import QA_DIR, REPO, print_table, write_results  # noqa: E402
+
+from assistant.answer.shape import first_sentence  # noqa: E402
+from assistant.answer.text import asked_kinds, kind_terms  # noqa: E402
 
 WEAK = "Not confirmed"  # the start of answer/shape.py's WEAK line
 POLICIES = {
-    "model": lambda scorer_weak, unconfirmed: unconfirmed,
-    "scorer": lambda scorer_weak, unconfirmed: scorer_weak,
-    "both": lambda scorer_weak, unconfirmed: scorer_weak and unconfirmed,
-    "either": lambda scorer_weak, unconfirmed: scorer_weak or unconfirmed,
+    "model": lambda scorer_weak, unconfirmed, disagrees: unconfirmed,
+    "scorer": lambda scorer_weak, unconfirmed, disagrees: scorer_weak,
+    "both": lambda scorer_weak, unconfirmed, disagrees: scorer_weak and unconfirmed,
+    "either": lambda scorer_weak, unconfirmed, disagrees: scorer_weak or unconfirmed,
+    # the model's silence is no evidence, its naming another date or figure is
+    "scorer or disagrees": lambda scorer_weak, unconfirmed, disagrees: scorer_weak or disagrees,
 }
+
+
+def questions() -> dict[str, str]:
+    """Every question of data/qa by its id."""
+    out = {}
+    for path in sorted(QA_DIR.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line) if line.strip() else {}
+            if "id" in row and "question" in row:
+                out.setdefault(row["id"], row["question"])
+    return out
+
+
+def disagrees(row: dict, question: str) -> bool:
+    """The model's first sentence names a term of the kind asked (a date for "when" …) and
+    none of them stands in the lines shown."""
+    kinds = asked_kinds(question) - {"place"}
+    if not kinds:
+        return False
+    said = kind_terms(first_sentence(row.get("draft") or ""), question, kinds)
+    return bool(said) and not said & kind_terms(" ".join(row["evidence"]), question, kinds)
 
 
 def parse_args() -> argparse.Namespace:
@@ -45,13 +71,15 @@ def parse_args() -> argparse.Namespace:
 
 def played(funnel: list[dict], bands: dict[str, str]) -> dict[str, dict]:
     """Per policy: wrong answers shown unmarked (of every question) and right answers marked."""
-    out = {}
+    out, asked = {}, questions()
     for name, marks in POLICIES.items():
         wrong_unmarked = right = right_marked = 0
         for row in funnel:
             if row["not_found"]:
                 continue
-            marked = marks(bands.get(row["id"]) != "answer", WEAK in row["answer"])
+            question = asked.get(row["id"], "")
+            marked = marks(bands.get(row["id"]) != "answer", WEAK in row["answer"],
+                           disagrees(row, question))  # fmt: skip
             if row["answerable"] and row["facts_shown"]:
                 right += 1
                 right_marked += marked
