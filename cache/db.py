@@ -174,6 +174,15 @@ _RUN_KINDS = """
 ALTER TABLE runs ADD COLUMN kinds TEXT;
 """
 
+# what each asked question was saved by (issue 33: a night balances KV nodes against answered
+# predictions by what each saved): the prompt tokens restored from the KV tree, the prompt's
+# tokens, and the origin of the QA-bank entry that served it ('' when the model answered)
+_HISTORY_SAVED = """
+ALTER TABLE history ADD COLUMN kv_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE history ADD COLUMN prompt_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE history ADD COLUMN served TEXT NOT NULL DEFAULT '';
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
     ("0002_precompute", _PRECOMPUTE),
@@ -185,6 +194,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0008_qa_refused", _QA_REFUSED),
     ("0009_qa_evidence", _QA_EVIDENCE),
     ("0010_run_kinds", _RUN_KINDS),
+    ("0011_history_saved", _HISTORY_SAVED),
 ]
 
 

@@ -130,6 +130,25 @@ class KnowledgeAbstract:
         return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class Savings:
+    """Prompt tokens the KV tree restored, and the questions a predicted answer served (each
+    worth `mean_prompt` tokens), over some days of questions."""
+
+    kv_tokens: int
+    predicted_hits: int
+    mean_prompt: float
+
+    @property
+    def by_predictions(self) -> float:
+        return self.predicted_hits * self.mean_prompt
+
+    @property
+    def predictions_first(self) -> bool:
+        """The night's answered predictions saved more than its KV nodes: they go first."""
+        return self.by_predictions > self.kv_tokens
+
+
 class History:
     """The user's questions, newest last (history-based prediction reads the recent ones), each
     with the chunks its prompt was made from (precompute's access-ranked plan counts them)."""
@@ -153,6 +172,29 @@ class History:
         """The chunks the question of `row` was answered from (its prompt's, or its QA hit's)."""
         chunks = json.dumps([int(i) for i in chunk_ids])
         write(self.db, "UPDATE history SET chunks = ? WHERE id = ?", [chunks, row])
+
+    def saved(self, row: int, kv_tokens: int, prompt_tokens: int, served: str = "") -> None:
+        """What answering the question of `row` was saved: `kv_tokens` of its `prompt_tokens`
+        restored from the KV tree, or (`served`: the served entry's origin) the whole answer
+        by a QA-bank hit."""
+        write(
+            self.db,
+            "UPDATE history SET kv_tokens = ?, prompt_tokens = ?, served = ? WHERE id = ?",
+            [int(kv_tokens), int(prompt_tokens), served, row],
+        )
+
+    def savings(self, since: float) -> Savings:
+        """What the KV tree and the night's answered predictions saved the questions asked
+        since `since` (epoch seconds), in prompt tokens: a hit on a predicted answer saved a
+        whole prompt, counted as the mean prompt of the questions the model answered."""
+        kv, prompts, answered, predicted = self.db.execute(
+            "SELECT coalesce(sum(kv_tokens), 0), coalesce(sum(prompt_tokens), 0), "
+            "coalesce(sum(served = '' AND prompt_tokens > 0), 0), "
+            "coalesce(sum(served LIKE 'predicted%'), 0) FROM history WHERE asked >= ?",
+            [since],
+        ).fetchone()
+        mean_prompt = prompts / answered if answered else 0.0
+        return Savings(int(kv), int(predicted), mean_prompt)
 
     def chunk_counts(self) -> Counter[int]:
         """How many of the kept questions each chunk served."""

@@ -118,7 +118,15 @@ class Answerer:
         served from now on only to questions more similar than this one (HitTightened)."""
         with self.activity.busy() if self.activity else nullcontext():
             asked = self.history.add(question) if self.history is not None else None
-            yield from self._answer(question, layers, asked, fresh)
+            served = ""
+            for event in self._answer(question, layers, asked, fresh):
+                if isinstance(event, QAHitFound):
+                    entry = self.qa.get(event.entry_id)
+                    served = entry.origin if entry is not None else "user"
+                elif isinstance(event, AnswerDone) and asked is not None:
+                    # what it was saved, which the night balances its work by (planner.py)
+                    self.history.saved(asked, event.kv_reused_tokens, event.prompt_tokens, served)
+                yield event
 
     def _answer(
         self, question: str, layers: CacheLayers, asked: int | None, fresh: bool = False

@@ -10,6 +10,7 @@ from assistant.cli import build_parser
 from assistant.commands import apply_switches
 from assistant.config import ConfigError, load_settings
 from assistant.precompute import Precompute
+from assistant.precompute.handlers import PREDICTION_KINDS, PRIORITY
 from assistant.prompt_cache import Preempted
 from cache.jobs import Job
 from tests.assistant.test_precompute import QUESTIONS, chunk_texts, make_ctx, queue_questions
@@ -196,3 +197,47 @@ def test_the_line_scorer_is_refitted_only_once_no_chunk_node_waits(tmp_path):
     runner.plan()
     assert not runner.queue.keys("chunk_kv", "queued")
     assert runner.queue.keys("fit_lines", "queued")
+
+
+@pytest.mark.slow
+def test_the_night_puts_first_what_saved_the_last_days_questions_more(tmp_path):
+    """KV nodes go first (as before) until the answered predictions saved more prompt tokens
+    than the nodes over the last days' questions (cache/prediction.py Savings); then the
+    prediction work runs before the chunk nodes, still after the abstract it reads."""
+    ctx = make_ctx(tmp_path)
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
+    runner.plan()
+    handlers, history = runner.handlers, runner.handlers.history
+    assert runner.queue.keys("chunk_kv", "queued")  # the nodes the prediction work may pass
+    assert not handlers.predictions_first
+    assert handlers.priority("populate") == PRIORITY["populate"] > PRIORITY["chunk_kv"]
+    history.saved(history.add(KITCHEN), 60, 500)  # the model answered, 60 tokens restored
+    runner.plan()
+    assert not handlers.predictions_first
+    for question in QUESTIONS[:2]:  # two questions a predicted answer served
+        history.saved(history.add(question), 0, 0, "predicted:detail")
+    runner.plan()
+    assert handlers.predictions_first
+    for kind in PREDICTION_KINDS:
+        assert PRIORITY["abstract"] < handlers.priority(kind) < PRIORITY["chunk_kv"]
+    handlers._queue_questions(["What colour are the new tiles?"], "predicted:detail")
+    assert runner.queue.claim(("populate", "chunk_kv")).kind == "populate"
+
+
+@pytest.mark.slow
+def test_each_answer_records_what_it_was_saved(tmp_path):
+    """The answer path writes to the history what each answer was saved: the prompt tokens
+    the KV tree restored of its prompt, or the origin of the QA-bank entry that served it."""
+    ctx = make_ctx(tmp_path)
+    pipe = ctx.answerer()
+    rows = "SELECT kv_tokens, prompt_tokens, served FROM history ORDER BY id"
+    list(pipe.answer(KITCHEN, NO_CACHE))
+    list(pipe.answer(KITCHEN))  # fills the KV tree and the QA bank
+    (naive_kv, naive_prompt, naive_served), (_, prompt, served) = pipe.history.db.execute(
+        rows
+    ).fetchall()
+    assert naive_kv == 0 and naive_prompt == prompt > 0 and naive_served == served == ""
+    pipe.qa.db.execute("UPDATE qa_entries SET origin = 'predicted:detail'")
+    list(pipe.answer(KITCHEN))  # served by the stored answer
+    kv, prompt, served = pipe.history.db.execute(rows).fetchall()[-1]
+    assert (kv, prompt, served) == (0, 0, "predicted:detail")

@@ -51,3 +51,29 @@ def test_the_qa_bank_counts_the_chunks_of_predicted_entries_only():
     bank.add("c?", vectors[2], "no", ["6"], origin="user")
     assert bank.chunk_uses("predicted") == {5: 2, 4: 1}
     assert bank.chunk_uses("user") == {6: 1}
+
+
+def test_the_history_weighs_what_kv_nodes_and_answered_predictions_saved():
+    """A question the model answered saved the prompt tokens restored from the KV tree; one a
+    predicted answer served saved a whole prompt, counted as the mean prompt of the answered
+    ones. Only questions asked since `since` count; a user's own stored answer is no
+    prediction's."""
+    history = History(open_cache_db(None))
+    old = history.add("Asked last month")
+    history.saved(old, 900, 1000)
+    history.db.execute("UPDATE history SET asked = 0 WHERE id = ?", [old])
+    answered = history.add("When does the kitchen work start?")
+    history.saved(answered, 300, 600)
+    again = history.add("When does the tile work start?")
+    history.saved(again, 100, 400)
+    mine = history.add("Which tiles?")
+    history.saved(mine, 0, 0, "user")
+    saved = history.savings(since=1.0)
+    assert (saved.kv_tokens, saved.predicted_hits, saved.mean_prompt) == (400, 0, 500.0)
+    assert not saved.predictions_first
+    for _ in range(2):
+        history.saved(history.add("When do the tiles come?"), 0, 0, "predicted:detail")
+    saved = history.savings(since=1.0)
+    assert saved.predicted_hits == 2 and saved.by_predictions == 1000.0
+    assert saved.predictions_first  # 1,000 prompt tokens against 400
+    assert History(open_cache_db(None)).savings(0.0).predictions_first is False  # no questions
