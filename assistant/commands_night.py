@@ -4,13 +4,18 @@ the last night did."""
 from __future__ import annotations
 
 import os
+import time
 from argparse import Namespace
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from assistant import timer
 from assistant.output import dump_json
 from assistant.services import Services
+
+if TYPE_CHECKING:
+    from cache.prediction import Savings
 
 
 def cmd_night(ctx: Services, args: Namespace) -> int:
@@ -51,15 +56,31 @@ def kv_use(ctx: Services) -> str:
 def nights(ctx: Services) -> str:
     """What the nights covered and what the last one did."""
     from assistant.precompute.coverage import plan, statement
-    from assistant.precompute.planner import noded_chunks
+    from assistant.precompute.planner import SAVINGS_DAYS, noded_chunks
     from cache.jobs import JobQueue
+    from cache.prediction import History
     from cache.runs import RunLog
 
     store = ctx.store
     made = plan(store.mail_headers(), store.chunk_documents(), {}, ctx.settings.mail.today)
     last = RunLog(ctx.cache_db).last()
     said = statement(made, noded_chunks(JobQueue(ctx.cache_db)))
+    saved = History(ctx.cache_db).savings(time.time() - SAVINGS_DAYS * 86400)
+    if saved.kv_tokens or saved.predicted_hits or saved.mean_prompt:  # questions to weigh
+        said = f"{said}; {balance(saved)}"
     return f"{said}; {last_night(last)}" if last else f"{said}; no night yet"
+
+
+def balance(saved: Savings) -> str:
+    """ "predictions first: answered predictions saved 4,200 prompt tokens, KV nodes 1,800 (the
+    last 7 days)" — what the night puts first, and why."""
+    from assistant.precompute.planner import SAVINGS_DAYS
+
+    first = "predictions first" if saved.predictions_first else "KV nodes first"
+    return (
+        f"{first}: KV nodes saved {saved.kv_tokens:,} prompt tokens, answered predictions "
+        f"{saved.by_predictions:,.0f} ({saved.predicted_hits} hits) in the last {SAVINGS_DAYS} days"
+    )
 
 
 def last_night(last: dict) -> str:

@@ -67,6 +67,10 @@ PRIORITY = {
     # is tightened (Answerer.recheck)
     "qa_selfcheck": 58,
 }
+# the night's answered predictions: where they saved more than the KV nodes over the last days
+# (cache/prediction.py Savings), they go before the chunk nodes, after the abstract they read
+PREDICTION_KINDS = ("predict_history", "predict_detail", "predict_general", "populate", "decode")
+PREDICTIONS_FIRST = PRIORITY["chunk_kv"] - 1
 SELFCHECK = 20  # served hits a night answers afresh
 FIT_LINES = 150  # lines a night writes questions about
 SEEDS = ("When", "Who", "What")  # question words that start detail questions (prompts/README.md)
@@ -107,6 +111,7 @@ class Handlers:
         self.importer = importer  # reads the remembered sources again
         self.queue = queue
         self.seeds = SEEDS
+        self.predictions_first = False  # the planner sets it from what each saved
         folder = bundled("prompts")
         self.prompts = {
             name: (folder / f"predict_{name}.txt").read_text(encoding="utf-8")
@@ -115,6 +120,12 @@ class Handlers:
 
     def run(self, job: Job) -> None:
         getattr(self, f"_{job.kind}")(job.payload)
+
+    def priority(self, kind: str) -> int:
+        """The queue priority of a job of `kind` (lower runs first)."""
+        if self.predictions_first and kind in PREDICTION_KINDS:
+            return PREDICTIONS_FIRST
+        return PRIORITY[kind]
 
     # -- the mail itself ------------------------------------------------------------------------
 
@@ -205,7 +216,7 @@ class Handlers:
         for question, vector in drop_known(questions, self.embedder, qa, qa.threshold):
             key = "populate:" + hashlib.sha1(question.lower().encode()).hexdigest()[:16]
             payload = {"question": question, "origin": origin, **self._packed(vector)}
-            self.queue.enqueue("populate", key, payload, PRIORITY["populate"])
+            self.queue.enqueue("populate", key, payload, self.priority("populate"))
 
     def _packed(self, vector: np.ndarray) -> dict[str, str]:
         """A question's vector for a job's payload (JSON), with the encoder that made it."""

@@ -87,3 +87,13 @@ def test_the_last_night_is_said_in_jobs_nodes_and_answers(kinds):
     last = {"finished": "x", "stopped": "deadline", "minutes": 52.0, "jobs": 7, "by_kind": kinds}
     said = last_night(last)
     assert "52.0 min, 7 jobs: 4 nodes, 2 predicted questions, 1 answered" in said
+
+
+def test_the_night_says_what_it_puts_first_and_why():
+    from assistant.commands_night import balance
+    from cache.prediction import Savings
+
+    said = balance(Savings(kv_tokens=1800, predicted_hits=2, mean_prompt=2100.0))
+    assert said.startswith("predictions first: KV nodes saved 1,800 prompt tokens")
+    assert "answered predictions 4,200 (2 hits) in the last 7 days" in said
+    assert balance(Savings(1800, 0, 2100.0)).startswith("KV nodes first")
