@@ -72,8 +72,8 @@ def nights(ctx: Services) -> str:
 
 
 def balance(saved: Savings) -> str:
-    """ "predictions first: answered predictions saved 4,200 prompt tokens, KV nodes 1,800 (the
-    last 7 days)" — what the night puts first, and why."""
+    """What the night puts first, and why: "predictions first: KV nodes saved 1,800 prompt
+    tokens, answered predictions 4,200 (2 hits) in the last 7 days"."""
     from assistant.precompute.planner import SAVINGS_DAYS
 
     first = "predictions first" if saved.predictions_first else "KV nodes first"
