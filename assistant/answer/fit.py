@@ -45,6 +45,7 @@ MISSED = 0.05
 HARD_WEIGHT = 3.0
 HARD = 0.5
 MARKED = 0.15
+HOLD_OUT = 0.3  # of the written questions, kept out of a trial fit to check it on
 
 Write = Callable[[str, str], str]  # (passage, seed) → the model's continuation
 Select = Callable[[str, np.ndarray], list[ChunkRecord]]  # the user's path: the prompt's chunks
@@ -200,14 +201,35 @@ class Mailbox:
         return [h.record for h in hits]
 
 
-def refit(mailbox: Mailbox, n: int, rng: random.Random, least: int = 40) -> LineWeights | None:
+def refit(
+    mailbox: Mailbox,
+    n: int,
+    rng: random.Random,
+    least: int = 40,
+    current: LineWeights | None = None,
+) -> LineWeights | None:
     """Weights fitted on `n` written questions about the mailbox; None when fewer than `least`
-    of them brought their source mail into the prompt (too few to fit on)."""
+    of them brought their source mail into the prompt (too few to fit on), or when a fit on
+    part of them does not beat the `current` weights on the rest (`beats`)."""
     probes = mailbox.probes(n, rng)
     if len(probes) < least:
         log.info("line weights not refitted: %d usable questions of %d", len(probes), n)
         return None
+    if current is not None and not beats(probes, current, rng):
+        log.info("line weights not refitted: a fit did no better than the weights in use")
+        return None
     return fit(probes)
+
+
+def beats(probes: Sequence[Probe], current: LineWeights, rng: random.Random) -> bool:
+    """A fit on all but HOLD_OUT of the probes puts the source line first on the rest more
+    often than `current` does (a tie keeps `current`): the night's few, easy questions can fit
+    weights worse than the shipped ones (bench/results/evidence_real_selffit.json)."""
+    shuffled = list(probes)
+    rng.shuffle(shuffled)
+    cut = int(len(shuffled) * (1 - HOLD_OUT))
+    trial, rest = fit(shuffled[:cut]), shuffled[cut:]
+    return report(trial, rest)["source_line_first"] > report(current, rest)["source_line_first"]
 
 
 def fit(probes: Sequence[Probe], l2: float = 0.01, steps: int = 2000) -> LineWeights:

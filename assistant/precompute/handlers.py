@@ -67,8 +67,7 @@ PRIORITY = {
     # is tightened (Answerer.recheck)
     "qa_selfcheck": 58,
 }
-# the night's answered predictions: where they saved more than the KV nodes over the last days
-# (cache/prediction.py Savings), they go before the chunk nodes, after the abstract they read
+# before the chunk nodes (after the abstract) where they saved more (cache/prediction.Savings)
 PREDICTION_KINDS = ("predict_history", "predict_detail", "predict_general", "populate", "decode")
 PREDICTIONS_FIRST = PRIORITY["chunk_kv"] - 1
 SELFCHECK = 20  # served hits a night answers afresh
@@ -318,7 +317,8 @@ class Handlers:
         """The line scorer's weights and bars refitted on questions the model writes about
         lines of this mail (answer/fit.py), kept for the next start and used from now on."""
         mailbox = fit.Mailbox(self.store, self.cache, self.select, self.lines)
-        weights = fit.refit(mailbox, payload.get("n", FIT_LINES), random.Random(payload["seed"]))
+        n, rng = payload.get("n", FIT_LINES), random.Random(payload["seed"])
+        weights = fit.refit(mailbox, n, rng, current=self.lines.weights)
         if weights is None:
             return
         if self.weights_path is not None:

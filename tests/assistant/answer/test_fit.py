@@ -76,3 +76,28 @@ def test_saved_weights_of_another_feature_set_are_not_used(tmp_path) -> None:
     path = tmp_path / "w.json"
     path.write_text('{"coef": [1, 2], "bias": 0, "answer": 0.5, "weak": 0.2}')
     assert LineWeights.load(path) is None
+
+
+class _Written:
+    """A mailbox whose written questions are given probes (no model, no retrieval)."""
+
+    def __init__(self, probes: list[fit.Probe]) -> None:
+        self._probes = probes
+
+    def probes(self, n: int, rng: random.Random, background: bool = True) -> list[fit.Probe]:
+        return self._probes[:n]
+
+
+def test_a_refit_replaces_the_weights_in_use_only_where_it_does_better_on_held_out_questions():
+    """The night's fit is tried on part of its questions and checked on the rest: weights that
+    already put every source line first are kept (a tie keeps them), weights that miss them are
+    replaced; with no weights to beat, the fit is taken as before."""
+    rng = np.random.default_rng(3)
+    mailbox = _Written([_probe(rng) for _ in range(60)])
+    good = fit.fit(mailbox.probes(60, random.Random(0)))
+    assert fit.refit(mailbox, 60, random.Random(1), current=good) is None
+    wrong = LineWeights(tuple(-c for c in good.coef), 0.0, 0.5, 0.2)  # the source line last
+    refitted = fit.refit(mailbox, 60, random.Random(1), current=wrong)
+    assert refitted is not None and refitted.coef[COS] > 0
+    assert fit.refit(mailbox, 60, random.Random(1)) is not None
+    assert fit.refit(mailbox, 30, random.Random(1), current=wrong) is None  # too few to fit
