@@ -8,7 +8,6 @@ at 100k chunks), and the matrix is saved next to the database so start-up only l
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
@@ -16,7 +15,7 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 from scipy import sparse
 
-from assistant.home import FILE_MODE
+from assistant.home import replace_atomically
 
 FORMAT = 1
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -63,20 +62,17 @@ class BM25Index:
         return np.asarray(self.weights[:, cols].sum(axis=1)).ravel()
 
     def save(self, path: Path) -> None:
-        tmp = path.with_suffix(".tmp.npz")
         terms = json.dumps(sorted(self.vocab, key=self.vocab.__getitem__))
-        np.savez(
-            tmp,
-            format=FORMAT,
-            ids=self.ids,
-            terms=np.frombuffer(terms.encode("utf-8"), dtype=np.uint8),
-            data=self.weights.data,
-            indices=self.weights.indices,
-            indptr=self.weights.indptr,
-            shape=np.array(self.weights.shape),
-        )
-        os.chmod(tmp, FILE_MODE)
-        tmp.replace(path)
+        arrays = {
+            "format": FORMAT,
+            "ids": self.ids,
+            "terms": np.frombuffer(terms.encode("utf-8"), dtype=np.uint8),
+            "data": self.weights.data,
+            "indices": self.weights.indices,
+            "indptr": self.weights.indptr,
+            "shape": np.array(self.weights.shape),
+        }
+        replace_atomically(path, lambda tmp: np.savez(tmp, **arrays), ".npz")
 
     @classmethod
     def load(cls, path: Path) -> BM25Index:

@@ -14,7 +14,6 @@ import logging
 import os
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from assistant.home import replace_atomically
 from assistant.knowledge.shipped import default_embedding_model, default_encoders_dir
 
 log = logging.getLogger(__name__)
@@ -178,15 +178,7 @@ def export_here(model_dir: Path, target: Path) -> None:
 
 
 def _atomic(target: Path, write) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=target.parent, suffix=".onnx.tmp")
-    os.close(fd)
-    tmp = Path(name)
-    try:
-        write(tmp)
-        tmp.replace(target)
-    finally:
-        tmp.unlink(missing_ok=True)
+    replace_atomically(target, write, ".onnx.tmp")
 
 
 def _export_fused(model_dir: Path, out: Path) -> None:

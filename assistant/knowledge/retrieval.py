@@ -13,7 +13,6 @@ by the bank's version counters: a question never rebuilds them, start-up only lo
 from __future__ import annotations
 
 import logging
-import os
 import re
 import zipfile
 from collections.abc import Sequence
@@ -24,7 +23,7 @@ from typing import Literal, Protocol
 import numpy as np
 
 from assistant.config import RetrievalSettings
-from assistant.home import FILE_MODE, make_private_dir
+from assistant.home import make_private_dir, replace_atomically
 from assistant.knowledge.bm25 import BM25Index
 from assistant.knowledge.ivf import present
 from assistant.knowledge.large import LargeSearch
@@ -136,10 +135,8 @@ class DenseIndex:
         return {int(c): self.matrix[p] for c, p in zip(found, pos, strict=True)}
 
     def save(self, path: Path) -> None:
-        tmp = path.with_suffix(".tmp.npz")
-        np.savez(tmp, ids=self.ids, matrix=self.matrix)
-        os.chmod(tmp, FILE_MODE)
-        tmp.replace(path)
+        arrays = {"ids": self.ids, "matrix": self.matrix}
+        replace_atomically(path, lambda tmp: np.savez(tmp, **arrays), ".npz")
 
     @classmethod
     def load(cls, path: Path) -> DenseIndex:
