@@ -4,7 +4,6 @@ the last night did."""
 from __future__ import annotations
 
 import os
-import time
 from argparse import Namespace
 from typing import TYPE_CHECKING
 
@@ -56,7 +55,7 @@ def kv_use(ctx: Services) -> str:
 def nights(ctx: Services) -> str:
     """What the nights covered and what the last one did."""
     from assistant.precompute.coverage import plan, statement
-    from assistant.precompute.planner import SAVINGS_DAYS, noded_chunks
+    from assistant.precompute.planner import noded_chunks
     from cache.jobs import JobQueue
     from cache.prediction import History
     from cache.runs import RunLog
@@ -65,7 +64,7 @@ def nights(ctx: Services) -> str:
     made = plan(store.mail_headers(), store.chunk_documents(), {}, ctx.settings.mail.today)
     last = RunLog(ctx.cache_db).last()
     said = statement(made, noded_chunks(JobQueue(ctx.cache_db)))
-    saved = History(ctx.cache_db).savings(time.time() - SAVINGS_DAYS * 86400)
+    saved = History(ctx.cache_db).savings()
     if saved.kv_tokens or saved.predicted_hits or saved.mean_prompt:  # questions to weigh
         said = f"{said}; {balance(saved)}"
     return f"{said}; {last_night(last)}" if last else f"{said}; no night yet"
@@ -74,7 +73,7 @@ def nights(ctx: Services) -> str:
 def balance(saved: Savings) -> str:
     """What the night puts first, and why: "predictions first: KV nodes saved 1,800 prompt
     tokens, answered predictions 4,200 (2 hits) in the last 7 days"."""
-    from assistant.precompute.planner import SAVINGS_DAYS
+    from cache.prediction import SAVINGS_DAYS
 
     first = "predictions first" if saved.predictions_first else "KV nodes first"
     return (

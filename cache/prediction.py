@@ -130,6 +130,9 @@ class KnowledgeAbstract:
         return "\n".join(lines)
 
 
+SAVINGS_DAYS = 7  # "the last nights": what the questions of this many days were saved
+
+
 @dataclass(frozen=True)
 class Savings:
     """Prompt tokens the KV tree restored, and the questions a predicted answer served (each
@@ -183,10 +186,13 @@ class History:
             [int(kv_tokens), int(prompt_tokens), served, row],
         )
 
-    def savings(self, since: float) -> Savings:
+    def savings(self, since: float | None = None) -> Savings:
         """What the KV tree and the night's answered predictions saved the questions asked
-        since `since` (epoch seconds), in prompt tokens: a hit on a predicted answer saved a
-        whole prompt, counted as the mean prompt of the questions the model answered."""
+        since `since` (epoch seconds; by default, SAVINGS_DAYS ago), in prompt tokens: a hit on
+        a predicted answer saved a whole prompt, counted as the mean prompt of the questions
+        the model answered."""
+        if since is None:
+            since = time.time() - SAVINGS_DAYS * 86400
         kv, prompts, answered, predicted = self.db.execute(
             "SELECT coalesce(sum(kv_tokens), 0), coalesce(sum(prompt_tokens), 0), "
             "coalesce(sum(served = '' AND prompt_tokens > 0), 0), "

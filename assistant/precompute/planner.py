@@ -18,12 +18,10 @@ from assistant.rerank.selfcheck import MAX_PROBES
 from cache import policy
 from cache.jobs import DONE, JobQueue
 from cache.meta import CacheMeta
-from cache.prediction import Savings
 
 # under plan "access", the node of a chunk no question used yet: after the predicted questions
 # are populated (their chunks' nodes come first)
 _UNUSED_CHUNK_KV = PRIORITY["populate"] + 1
-SAVINGS_DAYS = 7  # "the last nights": the questions of this many days
 
 
 class Planner:
@@ -49,7 +47,8 @@ class Planner:
     def plan(self) -> int:
         """Queue the jobs the current state calls for; return how many were new. A re-read of
         the sources is planned alone: the rest is planned from what it read, once it ran."""
-        self.handlers.predictions_first = self.savings().predictions_first
+        # what saved the last days' questions more goes first (Handlers.priority)
+        self.handlers.predictions_first = self.history.savings().predictions_first
         reimport = self._plan_reimport()
         if reimport or (self.parts.importer is not None and self._reimport_waiting()):
             return reimport
@@ -65,11 +64,6 @@ class Planner:
             + self._plan_fit_lines()
             + self._plan_selfcheck()
         )
-
-    def savings(self) -> Savings:
-        """What the KV tree and the answered predictions saved the questions of the last
-        SAVINGS_DAYS: the night puts first what saved more (Handlers.priority)."""
-        return self.history.savings(time.time() - SAVINGS_DAYS * 86400)
 
     def _enqueue(self, kind: str, key: str, payload: dict | None = None) -> int:
         return int(self.queue.enqueue(kind, key, payload, self.handlers.priority(kind)))
