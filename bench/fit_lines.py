@@ -140,7 +140,7 @@ def main() -> None:
         },  # fmt: skip
         "features": list(FEATURES),
         "on_all_probes": fit.report(shipped, probes),
-        # what a night on this mailbox would do (fit.beats): a fit on part of the probes
+        # what a night on this mailbox would do (fit.trial): a fit on part of the probes
         # against the shipped weights on the rest; adopted only when it does better
         "night_guard": guard(probes, args.seed),
         "examples": [p.question for p in probes[:20]],
@@ -149,18 +149,13 @@ def main() -> None:
 
 
 def guard(probes: list[fit.Probe], seed: int) -> dict:
-    """The night's check of its refit (fit.beats) on these probes, with the two scores it
-    compares: the trial fit's and the shipped weights' source line first on the held-out part."""
-    shuffled = list(probes)
-    random.Random(seed).shuffle(shuffled)
-    cut = int(len(shuffled) * (1 - fit.HOLD_OUT))
-    trial, rest = fit.fit(shuffled[:cut]), shuffled[cut:]
-    ours = fit.report(trial, rest)["source_line_first"]
-    shipped = fit.report(DEFAULT_WEIGHTS, rest)["source_line_first"]
-    adopted = fit.beats(probes, DEFAULT_WEIGHTS, random.Random(seed))
-    log(f"night guard: trial fit {ours:.3f} vs shipped {shipped:.3f} on {len(rest)} held-out "
+    """The night's check of its refit (fit.trial) on these probes against the shipped weights:
+    both scores it compares (source line first on the held-out part) and its verdict."""
+    ours, shipped, held_out = fit.trial(probes, DEFAULT_WEIGHTS, random.Random(seed))
+    adopted = ours > shipped
+    log(f"night guard: trial fit {ours:.3f} vs shipped {shipped:.3f} on {held_out} held-out "
         f"probes: {'adopted' if adopted else 'kept the shipped weights'}")  # fmt: skip
-    return {"held_out": len(rest), "trial_fit": ours, "shipped": shipped, "adopted": adopted}
+    return {"held_out": held_out, "trial_fit": ours, "shipped": shipped, "adopted": adopted}
 
 
 def _flat(report: dict) -> dict:

@@ -210,26 +210,32 @@ def refit(
 ) -> LineWeights | None:
     """Weights fitted on `n` written questions about the mailbox; None when fewer than `least`
     of them brought their source mail into the prompt (too few to fit on), or when a fit on
-    part of them does not beat the `current` weights on the rest (`beats`)."""
+    part of them does not beat the `current` weights on the rest (`trial`; a tie keeps them):
+    the night's few, easy questions can fit weights worse than the shipped ones
+    (bench/results/evidence_real_selffit.json)."""
     probes = mailbox.probes(n, rng)
     if len(probes) < least:
         log.info("line weights not refitted: %d usable questions of %d", len(probes), n)
         return None
-    if current is not None and not beats(probes, current, rng):
-        log.info("line weights not refitted: a fit did no better than the weights in use")
-        return None
+    if current is not None:
+        ours, theirs, _ = trial(probes, current, rng)
+        if ours <= theirs:
+            log.info("line weights not refitted: a fit did no better than the weights in use")
+            return None
     return fit(probes)
 
 
-def beats(probes: Sequence[Probe], current: LineWeights, rng: random.Random) -> bool:
-    """A fit on all but HOLD_OUT of the probes puts the source line first on the rest more
-    often than `current` does (a tie keeps `current`): the night's few, easy questions can fit
-    weights worse than the shipped ones (bench/results/evidence_real_selffit.json)."""
+def trial(
+    probes: Sequence[Probe], current: LineWeights, rng: random.Random
+) -> tuple[float, float, int]:
+    """(a fit on all but HOLD_OUT of the probes, `current`): each one's share of source lines
+    put first on the held-out rest, and how many that rest is."""
     shuffled = list(probes)
     rng.shuffle(shuffled)
     cut = int(len(shuffled) * (1 - HOLD_OUT))
-    trial, rest = fit(shuffled[:cut]), shuffled[cut:]
-    return report(trial, rest)["source_line_first"] > report(current, rest)["source_line_first"]
+    fitted, rest = fit(shuffled[:cut]), shuffled[cut:]
+    first = [report(w, rest)["source_line_first"] for w in (fitted, current)]
+    return first[0], first[1], len(rest)
 
 
 def fit(probes: Sequence[Probe], l2: float = 0.01, steps: int = 2000) -> LineWeights:

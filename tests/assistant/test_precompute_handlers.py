@@ -96,7 +96,7 @@ def test_a_night_fit_of_the_line_scorer_is_kept_and_used_at_once(monkeypatch, tm
     )  # fmt: skip
     fitted = LineWeights(DEFAULT_WEIGHTS.coef, 0.5, 0.7, 0.3, "self")
     asked = []
-    # the refit is checked against the weights in use (fit.beats), so it is handed them
+    # the refit is checked against the weights in use (fit.trial), so it is handed them
     monkeypatch.setattr(fit, "refit", lambda mailbox, n, rng, current: asked.append((n, current)))
     parts.run(Job(1, "fit_lines", "fit_lines:0", {"seed": 0}, 0, 0))
     assert not path.exists() and finder.weights == DEFAULT_WEIGHTS
