@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from assistant import timer
-from assistant.output import dump_json
+from assistant.output import dump_json, local_time
 from assistant.services import Services
 
 if TYPE_CHECKING:
@@ -86,8 +86,9 @@ def last_night(last: dict) -> str:
     """ "last night (…): 52 min, 900 jobs: 412 nodes, 110 predicted questions, 30 answered"."""
     kinds = last.get("by_kind") or {}
     answered = kinds.get("decode", 0) + kinds.get("refresh", 0)
+    ended = local_time(last["finished"])
     return (
-        f"last night (ended {last['finished']}, {last['stopped']}): {last['minutes']} min, "
+        f"last night (ended {ended}, {last['stopped']}): {last['minutes']} min, "
         f"{last['jobs']} jobs: {kinds.get('chunk_kv', 0)} nodes, "
         f"{kinds.get('populate', 0)} predicted questions, {answered} answered"
     )

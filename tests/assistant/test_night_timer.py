@@ -4,6 +4,7 @@ never the real systemctl or crontab."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -84,9 +85,15 @@ def test_night_status_and_install_through_the_cli(tmp_path, monkeypatch, capsys)
 def test_the_last_night_is_said_in_jobs_nodes_and_answers(kinds):
     from assistant.commands_night import last_night
 
-    last = {"finished": "x", "stopped": "deadline", "minutes": 52.0, "jobs": 7, "by_kind": kinds}
+    finished = "2026-11-27T06:30:00+00:00"
+    last = {"finished": finished, "stopped": "deadline", "minutes": 52.0, "jobs": 7,
+            "by_kind": kinds}  # fmt: skip
     said = last_night(last)
     assert "52.0 min, 7 jobs: 4 nodes, 2 predicted questions, 1 answered" in said
+    # the user's own clock, to the minute, not the stored UTC timestamp
+    local = datetime.fromisoformat(finished).astimezone().strftime("%Y-%m-%d %H:%M")
+    assert f"last night (ended {local}, deadline)" in said and "+00:00" not in said
+    assert last_night({**last, "finished": "unknown"}).startswith("last night (ended unknown,")
 
 
 def test_the_night_says_what_it_puts_first_and_why():

@@ -4,7 +4,6 @@ done, this session's hit rates; `p` runs the precompute now, in a worker with a 
 from __future__ import annotations
 
 import logging
-from datetime import datetime
 
 from rich.table import Table
 from textual import on, work
@@ -14,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, ProgressBar, Static
 from textual.worker import get_current_worker
 
+from assistant.output import local_time
 from assistant.tui.backend import AppServices
 from assistant.tui.messages import (
     CacheStatsRead,
@@ -30,10 +30,6 @@ log = logging.getLogger(__name__)
 
 def size(n: float) -> str:
     return f"{n / 2**20:.1f} MB" if n >= 2**20 else f"{n / 2**10:.0f} KB"
-
-
-def local_time(iso: str) -> str:
-    return datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M")
 
 
 def cache_rows(m: CacheStatsRead, budget: int, tally: Tally) -> list[tuple[str, str]]:
