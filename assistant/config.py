@@ -168,7 +168,9 @@ class AnswerSettings:
 class PrecomputeSettings:
     stride: int = 120  # questions predicted per run (knowledge- and history-based together)
     history_share: float = 0.25  # of the stride, from the user's past questions (once there are)
-    decode_cutoff: float = 0.9  # τ at/above: predicted questions are prefilled only (strategy 1)
+    # the floor a stored answer is served from (τ; verified hits: their lower floor, the
+    # evidence check's) at/above: predicted questions are prefilled only (strategy 1)
+    decode_cutoff: float = 0.9
     idle_minutes: float = 10.0  # the app precomputes after this long without a keypress
     settle_seconds: float = 120.0  # after an import, wait this long for more before abstracting
     ac_only: bool = False  # only on mains power, where /sys/class/power_supply tells

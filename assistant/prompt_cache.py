@@ -101,13 +101,15 @@ class PromptCache:
         check: Check,
         clock: Clock,
         sentences: int | None = None,
+        *,
+        keep: bool = True,
     ) -> Iterator[KVReused | TokenStreamed]:
-        """Prefill `segments` (restoring and saving KV when `kv`), say how much was reused,
-        then decode the answer token by token, up to `sentences` (else [answer]
-        max_sentences) sentences."""
+        """Prefill `segments` (restoring KV when `kv`, and saving the new segments' KV as tree
+        nodes unless `keep` is off), say how much was reused, then decode the answer token by
+        token, up to `sentences` (else [answer] max_sentences) sentences."""
         with self.llm.lock:
             clock.lap("wait")  # for the model: a background job steps aside within a piece
-            reused = self._prefill(segments, kv, clock, check)
+            reused = self._prefill(segments, kv, clock, check, keep)
             yield KVReused(
                 reused.tokens, segments.total, reused.mode, reused.repaired, reused.segments
             )
@@ -124,9 +126,14 @@ class PromptCache:
         kv: bool,
         background: bool = True,
         sentences: int | None = None,
+        *,
+        keep: bool = True,
     ) -> str:
-        """The whole answer `stream` decodes, as text (precompute's answers)."""
-        events = self.stream(question, segments, kv, self.checker(background), Clock(), sentences)
+        """The whole answer `stream` decodes, as text (precompute's answers). `keep` off: the
+        cached KV is read, nothing is added to the tree (a night's answer where the budget has
+        no headroom must not evict the nodes the night planned)."""
+        check = self.checker(background)
+        events = self.stream(question, segments, kv, check, Clock(), sentences, keep=keep)
         return "".join(e.text for e in events if isinstance(e, TokenStreamed)).strip()
 
     def _answer_tokens(self, question: str) -> TokenSource:
@@ -185,13 +192,15 @@ class PromptCache:
 
     # -- prefill with the KV tree --------------------------------------------------------------
 
-    def _prefill(self, segments: Segments, kv: bool, clock: Clock, check: Check) -> Reused:
+    def _prefill(
+        self, segments: Segments, kv: bool, clock: Clock, check: Check, keep: bool = True
+    ) -> Reused:
         """Restore the longest cached prefix, evaluate the rest segment by segment (saving each new
         segment's KV as a tree node), then the question. With [cache] reuse = "any-order" a chunk
         with a [system, chunk] node is placed instead of evaluated."""
         any_order = kv and self.settings.cache.reuse == "any-order"
         policy = parse_repair(self.settings.cache.repair) if any_order else None
-        reused = self._prefill_prefix(segments, kv, check, policy)
+        reused = self._prefill_prefix(segments, kv, check, policy, keep)
         clock.lap("kv_load")
         if reused.placed and policy is not None and policy.quotes:
             # the prompt is approximate already: quote the evidence
@@ -232,9 +241,15 @@ class PromptCache:
             self.prefill([EVIDENCE_HEAD], background, missing_only=True)
 
     def _prefill_prefix(
-        self, segments: Segments, kv: bool, check: Check, policy: Repair | None = None
+        self,
+        segments: Segments,
+        kv: bool,
+        check: Check,
+        policy: Repair | None = None,
+        keep: bool = True,
     ) -> Reused:
-        """`policy`: any-order reuse with that repair (None: exact, nothing placed)."""
+        """`policy`: any-order reuse with that repair (None: exact, nothing placed). `keep`
+        off: nothing computed here is stored as a node."""
         hashes = [segment_hash(s) for s in segments.prefix]
         start = self._restore(segments, hashes) if kv else 0
         if not start:
@@ -247,7 +262,7 @@ class PromptCache:
                 placed.append((first, len(tokens)))
                 continue
             self._eval(tokens, check)
-            if kv and not placed:  # a node holds only KV an uncached run computes
+            if kv and keep and not placed:  # a node holds only KV an uncached run computes
                 blob = self.llm.save_range(first, self.llm.n_past)
                 self.kv.store(hashes[: depth + 1], self.llm.n_past, blob)
         restored = sum(len(s) for s in segments.prefix[:start])

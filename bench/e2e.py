@@ -101,6 +101,8 @@ def open_design(design: Design, base: Services, root: Path, max_tokens: int) -> 
     ctx.settings.answer.max_tokens = max_tokens
     if design.tau is not None:
         ctx.settings.cache.qa_threshold = design.tau
+    if design.decode_cutoff is not None:
+        ctx.settings.precompute.decode_cutoff = design.decode_cutoff
     if design.rerank is not None:
         ctx.settings.rerank = design.rerank
     if design.reuse is not None:

@@ -19,6 +19,8 @@ class Design:
     kv: bool = False  # prompt prefixes are restored from / saved to the KV tree
     precompute: str | None = None  # None | "policy" (PerCache: τ picks the strategy) | "qa_only"
     tau: float | None = None  # the QA-bank τ, when not the configured one
+    # [precompute] decode_cutoff, when not the configured one (0: predictions only prefilled)
+    decode_cutoff: float | None = None
     rerank: str | None = None  # the reranker switch ("pruned"), when the design needs one
     reuse: tuple[str, str] | None = None  # [cache] reuse and repair, when not the configured
 
@@ -55,6 +57,14 @@ DESIGNS = (
         name="full-any-ev",
         label='full-any, the evidence lines computed over the placed chunks (repair "evidence")',
         reuse=("any-order", "evidence"),
+    ),
+    replace(
+        FULL,
+        name="full-any-ev-s1",
+        label="full-any-ev with its predicted questions prefilled only, never answered "
+        "(strategy 1 whatever the serving floor: the default before verified hits decided it)",
+        reuse=("any-order", "evidence"),
+        decode_cutoff=0.0,
     ),
     replace(
         FULL,

@@ -238,7 +238,7 @@ class Handlers:
         if near is not None and near.similarity >= qa.threshold:
             return  # a question like it is stored already
         hits = self._select(question, vector)
-        strategy = policy.choose_strategy(qa.threshold, self.settings.decode_cutoff)
+        strategy = policy.choose_strategy(self.serving_floor(), self.settings.decode_cutoff)
         if strategy is policy.Strategy.PREFILL_DECODE or not self.kv:
             self._generate(question, vector, hits, payload["origin"])
             return
@@ -246,6 +246,15 @@ class Handlers:
         self.lines.chunk_vectors([h.record for h in hits])
         ids = [str(h.chunk_id) for h in hits]
         self.memory.remember(question, vector, None, ids, payload["origin"])
+
+    def serving_floor(self) -> float:
+        """The lowest similarity at which a stored answer is served to another question, which
+        decides whether a predicted question is worth decoding (cache/policy.py: strategy 1,
+        prefill only, when hits will be rare). τ serves by cosine alone; verified hits
+        ([cache] qa_verify) are served from a lower floor, the evidence check's
+        (qa_evidence_threshold) for an answer that keeps its quote's lines: a prediction
+        answered tonight can then serve a morning question worded far from it."""
+        return self.qa.floor(self.cache.settings.cache.qa_verify != "off")
 
     def _prefill_within_room(self, texts: list[str]) -> None:
         """Strategy 1's KV, as far as the budget's headroom holds it (a predicted question never
@@ -354,12 +363,13 @@ class Handlers:
         return self.select(question, vector, background=True, check=self.cache.checker(True))
 
     def _generate(self, question: str, vector, hits: list[Hit], origin: str) -> None:
-        """The answer the user's question would get, into the QA bank (KV saved too, unless
-        `kv` is off), as the answer path keeps it: the model's first sentence with the quote's
-        lines as its evidence, so that a morning question whose own quote is that quote is
-        served it (answer/qa_verify.py); the sentence is checked against the quote again when
-        it is served. A question whose quote is "not found" is kept with no sentence and no
-        evidence (the question guard alone could serve it)."""
+        """The answer the user's question would get, into the QA bank (its new KV saved too
+        where the budget's headroom has room, unless `kv` is off), as the answer path keeps
+        it: the model's first sentence with the quote's lines as its evidence, so that a
+        morning question whose own quote is that quote is served it (answer/qa_verify.py);
+        the sentence is checked against the quote again when it is served. A question whose
+        quote is "not found" is kept with no sentence and no evidence (the question guard
+        alone could serve it)."""
         records = [h.record for h in hits]
         found = self.lines.find(question, vector, records)
         if found.not_found:
@@ -368,7 +378,9 @@ class Handlers:
         quoted = [e.sentence for e in found.lines]
         read = prompt_records(records, found, self.cache.settings.answer.prompt_chunks)
         segments = self.cache.segments([r.text for r in read], question, quoted)
-        draft = self.cache.draft(question, segments, kv=self.kv, sentences=1)
+        # the cached KV is read; new nodes only within the headroom, as populate's prefill
+        keep = self.kv and self._room_for(len(segments.chunks))
+        draft = self.cache.draft(question, segments, kv=self.kv, sentences=1, keep=keep)
         self.memory.keep(question, vector, first_sentence(draft), hits, origin, found)
 
     def _rebuild_kv(self, payload: dict) -> None:

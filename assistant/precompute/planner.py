@@ -266,7 +266,7 @@ class Planner:
     def _plan_conversions(self) -> int:
         qa, cutoff = self.qa, self.settings.decode_cutoff
         queued = 0
-        if policy.decode_pending(qa.threshold, cutoff):
+        if policy.decode_pending(self.handlers.serving_floor(), cutoff):
             for entry in qa.pending():
                 queued += self._enqueue("decode", f"decode:{entry.id}", {"entry": entry.id})
         stats = self.kv_tree.stats()

@@ -48,6 +48,24 @@ def chunk_texts(pipe, question):
     return [h.record.text for h in pipe.select(question, vector)]
 
 
+def test_verified_hits_have_the_night_answer_its_predicted_questions(tmp_path):
+    """By default a stored answer is served from the evidence check's floor, far below τ: a
+    predicted question answered at night can serve a morning question worded otherwise, so the
+    night decodes its predictions (strategy 2) instead of leaving them pending."""
+    ctx = make_ctx(tmp_path)
+    assert ctx.settings.cache.qa_verify == "evidence"
+    pipe = ctx.answerer()
+    assert pipe.qa.threshold >= ctx.settings.precompute.decode_cutoff  # τ alone: strategy 1
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
+    assert runner.handlers.serving_floor() == ctx.settings.cache.qa_evidence_threshold
+    queue_questions(runner, QUESTIONS)
+    report = runner.run()
+    assert report.by_kind.get("populate") == 2 and report.failed == 0
+    entries = {e.question: e for e in pipe.qa.entries()}
+    for question in QUESTIONS:  # answered, with the quote's lines the evidence check compares
+        assert entries[question].answer is not None and entries[question].evidence
+
+
 def answer_text(events) -> str:
     return "".join(e.text for e in events if isinstance(e, p.TokenStreamed))
 
@@ -55,6 +73,7 @@ def answer_text(events) -> str:
 def test_strategy_1_leaves_pending_entries_then_kv_to_qa_when_tau_falls(tmp_path):
     ctx = make_ctx(tmp_path)
     ctx.settings.cache.reuse = "exact"  # prefix paths; any-order: test_precompute_plan
+    ctx.settings.cache.qa_verify = "off"  # a stored answer is served by cosine ≥ τ alone
     pipe = ctx.answerer()
     assert pipe.qa.threshold >= ctx.settings.precompute.decode_cutoff
     runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
@@ -284,7 +303,8 @@ def test_the_idle_scheduler_runs_a_pass_once_the_user_is_away(tmp_path):
     queue_questions(runner, QUESTIONS[:1])
     report = IdleScheduler(ctx.settings.precompute, ctx.presence, ctx.precompute_parts).tick()
     assert report is not None and report.by_kind.get("populate") == 1
-    assert ctx.answerer().qa.stats()["pending"] == 1
+    stats = ctx.answerer().qa.stats()  # verified hits (the default): the prediction is answered
+    assert stats["answered"] == 1 and stats["pending"] == 0
 
 
 def test_history_based_prediction_writes_questions_in_the_users_style(tmp_path):

@@ -94,6 +94,7 @@ def test_a_chunk_no_question_used_waits_behind_the_predicted_questions(tmp_path)
 def test_populate_prefills_only_within_the_kv_headroom(tmp_path):
     ctx = make_ctx(tmp_path)
     ctx.settings.precompute.chunk_nodes = False
+    ctx.settings.cache.qa_verify = "off"  # served by τ alone: strategy 1, prefill only
     pipe = ctx.answerer()
     runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
     queue_questions(runner, QUESTIONS[:1])
@@ -111,10 +112,34 @@ def test_populate_prefills_only_within_the_kv_headroom(tmp_path):
 
 
 @pytest.mark.slow
+def test_a_prediction_answered_without_headroom_stores_no_node_and_evicts_none(tmp_path):
+    """Verified hits (the default): the night answers its predicted questions; where the
+    budget has no headroom left it still answers, reading the KV there, but adds no node, so
+    the nodes the night planned are not evicted for a predicted question's prompt."""
+    ctx = make_ctx(tmp_path)
+    ctx.settings.precompute.chunk_nodes = False
+    pipe = ctx.answerer()
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
+    queue_questions(runner, QUESTIONS[:1])
+    runner.run()
+    stats = pipe.kv.stats()
+    assert stats["nodes_with_kv"] and pipe.qa.entries()[0].answer is not None  # answered
+    node = stats["bytes"] // stats["nodes_with_kv"]
+    ctx.settings.cache.kv_budget_mb = (stats["bytes"] + node / 2) / 0.9 / 2**20
+    queue_questions(runner, QUESTIONS[1:])
+    runner.run()
+    assert pipe.kv.stats() == stats  # nothing stored, nothing evicted
+    assert not pipe.qa.pending()
+    answered = {e.question: e.answer for e in pipe.qa.entries()}
+    assert answered[QUESTIONS[1]] is not None
+
+
+@pytest.mark.slow
 def test_with_any_order_reuse_populate_stores_a_node_per_chunk_not_a_prefix_path(tmp_path):
     ctx = make_ctx(tmp_path)
     ctx.settings.precompute.chunk_nodes = False
     ctx.settings.cache.reuse = "any-order"
+    ctx.settings.cache.qa_verify = "off"  # served by τ alone: strategy 1, prefill only
     pipe = ctx.answerer()
     runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
     queue_questions(runner, QUESTIONS)

@@ -23,8 +23,9 @@ def test_qa_only_precompute_answers_predictions_and_stores_no_kv(tmp_path):
     ctx.settings.answer.max_tokens = 16
     ctx.settings.precompute.stride = 3  # one chunk's detail questions
     import_mails(ctx.store, ctx.embedder, tmp_path / "box.mbox", MAILS)
+    ctx.settings.cache.qa_verify = "off"  # served by τ alone: the policy would only prefill
     pipe = ctx.answerer()
-    assert pipe.qa.threshold >= ctx.settings.precompute.decode_cutoff  # policy: prefill only
+    assert pipe.qa.threshold >= ctx.settings.precompute.decode_cutoff
 
     runner = Precompute(ctx.precompute_parts(), settle_seconds=0, kv=False)
     question = "Which tiles did we choose?"
