@@ -90,10 +90,10 @@ def checked_sentence(
         return Sentence(), []
     lines = shown_lines(found)
     terms, words = sentence_faults(text, lines, question)
-    confirmed = agrees(text, lines, question, terms)
-    if not terms and not words:
-        return Sentence(text, confirmed=confirmed), []
     faults = [*terms, *words]
+    confirmed = agrees(text, lines, question, faults)
+    if not faults:
+        return Sentence(text, confirmed=confirmed), []
     if terms and sources and not any(sentence_faults(text, list(sources), question)):
         return Sentence(text, tuple(terms)), faults
     return Sentence(confirmed=confirmed), faults
@@ -102,8 +102,11 @@ def checked_sentence(
 def agrees(sentence: str, lines: Sequence[str], question: str, faults: Sequence[str]) -> bool:
     """The model's reading points to the quote: its sentence holds a term of the kind the
     question asks for that the quote holds too (a date of the quote for "when" …), whatever
-    else it adds; when no kind is asked, every name, number and date of it stands in the quote
-    (`faults` is empty)."""
+    else it adds. When no kind is asked, only the sentence as a whole can point: every name,
+    number, date and content word of it stands in the lines shown (`faults`, its terms and
+    words, is empty). A sentence with nothing checkable in it ("the scorecard is a tool to
+    evaluate a candidate") names nothing that could disagree, so it would confirm any quote:
+    a sentence that is dropped for what it adds vouches for nothing (funnel_vacuous.json)."""
     kinds = asked_kinds(question) - {"place"}
     if not kinds:
         return not faults

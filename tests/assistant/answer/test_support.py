@@ -95,6 +95,22 @@ def test_a_reading_without_the_quotes_term_of_the_kind_asked_does_not_confirm_it
     assert reworded.text == "" and reworded.confirmed
 
 
+def test_without_a_kind_asked_only_a_sentence_standing_on_the_quote_confirms_it() -> None:
+    found = _found("Use one scorecard per interviewer, filled in before the debrief.")
+    question = "What should the interviewers do with the scorecard?"
+    # nothing checkable, words the quote lacks: dropped, and it vouches for no quote
+    vague, faults = checked_sentence(
+        "The scorecard is a tool to evaluate the quality of a candidate.", found, question
+    )
+    assert vague.text == "" and faults and not vague.confirmed
+    assert final_band(found, vague) == "weak"
+    said, faults = checked_sentence(
+        "Each interviewer fills in one scorecard before the debrief.", found, question
+    )
+    assert said.text and faults == [] and said.confirmed
+    assert final_band(found, said) == "answer"
+
+
 def test_a_term_only_other_lines_of_the_prompt_hold_is_marked_with_its_reason() -> None:
     found = _found("Demolition starts Monday 2 March.")
     question = "When does the tiler come?"
