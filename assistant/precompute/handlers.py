@@ -254,7 +254,7 @@ class Handlers:
         ([cache] qa_verify) are served from a lower floor, the evidence check's
         (qa_evidence_threshold) for an answer that keeps its quote's lines: a prediction
         answered tonight can then serve a morning question worded far from it."""
-        return self.qa.floor(self.cache.settings.cache.qa_verify != "off")
+        return self.qa.floor(self.memory.verifier.active)
 
     def _prefill_within_room(self, texts: list[str]) -> None:
         """Strategy 1's KV, as far as the budget's headroom holds it (a predicted question never
