@@ -171,14 +171,10 @@ def export_here(model_dir: Path, target: Path) -> None:
     fp32 = target.with_name("model.onnx")
     if not fp32.exists():
         log.info("exporting %s to ONNX into %s", model_dir, fp32)
-        _atomic(fp32, lambda tmp: _export_fused(model_dir, tmp))
+        replace_atomically(fp32, lambda tmp: _export_fused(model_dir, tmp), ".onnx.tmp")
     if target != fp32 and not target.exists():
         log.info("quantising %s to int8", fp32)
-        _atomic(target, lambda tmp: _quantize(model_dir, fp32, tmp))
-
-
-def _atomic(target: Path, write) -> None:
-    replace_atomically(target, write, ".onnx.tmp")
+        replace_atomically(target, lambda tmp: _quantize(model_dir, fp32, tmp), ".onnx.tmp")
 
 
 def _export_fused(model_dir: Path, out: Path) -> None:
