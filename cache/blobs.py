@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -41,11 +42,15 @@ class BlobStore:
             return False
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        tmp.replace(path)
+        # a temporary file of this writer's own (mkstemp: private, 0600): two writers of one key
+        # (a night and a question computing the same node) never write into each other's file
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{key}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(name, path)
+        finally:
+            Path(name).unlink(missing_ok=True)
         now = time.time()
         digest = hashlib.sha256(data).hexdigest()
         with transaction(self.db):

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from cache.blobs import BlobStore
@@ -24,6 +26,25 @@ def test_roundtrip_and_checksum_detects_truncation_and_flips(blobs):
     blobs._path("b").write_bytes(bytes(data))
     assert blobs.get("b") is None
     assert blobs.count(KIND) == 0
+
+
+def test_two_writers_of_one_key_never_share_a_temporary_file(blobs, monkeypatch):
+    """A night and a question computing the same node at once: the second put runs while the
+    first is writing. Each writes a file of its own; the stored blob is whole and matches its
+    row, and no temporary file is left behind."""
+    real_fdopen, calls = os.fdopen, []
+
+    def fdopen(fd, *args, **kwargs):
+        calls.append(fd)
+        if len(calls) == 1:  # the first writer has its file open: the second writes meanwhile
+            assert blobs.put(KIND, "k", b"b" * 200)
+        return real_fdopen(fd, *args, **kwargs)
+
+    monkeypatch.setattr(os, "fdopen", fdopen)
+    assert blobs.put(KIND, "k", b"a" * 100)
+    assert len(calls) == 2
+    assert blobs.get("k") == b"a" * 100  # the last writer's blob, whole, as its row says
+    assert [p.name for p in blobs._path("k").parent.iterdir()] == ["k.bin"]
 
 
 def test_lfu_eviction_keeps_the_budget(blobs):
