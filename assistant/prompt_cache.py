@@ -103,11 +103,13 @@ class PromptCache:
         sentences: int | None = None,
         *,
         keep: bool = True,
+        user: bool = False,
     ) -> Iterator[KVReused | TokenStreamed]:
         """Prefill `segments` (restoring KV when `kv`, and saving the new segments' KV as tree
         nodes unless `keep` is off), say how much was reused, then decode the answer token by
-        token, up to `sentences` (else [answer] max_sentences) sentences."""
-        with self.llm.lock:
+        token, up to `sentences` (else [answer] max_sentences) sentences. `user`: a question
+        the user waits for, on every core other processes leave free (LocalLLM.for_the_user)."""
+        with self.llm.for_the_user() if user else self.llm.lock:
             clock.lap("wait")  # for the model: a background job steps aside within a piece
             reused = self._prefill(segments, kv, clock, check, keep)
             yield KVReused(

@@ -285,7 +285,10 @@ class Answerer:
         pieces: list[str] = []
         reused = KVReused(0, segments.total)
         check = self.cache.checker(background=background)
-        for event in self.cache.stream(question, segments, layers.kv, check, clock, sentences=1):
+        user = not background
+        for event in self.cache.stream(
+            question, segments, layers.kv, check, clock, sentences=1, user=user
+        ):
             if isinstance(event, TokenStreamed):
                 pieces.append(event.text)
             else:

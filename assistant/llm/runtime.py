@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from assistant.config import LLMSettings
+from assistant.llm.cores import CoreWatch, question_threads
 from assistant.llm.decoding import log_softmax_of, pick
 from assistant.llm.model_file import (
     LLMError,
@@ -31,6 +33,7 @@ from assistant.llm.model_file import (
     default_threads,
     load_llama,
     model_fingerprint,
+    physical_cores,
 )
 from assistant.llm.mover import Blob, Move, SideMover, fill_batch, holds, load_seq, save_seq
 
@@ -58,8 +61,10 @@ class LocalLLM:
         self.lock = threading.RLock()  # one user of the model at a time
         self.move_aside = True  # False: `moved` moves nothing (the prompt's context will)
         self._params = (n_ctx, n_threads or default_threads(), kv_type)
+        self._set_threads = n_threads > 0  # [llm] n_threads set: every question uses it
         self._loaded: Llama | None = None
         self._threads: int | None = None  # use_threads: None is the default
+        self.cores = CoreWatch()  # what other processes use, for a question's threads
 
     @property
     def _llm(self) -> Llama:
@@ -85,6 +90,22 @@ class LocalLLM:
             if self._loaded is not None:
                 now = n or self._params[1]
                 self._loaded._ctx.set_n_threads(now, now)
+
+    @contextmanager
+    def for_the_user(self) -> Iterator[int]:
+        """A question the user waits for: evaluate on every physical core other processes
+        leave free (llm/cores.py), never on fewer threads than the default; what background
+        work had set comes back after. Holds the model. Yields the threads used."""
+        with self.lock:
+            before, default = self._threads, self._params[1]
+            others = None if self._set_threads else self.cores.others()
+            n = question_threads(physical_cores(), default, others)
+            self.use_threads(n)
+            try:
+                yield n
+            finally:
+                self.use_threads(before)
+                self.cores.look()  # the next question measures the pause before it
 
     @property
     def chat_template(self) -> str | None:
