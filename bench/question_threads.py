@@ -30,7 +30,14 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
-from _common import REPO, default_eval_dir, log, print_table, write_results  # noqa: E402
+from _common import (  # noqa: E402
+    REPO,
+    cli_import,
+    default_eval_dir,
+    log,
+    print_table,
+    write_results,
+)
 from e2e_questions import load_questions, spread  # noqa: E402
 from quality import has_expected, ratio_interval  # noqa: E402
 
@@ -162,11 +169,9 @@ def summary(rows: dict[str, list[dict]], used: list[int]) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
-        "--home",
-        type=Path,
-        default=Path("/work/eval/home"),
-        help="an imported home (copied); default the real mailbox's",
+        "--home", type=Path, help="the real mailbox imported (copied); default: imported now"
     )
+    parser.add_argument("--eval-dir", type=Path, default=default_eval_dir())
     parser.add_argument(
         "--questions", type=Path, default=REPO / "data" / "qa" / "skilling_recent.jsonl"
     )
@@ -175,17 +180,17 @@ def main() -> None:
     parser.add_argument("--busy", type=int, default=8, help="questions asked with a core busy")
     parser.add_argument("--out", default="question_threads")
     args = parser.parse_args()
-    if not (args.home / "knowledge.db").is_file():
-        raise SystemExit(f"{args.home}: not an imported home (see bench/e2e.py --mailbox)")
-    log(f"eval dir {default_eval_dir()}; home {args.home}")
+    if args.home is not None and not (args.home / "knowledge.db").is_file():
+        raise SystemExit(f"{args.home}: not an imported home (leave --home out to import one)")
     questions = spread(load_questions(args.questions), args.limit)
     log("probe: the model's pace by threads, free and with one core busy")
     paced = probe(args.probe_rounds)
     with tempfile.TemporaryDirectory(prefix="question-threads-") as tmp:
-        first = open_design(DESIGNS[0], args.home, Path(tmp))
+        home = args.home or cli_import(Path(tmp) / "real", "real", Path(tmp), args.eval_dir)
+        first = open_design(DESIGNS[0], home, Path(tmp))
         runs = {
             DESIGNS[0]: first,
-            DESIGNS[1]: open_design(DESIGNS[1], args.home, Path(tmp), first.embedder),
+            DESIGNS[1]: open_design(DESIGNS[1], home, Path(tmp), first.embedder),
         }
         phases = watch_threads(runs["free cores"])
         rows: dict[str, list[dict]] = {name: [] for name in DESIGNS}

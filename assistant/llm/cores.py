@@ -2,9 +2,9 @@
 processes leave free, never fewer than the default threads.
 
 ggml's threads wait for each other at every layer, so one that shares its core with another
-process holds all of them up: on 2 cores with one busy elsewhere, 2 threads prefilled at 0.7×
-and decoded at 0.3× the pace of one, while on 2 free cores they prefilled at 1.9× and decoded
-at 1.6× (bench/results/question_threads.json). The default (half the logical cores,
+process holds all of them up: on 2 cores with one busy elsewhere, 2 threads prefilled at 0.75×
+and decoded at 0.3× the pace of one, while on 2 free cores they prefilled at 1.6× and decoded at
+1.2×, and a real question took 0.61× the time (bench/results/question_threads.json). The default (half the logical cores,
 model_file.default_threads) is safe on a busy machine and slow on a free one; background work
 has its own rule (precompute/runner.py: every physical core while the user is away).
 
