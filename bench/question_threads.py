@@ -43,6 +43,7 @@ from quality import has_expected, ratio_interval  # noqa: E402
 
 from assistant import events as p  # noqa: E402
 from assistant.answer.answerer import CacheLayers  # noqa: E402
+from assistant.llm.cores import CoreWatch, question_threads  # noqa: E402
 from assistant.llm.model_file import default_llm_model, default_threads, physical_cores  # noqa: E402
 from assistant.llm.runtime import LocalLLM  # noqa: E402
 from assistant.services import Services, open_services  # noqa: E402
@@ -97,42 +98,74 @@ def ask(ctx: Services, question) -> dict[str, Any]:
 # -- the probe: the model's pace by threads, free and with a core busy -------------------------
 
 
-def _spin(stop) -> None:
+def _spin(stop, duty: float = 1.0) -> None:
+    """Keep a core busy `duty` of the time (in 10 ms periods)."""
     while not stop.is_set():
-        pass
+        start = time.perf_counter()
+        while time.perf_counter() - start < 0.01 * duty:
+            pass
+        if duty < 1.0:
+            time.sleep(0.01 * (1.0 - duty))
 
 
 def pace(threads: int, tokens: list[int], llm: LocalLLM) -> dict[str, float]:
+    """Prefill 600 tokens, then 32 one-token evaluations (as decoding goes): tokens/s each, and
+    the seconds of the whole, about a question's."""
     llm.use_threads(threads)
     llm.reset()
     start = time.perf_counter()
     llm.eval(tokens)
     prefill = time.perf_counter() - start
     start = time.perf_counter()
-    for token in tokens[:16]:  # one token a call, as decoding goes
+    for token in tokens[:32]:
         llm.eval([token])
     decode = time.perf_counter() - start
-    return {"prefill_tps": len(tokens) / prefill, "decode_tps": 16 / decode}
+    return {
+        "prefill_tps": len(tokens) / prefill,
+        "decode_tps": 32 / decode,
+        "seconds": prefill + decode,
+    }
+
+
+# another process keeping one core busy this share of the time
+DUTIES = {
+    "free": 0.0,
+    "a core 1/4 busy": 0.25,
+    "a core 1/2 busy": 0.5,
+    "a core 3/4 busy": 0.75,
+    "one core busy": 1.0,
+}
 
 
 def probe(rounds: int = 3) -> dict[str, Any]:
+    """By how busy another process keeps a core: what CoreWatch measures over an idle second
+    and a half (what a question's pause shows it), then the pace on 1 thread and on every
+    physical core: where the cores stop paying is where llm/cores.py's SLACK belongs."""
     llm = LocalLLM(default_llm_model(), n_ctx=2048, n_threads=1)
     text = (REPO / "README.md").read_text(encoding="utf-8")
     tokens = llm.tokenize(text, first=True)[:600]
     cores = physical_cores()
     out: dict[str, Any] = {"physical_cores": cores}
-    for machine in ("free", "one core busy"):
+    for machine, duty in DUTIES.items():
         stop, spinner = multiprocessing.Event(), None
-        if machine != "free":
-            spinner = multiprocessing.Process(target=_spin, args=(stop,), daemon=True)
+        if duty > 0:
+            spinner = multiprocessing.Process(target=_spin, args=(stop, duty), daemon=True)
             spinner.start()
-            time.sleep(1.0)
         try:
+            time.sleep(0.3)
+            watch = CoreWatch()
+            time.sleep(1.5)
+            row: dict[str, Any] = {"others_measured": watch.others()}
             for threads in sorted({1, cores}):
                 runs = [pace(threads, tokens, llm) for _ in range(rounds)]
-                out[f"{machine}, {threads} threads"] = {
+                row[f"{threads} threads"] = {
                     k: float(np.median([r[k] for r in runs])) for k in runs[0]
                 }
+            row["time ratio"] = row[f"{cores} threads"]["seconds"] / row["1 threads"]["seconds"]
+            row["threads chosen"] = question_threads(
+                cores, default_threads(), row["others_measured"]
+            )
+            out[machine] = row
         finally:
             stop.set()
             if spinner is not None:
@@ -238,11 +271,26 @@ def main() -> None:
         f"ttft {result['ttft ratio']:.2f}; same answer {result['same answer']:.2f}; "
         f"threads used {result['threads used']}"
     )
+    cores = paced["physical_cores"]
     print_table(
-        "the model's pace (tokens/s)",
-        ["machine, threads", "prefill", "decode"],
+        "the model's pace by how busy another process keeps a core",
         [
-            [k, f"{v['prefill_tps']:.0f}", f"{v['decode_tps']:.0f}"]
+            "machine",
+            "others measured",
+            "prefill tok/s 1 · all",
+            "decode tok/s 1 · all",
+            "all ÷ 1 (time)",
+            "threads chosen",
+        ],
+        [
+            [
+                k,
+                f"{v['others_measured']:.2f}",
+                f"{v['1 threads']['prefill_tps']:.0f} · {v[f'{cores} threads']['prefill_tps']:.0f}",
+                f"{v['1 threads']['decode_tps']:.0f} · {v[f'{cores} threads']['decode_tps']:.0f}",
+                f"{v['time ratio']:.2f}",
+                v["threads chosen"],
+            ]
             for k, v in paced.items()
             if isinstance(v, dict)
         ],

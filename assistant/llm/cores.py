@@ -3,10 +3,11 @@ processes leave free, never fewer than the default threads.
 
 ggml's threads wait for each other at every layer, so one that shares its core with another
 process holds all of them up: on 2 cores with one busy elsewhere, 2 threads prefilled at 0.75×
-and decoded at 0.3× the pace of one, while on 2 free cores they prefilled at 1.6× and decoded at
-1.2×, and a real question took 0.61× the time (bench/results/question_threads.json). The default (half the logical cores,
-model_file.default_threads) is safe on a busy machine and slow on a free one; background work
-has its own rule (precompute/runner.py: every physical core while the user is away).
+and decoded at 0.3× the pace of one, while on 2 free cores they prefilled at 1.6× and decoded
+at 1.2×, and a real question took 0.61× the time (bench/results/question_threads.json). The
+default (half the logical cores, model_file.default_threads) is safe on a busy machine and slow
+on a free one; background work has its own rule (precompute/runner.py: every physical core
+while the user is away).
 
 What other processes use is read, not guessed: the machine's busy time (/proc/stat) less this
 process's own (its CPU time), over the time since the last look. The last look is taken when a
@@ -24,8 +25,10 @@ from pathlib import Path
 
 # a look closer to the last one than this is too short to measure (ticks are 10 ms)
 MIN_INTERVAL = 0.25
-# other work under this many cores, on average, leaves a core free (a shell, a clock)
-SLACK = 0.25
+# other work under this many cores, on average, leaves a core free: on 2 cores, a process
+# busy half the time still let 2 threads answer in 0.76x the time of one; busy 3/4 of the
+# time, the two were even; busy all the time, 2 threads took longer (question_threads.json)
+SLACK = 0.5
 
 
 @dataclass(frozen=True)
@@ -94,9 +97,9 @@ class CoreWatch:
 
 
 def question_threads(physical: int, default: int, others: float | None) -> int:
-    """Threads for a question: the physical cores other work leaves free (a core busy a
-    quarter of the time or more counts as taken), never fewer than `default`; `default` where
-    nothing was measured."""
+    """Threads for a question: the physical cores other work leaves free (a core busy more
+    than half the time counts as taken), never fewer than `default`; `default` where nothing
+    was measured."""
     if others is None:
         return default
     taken = math.ceil(max(0.0, others - SLACK))

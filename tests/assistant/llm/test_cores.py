@@ -13,8 +13,9 @@ from assistant.llm.cores import CoreWatch, CpuSample, question_threads, read_sam
 def test_question_threads_leaves_the_cores_other_work_takes():
     assert question_threads(physical=2, default=1, others=0.05) == 2  # a free machine
     assert question_threads(physical=2, default=1, others=1.0) == 1  # one core busy elsewhere
-    assert question_threads(physical=2, default=1, others=0.6) == 1  # busy more than a quarter
-    assert question_threads(physical=8, default=4, others=1.3) == 6
+    assert question_threads(physical=2, default=1, others=0.45) == 2  # busy under half the time
+    assert question_threads(physical=2, default=1, others=0.6) == 1  # busy more than half
+    assert question_threads(physical=8, default=4, others=1.6) == 6
     assert question_threads(physical=8, default=4, others=7.5) == 4  # never under the default
     assert question_threads(physical=2, default=1, others=None) == 1  # not measured: the default
 
