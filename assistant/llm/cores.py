@@ -1,13 +1,13 @@
-"""How many threads a question the user waits for runs on: every physical core that other
-processes leave free, never fewer than the default threads.
+"""How many threads the model runs on: a question the user waits for, and background work while
+the user is away, take every physical core that other processes leave free, never fewer than
+the default threads.
 
 ggml's threads wait for each other at every layer, so one that shares its core with another
-process holds all of them up: on 2 cores with one busy elsewhere, 2 threads prefilled at 0.75×
-and decoded at 0.3× the pace of one, while on 2 free cores they prefilled at 1.6× and decoded
-at 1.2×, and a real question took 0.61× the time (bench/results/question_threads.json). The
+process holds all of them up: on 2 cores with one busy elsewhere, 2 threads prefilled at 0.87×
+and decoded at 0.3× the pace of one, while on 2 free cores they prefilled at 1.8× and decoded
+at 1.5×, and a real question took 0.59× the time (bench/results/question_threads.json). The
 default (half the logical cores, model_file.default_threads) is safe on a busy machine and slow
-on a free one; background work has its own rule (precompute/runner.py: every physical core
-while the user is away).
+on a free one, and stays for background work while the user is at the keyboard.
 
 What other processes use is read, not guessed: the machine's busy time (/proc/stat) less this
 process's own (its CPU time), over the time since the last look. The last look is taken when a
@@ -26,8 +26,8 @@ from pathlib import Path
 # a look closer to the last one than this is too short to measure (ticks are 10 ms)
 MIN_INTERVAL = 0.25
 # other work under this many cores, on average, leaves a core free: on 2 cores, a process
-# busy half the time still let 2 threads answer in 0.76x the time of one; busy 3/4 of the
-# time, the two were even; busy all the time, 2 threads took longer (question_threads.json)
+# busy half the time still let 2 threads answer in 0.87x the time of one; busy 3/4 of the
+# time, 0.84x (1.00x in an earlier probe); busy all the time, 1.38x (question_threads.json)
 SLACK = 0.5
 
 
@@ -104,3 +104,27 @@ def question_threads(physical: int, default: int, others: float | None) -> int:
         return default
     taken = math.ceil(max(0.0, others - SLACK))
     return max(default, physical - taken)
+
+
+def background_threads(
+    away: bool, physical: int, default: int, others: float | None, load: float
+) -> int | None:
+    """Threads for background work (None: the default): while the user is away, the physical
+    cores other processes leave free, as for a question; where nothing was measured (no
+    /proc/stat), every physical core while the 1-minute load average is under two (it counts
+    this process's own threads too)."""
+    if not away:
+        return None
+    if others is None:
+        return physical if load < 2.0 and physical > 1 else None
+    return question_threads(physical, default, others)
+
+
+def load() -> float:
+    """The 1-minute load average (0 where the system has none)."""
+    import os
+
+    try:
+        return os.getloadavg()[0]
+    except (OSError, AttributeError):
+        return 0.0
