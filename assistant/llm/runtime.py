@@ -91,6 +91,11 @@ class LocalLLM:
                 now = n or self._params[1]
                 self._loaded._ctx.set_n_threads(now, now)
 
+    @property
+    def default_threads(self) -> int:
+        """[llm] n_threads, or half the logical cores where it is not set."""
+        return self._params[1]
+
     @contextmanager
     def for_the_user(self) -> Iterator[int]:
         """A question the user waits for: evaluate on every physical core other processes

@@ -30,12 +30,12 @@ comes back. Planning, in order of priority:
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from assistant.llm.cores import background_threads, load
 from assistant.llm.model_file import physical_cores
 from assistant.precompute.handlers import Handlers
 from assistant.precompute.parts import PrecomputeParts
@@ -202,15 +202,16 @@ class Precompute:
         return report
 
     def _pick_threads(self) -> None:
-        """Every physical core while the user is away (no question waiting, no keypress for
-        AWAY_SECONDS) and the machine has them free (the load besides this pass's thread is
-        under two: ggml's threads spin on a busy machine, where two threads made far fewer nodes
-        than one, bench/results/night_rate.json); else the default threads. Checked before
-        each job."""
-        presence, cores = self.parts.presence, physical_cores()
+        """Every physical core that other processes leave free while the user is away (no
+        question waiting, no keypress for AWAY_SECONDS), else the default threads
+        (llm/cores.py: ggml's threads spin, so a core busy elsewhere slows them all, and two
+        threads made far fewer nodes than one on a busy machine, night_rate.json). Checked
+        before each job."""
+        presence, llm = self.parts.presence, self.cache.llm
         away = not presence.user_waiting() and presence.idle_seconds() >= AWAY_SECONDS
-        free = os.getloadavg()[0] < 2.0 and cores > 1
-        self.cache.llm.use_threads(cores if away and free else None)
+        others = llm.cores.others() if away else None
+        default = llm.default_threads
+        llm.use_threads(background_threads(away, physical_cores(), default, others, load()))
 
     def _should_stop(self, deadline, cancelled, stop_for_user: bool) -> str | None:
         if cancelled():

@@ -7,7 +7,13 @@ import os
 
 import pytest
 
-from assistant.llm.cores import CoreWatch, CpuSample, question_threads, read_sample
+from assistant.llm.cores import (
+    CoreWatch,
+    CpuSample,
+    background_threads,
+    question_threads,
+    read_sample,
+)
 
 
 def test_question_threads_leaves_the_cores_other_work_takes():
@@ -60,3 +66,12 @@ def test_core_watch_without_proc_stat_measures_nothing():
     watch = CoreWatch(lambda: None)
     assert watch.others() is None
     assert question_threads(4, 2, watch.others()) == 2
+
+
+def test_background_work_takes_the_free_cores_only_while_the_user_is_away():
+    assert background_threads(False, physical=2, default=1, others=0.0, load=0.1) is None
+    assert background_threads(True, physical=2, default=1, others=0.1, load=2.4) == 2  # our load
+    assert background_threads(True, physical=2, default=1, others=0.9, load=1.0) == 1
+    # nothing measured (no /proc/stat): the load average's rule
+    assert background_threads(True, physical=2, default=1, others=None, load=1.5) == 2
+    assert background_threads(True, physical=2, default=1, others=None, load=2.5) is None
