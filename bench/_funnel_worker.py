@@ -92,7 +92,11 @@ def main() -> None:
     except ImportError:  # the answer path before the answer/ package
         from assistant.answer import NO_CACHE
 
-    pipe = open_services(args.home).answerer()
+    ctx = open_services(args.home)
+    # two workers run at once, one thread each: [llm] n_threads set, so a question does not
+    # take the cores the other worker is using (llm/cores.py), whatever the checkout
+    ctx.settings.llm.n_threads = 1
+    pipe = ctx.answerer()
     rows = [json.loads(x) for q in args.questions for x in q.read_text().splitlines() if x.strip()]
     with args.out.open("w", encoding="utf-8") as out:
         for row in rows:
