@@ -148,10 +148,13 @@ class FakeModel:
         check: Callable[[], None],
         clock: Clock,
         sentences: int | None = None,
+        *,
+        keep: bool = True,
+        user: bool = False,  # the real model's thread count: no bearing on what is written
     ) -> Iterator[KVReused | TokenStreamed]:
         hashes = segments.hashes
         restored = self.kv.longest_prefix(hashes).depth if kv else 0
-        for depth in range(restored, len(hashes) if kv else 0):
+        for depth in range(restored, len(hashes) if kv and keep else 0):
             self.kv.store(hashes[: depth + 1], 100 * (depth + 1), b"\0" * 1000)
         clock.lap("prefill")
         yield KVReused(100 * restored, segments.total)
