@@ -18,6 +18,7 @@ when the model is made. Where /proc/stat cannot be read (not Linux), the default
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -57,8 +58,6 @@ def read_sample(stat: Path = Path("/proc/stat")) -> CpuSample | None:
 
 
 def _ticks_per_second() -> int:
-    import os
-
     try:
         return os.sysconf("SC_CLK_TCK")
     except (ValueError, OSError, AttributeError):
@@ -122,8 +121,6 @@ def background_threads(
 
 def load() -> float:
     """The 1-minute load average (0 where the system has none)."""
-    import os
-
     try:
         return os.getloadavg()[0]
     except (OSError, AttributeError):
