@@ -3,6 +3,7 @@ it in cache keys (KV computed by one model is never used by another)."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import os
@@ -38,9 +39,10 @@ def default_threads() -> int:
     return max(1, (os.cpu_count() or 2) // 2)
 
 
+@functools.cache
 def physical_cores(cpuinfo: Path = Path("/proc/cpuinfo")) -> int:
     """Physical cores: distinct (physical id, core id) pairs in /proc/cpuinfo; where it does
-    not say, the logical count."""
+    not say, the logical count. Read once (asked before each question and each night job)."""
     try:
         text = cpuinfo.read_text(encoding="utf-8", errors="replace")
     except OSError:

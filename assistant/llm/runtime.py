@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from assistant.config import LLMSettings
-from assistant.llm.cores import CoreWatch, question_threads
+from assistant.llm.cores import CoreWatch, background_threads, load, question_threads
 from assistant.llm.decoding import log_softmax_of, pick
 from assistant.llm.model_file import (
     LLMError,
@@ -95,6 +95,13 @@ class LocalLLM:
     def default_threads(self) -> int:
         """[llm] n_threads, or half the logical cores where it is not set."""
         return self._params[1]
+
+    def for_background(self, away: bool) -> None:
+        """Background work's threads, before each job: the physical cores other processes
+        leave free while the user is away, else the default (llm/cores.py)."""
+        others = self.cores.others() if away else None
+        n = background_threads(away, physical_cores(), self._params[1], others, load())
+        self.use_threads(n)
 
     @contextmanager
     def for_the_user(self) -> Iterator[int]:

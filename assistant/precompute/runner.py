@@ -35,8 +35,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from assistant.llm.cores import background_threads, load
-from assistant.llm.model_file import physical_cores
 from assistant.precompute.handlers import Handlers
 from assistant.precompute.parts import PrecomputeParts
 from assistant.precompute.planner import Planner
@@ -207,11 +205,9 @@ class Precompute:
         (llm/cores.py: ggml's threads spin, so a core busy elsewhere slows them all, and two
         threads made far fewer nodes than one on a busy machine, night_rate.json). Checked
         before each job."""
-        presence, llm = self.parts.presence, self.cache.llm
+        presence = self.parts.presence
         away = not presence.user_waiting() and presence.idle_seconds() >= AWAY_SECONDS
-        others = llm.cores.others() if away else None
-        default = llm.default_threads
-        llm.use_threads(background_threads(away, physical_cores(), default, others, load()))
+        self.cache.llm.for_background(away)
 
     def _should_stop(self, deadline, cancelled, stop_for_user: bool) -> str | None:
         if cancelled():
