@@ -11,6 +11,9 @@ answer above every wrong one; 0.5: chance), beside the marks the funnel run gave
 building into the marks would need an AUC well above what the marks already get.
 
     python bench/confirm_ql.py [--funnel bench/results/funnel_vacuous.json] [--out confirm_ql]
+                               [--model gemma-3-270m]
+
+--model scores with another model (a name bench/rerank knows, or a GGUF path) than the answer's.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from funnel import SETS  # noqa: E402
 
 from assistant.llm.model_file import default_llm_model  # noqa: E402
 from assistant.llm.runtime import LocalLLM  # noqa: E402
+from assistant.rerank.models import resolve_model  # noqa: E402
 
 
 def logprob(llm: LocalLLM, prefix: str, target: str) -> tuple[float, int]:
@@ -53,9 +57,12 @@ def main() -> None:
     parser.add_argument("--funnel", type=Path, default=RESULTS_DIR / "funnel_vacuous.json")
     parser.add_argument("--design", default="quote")
     parser.add_argument("--out", default="confirm_ql")
+    parser.add_argument("--model", default="", help="default: the answer's model")
     args = parser.parse_args()
     funnel = json.loads(args.funnel.read_text())
-    llm = LocalLLM(default_llm_model(), n_ctx=2048, n_threads=0)
+    models = Path.home() / ".cache" / "assistant" / "models"
+    path = resolve_model(args.model, models) if args.model else default_llm_model()
+    llm = LocalLLM(path, n_ctx=2048, n_threads=0)
     rows, summary = [], {}
     for name, files in SETS.items():
         if name not in funnel["sets"]:
