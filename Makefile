@@ -43,6 +43,7 @@ bench:
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/fit_lines.py --lines 300
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/funnel.py --sets real,holdout,demo
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/question_threads.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/cli_start.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/cache.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/reuse.py --limit 20
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/kv_quant.py --limit 6

@@ -3,6 +3,10 @@
 rank-bm25 scores a query with a Python loop over every document per query term; here its idf and
 length normalisation are computed once at build, so a query is one sparse column sum (milliseconds
 at 100k chunks), and the matrix is saved next to the database so start-up only loads it.
+
+The matrix is kept as its three compressed-column arrays (scipy's CSC layout and file format)
+and summed with numpy alone: importing scipy.sparse took a third of a one-shot `ask`'s start-up
+(bench/results/cli_start.json).
 """
 
 from __future__ import annotations
@@ -13,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 from rank_bm25 import BM25Okapi
-from scipy import sparse
 
 from assistant.home import replace_atomically
 
@@ -30,8 +33,36 @@ def tokenize(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
 
 
+class Columns:
+    """A documents × terms matrix in compressed columns: term j's documents are
+    `indices[indptr[j]:indptr[j + 1]]` (each once) with their weights in `data`."""
+
+    def __init__(self, data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, shape) -> None:
+        self.data, self.indices, self.indptr = data, indices, indptr
+        self.shape = (int(shape[0]), int(shape[1]))
+
+    @classmethod
+    def from_entries(cls, rows, cols, vals, shape: tuple[int, int]) -> Columns:
+        rows = np.asarray(rows, dtype=np.int32)
+        cols = np.asarray(cols, dtype=np.int32)
+        order = np.lexsort((rows, cols))  # by term, then by document
+        counts = np.bincount(cols, minlength=shape[1])
+        indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
+        data = np.asarray(vals, dtype=np.float32)[order]
+        return cls(data, rows[order], indptr, shape)
+
+    def column_sum(self, cols: list[int]) -> np.ndarray:
+        """Each document's summed weight over the columns `cols` (a repeated column counts
+        each time)."""
+        out = np.zeros(self.shape[0], dtype=np.float32)
+        for col in cols:
+            start, end = self.indptr[col], self.indptr[col + 1]
+            out[self.indices[start:end]] += self.data[start:end]
+        return out
+
+
 class BM25Index:
-    def __init__(self, ids: np.ndarray, vocab: dict[str, int], weights: sparse.csc_matrix) -> None:
+    def __init__(self, ids: np.ndarray, vocab: dict[str, int], weights: Columns) -> None:
         self.ids = ids
         self.vocab = vocab
         self.weights = weights  # documents × terms, BM25 term weight per (doc, term)
@@ -40,7 +71,7 @@ class BM25Index:
     def build(cls, ids: np.ndarray, texts: list[str], k1: float = 1.5, b: float = 0.75):
         corpus = [tokenize(t) for t in texts]
         if not any(corpus):
-            return cls(ids, {}, sparse.csc_matrix((len(ids), 0), dtype=np.float32))
+            return cls(ids, {}, Columns.from_entries([], [], [], (len(ids), 0)))
         okapi = BM25Okapi(corpus, k1=k1, b=b)
         vocab = {term: i for i, term in enumerate(sorted(okapi.idf))}
         rows, cols, vals = [], [], []
@@ -51,15 +82,14 @@ class BM25Index:
                 cols.append(vocab[term])
                 vals.append(okapi.idf[term] * tf * (k1 + 1) / (tf + norm))
         shape = (len(ids), len(vocab))
-        weights = sparse.csc_matrix((vals, (rows, cols)), shape=shape, dtype=np.float32)
-        return cls(ids, vocab, weights)
+        return cls(ids, vocab, Columns.from_entries(rows, cols, vals, shape))
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every chunk for `query` (equal to BM25Okapi.get_scores)."""
         cols = [self.vocab[t] for t in tokenize(query) if t in self.vocab]
         if not cols:
             return np.zeros(len(self.ids), dtype=np.float32)
-        return np.asarray(self.weights[:, cols].sum(axis=1)).ravel()
+        return self.weights.column_sum(cols)
 
     def save(self, path: Path) -> None:
         terms = json.dumps(sorted(self.vocab, key=self.vocab.__getitem__))
@@ -81,5 +111,5 @@ class BM25Index:
                 raise ValueError(f"{path}: index format {int(z['format'])}, expected {FORMAT}")
             terms = json.loads(z["terms"].tobytes().decode("utf-8"))
             shape = tuple(int(x) for x in z["shape"])
-            weights = sparse.csc_matrix((z["data"], z["indices"], z["indptr"]), shape=shape)
+            weights = Columns(z["data"], z["indices"], z["indptr"], shape)
             return cls(z["ids"], {t: i for i, t in enumerate(terms)}, weights)

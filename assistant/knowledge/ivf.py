@@ -18,13 +18,24 @@ import shutil
 import zlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import faiss
 import numpy as np
+
+if TYPE_CHECKING:
+    import faiss
 
 FORMAT = 1
 HEAD, CODES = "head.npz", "codes.f16"
 _CODE = np.dtype(np.float16)
+
+
+def _faiss():
+    """faiss, imported where a large home first needs it, not at every start: a small home's
+    one-shot `ask` never does (bench/results/cli_start.json)."""
+    import faiss
+
+    return faiss
 
 
 class IndexDamaged(RuntimeError):
@@ -41,13 +52,13 @@ def train_centroids(sample: np.ndarray, nlist: int, seed: int = 7) -> np.ndarray
     if nlist == 1:
         mean = sample.mean(axis=0, dtype=np.float64)
         return (mean / max(np.linalg.norm(mean), 1e-12)).astype(np.float32)[None, :]
-    kmeans = faiss.Kmeans(sample.shape[1], nlist, niter=10, seed=seed, spherical=True)
+    kmeans = _faiss().Kmeans(sample.shape[1], nlist, niter=10, seed=seed, spherical=True)
     kmeans.train(np.ascontiguousarray(sample, dtype=np.float32))
     return kmeans.centroids.astype(np.float32)
 
 
 def _quantizer(centroids: np.ndarray) -> faiss.IndexFlatIP:
-    quantizer = faiss.IndexFlatIP(centroids.shape[1])
+    quantizer = _faiss().IndexFlatIP(centroids.shape[1])
     quantizer.add(centroids)
     return quantizer
 

@@ -27,6 +27,18 @@ def test_help_is_instant_and_imports_no_model_code():
     assert out.stdout.strip() == "[]"
 
 
+def test_a_command_imports_neither_scipy_nor_faiss():
+    """Every command imports assistant.commands: scipy.sparse (once BM25's matrix) and faiss
+    (the IVF index of homes past 150k chunks) cost a fifth of a one-shot `ask` that the QA bank
+    serves (bench/results/cli_start.json); they load where they are used."""
+    code = (
+        "import sys, assistant.commands, assistant.services;"
+        "print(sorted(m for m in ('scipy', 'faiss') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
 def test_bad_path_is_a_clear_error(tmp_path, capsys):
     assert main(["import", "--home", str(tmp_path / "h"), str(tmp_path / "nothing")]) == 1
     assert "no such file or folder" in capsys.readouterr().err
