@@ -60,6 +60,9 @@ class Pair:
     asked: str
     paraphrase: bool
     kind: str
+    # the facts an answer to `asked` holds (a paraphrase's are the stored question's): whether
+    # the stored answer is right, so a served paraphrase can be told right from wrong
+    must: tuple[str, ...] = ()
 
 
 @dataclass
@@ -74,6 +77,8 @@ class Outcome:
     # the asked question's best line, its probability and band, and the stored answer's best
     # line: its probability and place among the asked question's scored lines (-1: not among them)
     detail: dict = field(default_factory=dict)
+    # the stored answer's lines hold the pair's facts (None: no facts known, or nothing stored)
+    stored_right: bool | None = None
 
 
 def parse_args() -> argparse.Namespace:
@@ -93,10 +98,12 @@ def parse_args() -> argparse.Namespace:
 def load_pairs(name: str, eval_dir: Path, limit: int) -> list[Pair]:
     if name == "real":
         rows = _jsonl(QA_DIR / "skilling_pairs.jsonl")
-        return [Pair(r["stored"], r["asked"], r["relation"] == "paraphrase", r["kind"])
+        return [Pair(r["stored"], r["asked"], r["relation"] == "paraphrase", r["kind"],
+                     tuple(r.get("asked_must_contain") or ()))
                 for r in rows]  # fmt: skip
     if name == "demo":
-        para = [Pair(r["stored"], r["asked"], True, "paraphrase")
+        facts = written_facts()
+        para = [Pair(r["stored"], r["asked"], True, "paraphrase", facts.get(r["stored"], ()))
                 for r in _jsonl(QA_DIR / "paraphrases.jsonl")]  # fmt: skip
         near = [Pair(r["stored"], r["asked"], False, r.get("kind", "near_miss"))
                 for r in _jsonl(QA_DIR / "near_miss.jsonl")]  # fmt: skip
@@ -105,6 +112,25 @@ def load_pairs(name: str, eval_dir: Path, limit: int) -> list[Pair]:
     pairs = [Pair(r["a"], r["b"], bool(r["duplicate"]), "qqp") for r in rows]
     half = (limit or len(pairs)) // 2  # as many duplicates as non-duplicates: the file is sorted
     return [p for p in pairs if p.paraphrase][:half] + [p for p in pairs if not p.paraphrase][:half]
+
+
+def written_facts() -> dict[str, tuple[str, ...]]:
+    """Each written question of data/qa with its must_contain (the demo paraphrases' stored
+    questions are the demo set's)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for path in sorted(QA_DIR.glob("*.jsonl")):
+        for row in _jsonl(path):
+            if row.get("question") and row.get("must_contain"):
+                out.setdefault(row["question"], tuple(row["must_contain"]))
+    return out
+
+
+def holds_facts(entry, must: tuple[str, ...]) -> bool | None:
+    """The stored answer's lines (its quote and the other mail's line) hold every fact."""
+    if not must or entry is None:
+        return None
+    text = " ".join(" ".join(line for _, line in entry.evidence).lower().split())
+    return all(" ".join(m.lower().split()) in text for m in must)
 
 
 def home_copy(name: str, given: Path | None, work: Path, eval_dir: Path) -> Path:
@@ -157,6 +183,7 @@ def decide(ctx: Services, pairs: list[Pair]) -> list[Outcome]:
         stored = entries.get(pair.stored)
         cosine = float(ctx.qa.vector(stored.id) @ vector) if stored else float("nan")
         outcome = Outcome(pair, cosine, seconds=seconds)
+        outcome.stored_right = holds_facts(stored, pair.must)
         outcome.served = {"evidence": hit.entry.question if hit else "",
                           "guard": other.entry.question if other else ""}  # fmt: skip
         if stored is not None:
@@ -189,10 +216,19 @@ def rates(outcomes: list[Outcome], design: str) -> dict:
     near = [o for o in outcomes if not o.pair.paraphrase]
     own = [o for o in para if o.served[design] == o.pair.stored]
     false = [o for o in near if o.served[design] == o.pair.stored]
+    right = [o for o in para if o.stored_right]
     return {
         "paraphrases": len(para),
         "paraphrase_hits": len(own),
         "paraphrase_hit_rate": len(own) / len(para) if para else None,
+        # the ceiling a hit can honestly reach: paraphrases whose stored answer holds the facts,
+        # how many of those are served, and how many served hits hand over a wrong answer
+        "stored_right": len(right),
+        "stored_known": sum(o.stored_right is not None for o in para),
+        "right_hits": sum(o.served[design] == o.pair.stored for o in right),
+        "right_hit_rate": (sum(o.served[design] == o.pair.stored for o in right) / len(right)
+                           if right else None),
+        "wrong_served": sum(o.stored_right is False for o in own),
         "near_misses": len(near),
         "near_miss_false_hits": len(false),
         "near_miss_false_rate": len(false) / len(near) if near else None,
@@ -273,7 +309,8 @@ def run_set(name: str, args: argparse.Namespace, work: Path) -> dict:
         "rows": [
             {"stored": o.pair.stored, "asked": o.pair.asked, "paraphrase": o.pair.paraphrase,
              "kind": o.pair.kind, "cosine": round(o.cosine, 3), "reason": o.reason,
-             "served": o.served["evidence"] == o.pair.stored, **o.detail}
+             "served": o.served["evidence"] == o.pair.stored, "stored_right": o.stored_right,
+             **o.detail}
             for o in outcomes
         ],
     }
@@ -295,13 +332,15 @@ def main() -> None:
     for name, r in results.items():
         for design, d in r["designs"].items():
             rows.append([name, design, f"{d['paraphrase_hits']}/{d['paraphrases']}",
+                         f"{d['right_hits']}/{d['stored_right']} · {d['wrong_served']}",
                          f"{d['near_miss_false_hits']}/{d['near_misses']}",
                          r.get("after_change", {}).get("served_after", "—") if design == "evidence"
                          else "—",
                          (r.get("latency") or {}).get("warm_p50_ms") if design == "evidence"
                          else None])  # fmt: skip
     print_table("QA-bank hits by evidence", ["set", "design", "paraphrase hits",
-                "near-miss / non-dup false hits", "served after change", "warm hit p50 ms"],
+                "of right stored · wrong served", "near-miss / non-dup false hits",
+                "served after change", "warm hit p50 ms"],
                 rows, left=2)  # fmt: skip
     params = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
     write_results(args.out, {"sets": results}, params | {"work": str(work)})
