@@ -54,6 +54,20 @@ def cell(base: Path, root: Path, threads: str, minutes: float) -> dict:
         use(n)
 
     llm.use_threads = tally
+    # the model's own evaluation (prefill, and decode where a job writes), timed around
+    # LocalLLM.eval: the share of the night the model computes, the rest being the night's
+    # own work (planning, saving nodes, line vectors, the queue)
+    in_model = [0.0]
+    evaluate = llm.eval
+
+    def timed_eval(*a, **k):
+        start = time.perf_counter()
+        try:
+            return evaluate(*a, **k)
+        finally:
+            in_model[0] += time.perf_counter() - start
+
+    llm.eval = timed_eval
     log(f"{threads}: precompute {minutes} min")
     report = runner.run(deadline=time.time() + minutes * 60, cancelled=keep_present)
     nodes = report.by_kind.get("chunk_kv", 0)
@@ -64,6 +78,8 @@ def cell(base: Path, root: Path, threads: str, minutes: float) -> dict:
         "threads": threads, "n_threads": physical_cores() if threads != "default" else None,
         "threads_picked": picked,
         "wall_s": report.wall_seconds, "by_kind": report.by_kind, "nodes": nodes,
+        "model_eval_s": in_model[0],
+        "model_share": in_model[0] / report.wall_seconds if report.wall_seconds else None,
         "nodes_per_hour": per_hour, "coverage": runner.planner.covered(),
         "recent_chunks": recent, "projected_8h": min(1.0, 8 * per_hour / recent) if recent else 0,
     }  # fmt: skip
@@ -80,12 +96,14 @@ def main() -> None:
         cells = [cell(args.home, Path(tmp), t, args.minutes) for t in args.threads.split(",")]
     rows = [
         [c["threads"], f"{c['wall_s'] / 60:.1f}", c["nodes"], f"{c['nodes_per_hour']:.0f}",
-         c["coverage"], f"{c['projected_8h']:.0%}", c["threads_picked"]]
+         f"{c['model_share']:.0%}", c["coverage"], f"{c['projected_8h']:.0%}",
+         c["threads_picked"]]
         for c in cells
     ]  # fmt: skip
     print_table(
         "A night's pace",
-        ["threads", "min", "nodes", "nodes/h", "reached", "8 h projected", "picked"], rows,
+        ["threads", "min", "nodes", "nodes/h", "in the model", "reached", "8 h projected",
+         "picked"], rows,
         note=f"'all' = {physical_cores()} physical cores, while away (AWAY_SECONDS={AWAY_SECONDS})",
     )  # fmt: skip
     write_results(args.out, {"cells": cells}, vars(args) | {"home": str(args.home)})
