@@ -44,6 +44,13 @@ _CODE = re.compile(r"^(?=.*\d)(?=.*[a-z])[a-z0-9]+$")  # rc3, q2, v3, 10k, tp669
 _CLAUSE_GAP = re.compile(r"[,;:.?!()]")
 _BEFORE_QUESTION_WORD = frozenset("and or but at by in on from to until since for".split())
 _DIGITS = re.compile(r"\d+(?:[.:]\d+)*")
+# an exclusion asks the complement of what the same words without it ask: "who else but",
+# "somewhere other than London" (a negation in all but the word)
+_EXCLUDING = re.compile(r"\b(?:except|excluding|other than|apart from|aside from)\b", re.I)
+# the present, as a question asks about it instead of a date ("how many shares does she own now")
+PRESENT = frozenset("now currently current presently nowadays".split())
+# a date written in figures (9/30/00, 30-9-2000) or a year: a number that pins a time
+_DATE_FIGURES = re.compile(r"^(?:\d{1,4}[/-]\d{1,2}(?:[/-]\d{1,4})?|1[89]\d\d|20\d\d)$")
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,10 @@ class Features:
     negated: bool
     words: frozenset[str]  # content words, folded
     tokens: frozenset[str]  # every word, folded: where a name of the other question may appear
+    # it asks about the present ("now", "currently")
+    present: bool = False
+    # it names a time: a month, weekday or relative day, a date in figures (9/30/00) or a year
+    pinned: bool = False
 
 
 @dataclass(frozen=True)
@@ -75,7 +86,7 @@ def features(question: str) -> Features:
     folded = [fold(t) for t in raw]
     kinds, asking = _kinds(folded, _clause_starts(question, found, folded))
     numbers, dates, names, words = set(), set(), set(), set()
-    negated = False
+    negated = bool(_EXCLUDING.search(question))
     for i, (token, word) in enumerate(zip(raw, folded, strict=True)):
         kind = "stop" if i in asking else _classify(token, word, first=i == 0)
         if kind == "negation":
@@ -97,6 +108,8 @@ def features(question: str) -> Features:
         negated,
         frozenset(words),
         frozenset(folded) | {p for w in folded if "-" in w for p in w.split("-") if p},
+        bool(PRESENT & set(folded)),
+        bool(dates) or any(_DATE_FIGURES.match(w) for w in folded),
     )
 
 
@@ -208,6 +221,10 @@ class Guard:
             return Mismatch("negation")
         if new.kinds and old.kinds and new.kinds != old.kinds:
             return Mismatch("kind", tuple(sorted(new.kinds ^ old.kinds)))
+        # an answer pinned to a time does not answer for the present: naming less is no
+        # paraphrase here, since "now" takes the date's place
+        if new.present and not new.pinned and old.pinned and not old.present:
+            return Mismatch("dates", ("now",))
         # the header's names count where the new question keeps every name of the stored one:
         # it names the mail besides, not another person in the stored one's place
         kept = all(t in new.tokens or _named(t, new.tokens) for t in old.names)

@@ -143,6 +143,17 @@ def test_compounds_forms_and_kind_nouns_match(guard):
         ("When does Henrik Dahl start?", "How much is Henrik Dahl paid?", "", "kind"),
         ("Who is coming to the party?", "Who is not coming to the party?", "", "negation"),
         ("What was the fastest lap?", "What was the slowest lap?", "", "contrast"),
+        # an exclusion asks the complement: a negation in all but the word
+        ("Which moulders quoted for the H2 housing?",
+         "Which moulders other than Kunststof Brabant quoted for the H2 housing?", "", "negation"),
+        ("Who reviewed the v4 firmware plan?", "Who reviewed the v4 firmware plan except Henrik?",
+         "", "negation"),
+        # an answer pinned to a date does not answer "now"; one pinned to nothing does
+        ("How much was in the savings account on 1 January?",
+         "How much is in the savings account now?", "", "dates"),
+        ("How many index fund units did I hold on 31/12/2025?",
+         "How many index fund units do I hold now?", "", "dates"),
+        ("Who leads the firmware team?", "Who leads the firmware team now?", "", None),
         # another part of the same line: the word the new question adds stands in it
         ("Who is the wedding photographer?", "Who is the wedding florist?",
          "Mom says the photographer is Lena and the florist is Bloom & Co.", "words"),
