@@ -154,6 +154,12 @@ def test_compounds_forms_and_kind_nouns_match(guard):
         ("How many index fund units did I hold on 31/12/2025?",
          "How many index fund units do I hold now?", "", "dates"),
         ("Who leads the firmware team?", "Who leads the firmware team now?", "", None),
+        # "I'm" is no name; a hyphenated name may be written as words
+        ("How much do members pay for the HBS lunch?",
+         "If I'm a member, what's the charge for the HBS lunch?", "", None),
+        ("When is the Rice ALP final presentation?",
+         "What day is the Rice-ALP team giving its final presentation?", "", None),
+        ("When does O'Brien meet the team?", "When does D'Souza meet the team?", "", "names"),
         # another part of the same line: the word the new question adds stands in it
         ("Who is the wedding photographer?", "Who is the wedding florist?",
          "Mom says the photographer is Lena and the florist is Bloom & Co.", "words"),
