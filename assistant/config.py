@@ -146,7 +146,8 @@ class AnswerSettings:
     # which retrieved chunks the model's sentence is written from: "top" (the context_chunks
     # best), or "shown" (only the chunks of the lines shown: the quote's and the other mail's;
     # the sentence is checked against those lines anyway, so the rest can only add terms that
-    # get it marked, and prefill is shorter)
+    # get it marked, and prefill is shorter). "top" stays: "shown" marks fewer right answers
+    # but leaves more wrong ones unmarked (bench/results/funnel_shown_vacuous.json)
     prompt_chunks: str = "top"
     # "stop" | "ban" | "off": see assistant/llm/decoding.py; "ban" steers a looping answer into
     # new text, mostly invented; "stop" ends it (bench/results/answers.json)
