@@ -45,8 +45,8 @@ _CLAUSE_GAP = re.compile(r"[,;:.?!()]")
 _BEFORE_QUESTION_WORD = frozenset("and or but at by in on from to until since for".split())
 _CONTRACTED = frozenset("m re ve ll d s".split())
 _DIGITS = re.compile(r"\d+(?:[.:]\d+)*")
-# an exclusion asks the complement of what the same words without it ask: "who else but",
-# "somewhere other than London" (a negation in all but the word)
+# an exclusion asks the complement of what the same words without it ask ("somewhere other
+# than London", "everyone except Henrik"): a negation in all but the word
 _EXCLUDING = re.compile(r"\b(?:except|excluding|other than|apart from|aside from)\b", re.I)
 # the present, as a question asks about it instead of a date ("how many shares does she own now")
 PRESENT = frozenset("now currently current presently nowadays".split())

@@ -5,8 +5,8 @@ length normalisation are computed once at build, so a query is one sparse column
 at 100k chunks), and the matrix is saved next to the database so start-up only loads it.
 
 The matrix is kept as its three compressed-column arrays (scipy's CSC layout and file format)
-and summed with numpy alone: importing scipy.sparse took a third of a one-shot `ask`'s start-up
-(bench/results/cli_start.json).
+and summed with numpy alone: importing scipy.sparse was most of the third that every command's
+imports lost (bench/results/cli_start.json).
 """
 
 from __future__ import annotations
