@@ -96,7 +96,7 @@ CONTRASTS: tuple[tuple[frozenset[str], ...], ...] = tuple(
         "before / after",
         "start begin beginning commence / end finish",
         "open / close",
-        "arrive arrival / depart departure leave",
+        "arrive arrival back / depart departure leave",
         "increase rise / decrease fall drop",
         "more / less fewer",
         "most / least",
@@ -129,6 +129,7 @@ CONTRASTS: tuple[tuple[frozenset[str], ...], ...] = tuple(
         "problem issue",
         "photo picture",
         "code reference",
+        "aim aiming target planned goal expected / actual actually",
     )
 )
 # longest first; enough to match cost/costs, pick/picked, analysis/analysing, deduct/deductible

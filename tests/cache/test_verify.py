@@ -143,6 +143,10 @@ def test_compounds_forms_and_kind_nouns_match(guard):
         ("When does Henrik Dahl start?", "How much is Henrik Dahl paid?", "", "kind"),
         ("Who is coming to the party?", "Who is not coming to the party?", "", "negation"),
         ("What was the fastest lap?", "What was the slowest lap?", "", "contrast"),
+        # the plan against what happened; leaving against coming back
+        ("How many kilometres was I aiming for this week?",
+         "How many kilometres did I actually run this week?", "", "contrast"),
+        ("When does Daan leave for Shenzhen?", "When is Daan back from Shenzhen?", "", "contrast"),
         # an exclusion asks the complement: a negation in all but the word
         ("Which moulders quoted for the H2 housing?",
          "Which moulders other than Kunststof Brabant quoted for the H2 housing?", "", "negation"),
