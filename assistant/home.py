@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import os
-import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import assistant
+from cache.files import FILE_MODE
+from cache.files import replace_atomically as replace_atomically  # the app's files: the same
 
 DIR_MODE = 0o700
-FILE_MODE = 0o600
 
 
 def default_home() -> Path:
@@ -71,22 +70,6 @@ def touch_private(path: Path) -> Path:
     os.close(fd)
     os.chmod(path, FILE_MODE)
     return path
-
-
-def replace_atomically(target: Path, write: Callable[[Path], None], suffix: str = ".tmp") -> None:
-    """`write` a new file of its own (private) beside `target`, then rename it into place: two
-    writers of one file at once (an import, a night, a question building the same index) never
-    share a temporary file, and a reader sees the old file or the new one whole."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.stem}.", suffix=suffix)
-    os.close(fd)
-    tmp = Path(name)
-    try:
-        write(tmp)
-        os.chmod(tmp, FILE_MODE)
-        tmp.replace(target)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def open_home(root: Path | str | None = None) -> Home:

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +18,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from cache.db import transaction, write
+from cache.files import replace_atomically
 
 log = logging.getLogger(__name__)
 
@@ -42,15 +41,8 @@ class BlobStore:
             return False
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        # a temporary file of this writer's own (mkstemp: private, 0600): two writers of one key
-        # (a night and a question computing the same node) never write into each other's file
-        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{key}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(name, path)
-        finally:
-            Path(name).unlink(missing_ok=True)
+        # a night and a question computing the same node each write a file of their own
+        replace_atomically(path, lambda tmp: tmp.write_bytes(data))
         now = time.time()
         digest = hashlib.sha256(data).hexdigest()
         with transaction(self.db):

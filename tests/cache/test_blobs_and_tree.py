@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
 import pytest
 
@@ -32,15 +32,15 @@ def test_two_writers_of_one_key_never_share_a_temporary_file(blobs, monkeypatch)
     """A night and a question computing the same node at once: the second put runs while the
     first is writing. Each writes a file of its own; the stored blob is whole and matches its
     row, and no temporary file is left behind."""
-    real_fdopen, calls = os.fdopen, []
+    real_write, calls = Path.write_bytes, []
 
-    def fdopen(fd, *args, **kwargs):
-        calls.append(fd)
-        if len(calls) == 1:  # the first writer has its file open: the second writes meanwhile
+    def write_bytes(self, data):
+        calls.append(self)
+        if len(calls) == 1:  # the first writer has its file made: the second writes meanwhile
             assert blobs.put(KIND, "k", b"b" * 200)
-        return real_fdopen(fd, *args, **kwargs)
+        return real_write(self, data)
 
-    monkeypatch.setattr(os, "fdopen", fdopen)
+    monkeypatch.setattr(Path, "write_bytes", write_bytes)
     assert blobs.put(KIND, "k", b"a" * 100)
     assert len(calls) == 2
     assert blobs.get("k") == b"a" * 100  # the last writer's blob, whole, as its row says
