@@ -41,6 +41,7 @@ from _common import (  # noqa: E402
     print_table,
     write_results,
 )
+from _funnel_worker import has  # noqa: E402
 
 from assistant.answer.answerer import ALL_LAYERS, Answerer  # noqa: E402
 from assistant.answer.evidence import holds  # noqa: E402
@@ -127,10 +128,9 @@ def written_facts() -> dict[str, tuple[str, ...]]:
 
 def holds_facts(entry, must: tuple[str, ...]) -> bool | None:
     """The stored answer's lines (its quote and the other mail's line) hold every fact."""
-    if not must or entry is None:
+    if entry is None:
         return None
-    text = " ".join(" ".join(line for _, line in entry.evidence).lower().split())
-    return all(" ".join(m.lower().split()) in text for m in must)
+    return has(" ".join(line for _, line in entry.evidence), list(must))
 
 
 def home_copy(name: str, given: Path | None, work: Path, eval_dir: Path) -> Path:
