@@ -41,6 +41,7 @@ from _common import (
     print_table,
     write_results,
 )
+from quality import ratio_interval
 
 from assistant.services import open_services
 
@@ -83,14 +84,6 @@ def timed(argv: list[str], cwd: Path) -> tuple[float, str]:
     return time.perf_counter() - start, done.stdout + done.stderr  # the served note: stderr
 
 
-def ratio_interval(new: list[float], old: list[float], n: int = 2000) -> tuple[float, float]:
-    rng = np.random.default_rng(0)
-    a, b = np.asarray(new), np.asarray(old)
-    picks = rng.integers(0, len(a), size=(n, len(a)))
-    ratios = np.median(a[picks], axis=1) / np.median(b[picks], axis=1)
-    return float(np.percentile(ratios, 2.5)), float(np.percentile(ratios, 97.5))
-
-
 def main() -> None:
     args = parse_args()
     stored, asked = first_paraphrase(args.pairs)
@@ -126,7 +119,7 @@ def main() -> None:
     summary = {}
     for what in ("ask", "imports"):
         new, old = walls["this"][what], walls["base"][what]
-        low, high = ratio_interval(new, old)
+        low, high = ratio_interval(np.column_stack([new, old]), draws=2000, stat=np.median)
         summary[what] = {
             "this_p50_s": percentile(new, 50), "base_p50_s": percentile(old, 50),
             "ratio_p50": percentile(new, 50) / percentile(old, 50), "ratio_ci95": [low, high],

@@ -57,12 +57,14 @@ def paired(pairs, key: str) -> np.ndarray:
     return np.array(values, dtype=float).reshape(-1, 2)
 
 
-def ratio_interval(pairs: np.ndarray, draws: int = 5000, seed: int = 0) -> list[float]:
-    """Bootstrap 95% interval of sum(design) / sum(reference) over paired rows [design,
-    reference] (one per question, resampled together): how far the ratio on this many
-    questions can be told from 1."""
+def ratio_interval(
+    pairs: np.ndarray, draws: int = 5000, seed: int = 0, stat=np.sum
+) -> list[float]:
+    """Bootstrap 95% interval of stat(design) / stat(reference) (the sum, or `stat`: np.median
+    for a ratio of p50s) over paired rows [design, reference] (one per question or run,
+    resampled together): how far the ratio on this many rows can be told from 1."""
     rng = np.random.default_rng(seed)
-    sums = pairs[rng.integers(0, len(pairs), (draws, len(pairs)))].sum(axis=1)
+    sums = stat(pairs[rng.integers(0, len(pairs), (draws, len(pairs)))], axis=1)
     ratios = sums[:, 0] / np.maximum(sums[:, 1], 1e-12)
     return [float(v) for v in np.percentile(ratios, [2.5, 97.5])]
 
