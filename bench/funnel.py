@@ -6,9 +6,10 @@ shown wrong without a mark, right answers marked, "not found" (on unanswerable a
 questions, and its precision) and the time to the quote (today's path: its first token).
 
 Designs: "quote" is this checkout's answer path; "today" is the path of an earlier commit
-(--today, a git worktree made here), run by the same worker on a copy of the same home. Both
-answer without the caches (the answer path's quality, not the caches'), 1 LLM thread each, the
-two designs of a set at once.
+(--today, a git worktree made here), run by the same worker on a copy of the same home; the
+other designs are this checkout's path with a setting changed (VARIANTS) or answering with
+another shipped model ("gemma": gemma-3-270m, MODELS). Each answers without the caches (the
+answer path's quality, not the caches'), 1 LLM thread each, the two designs of a set at once.
 
     python bench/funnel.py [--sets demo,holdout,real] [--today ace8a82] [--out funnel]
 """
@@ -50,6 +51,9 @@ VARIANTS = {
     # the model reads only the chunks of the lines shown ([answer] prompt_chunks)
     "shown": {"ASSISTANT_ANSWER_PROMPT_CHUNKS": "shown"},
 }
+# designs that answer with another shipped model ([llm] model_path): the model's sentence and
+# the confirmation it gives are the model's, the quote is the same
+MODELS = {"gemma": "gemma-3-270m"}
 
 
 def parse_args() -> argparse.Namespace:
@@ -106,6 +110,8 @@ def run_set(name: str, designs: list[str], args, work: Path) -> dict[str, list[d
             "--questions", *map(str, SETS[name]), "--data", str(REPO / "data"), "--out", str(out),
         ]  # fmt: skip
         env = {**_env(), "ASSISTANT_LLM_N_THREADS": "1", **VARIANTS.get(design, {})}
+        if design in MODELS:
+            env["ASSISTANT_LLM_MODEL_PATH"] = str(model_path(MODELS[design]))
         procs[design] = (subprocess.Popen(cmd, env=env, cwd=work), out)
     rows = {}
     for design, (proc, out) in procs.items():
@@ -124,6 +130,12 @@ def saved_rows(name: str, designs: list[str], work: Path) -> dict[str, list[dict
         rows[d] = [json.loads(line) for line in text.splitlines() if line.strip()]
     both = set.intersection(*({r["id"] for r in rs} for rs in rows.values()))
     return {d: [r for r in rs if r["id"] in both] for d, rs in rows.items()}
+
+
+def model_path(name: str) -> Path:
+    from assistant.rerank.models import resolve_model
+
+    return resolve_model(name, Path.home() / ".cache" / "assistant" / "models")
 
 
 def _env() -> dict[str, str]:

@@ -25,9 +25,10 @@ from assistant.answer.headers import (
     stamp_header,
     wrapped_banner,
 )
+from assistant.llm.decoding import ABBREVIATIONS, BEFORE_NUMBER
 
 _HEADER = re.compile(r"^(From: .*\| Date: .*\| Subject: .*|Note: .*)$")
-_BULLET = re.compile(r"^\s*(?:[-*•·–]|\d{1,2}[.)]|[a-h][.)])\s+(?:\[[ xX]\]\s*)?")
+BULLET = re.compile(r"^\s*(?:[-*•·–]|\d{1,2}[.)]|[a-h][.)])\s+(?:\[[ xX]\]\s*)?")
 _HEADING = re.compile(r"^\s*#{1,6}\s+")
 _TABLE_RULE = re.compile(r"^\|?(?:\s*:?-{2,}:?\s*\|)+\s*:?-*:?\s*\|?$")
 _FIELD = re.compile(r"^[^\W\d_][\w ()/'’-]{0,30}:\s+\S")  # "Room: Quarto Terraço"
@@ -68,12 +69,6 @@ _STUB = re.compile(
 )
 # a sentence ends at . ! or ? before a capital, a digit or a word with a digit ("v3 is …")
 _BOUNDARY = re.compile(r"[.!?]+[\"'”’)\]]*\s+(?=[\"'“‘(\[*]?(?:[^\W_a-z]|[a-z]+\d))")
-_ABBREVIATIONS = frozenset(
-    "e.g i.e etc approx ca incl excl vs dr mr mrs ms st jr sr prof resp cf est dept inc ltd "
-    "corp co a.m p.m jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu "
-    "thur fri sat sun vol ref bijv o.a z.b d.h usw tel fig".split()
-)
-_BEFORE_NUMBER = frozenset("no nr nos p pp art".split())  # "no. 5", but "I said no. Then"
 _NAME_ONLY = re.compile(r"(?:[A-Z][^\W\d_]*\.?\s+){1,2}[A-Z][^\W\d_]+")  # "Jeff Skilling"
 WRAPPED = 55  # a mail line this long that stops mid-sentence was wrapped by the sender
 ITEM_WORDS = 45  # a list item or table row up to this long stays one evidence line
@@ -227,7 +222,7 @@ def _line_kind(line: str) -> str:
         return "row"
     if _HEADING.match(line):
         return "heading"
-    if _BULLET.match(line):
+    if BULLET.match(line):
         return "item"
     if _COLUMNS.search(stripped) or (_FIELD.match(stripped) and len(stripped) < WRAPPED):
         return "field"
@@ -264,7 +259,7 @@ def _join(block: list[str], header: list[str]) -> tuple[str, str]:
         return kind, " | ".join(c for c in cells if c)
     if kind == "field":
         first = _COLUMNS.sub(" | ", first.strip())
-    first = _HEADING.sub("", _BULLET.sub("", first))
+    first = _HEADING.sub("", BULLET.sub("", first))
     joined = " ".join([first, *block[1:]]).replace("**", "").replace("`", "")
     return kind, " ".join(joined.split())
 
@@ -274,7 +269,7 @@ def _sentences(kind: str, block: str) -> Iterator[str]:
         yield from _kept(block)
         return
     pending = ""
-    for sentence in _split(block):
+    for sentence in sentences_of(block):
         pending = f"{pending} {sentence}".strip()
         if len(pending.split()) > SHORT:
             yield from _kept(pending)
@@ -282,7 +277,10 @@ def _sentences(kind: str, block: str) -> Iterator[str]:
     yield from _kept(pending)
 
 
-def _split(block: str) -> Iterator[str]:
+def sentences_of(block: str) -> Iterator[str]:
+    """The sentences of `block` (its whitespace as given): a full stop after an abbreviation
+    ("Mr.", "Aug.", "a.m.") or an initial, or inside a parenthesis that closes soon after it,
+    ends none."""
     start = 0
     for match in _BOUNDARY.finditer(block):
         before, after = block[start : match.start()], block[match.end() :]
@@ -305,7 +303,7 @@ def _is_abbreviation(before: str, after: str) -> bool:
     word = words[-1].lstrip("(\"'“").rstrip(".").lower()
     if len(word) == 1 and word.isalpha():
         return True  # an initial: "H. Mulder"
-    return word in _ABBREVIATIONS or (word in _BEFORE_NUMBER and after[:1].isdigit())
+    return word in ABBREVIATIONS or (word in BEFORE_NUMBER and after[:1].isdigit())
 
 
 def _kept(sentence: str) -> Iterator[str]:

@@ -5,12 +5,12 @@ line clears the bar (answer/evidence.py)."""
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from assistant.answer.evidence import Evidence, Found
+from assistant.answer.lines import BULLET, sentences_of
 from assistant.answer.support import says_nothing, sentence_faults
 from assistant.answer.text import asked_kinds, kind_terms
 from assistant.knowledge.store import ChunkRecord
@@ -19,7 +19,6 @@ NOT_FOUND = "Not found in your mail."
 NEAREST = "The nearest mails:"
 WEAK = "Not confirmed: the model's own reading does not point to this line; it may not answer."
 SENTENCE_CHARS = 240  # "one short sentence"
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
 
 def mail_of(record: ChunkRecord | None) -> dict:
@@ -42,9 +41,11 @@ def mail_line(mail: dict) -> str:
 
 
 def first_sentence(draft: str) -> str:
-    """The model's first sentence, at most SENTENCE_CHARS (a longer one is no short sentence)."""
-    text = " ".join(draft.split())
-    sentence = _SENTENCE_END.split(text, 1)[0] if text else ""
+    """The model's first sentence, at most SENTENCE_CHARS (a longer one is no short sentence),
+    split as the mail's lines are (lines.sentences_of: "Mr. Murdock" is not a sentence's
+    end), without the list marker it may open with ("- Jim Hughes, COO")."""
+    text = BULLET.sub("", " ".join(draft.split()))
+    sentence = next(sentences_of(text), "") if text else ""
     return sentence if len(sentence) <= SENTENCE_CHARS else ""
 
 

@@ -67,7 +67,14 @@ class RepeatGuard:
 
 # a sentence ends at . ! ? (not after a known abbreviation or a lone letter: "e.g.", "J.")
 # followed by white space, or at a line break after some text
-_ABBREVIATIONS = ("e.g", "i.e", "etc", "approx", "vs", "mr", "mrs", "ms", "dr", "no", "nr", "incl")
+# a full stop after these (lower case, without it) ends no sentence: the model's, as it streams,
+# and a mail's lines (answer/lines.py)
+ABBREVIATIONS = frozenset(
+    "e.g i.e etc approx ca incl excl vs dr mr mrs ms st jr sr prof resp cf est dept inc ltd "
+    "corp co a.m p.m jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu "
+    "thur fri sat sun vol ref bijv o.a z.b d.h usw tel fig".split()
+)
+BEFORE_NUMBER = frozenset("no nr nos p pp art".split())  # "no. 5", but "I said no. Then"
 _END = re.compile(r"(?<=[.!?])[\"'”)\]]?\s|\n")
 
 
@@ -79,7 +86,7 @@ def sentences_ended(text: str) -> int:
         if not before.strip() or before.endswith("\n"):
             continue
         word = re.split(r"[\s(]", before[:-1])[-1].lower() if before[-1] in ".!?" else ""
-        if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
+        if word in ABBREVIATIONS or word in BEFORE_NUMBER or (len(word) == 1 and word.isalpha()):
             continue
         count += 1
     return count

@@ -57,6 +57,8 @@ def test_off_does_nothing_and_unknown_modes_are_refused():
         ("line one\nline two\n", 2),
         ("v3.2 is out", 0),
         ("J. Smith signed. Then", 1),
+        ("He leaves as of Aug. 15th. Then", 1),
+        ("Call Mr. Murdock at 5 p.m. Then", 0),
         ("\n\nHello.", 0),
     ],
 )

@@ -84,6 +84,18 @@ def test_a_sentence_whose_terms_stand_in_the_quote_is_shown_plain_and_confirms_i
     assert final_band(found, sentence) == "answer"
 
 
+def test_the_sentence_read_is_the_models_first_whatever_its_abbreviations_and_list_marker() -> None:
+    found = _found("Mr. Murdock's call is scheduled for 10:00am on Tuesday, May 15.")
+    question = "When is my call with Mr. Murdock?"
+    draft = "- Mr. Murdock's call is on Tuesday, May 15. Our next dinner is July 19."
+    sentence, faults = checked_sentence(draft, found, question)
+    assert sentence.text == "Mr. Murdock's call is on Tuesday, May 15."
+    assert faults == [] and sentence.confirmed
+    leaving = _found("I am leaving EBS & Enron as of Aug. 15th.")
+    said, _ = checked_sentence("He leaves as of Aug. 15th. Then", leaving, "When is he leaving?")
+    assert said.text == "He leaves as of Aug. 15th." and said.confirmed
+
+
 def test_a_reading_without_the_quotes_term_of_the_kind_asked_does_not_confirm_it() -> None:
     found = _found("Demolition starts Monday 2 March.")
     question = "When does demolition start?"
