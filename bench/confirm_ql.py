@@ -4,7 +4,9 @@ shipped model, per token:
 
 - question PMI: log p(question | "Mail: <the lines shown>") − log p(question | "Mail:"), the
   query likelihood the DL19 reranker uses, here of the question given the quote;
-- answer PMI: log p(lines | question) − log p(lines | no question).
+- answer PMI: log p(lines | question) − log p(lines | no question);
+- yes/no: log p(" Yes") − log p(" No") after the lines, the question and ASK (the model asked
+  whether the mail answers, as an answer-verification model would be).
 
 For each set, the AUC of each against "the facts are in what is shown" (1: ranks every right
 answer above every wrong one; 0.5: chance), beside the marks the funnel run gave. A signal worth
@@ -34,6 +36,8 @@ from funnel import SETS  # noqa: E402
 from assistant.llm.model_file import default_llm_model  # noqa: E402
 from assistant.llm.runtime import LocalLLM  # noqa: E402
 from assistant.rerank.models import resolve_model  # noqa: E402
+
+ASK = "Does the mail answer the question? Answer Yes or No:"
 
 
 def logprob(llm: LocalLLM, prefix: str, target: str) -> tuple[float, int]:
@@ -81,9 +85,13 @@ def main() -> None:
             without, _ = logprob(llm, "Mail:\nQuestion:", f" {question}")
             given, m = logprob(llm, f"Question: {question}\nAnswer from the mail:", f" {lines}")
             alone, _ = logprob(llm, "Question:\nAnswer from the mail:", f" {lines}")
+            asked = f"Mail: {lines}\nQuestion: {question}\n{ASK}"
+            yes, _ = logprob(llm, asked, " Yes")
+            no, _ = logprob(llm, asked, " No")
             rows.append({
                 "set": name, "id": r["id"], "right": r["facts_shown"], "marked": r["marked"],
                 "question_pmi": (with_lines - without) / n, "answer_pmi": (given - alone) / m,
+                "yes_no": yes - no,
             })  # fmt: skip
         log(f"{name}: {sum(x['set'] == name for x in rows)} shown answers scored")
         mine = [x for x in rows if x["set"] == name]
@@ -96,15 +104,18 @@ def main() -> None:
                                     [x["question_pmi"] for x in wrong]),
             "auc_answer_pmi": auc([x["answer_pmi"] for x in right],
                                   [x["answer_pmi"] for x in wrong]),
+            "auc_yes_no": auc([x["yes_no"] for x in right], [x["yes_no"] for x in wrong]),
             "right_marked": sum(x["marked"] for x in right),
             "wrong_unmarked": sum(not x["marked"] for x in wrong),
         }  # fmt: skip
     print_table(
         "the model's likelihoods as a confirmation of the quote: AUC, right vs wrong shown",
-        ["set", "right · wrong", "question PMI", "answer PMI", "marks: right marked · wrong not"],
+        ["set", "right · wrong", "question PMI", "answer PMI", "yes/no",
+         "marks: right marked · wrong not"],
         [
             [k, f"{v['right']} · {v['wrong']}", f"{v['auc_question_pmi']:.2f}",
-             f"{v['auc_answer_pmi']:.2f}", f"{v['right_marked']} · {v['wrong_unmarked']}"]
+             f"{v['auc_answer_pmi']:.2f}", f"{v['auc_yes_no']:.2f}",
+             f"{v['right_marked']} · {v['wrong_unmarked']}"]
             for k, v in summary.items()
         ],
     )  # fmt: skip
