@@ -65,8 +65,6 @@ class RepeatGuard:
         return any(self.is_word(t) for t in gram)
 
 
-# a sentence ends at . ! ? (not after a known abbreviation or a lone letter: "e.g.", "J.")
-# followed by white space, or at a line break after some text
 # a full stop after these (lower case, without it) ends no sentence: the model's, as it streams,
 # and a mail's lines (answer/lines.py)
 ABBREVIATIONS = frozenset(
@@ -75,6 +73,8 @@ ABBREVIATIONS = frozenset(
     "thur fri sat sun vol ref bijv o.a z.b d.h usw tel fig".split()
 )
 BEFORE_NUMBER = frozenset("no nr nos p pp art".split())  # "no. 5", but "I said no. Then"
+# a sentence ends at . ! ? (not after a known abbreviation or a lone letter: "e.g.", "J.")
+# followed by white space, or at a line break after some text
 _END = re.compile(r"(?<=[.!?])[\"'”)\]]?\s|\n")
 
 
