@@ -84,6 +84,11 @@ class LLMSettings:
     # (about a quarter); quantised types compute with flash attention, cached or not, so exact
     # reuse stays token-identical (bench/results/kv_quant.json)
     kv_type: str = "f16"
+    # "auto": a small model in a weight type llama.cpp has no fast prompt kernels for (the
+    # shipped Q4_1) is copied once to f16 in the user's cache and loaded from there, where the
+    # CPU has them (llm/weights.py: prefill about 1.6× as fast, bench/results/weights.json);
+    # "as-is": the file as given
+    weights: str = "auto"
 
 
 @dataclass
@@ -288,6 +293,8 @@ def _check_values(settings: Settings) -> None:
     _check_answer(settings.answer)
     _check_cache(settings.cache)
     _check_mail(settings.mail)
+    if settings.llm.weights not in ("auto", "as-is"):
+        raise ConfigError(f"llm.weights: expected auto or as-is, got {settings.llm.weights!r}")
     if settings.llm.kv_type not in ("f16", "q8_0", "q4_0"):
         raise ConfigError(f"llm.kv_type: expected f16, q8_0 or q4_0, got {settings.llm.kv_type!r}")
     if settings.precompute.plan not in PLANS:

@@ -36,13 +36,17 @@ from assistant.llm.model_file import (
     physical_cores,
 )
 from assistant.llm.mover import Blob, Move, SideMover, fill_batch, holds, load_seq, save_seq
+from assistant.llm.weights import prompt_weights
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
 
 
 def make_llm(settings: LLMSettings) -> LocalLLM:
+    """The configured model (the shipped one by default), from its f16 copy where that computes
+    prompts faster (llm/weights.py)."""
     path = Path(settings.model_path).expanduser() if settings.model_path else default_llm_model()
+    path = prompt_weights(path, settings.weights)
     return LocalLLM(path, settings.n_ctx, settings.n_threads, settings.kv_type)
 
 
