@@ -84,11 +84,12 @@ class LLMSettings:
     # (about a quarter); quantised types compute with flash attention, cached or not, so exact
     # reuse stays token-identical (bench/results/kv_quant.json)
     kv_type: str = "f16"
-    # "auto": a small model in a weight type llama.cpp has no fast prompt kernels for (the
-    # shipped Q4_1) is copied once to f16 in the user's cache and loaded from there, where the
-    # CPU has them (llm/weights.py: prefill about 1.6× as fast, bench/results/weights.json);
-    # "as-is": the file as given
-    weights: str = "auto"
+    # "as-is": the file as given; "auto": a small model in a weight type llama.cpp has no fast
+    # prompt kernels for (the shipped Q4_1) is copied once to f16 in the user's cache and loaded
+    # from there, where the CPU has them (llm/weights.py): prefill 1.7× as fast
+    # (bench/results/weights.json), first token 0.65× on the real questions, but its sentences
+    # confirmed more wrong quotes on the demo questions (funnel_weights.json), so not the default
+    weights: str = "as-is"
 
 
 @dataclass

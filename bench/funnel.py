@@ -50,7 +50,8 @@ VARIANTS = {
     "q8": {"ASSISTANT_LLM_KV_TYPE": "q8_0"},  # KV cached as q8_0 (issue 33: smaller nodes)
     # the model reads only the chunks of the lines shown ([answer] prompt_chunks)
     "shown": {"ASSISTANT_ANSWER_PROMPT_CHUNKS": "shown"},
-    # the shipped Q4_1 weights as they are, not their f16 copy (llm/weights.py)
+    # the shipped Q4_1 weights' f16 copy (llm/weights.py), and the file as given
+    "f16": {"ASSISTANT_LLM_WEIGHTS": "auto"},
     "asis": {"ASSISTANT_LLM_WEIGHTS": "as-is"},
 }
 # designs that answer with another shipped model ([llm] model_path): the model's sentence and

@@ -43,8 +43,8 @@ if TYPE_CHECKING:
 
 
 def make_llm(settings: LLMSettings) -> LocalLLM:
-    """The configured model (the shipped one by default), from its f16 copy where that computes
-    prompts faster (llm/weights.py)."""
+    """The configured model (the shipped one by default); with [expert.llm] weights = "auto",
+    from its f16 copy where that computes prompts faster (llm/weights.py)."""
     path = Path(settings.model_path).expanduser() if settings.model_path else default_llm_model()
     path = prompt_weights(path, settings.weights)
     return LocalLLM(path, settings.n_ctx, settings.n_threads, settings.kv_type)

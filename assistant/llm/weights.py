@@ -6,8 +6,10 @@ path: its prefill runs at about 0.6× the pace of the same weights in f16
 prefill, a small model quantised in another type is copied once to f16 by llama.cpp's own
 requantiser (each weight dequantised, then stored in f16: the same model; its tokenizer and
 chat template travel with it) into the user's cache, where the CPU has that path. The copy is
-what is loaded and what the KV caches are keyed by ([expert.llm] weights = "as-is" keeps the
-file as given).
+what is loaded and what the KV caches are keyed by. It is chosen by [expert.llm] weights =
+"auto"; the default, "as-is", keeps the file as given: the same model's sentences come out a
+little different in f16, and on the demo questions they confirmed more wrong quotes
+(bench/results/funnel_weights.json).
 """
 
 from __future__ import annotations

@@ -78,13 +78,13 @@ def test_a_copy_that_cannot_be_written_leaves_the_shipped_file_in_use(tmp_path, 
     assert "could not be written" in caplog.text and str(where) in caplog.text
 
 
-def test_make_llm_loads_the_copy_unless_told_as_is(tmp_path, monkeypatch):
+def test_make_llm_loads_the_file_as_given_unless_told_auto(tmp_path, monkeypatch):
     monkeypatch.setattr("assistant.llm.weights.default_weights_dir", lambda: tmp_path)
     settings = Settings().llm
-    chosen = make_llm(settings).path
-    assert chosen == prompt_weights(default_llm_model(), "auto", tmp_path)
-    settings.weights = "as-is"
     assert make_llm(settings).path == default_llm_model()
+    assert not list(tmp_path.iterdir())
+    settings.weights = "auto"
+    assert make_llm(settings).path == prompt_weights(default_llm_model(), "auto", tmp_path)
 
 
 def test_an_unknown_weights_value_is_a_config_error(tmp_path):
