@@ -31,11 +31,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 from _common import RESULTS_DIR, log, print_table, write_results  # noqa: E402
-from funnel import SETS  # noqa: E402
+from funnel import SETS, model_path  # noqa: E402
 
 from assistant.llm.model_file import default_llm_model  # noqa: E402
 from assistant.llm.runtime import LocalLLM  # noqa: E402
-from assistant.rerank.models import resolve_model  # noqa: E402
 
 ASK = "Does the mail answer the question? Answer Yes or No:"
 
@@ -64,8 +63,7 @@ def main() -> None:
     parser.add_argument("--model", default="", help="default: the answer's model")
     args = parser.parse_args()
     funnel = json.loads(args.funnel.read_text())
-    models = Path.home() / ".cache" / "assistant" / "models"
-    path = resolve_model(args.model, models) if args.model else default_llm_model()
+    path = model_path(args.model) if args.model else default_llm_model()
     llm = LocalLLM(path, n_ctx=2048, n_threads=0)
     rows, summary = [], {}
     for name, files in SETS.items():

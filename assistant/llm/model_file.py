@@ -76,6 +76,12 @@ class Vocab:
     def tokenize(self, text: str, first: bool = False) -> list[int]:
         return self._model.tokenize(text.encode("utf-8"), add_bos=first, special=True)
 
+    def facts(self) -> tuple[int, int]:
+        """The file's weight type (llama_ftype, -1 where it does not say) and parameter count,
+        read with its vocabulary."""
+        file_type = self._model.metadata().get("general.file_type", -1)
+        return int(file_type), int(self._model.n_params())
+
 
 def model_fingerprint(path: Path, n_ctx: int = 0, kv_type: str = "f16") -> str:
     """Names the model in cache keys: KV computed by one model (or KV type) is never used by

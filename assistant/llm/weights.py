@@ -18,7 +18,7 @@ import ctypes
 import logging
 from pathlib import Path
 
-from assistant.llm.model_file import LLMError, default_threads, model_fingerprint
+from assistant.llm.model_file import LLMError, Vocab, default_threads, model_fingerprint
 from cache.files import replace_atomically
 
 log = logging.getLogger(__name__)
@@ -79,19 +79,7 @@ def copy_pays(path: Path) -> bool:
 
 def model_facts(path: Path) -> tuple[int, int]:
     """The GGUF's weight type (llama_ftype) and parameter count, read without its weights."""
-    import llama_cpp
-    from llama_cpp._internals import LlamaModel
-
-    params = llama_cpp.llama_model_default_params()
-    params.vocab_only = True
-    try:
-        model = LlamaModel(path_model=str(path), params=params, verbose=False)
-    except (ValueError, RuntimeError) as exc:
-        raise LLMError(f"{path}: not a loadable GGUF model ({exc})") from exc
-    try:
-        return int(model.metadata().get("general.file_type", -1)), int(model.n_params())
-    finally:
-        model.close()
+    return Vocab(path).facts()
 
 
 def fast_kernels() -> bool:
