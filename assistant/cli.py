@@ -109,6 +109,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
     p = sub.add_parser(
+        "model", parents=[home], help="which model reads and writes; `model use reader NAME`"
+    )
+    p.add_argument("action", nargs="?", choices=["show", "use"], default="show")
+    p.add_argument("role", nargs="?", choices=["reader", "writer"])
+    p.add_argument("name", nargs="?", help="a model of the list, a GGUF file, or none (reader)")
+    p.add_argument("--measure", action="store_true", help="time each model on this machine")
+    p.add_argument("--json", action="store_true", help="print the roles as JSON")
+
+    p = sub.add_parser(
         "night", parents=[home], help="run the night's precompute from a timer, without the app"
     )
     p.add_argument("action", choices=["install", "uninstall", "status"])

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from assistant.answer_output import event_dict, print_done, quote_block, reuse_note
+from assistant.answer_output import event_dict, print_done, print_verdict, quote_block, reuse_note
 from assistant.config import ConfigError, ConfigWarning, Settings, load_settings
 from assistant.home import bundled, open_home, touch_private
 from assistant.importer import ImportProgressed, ImportReport
@@ -70,6 +70,10 @@ def run_command(args: Namespace) -> int:
         "ask": cmd_ask,
         "precompute": cmd_precompute,
     }
+    if args.command == "model":
+        from assistant.commands_model import cmd_model
+
+        return cmd_model(ctx, args)
     if args.command == "night":
         from assistant.commands_night import cmd_night
 
@@ -309,6 +313,9 @@ def cmd_ask(ctx: Services, args: Namespace) -> int:
     _warn_unembedded(ctx)
     answerer = ctx.answerer()
     layers = NO_CACHE if args.no_cache else ALL_LAYERS
+    if ctx.reader_note:
+        console.print(f"[yellow]{escape(ctx.reader_note)}[/]")
+    judged = False
     for event in answerer.answer(args.question, layers, fresh=args.fresh):
         if args.json:
             print(json.dumps(event_dict(event), ensure_ascii=False, default=str), flush=True)
@@ -325,13 +332,18 @@ def cmd_ask(ctx: Services, args: Namespace) -> int:
             print_filters(console, event.shown, event.matched)
         elif isinstance(event, p.QuoteFound):
             out.print(quote_block(event), soft_wrap=True)
+            if event.checking:
+                console.print("[dim]checking…[/]")
+        elif isinstance(event, p.QuoteJudged):
+            judged = True
+            print_verdict(out, event)
         elif isinstance(event, p.KVReused) and event.reused_tokens:
             console.print(
                 f"[dim]KV cache: {event.reused_tokens} of {event.prompt_tokens} "
                 f"prompt tokens reused{reuse_note(event.mode, event.repaired)}[/]"
             )
         elif isinstance(event, p.AnswerDone):
-            print_done(out, console, event)
+            print_done(out, console, event, judged)
     return 0
 
 

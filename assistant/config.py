@@ -93,6 +93,15 @@ class LLMSettings:
 
 
 @dataclass
+class ModelsSettings:
+    # the model that judges (answer/judge.py): a name of `assistant model` (llm/models.py), a
+    # GGUF path, or "none" (the marks then come from the writer's sentence, as before)
+    reader: str = "qwen2.5-coder-1.5b"
+    # the model that writes the one sentence: a name or a GGUF path; "": [llm] model_path
+    writer: str = ""
+
+
+@dataclass
 class CacheSettings:
     # cosine τ at which a stored question is the same one by cosine alone: a hit when qa_verify is
     # "off", and "already known" for precompute's predictions and its population policy
@@ -256,6 +265,7 @@ class Settings:
     chunking: ChunkingSettings = field(default_factory=ChunkingSettings)
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
     llm: LLMSettings = field(default_factory=LLMSettings)
+    models: ModelsSettings = field(default_factory=ModelsSettings)
     cache: CacheSettings = field(default_factory=CacheSettings)
     answer: AnswerSettings = field(default_factory=AnswerSettings)
     precompute: PrecomputeSettings = field(default_factory=PrecomputeSettings)

@@ -25,6 +25,7 @@ SWITCHES = ("rerank",)  # top-level keys that are values, not [sections]
 # precompute starts, how many results a search shows. README.md documents each of them.
 USER_KEYS: dict[str, tuple[str, ...]] = {
     "llm": ("model_path", "n_threads"),
+    "models": ("reader", "writer"),
     "embedding": ("model_path",),
     "retrieval": ("top_k",),
     "cache": ("kv_budget_mb", "qa_budget_mb"),

@@ -71,6 +71,19 @@ class QuoteFound:
     nearest: list[dict] = field(default_factory=list)  # the nearest mails, for "not found"
     also: list[Evidence] = field(default_factory=list)  # another mail's best lines, if close
     also_mail: dict = field(default_factory=dict)
+    checking: bool = False  # the reader will judge it: shown marked "checking…" until QuoteJudged
+
+
+@dataclass(frozen=True)
+class QuoteJudged:
+    """The reader's verdict on the quote shown (answer/judge.py), which replaces its mark in
+    place: "confirmed", "unconfirmed" (shown marked), "moved" (another line states the answer:
+    `quote` is the new one) or "not found" (`quote` says so, with the nearest mails)."""
+
+    verdict: str
+    margin: float
+    quote: QuoteFound
+    seconds: float = 0.0  # the reader's time
 
 
 @dataclass(frozen=True)
@@ -124,6 +137,7 @@ Event = (
     | ChunksRetrieved
     | ChunksOrdered
     | QuoteFound
+    | QuoteJudged
     | KVReused
     | TokenStreamed
     | AnswerDone

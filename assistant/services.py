@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
     from assistant.answer.answerer import Answerer
     from assistant.answer.evidence import LineFinder
+    from assistant.answer.judge import Reader
     from assistant.answer.qa_memory import QAMemory
     from assistant.importer import Importer
     from assistant.llm.runtime import LocalLLM
@@ -88,6 +89,9 @@ class Services:
     _cache_db: Database | None = field(default=None, repr=False)
     _blobs: BlobStore | None = field(default=None, repr=False)
     _reader: QueryReader | None = field(default=None, repr=False)
+    _judge: Reader | None = field(default=None, repr=False)
+    # why the configured reader model is not the one used ("" when it is): told to the user
+    reader_note: str = ""
     # held by the precompute pass that is running (the idle one or the one the user asked for)
     precompute_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     kv_budget_auto: bool = False  # the KV budget was sized from the free disk (cache/budget.py)
@@ -163,7 +167,7 @@ class Services:
         select = FocusedSelection(self.selection, threads)
         return Answerer(
             a.settings, a.store, a.embedder, select, a.cache, a.memory, a.lines, a.activity,
-            a.history,
+            a.history, judge=a.judge,
         )  # fmt: skip
 
     def lines(self) -> LineFinder:
@@ -176,9 +180,31 @@ class Services:
 
     @property
     def llm(self) -> LocalLLM:
+        """The writer's model: [models] writer, else [llm] model_path, else SmolLM2."""
         from assistant.llm import make_llm
 
-        return self._once("_llm", lambda: make_llm(self.settings.llm))
+        def build() -> LocalLLM:
+            writer = self.settings.models.writer
+            if writer:
+                from assistant.llm.models import model_path
+                from assistant.llm.weights import default_weights_dir
+
+                self.settings.llm.model_path = str(model_path(writer, default_weights_dir()))
+            return make_llm(self.settings.llm)
+
+        return self._once("_llm", build)
+
+    @property
+    def judge(self) -> Reader | None:
+        """The reader (answer/judge.py) on [models] reader's model, loaded on first use; None
+        for "none", or where it cannot be had (`reader_note` says why)."""
+        if self.settings.models.reader == "none":
+            return None
+        if self._judge is None:
+            with self._building:
+                if self._judge is None and not self.reader_note:
+                    self._judge, self.reader_note = make_judge(self)
+        return self._judge
 
     @property
     def qa(self) -> QABank:
@@ -223,7 +249,11 @@ class Services:
         from assistant.answer.qa_verify import HitVerifier
 
         def build() -> QAMemory:
-            verifier = HitVerifier(self.retriever, self.settings.cache)
+            from assistant.answer.judge import same_check
+
+            judge = self.judge
+            same = same_check(judge) if judge is not None else None
+            verifier = HitVerifier(self.retriever, self.settings.cache, same=same)
             return QAMemory(self.store, self.qa, self.embedder, self.selection, verifier)
 
         return self._once("_memory", build)
@@ -339,6 +369,24 @@ def make_lines(ctx: Services) -> LineFinder:
     return LineFinder(ctx.embedder, SentenceVectors(ctx.cache_db), weights)
 
 
+def make_judge(ctx: Services) -> tuple[Reader | None, str]:
+    """(the reader, "") or (None, why not): the configured model, or on a machine with too
+    little free memory for it the smaller shipped one, said so."""
+    from assistant.answer.judge import Prompts, Reader
+    from assistant.llm.model_file import LLMError
+    from assistant.llm.models import reader_choice
+    from assistant.llm.runtime import LocalLLM
+
+    try:
+        path, note = reader_choice(ctx.settings.models.reader)
+    except LLMError as exc:
+        return None, f"{exc}; answers are checked without a reader"
+    if path is None:
+        return None, note
+    llm = ctx.llm if path == ctx.llm.path else LocalLLM(path, 2048, ctx.settings.llm.n_threads)
+    return Reader(llm, Prompts.read(bundled("prompts"))), note
+
+
 def make_answerer(ctx: Services) -> Answerer:
     from assistant.answer.answerer import Answerer
     from cache.prediction import History
@@ -354,4 +402,5 @@ def make_answerer(ctx: Services) -> Answerer:
         activity=ctx.presence,
         history=History(ctx.cache_db),
         reader=ctx.reader,
+        judge=ctx.judge,
     )

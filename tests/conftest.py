@@ -12,6 +12,9 @@ import numpy as np
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# the small model stays the test default: no reader model unless a test asks for one (the
+# reader's own tests load the 1.5B model, tests/assistant/answer/test_judge.py)
+os.environ.setdefault("ASSISTANT_MODELS_READER", "none")
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"

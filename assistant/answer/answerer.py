@@ -5,6 +5,7 @@ sentence) → the sentence checked against the quote (answer/shape.py) → remem
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
@@ -18,6 +19,7 @@ from assistant.answer.evidence import (
     mail_key,
     prompt_records,
 )
+from assistant.answer.judge import Judged, Reader, judge, promoted_to
 from assistant.answer.qa_memory import QAMemory, find_hit
 from assistant.answer.qa_verify import HitVerifier
 from assistant.answer.shape import (
@@ -42,6 +44,7 @@ from assistant.events import (
     KVReused,
     QAHitFound,
     QuoteFound,
+    QuoteJudged,
     TokenStreamed,
 )
 from assistant.knowledge.retrieval import Hit
@@ -94,9 +97,11 @@ class Answerer:
         activity: Activity | None = None,
         history: History | None = None,
         reader: QueryReader | None = None,
+        judge: Reader | None = None,
     ) -> None:
         self.settings = settings
         self.reader = reader  # filters from query terms or the question's words (step 2)
+        self.judge = judge  # the reader model's verdicts (answer/judge.py); None: the sentence's
         self.lines = lines
         self.store = store
         self.embedder = embedder
@@ -153,19 +158,36 @@ class Answerer:
         self._accessed(asked, [h.chunk_id for h in hits])
         found = self.lines.find(question, vector, [h.record for h in hits])
         clock.mark("quote")
-        yield quote_found(found)
+        yield quote_found(found, checking=self.judge is not None)
         if fresh:
+            found = yield from self._judged(question, found, clock)
             yield from self._fresh(question, vector, hits, found, layers, clock)
             return
         hit = self.lookup(question, vector, found) if layers.qa else None
         clock.lap("qa_lookup")
         if hit is not None:
+            if self.judge is not None:  # the stored answer's line, confirmed when it was stored
+                found = promoted_to(found, hit.entry.evidence, question)
+                yield QuoteJudged("confirmed", 0.0, quote_found(found))
             self.qa.log_served(hit.entry.id, question, hit.similarity)
             yield QAHitFound(hit.entry.question, hit.similarity, hit.entry.id,
                              hit.entry.answered_at or 0.0)  # fmt: skip
             yield self._served(question, found, hits, hit.entry, clock)
             return
+        found = yield from self._judged(question, found, clock)
         yield from self._write(question, vector, hits, found, layers, clock)
+
+    def _judged(self, question: str, found: Found, clock: Clock) -> Iterator[Event]:
+        """The reader's verdict on the quote shown (QuoteJudged), and the quote it leaves;
+        without a reader, the quote as it is. Returns the quote (a generator's value)."""
+        if self.judge is None:
+            return found
+        started = time.perf_counter()
+        judged: Judged = judge(self.judge, question, found)
+        clock.mark("verdict")
+        seconds = time.perf_counter() - started
+        yield QuoteJudged(judged.verdict, judged.margin, quote_found(judged.found), seconds)
+        return judged.found
 
     def _fresh(
         self, question: str, vector, hits: list[Hit], found: Found, layers: CacheLayers,
@@ -200,7 +222,7 @@ class Answerer:
     def lookup(self, question: str, vector, found: Found) -> QAHit | None:
         """The stored answer whose evidence this question's quote is (none when nothing was
         found: there is no answer to remember either)."""
-        if found.not_found:
+        if found.not_found and self.judge is None:  # a reader may still find the stored line
             return None
         return self.memory.lookup(vector, self.verifier.check(question, vector, found))
 
@@ -296,7 +318,8 @@ class Answerer:
             yield event
         draft = "".join(pieces).strip()
         sentence, faults = checked_sentence(draft, found, question, [r.text for r in read])
-        if layers.qa:  # the bank keeps the model's reading, checked again when it is served
+        doubted = self.judge is not None and found.judged != "confirmed"
+        if layers.qa and not doubted:  # kept, and checked again when it is served
             self.memory.keep(question, vector, first_sentence(draft), hits, "user", found)
         yield self._done(question, found, records, clock, draft, sentence, faults, reused)
 
@@ -361,14 +384,17 @@ def disagree(served: AnswerDone, fresh: AnswerDone) -> bool:
     return bool(ours - theirs and theirs - ours)
 
 
-def quote_found(found: Found) -> QuoteFound:
+def quote_found(found: Found, checking: bool = False) -> QuoteFound:
+    """The quote as shown; `checking`: the reader judges it next (a scorer's "not found" too:
+    the reader may find the answer in a candidate line)."""
     mail = mail_of(found.record) if not found.not_found else {}
     nearest = [mail_of(r) for r in found.nearest[:3]]
     band = "none" if found.not_found else "answer"  # whether it is confirmed comes later
     also_mail = mail_of(found.also_record) if found.also else {}
     return QuoteFound(
-        list(found.lines), found.span, mail, band, found.score, nearest, found.also, also_mail
-    )
+        list(found.lines), found.span, mail, band, found.score, nearest, found.also, also_mail,
+        checking=checking and bool(found.ranked),
+    )  # fmt: skip
 
 
 def sources_of(records: Sequence[ChunkRecord], found: Found) -> list[dict]:

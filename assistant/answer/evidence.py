@@ -136,6 +136,8 @@ class Found:
     # the quote's lines as the QA bank keys them: each line's head (quoted.clipped), whatever the
     # question (a long line is shown where it answers it)
     keys: list[str] = field(default_factory=list)
+    # the reader's verdict (answer/judge.py): "confirmed" | "unconfirmed"; "" when not judged
+    judged: str = ""
 
     @property
     def not_found(self) -> bool:

@@ -25,7 +25,7 @@ from functools import cached_property
 import numpy as np
 
 from assistant.answer.evidence import Found
-from assistant.answer.quoted import line_key
+from assistant.answer.quoted import clipped, line_key
 from assistant.answer.text import asked_kinds
 from assistant.config import CacheSettings, ConfigError
 from assistant.knowledge.retrieval import Retriever
@@ -33,6 +33,9 @@ from cache.qa_entries import QAEntry
 from cache.verify import Guard
 
 VERIFY_MODES = ("evidence", "guard+retrieval", "guard", "retrieval", "off")
+# with a reader: the stored answer's line is among this many of the new question's best lines
+READER_LINES = 5
+SameCheck = Callable[[str, str], bool]  # (stored question, new question) → the same
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ class HitVerifier:
         retriever: Retriever,
         settings: CacheSettings,
         guard: Guard | None = None,
+        same: SameCheck | None = None,
     ) -> None:
         if settings.qa_verify not in VERIFY_MODES:
             raise ConfigError(
@@ -60,6 +64,9 @@ class HitVerifier:
         self.mode = settings.qa_verify
         self.k = settings.qa_retrieval_k
         self.guard = guard or Guard()
+        # the reader's "same question" (answer/judge.py): with it, the evidence check asks
+        # only that the stored line be among the new question's best, and the reader decides
+        self.same = same
 
     @property
     def active(self) -> bool:
@@ -120,12 +127,16 @@ class QuestionCheck:
         kind of answer where both ask for one (answer/text.py: a date, a number, a name …);
         and what this question names and adds agrees with the stored question and its line
         (cache/verify.py's Guard.slots)."""
-        if found.not_found:
-            return Verdict(False, "not found")
         repeat = line_key(self.question) == line_key(entry.question)
-        if found.band != "answer" and not repeat:  # a doubted line vouches for no other question
+        if self.verifier.same is not None:
+            lines = {line_key(clipped(c.line.text)) for c, _ in found.ranked[:READER_LINES]}
+            if line_key(entry.evidence[0][1]) not in lines:
+                return Verdict(False, "evidence")
+        elif found.not_found:
+            return Verdict(False, "not found")
+        elif found.band != "answer" and not repeat:  # a doubted line vouches for no other
             return Verdict(False, "weak")
-        if line_key(entry.evidence[0][1]) != line_key(found.best_line):
+        elif line_key(entry.evidence[0][1]) != line_key(found.best_line):
             return Verdict(False, "evidence")
         ours, theirs = asked_kinds(self.question), asked_kinds(entry.question)
         if ours and theirs and ours != theirs:
@@ -133,7 +144,12 @@ class QuestionCheck:
         quoted = " ".join(line for _, line in entry.evidence)
         header = found.record.text.split("\n", 1)[0] if found.record is not None else ""
         mismatch = self.verifier.guard.slots(self.question, entry.question, quoted, header)
-        return Verdict(False, f"slots:{mismatch.field}") if mismatch else Verdict(True, "ok")
+        if mismatch:
+            return Verdict(False, f"slots:{mismatch.field}")
+        same = self.verifier.same
+        if same is not None and not repeat and not same(entry.question, self.question):
+            return Verdict(False, "reader")
+        return Verdict(True, "ok")
 
     def retrieves(self, entry: QAEntry) -> bool:
         """The entry's best source is among this question's top chunks (no sources: unknown,

@@ -155,6 +155,10 @@ class LocalLLM:
     def n_past(self) -> int:
         return self._llm.n_tokens
 
+    def held_tokens(self) -> list[int]:
+        """The tokens whose KV the prompt's sequence holds, in order."""
+        return [int(t) for t in self._llm.input_ids[: self._llm.n_tokens]]
+
     def reset(self) -> None:
         self._llm.reset()
         self._llm._ctx.kv_cache_seq_rm(-1, 0, -1)

@@ -56,6 +56,7 @@ class QuoteShown(Message):
 
     turn: int
     quote: QuoteFound
+    verdict: str = ""  # the reader's (QuoteJudged), shown in place of "checking…"
 
 
 @dataclass

@@ -91,6 +91,8 @@ class _Relay:
             return [SourcesFound(turn, sources), AnswerStatusChanged(turn, "reading the mails…")]
         if isinstance(event, p.QuoteFound):
             return [QuoteShown(turn, event)]
+        if isinstance(event, p.QuoteJudged):  # the reader's verdict replaces the mark in place
+            return [QuoteShown(turn, event.quote, event.verdict)]
         if isinstance(event, p.KVReused):
             reused = f"{event.reused_tokens} of {event.prompt_tokens} prompt tokens cached"
             return [self.status(f"{WRITING} ({reused})")]

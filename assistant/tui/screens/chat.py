@@ -173,7 +173,7 @@ class ChatScreen(Screen[None]):
 
     @on(QuoteShown)
     def _quoted(self, m: QuoteShown) -> None:
-        self._turn(m.turn).show_quote(m.quote)
+        self._turn(m.turn).show_quote(m.quote, m.verdict)
         if m.turn == self.turn:
             self.query_one(SourcesPanel).mark(m.quote.mail)
 

@@ -75,6 +75,7 @@ class Turn(Vertical):
         self.turn = turn
         self.question = question
         self.quoted = False  # the quote (or "not found") is on screen
+        self.verdict = ""  # the reader's verdict on it (answer/judge.py), once it came
         self.running = True
 
     def compose(self) -> ComposeResult:
@@ -93,10 +94,15 @@ class Turn(Vertical):
         """Above the answer: what a follow-up was turned into (assistant/mail/followup.py)."""
         self._show("rewrite", REWRITE + rewritten.standalone)
 
-    def show_quote(self, quote: QuoteFound) -> None:
+    def show_quote(self, quote: QuoteFound, verdict: str = "") -> None:
+        """The quote, marked "checking…" while the reader judges it; shown again in place with
+        the reader's `verdict` (another line, "not found", or its mark)."""
         self.quoted = True
+        self.verdict = verdict or self.verdict
+        for name in ("flag", "quote", "mail", "also"):
+            self._hide(name)
+        self.set_class(quote.band == "none", "not-found")
         if quote.band == "none":
-            self.add_class("not-found")
             self._show("flag", shape.NOT_FOUND)
             if quote.nearest:
                 self._show("mail", nearest_text(quote))
@@ -105,6 +111,10 @@ class Turn(Vertical):
         self._show("mail", source_line(quote.mail))
         if quote.also:  # another mail's best lines, as the CLI shows them (senders by name)
             self._show("also", shape.also_text(quote.also, mail_text(quote.also_mail)))
+        if quote.checking and not verdict:
+            self._show("flag", shape.CHECKING)
+        elif verdict == "unconfirmed":
+            self._show("flag", shape.READER_WEAK)
 
     def set_status(self, status: str) -> None:
         if self.running:
@@ -117,10 +127,13 @@ class Turn(Vertical):
             self._show("sentence", done.sentence)
         if marked(done):
             self._show("reason", reason(done))
-        if done.band == "weak":  # the model's reading did not confirm the quote
+        if done.band == "weak" and not self.verdict:  # the sentence did not confirm it
             self._show("flag", shape.WEAK)
         self.set_class(not done.supported, "marked")
         self._end(badge(done))
+
+    def _hide(self, name: str) -> None:
+        self.query_one(f".{name}", Static).display = False
 
     def _show(self, name: str, content: str | Text) -> None:
         line = self.query_one(f".{name}", Static)

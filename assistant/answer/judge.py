@@ -1,0 +1,230 @@
+"""The reader's verdicts: a model that can judge (the 1.5B instruct model by default, [models]
+reader) answers short Yes/No prompts, and its margin log p(Yes) − log p(No) decides:
+
+- does the quote state the answer (the mark the user sees: confirmed, or "Not confirmed");
+- if not, does one of the line scorer's next candidate lines (of at most three mails) state it:
+  that line's mail becomes the quote; if no line comes near, "Not found in your mail";
+- does a stored question ask for the same information as a new one (QA-bank hits).
+
+Every prompt opens with one fixed instruction, whose KV stays in the model between calls, then
+the question, whose KV is shared by the lines judged for it: a verdict prefills only the line
+and a few words. The bars on the margin are fitted by bench/reader_fit.py on one half of the
+fit sets and reported on the other (bench/results/reader_fit.json); none of them is read off
+an evaluation set.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from assistant.answer.evidence import Candidate, Evidence, Found, mail_key, shown_lines
+from assistant.answer.quoted import answer_span, clipped, line_key, window
+from assistant.llm.prompt import Frame, chat_frame
+from assistant.llm.runtime import LocalLLM
+
+READER_PROMPTS = ("reader_system.txt", "reader_states.txt", "reader_same.txt")
+CANDIDATES = 3  # lines judged after an unconfirmed quote
+MAILS = 3  # of at most this many mails
+EXCERPT_CHARS = 320
+
+
+@dataclass(frozen=True)
+class Prompts:
+    """The reader's prompts (prompts/reader_*.txt): the fixed instruction, "does this excerpt
+    state the answer" ({question}, {excerpt}) and "same question" ({stored}, {asked})."""
+
+    system: str
+    states: str
+    same: str
+
+    @classmethod
+    def read(cls, folder: Path) -> Prompts:
+        texts = [(folder / name).read_text(encoding="utf-8").strip() for name in READER_PROMPTS]
+        return cls(*texts)
+
+
+@dataclass(frozen=True)
+class Bars:
+    """Bars on the margin log p(Yes) − log p(No): a line states the answer at or above
+    `confirm`; when neither the quote nor any candidate reaches `none`, nothing is found; a
+    stored question asks the same at or above `same`."""
+
+    confirm: float
+    none: float
+    same: float
+
+
+# bench/reader_fit.py, fitted on half "a" of the fit sets (bench/results/reader_fit.json)
+DEFAULT_BARS = Bars(confirm=0.0, none=-2.5, same=0.0)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """The reader's verdict on a quote: "confirmed" (the quote states the answer), "moved"
+    (another candidate line does: `found` now quotes it), "unconfirmed" (shown marked) or
+    "not found"; `margin` is the deciding line's."""
+
+    verdict: str
+    found: Found
+    margin: float
+
+
+class Reader:
+    """The reader model's two questions, each answered by one margin. Holds the model's lock for
+    each call; the instruction's KV is kept between calls (whatever else used the model since,
+    the tokens it still holds are checked, not assumed)."""
+
+    def __init__(self, llm: LocalLLM, prompts: Prompts, bars: Bars = DEFAULT_BARS) -> None:
+        self.llm, self.prompts, self.bars = llm, prompts, bars
+        self._frame: Frame | None = None
+        self._prefix: list[int] = []
+        self._yes_no: tuple[int, int] = (0, 0)
+        self._memo: dict[str, float] = {}
+        self._guard = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self.llm.name
+
+    def _ready(self) -> Frame:
+        if self._frame is None:
+            frame = chat_frame(self.llm)
+            fixed = frame.head + self.prompts.system + frame.middle
+            self._prefix = self.llm.tokenize(fixed, first=True)
+            self._yes_no = (self.llm.tokenize("Yes")[0], self.llm.tokenize("No")[0])
+            self._frame = frame
+        return self._frame
+
+    def states(self, question: str, excerpts: Sequence[str]) -> list[float]:
+        """For each excerpt, the margin that it states the answer to `question`. The excerpt
+        comes first, as in the instruction's examples (judged better than the question first
+        and sharing its KV across excerpts: bench/results/reader_prompts.json)."""
+        asked = " ".join(question.split())
+        texts = [" ".join(e.split())[:EXCERPT_CHARS] for e in excerpts]
+        return self._margins([self.prompts.states.format(excerpt=t, question=asked) for t in texts])
+
+    def same(self, stored: str, asked: str) -> float:
+        """The margin that `stored` asks for the same information as `asked` (kept: a repeat
+        costs nothing)."""
+        key = hashlib.sha256(f"{self.llm.fingerprint}\n{stored}\n{asked}".encode()).hexdigest()
+        if key not in self._memo:
+            stored, asked = " ".join(stored.split()), " ".join(asked.split())
+            text = self.prompts.same.format(stored=stored, asked=asked)
+            self._memo[key] = self._margins([text])[0]
+        return self._memo[key]
+
+    def _margins(self, items: Sequence[str]) -> list[float]:
+        """Each item's margin, each prompt the fixed instruction (its KV kept) and the item."""
+        with self._guard, self.llm.for_the_user():
+            frame = self._ready()
+            out = []
+            for item in items:
+                keep(self.llm, self._prefix)
+                self.llm.eval(self.llm.tokenize(item + frame.tail))
+                logits = self.llm.logits()
+                out.append(float(logits[self._yes_no[0]] - logits[self._yes_no[1]]))
+            return out
+
+
+def keep(llm: LocalLLM, tokens: Sequence[int]) -> None:
+    """The model's state holds `tokens` and nothing after: what it already holds of them is kept,
+    the rest evaluated (in one batch, as a fresh state would evaluate them after the same held
+    part: the KV, and so every verdict after it, is the same either way)."""
+    same = 0
+    for a, b in zip(llm.held_tokens(), tokens, strict=False):
+        if a != b:
+            break
+        same += 1
+    if same == 0:
+        llm.reset()
+    else:
+        llm.truncate(same)
+    if same < len(tokens):
+        llm.eval(list(tokens[same:]))
+
+
+def judge(reader: Reader, question: str, found: Found) -> Judged:
+    """The reader's verdict on the scorer's quote, and the quote it leaves (Judged)."""
+    if not found.ranked or not found.lines:
+        return Judged("not found", found, float("-inf"))
+    bars = reader.bars
+    first = reader.states(question, [" ".join(e.sentence for e in found.lines)])[0]
+    if first >= bars.confirm:
+        return Judged("confirmed", confirmed(found), first)
+    others = next_candidates(found, question)
+    margins = reader.states(question, [c.line.text for c in others]) if others else []
+    best = max(range(len(margins)), key=margins.__getitem__, default=None)
+    if best is not None and margins[best] >= bars.confirm:
+        return Judged("moved", promoted(found, others[best], question), margins[best])
+    top = max([first, *margins])
+    if top < bars.none:
+        return Judged("not found", replace(found, band="none", also=[], also_record=None), top)
+    return Judged("unconfirmed", replace(found, band="weak", judged="unconfirmed"), first)
+
+
+def confirmed(found: Found) -> Found:
+    return replace(found, band="answer", judged="confirmed")
+
+
+def next_candidates(found: Found, question: str, n: int = CANDIDATES) -> list[Candidate]:
+    """The scorer's best lines after the quote's, of at most MAILS mails (the quote's first)."""
+    shown = {(e.chunk_id, e.sentence) for e in found.lines}
+    mails: list[str] = [mail_key(found.record)] if found.record is not None else []
+    out: list[Candidate] = []
+    for candidate, _ in found.ranked:
+        if evidence_of(candidate, question) in {Evidence(*s) for s in shown}:
+            continue
+        if len(candidate.line.text.split()) < 3:
+            continue
+        key = mail_key(candidate.record)
+        if key not in mails:
+            if len(mails) >= MAILS:
+                continue
+            mails.append(key)
+        out.append(candidate)
+        if len(out) >= n:
+            break
+    return out
+
+
+def promoted(found: Found, candidate: Candidate, question: str) -> Found:
+    """`found` with `candidate`'s mail quoted, the candidate first among its lines."""
+    rest = [r for r in found.ranked if r[0] is not candidate]
+    ranked = [(candidate, found.ranked[0][1]), *rest]
+    quote, also = shown_lines(ranked)
+    lines = [evidence_of(c, question) for c in quote]
+    span = answer_span(" ".join(e.sentence for e in lines), question)
+    moved = replace(
+        found, lines=lines, span=span, band="answer", record=candidate.record, ranked=ranked,
+        also=[evidence_of(c, question) for c in also],
+        also_record=also[0].record if also else None,
+        keys=[clipped(c.line.text) for c in quote], judged="confirmed",
+    )  # fmt: skip
+    return moved
+
+
+def promoted_to(found: Found, evidence: Sequence[tuple[int, str]], question: str) -> Found:
+    """`found` quoting the candidate line that a stored answer's evidence names first (its
+    reader confirmed it when the answer was stored); confirmed as it is without one."""
+    if evidence:
+        key = line_key(evidence[0][1])
+        for candidate, _ in found.ranked:
+            if line_key(clipped(candidate.line.text)) == key:
+                return promoted(found, candidate, question)
+    return confirmed(found)
+
+
+def evidence_of(candidate: Candidate, question: str) -> Evidence:
+    return Evidence(candidate.record.chunk_id, window(candidate.line.text, question))
+
+
+SameCheck = Callable[[str, str], bool]
+
+
+def same_check(reader: Reader) -> SameCheck:
+    """`(stored, asked) → served`: the reader judges the two questions the same."""
+    return lambda stored, asked: reader.same(stored, asked) >= reader.bars.same

