@@ -384,7 +384,8 @@ def make_judge(ctx: Services) -> tuple[Reader | None, str]:
     if path is None:
         return None, note
     llm = ctx.llm if path == ctx.llm.path else LocalLLM(path, 2048, ctx.settings.llm.n_threads)
-    return Reader(llm, Prompts.read(bundled("prompts"))), note
+    kv_dir = ctx.home.cache_dir / "reader"
+    return Reader(llm, Prompts.read(bundled("prompts")), kv_dir=kv_dir), note
 
 
 def make_answerer(ctx: Services) -> Answerer:

@@ -18,9 +18,11 @@ the candidates when the quote is not confirmed (the model's threads as a questio
 from __future__ import annotations
 
 import argparse
+import gzip
 import itertools
 import json
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -45,6 +47,7 @@ SETS = {
     "holdout": ("demo", [QA_DIR / "evidence_holdout.jsonl"]),
     "real": ("real", [QA_DIR / "skilling_qa.jsonl"]),
     "new": ("real", [QA_DIR / "skilling_new.jsonl"]),
+    "fossum": ("fossum", [QA_DIR / "fossum_qa.jsonl"]),  # the second mailbox (data/eval/)
 }
 FIT_SETS = ("demo", "holdout", "real")  # half "a" of these fits; their half "b" reports
 CONFIRM_GRID = [x / 4 for x in range(-16, 13)]
@@ -56,7 +59,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--sets", default="demo,holdout,real,new")
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
     parser.add_argument("--work", type=Path, default=Path("/tmp/reader_fit"))
-    parser.add_argument("--eval-dir", type=Path, default=default_eval_dir())
+    parser.add_argument("--eval-dir", type=Path, default=default_eval_dir(),
+                        help="holds mail/skilling-j.mbox.gz and mail/fossum-d.mbox.gz")
     parser.add_argument("--real-home", type=Path, help="an imported dev-mailbox home to copy")
     parser.add_argument("--summarize", action="store_true", help="replay the saved rows only")
     parser.add_argument("--out", default="reader_fit")
@@ -69,6 +73,13 @@ def home_for(kind: str, args: argparse.Namespace) -> Path:
         return home
     if kind == "real" and args.real_home:
         shutil.copytree(args.real_home, home, ignore=shutil.ignore_patterns("cache", "run"))
+        return home
+    if kind == "fossum":
+        mbox = args.work / "fossum-d.mbox"
+        with gzip.open(args.eval_dir / "mail" / "fossum-d.mbox.gz") as src, mbox.open("wb") as dst:
+            shutil.copyfileobj(src, dst)
+        cmd = [sys.executable, "-m", "assistant.cli", "--home", str(home), "import", str(mbox)]
+        subprocess.run(cmd, check=True, capture_output=True, cwd=REPO)
         return home
     return cli_import(home, kind, args.work, args.eval_dir)
 

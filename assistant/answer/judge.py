@@ -16,6 +16,7 @@ an evaluation set.
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -23,11 +24,15 @@ from pathlib import Path
 
 from assistant.answer.evidence import Candidate, Evidence, Found, mail_key, shown_lines
 from assistant.answer.quoted import answer_span, clipped, line_key, window
+from assistant.llm.model_file import LLMError
 from assistant.llm.prompt import Frame, chat_frame
 from assistant.llm.runtime import LocalLLM
+from cache.files import replace_atomically
+
+log = logging.getLogger(__name__)
 
 READER_PROMPTS = ("reader_system.txt", "reader_states.txt", "reader_same.txt")
-CANDIDATES = 3  # lines judged after an unconfirmed quote
+CANDIDATES = 2  # lines judged after an unconfirmed quote (each costs a verdict)
 MAILS = 3  # of at most this many mails
 EXCERPT_CHARS = 320
 
@@ -78,8 +83,11 @@ class Reader:
     each call; the instruction's KV is kept between calls (whatever else used the model since,
     the tokens it still holds are checked, not assumed)."""
 
-    def __init__(self, llm: LocalLLM, prompts: Prompts, bars: Bars = DEFAULT_BARS) -> None:
+    def __init__(
+        self, llm: LocalLLM, prompts: Prompts, bars: Bars = DEFAULT_BARS, kv_dir: Path | None = None
+    ) -> None:
         self.llm, self.prompts, self.bars = llm, prompts, bars
+        self.kv_dir = kv_dir  # where the instruction's KV is kept for the next process
         self._frame: Frame | None = None
         self._prefix: list[int] = []
         self._yes_no: tuple[int, int] = (0, 0)
@@ -117,10 +125,32 @@ class Reader:
             self._memo[key] = self._margins([text])[0]
         return self._memo[key]
 
+    def _instruction(self) -> None:
+        """The model holds the instruction's KV: kept from the last call, else read from
+        `kv_dir` (written by an earlier process: a one-shot `ask` computes only its own
+        prompt), else computed and written there. A file that does not fit is computed again."""
+        prefix = self._prefix
+        if self.llm.held_tokens()[: len(prefix)] == prefix:
+            return
+        name = hashlib.sha256(str(prefix).encode()).hexdigest()[:16]
+        path = self.kv_dir / f"{self.llm.fingerprint}-{name}.kv" if self.kv_dir else None
+        if path is not None and path.is_file():
+            try:
+                self.llm.restore_ranges([path.read_bytes()], prefix)
+                return
+            except (OSError, LLMError) as exc:
+                log.warning("%s: the reader's cached instruction is recomputed (%s)", path, exc)
+        self.llm.reset()
+        self.llm.eval(prefix)
+        if path is not None:
+            blob = self.llm.save_range(0, len(prefix))
+            replace_atomically(path, lambda tmp: tmp.write_bytes(blob))
+
     def _margins(self, items: Sequence[str]) -> list[float]:
         """Each item's margin, each prompt the fixed instruction (its KV kept) and the item."""
         with self._guard, self.llm.for_the_user():
             frame = self._ready()
+            self._instruction()
             out = []
             for item in items:
                 keep(self.llm, self._prefix)

@@ -123,3 +123,19 @@ def test_the_instructions_kv_kept_gives_the_margins_a_fresh_model_gives(reader):
     assert kept == pytest.approx(fresh, abs=0.05)
     keep(reader.llm, reader._prefix)  # a state holding more is cut back to the instruction
     assert reader.llm.held_tokens() == reader._prefix
+
+
+def test_the_instruction_kv_is_kept_on_disk_for_the_next_process(reader, tmp_path, caplog):
+    question, line = "Where is the wedding?", "Elin's wedding is in Uppsala on 8 August."
+    first = Reader(reader.llm, reader.prompts, kv_dir=tmp_path)
+    reader.llm.reset()
+    computed = first.states(question, [line])[0]
+    [kept] = list(tmp_path.glob("*.kv"))
+    reader.llm.reset()  # a new process: nothing held, the file read instead of computing
+    again = Reader(reader.llm, reader.prompts, kv_dir=tmp_path)
+    assert again.states(question, [line])[0] == pytest.approx(computed, abs=1e-4)
+    kept.write_bytes(kept.read_bytes()[:1000])  # truncated: said, computed again, rewritten
+    reader.llm.reset()
+    third = Reader(reader.llm, reader.prompts, kv_dir=tmp_path)
+    assert third.states(question, [line])[0] == pytest.approx(computed, abs=1e-4)
+    assert "recomputed" in caplog.text and kept.stat().st_size > 1000
