@@ -26,6 +26,7 @@ class MailHeaders:
     recipients: str
     cc: str
     date: str  # ISO 8601, "" when undated
+    bulk: str = ""  # the list/bulk mark of its headers (ingest/emails.py bulk_mark)
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class ThreadRows:
 
     def mail_headers(self) -> list[MailHeaders]:
         rows = self.db.execute(
-            "SELECT id, message_id, in_reply_to, refs, title, sender, recipients, cc, date "
+            "SELECT id, message_id, in_reply_to, refs, title, sender, recipients, cc, date, bulk "
             "FROM documents WHERE kind = 'email' ORDER BY id"
         ).fetchall()
         return [
