@@ -55,13 +55,14 @@ def kv_use(ctx: Services) -> str:
 def nights(ctx: Services) -> str:
     """What the nights covered and what the last one did."""
     from assistant.precompute.coverage import plan, statement
-    from assistant.precompute.planner import noded_chunks
+    from assistant.precompute.planner import chunk_texts, noded_chunks
     from cache.jobs import JobQueue
     from cache.prediction import History
     from cache.runs import RunLog
 
     store = ctx.store
-    made = plan(store.mail_headers(), store.chunk_documents(), {}, ctx.settings.mail.today)
+    made = plan(store.mail_headers(), store.chunk_documents(), {}, ctx.settings.mail.today,
+                chunk_texts(store))  # fmt: skip
     last = RunLog(ctx.cache_db).last()
     said = statement(made, noded_chunks(JobQueue(ctx.cache_db)))
     saved = History(ctx.cache_db).savings()
