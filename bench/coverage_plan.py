@@ -171,7 +171,8 @@ def _measure(home: Path, questions: Path, budgets: dict[str, int], own: list, fi
              for c in chunks_of.get(h.doc_id, [])}  # fmt: skip
     sources = _source_chunks(store, chunks_of, questions)
     out = {"plan_seconds": seconds, "chunks": len(plan.chunks), "flood_chunks": len(flood),
-           "bulk_chunks": plan.bulk_chunks, "copies": plan.copies, "by_budget": {},
+           "bulk_chunks": getattr(plan, "bulk_chunks", 0), "by_budget": {},
+           "copies": getattr(plan, "copies", 0),  # (none before issue 47)
            "prompt_chunks": sum(map(len, own)),
            "prompt_flood_chunks": sum(len(set(p) & flood) for p in own),
            "prompts": own}  # fmt: skip

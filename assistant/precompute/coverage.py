@@ -137,7 +137,7 @@ def order(
     first = [c for c in ranked if c not in last]
     taken, every = set(), round(1 / explore) if explore > 0 else 0
     tail = [c for c in first[len(first) // 2 :] if c not in unexplored]
-    tail.sort(key=lambda c: (c * 0x9E3779B1 + seed) % 2**32, reverse=True)
+    tail.sort(key=lambda c: ((c ^ seed) * 0x9E3779B1) % 2**32, reverse=True)
     for n, chunk in enumerate(first, start=1):
         if every and n % every == 0:
             while tail and tail[-1] in taken:
