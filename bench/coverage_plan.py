@@ -16,8 +16,8 @@ paces (night_stop48.json's projection, night_rate.json's default threads): the s
 chunks among the first N, and of the question set the share of source mails with a chunk among
 them and the share of the prompts' chunks among them (the shipped selection reads the prompts,
 no model, as bench/night_reach.py does): the mailbox's prompts under either plan (what the plan
-changes), and each home's own (the flood changes what some questions retrieve, too). Writes
-bench/results/plan_flood.json.
+changes), and each home's own (the flood changes what some questions retrieve, too). --today
+pins the plan's now (`[mail] today`); the flood ends there. Writes bench/results/plan_flood.json.
 
     python bench/coverage_plan.py --home /tmp/flood/dev-home --flood 2256 \\
         [--flood-home /tmp/flood/flood-home]
@@ -60,13 +60,14 @@ def main() -> None:
     parser.add_argument("--flood", type=int, default=0, help="campaign mails to add (issue 47)")
     parser.add_argument("--flood-home", type=Path, help="the flooded copy: made once, reused")
     parser.add_argument("--out", default="", help="results name (coverage_plan, plan_flood)")
+    parser.add_argument("--today", default="", help="[mail] today (ISO date): the plan's now")
     args = parser.parse_args()
     if args.flood:
         flood_main(args)
         return
     store = KnowledgeStore(open_db(args.home / "knowledge.db"))
     chunks_of = store.chunk_documents()
-    plan, seconds = _plan(store)
+    plan, seconds = _plan(store, args.today)
     sources = _source_chunks(store, chunks_of, args.questions)
     orders = {"recent": plan.chunks, "newest": store.chunk_ids()[::-1]}
     rows, data = [], {"plan_seconds": seconds, "chunks": len(plan.chunks),
@@ -86,13 +87,14 @@ def main() -> None:
     write_results(args.out or "coverage_plan", data, vars(args) | {"home": str(args.home)})
 
 
-def _plan(store: KnowledgeStore) -> tuple[coverage.Plan, float]:
-    """The plan as the night's Planner makes it (no asked questions, today from the mail), and
-    the seconds it took. A commit before issue 47 has no chunk_texts: its plan reads no texts."""
+def _plan(store: KnowledgeStore, today: str) -> tuple[coverage.Plan, float]:
+    """The plan as the night's Planner makes it (no asked questions, `today` or the newest
+    mail's date), and the seconds it took. A commit before issue 47 has no chunk_texts: its
+    plan reads no texts."""
     start = time.perf_counter()
     texts = getattr(planner, "chunk_texts", None)
     extra = (texts(store),) if texts else ()
-    made = coverage.plan(store.mail_headers(), store.chunk_documents(), {}, "", *extra)
+    made = coverage.plan(store.mail_headers(), store.chunk_documents(), {}, today, *extra)
     return made, time.perf_counter() - start
 
 
@@ -113,13 +115,13 @@ def flood_main(args: argparse.Namespace) -> None:
     flooded = args.flood_home or args.home.parent / f"{args.home.name}-flood"
     if not (flooded / "knowledge.db").exists():
         log(f"importing a flood of {args.flood} mails into a copy of the home at {flooded}")
-        flooded_copy(args.home, flooded, args.flood, _newest(args.home), REPO)
+        flooded_copy(args.home, flooded, args.flood, _newest(args.home, args.today), REPO)
     budgets = {f"{n}": n for n in FLOOD_NODES} | _half_hours()
     prompts = {"mailbox": _prompt_chunks(args.home, args.questions),
                "mailbox + flood": _prompt_chunks(flooded, args.questions)}  # fmt: skip
     homes = {"mailbox": args.home, "mailbox + flood": flooded}
     measured = {
-        name: _measure(home, args.questions, budgets, prompts[name], prompts["mailbox"])
+        name: _measure(home, args, budgets, prompts[name], prompts["mailbox"])
         for name, home in homes.items()
     }
     rows = [
@@ -147,9 +149,9 @@ def flood_main(args: argparse.Namespace) -> None:
 _COLUMNS = ("flood_share", "question_mails_covered", "prompt_chunks_covered", "own_prompts_covered")
 
 
-def _newest(home: Path) -> datetime:
+def _newest(home: Path, today: str) -> datetime:
     store = KnowledgeStore(open_db(home / "knowledge.db"))
-    return coverage.today_of(coverage.mails_of(store.mail_headers()))
+    return coverage.today_of(coverage.mails_of(store.mail_headers()), today)
 
 
 def _half_hours() -> dict[str, int]:
@@ -161,15 +163,15 @@ def _half_hours() -> dict[str, int]:
     return out
 
 
-def _measure(home: Path, questions: Path, budgets: dict[str, int], own: list, fixed: list) -> dict:
+def _measure(home: Path, args: argparse.Namespace, budgets: dict, own: list, fixed: list) -> dict:
     """The home's plan at each budget: flood share, source mails covered, and the chunks
     covered of the `fixed` prompts (the mailbox's) and of the home's `own`."""
     store = KnowledgeStore(open_db(home / "knowledge.db"))
     chunks_of = store.chunk_documents()
-    plan, seconds = _plan(store)
+    plan, seconds = _plan(store, args.today)
     flood = {c for h in store.mail_headers() if is_flood(h.message_id)
              for c in chunks_of.get(h.doc_id, [])}  # fmt: skip
-    sources = _source_chunks(store, chunks_of, questions)
+    sources = _source_chunks(store, chunks_of, args.questions)
     out = {"plan_seconds": seconds, "chunks": len(plan.chunks), "flood_chunks": len(flood),
            "bulk_chunks": getattr(plan, "bulk_chunks", 0), "by_budget": {},
            "copies": getattr(plan, "copies", 0),  # (none before issue 47)
