@@ -102,7 +102,7 @@ def _source_chunks(store: KnowledgeStore, chunks_of: dict, path: Path) -> list[s
     by_message = {h.message_id.strip("<>"): h.doc_id for h in store.mail_headers()}
     out = []
     for line in path.read_text(encoding="utf-8").splitlines():
-        source = json.loads(line).get("source", "").strip("<>")
+        source = (json.loads(line).get("source") or "").strip("<>")
         if source in by_message:
             out.append(set(chunks_of.get(by_message[source], [])))
     return out
