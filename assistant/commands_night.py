@@ -55,13 +55,14 @@ def kv_use(ctx: Services) -> str:
 def nights(ctx: Services) -> str:
     """What the nights covered and what the last one did."""
     from assistant.precompute.coverage import plan, statement
-    from assistant.precompute.planner import noded_chunks
+    from assistant.precompute.planner import chunk_texts, noded_chunks
     from cache.jobs import JobQueue
     from cache.prediction import History
     from cache.runs import RunLog
 
     store = ctx.store
-    made = plan(store.mail_headers(), store.chunk_documents(), {}, ctx.settings.mail.today)
+    made = plan(store.mail_headers(), store.chunk_documents(), {}, ctx.settings.mail.today,
+                chunk_texts(store))  # fmt: skip
     last = RunLog(ctx.cache_db).last()
     said = statement(made, noded_chunks(JobQueue(ctx.cache_db)))
     saved = History(ctx.cache_db).savings()
@@ -83,12 +84,16 @@ def balance(saved: Savings) -> str:
 
 
 def last_night(last: dict) -> str:
-    """ "last night (…): 52 min, 900 jobs: 412 nodes, 110 predicted questions, 30 answered"."""
+    """ "last night (…): 52 min, 900 jobs: 412 nodes (475 an hour), 110 predicted questions,
+    30 answered"."""
+    from assistant.precompute.runner import per_hour
+
     kinds = last.get("by_kind") or {}
     answered = kinds.get("decode", 0) + kinds.get("refresh", 0)
-    ended = local_time(last["finished"])
+    ended, nodes = local_time(last["finished"]), kinds.get("chunk_kv", 0)
+    pace = per_hour(nodes, last["minutes"] * 60)
     return (
         f"last night (ended {ended}, {last['stopped']}): {last['minutes']} min, "
-        f"{last['jobs']} jobs: {kinds.get('chunk_kv', 0)} nodes, "
+        f"{last['jobs']} jobs: {nodes} nodes ({pace:,.0f} an hour), "
         f"{kinds.get('populate', 0)} predicted questions, {answered} answered"
     )

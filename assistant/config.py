@@ -197,10 +197,10 @@ class PrecomputeSettings:
     # "any-order", every one of its chunks that has a node)
     chunk_nodes: bool = True
     # which chunks get those nodes first: "recent" (the coverage plan: recent mail, live threads,
-    # the owner's correspondents, asked questions, 10% exploration; precompute/coverage.py,
-    # bench/results/coverage_plan.json), "access" (the chunks past and predicted questions were
-    # answered from, most used first, then the newest) or "newest" (cache/policy.py;
-    # bench/results/plan.json)
+    # the owner's correspondents, asked questions, 10% exploration, bulk mail last and copies
+    # once; precompute/coverage.py, bench/results/coverage_plan.json, plan_flood.json), "access"
+    # (the chunks past and predicted questions were answered from, most used first, then the
+    # newest) or "newest" (cache/policy.py; bench/results/plan.json)
     plan: str = "recent"
 
 

@@ -75,11 +75,25 @@ def parse_email(
         recipient_names=names(_header(msg, "To"), _header(msg, "X-To")),
         cc_names=names(_header(msg, "Cc"), _header(msg, "X-cc")),
         date=date,
+        bulk=bulk_mark(msg),
         folder=folder,
         attachments=attachments,
         replaced_chars=replaced,
         warnings=warnings,
     )
+
+
+def bulk_mark(msg: Message) -> str:
+    """How the mail's headers say it was sent to many: "list" (List-Id, List-Unsubscribe or
+    Precedence: list), "bulk" (Precedence: bulk or junk), "auto" (Auto-Submitted other than
+    "no", RFC 3834), or "" for none of these. The night plans such mail last."""
+    precedence = _header(msg, "Precedence").strip().lower()
+    if _header(msg, "List-Id") or _header(msg, "List-Unsubscribe") or precedence == "list":
+        return "list"
+    if precedence in ("bulk", "junk"):
+        return "bulk"
+    auto = _header(msg, "Auto-Submitted").strip().lower()
+    return "auto" if auto and auto != "no" else ""
 
 
 def _parse(raw: bytes | bytearray) -> EmailMessage:

@@ -35,6 +35,8 @@ class Document:
     recipient_names: str = ""
     cc_names: str = ""
     date: datetime | None = None
+    # how the mail says it went to many (emails.bulk_mark): "list" | "bulk" | "auto" | ""
+    bulk: str = ""
     folder: str = ""
     source_offset: int | None = None
     attachments: list[Attachment] = field(default_factory=list)

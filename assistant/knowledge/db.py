@@ -136,6 +136,10 @@ _ATTACHMENTS = """
             FROM documents d, json_each(coalesce(d.attachments, '[]')) a;
 """
 
+# How a mail's headers say it went to many (ingest/emails.py bulk_mark: 'list' | 'bulk' | 'auto'
+# | ''), read by the night's coverage plan; NULL for mail stored before, filled by a re-import.
+_BULK = "ALTER TABLE documents ADD COLUMN bulk TEXT;"
+
 # Named migrations, applied in order, each in one transaction with its record in _migrations.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
@@ -146,6 +150,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     # `folder:` queries and the per-folder counts of `stats` read documents by folder
     ("0006_documents_folder", "CREATE INDEX IF NOT EXISTS documents_folder ON documents(folder);"),
     ("0007_attachments", _ATTACHMENTS),
+    ("0008_bulk_mark", _BULK),
 ]
 
 

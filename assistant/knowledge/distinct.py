@@ -69,16 +69,21 @@ class Shape:
 
 
 def shape(text: str) -> Shape:
-    first, _, body = text.partition("\n")
-    header = _HEADER.fullmatch(first)
-    words = tuple(_WORD.findall(body.lower())) if header else ()
-    short = len(words) < MIN_WORDS
-    if short:
-        words = tuple(_WORD.findall(text.lower()))
+    header = _HEADER.fullmatch(text.partition("\n")[0])
+    words, short = compared_words(text)
     n = min(SHINGLE, len(words)) or 1
     shingles = frozenset(words[i : i + n] for i in range(len(words) - n + 1))
     subject = (header.group("subject") or header.group("title") or "") if header else ""
     return Shape(words, shingles, frozenset(_WORD.findall(subject.lower())), short)
+
+
+def compared_words(text: str) -> tuple[tuple[str, ...], bool]:
+    """The chunk's words the rules compare, and whether its body is short: the body's words
+    after the header line, or for a body under MIN_WORDS words the whole text's."""
+    first, _, body = text.partition("\n")
+    words = tuple(_WORD.findall(body.lower())) if _HEADER.fullmatch(first) else ()
+    short = len(words) < MIN_WORDS
+    return (tuple(_WORD.findall(text.lower())) if short else words), short
 
 
 def duplicates(a: Shape, b: Shape) -> bool:

@@ -138,6 +138,7 @@ class KnowledgeStore(ThreadRows, VectorRows, SourceRows):
         if existing["content_hash"] == doc.content_hash:
             self.fill_reply_headers(existing, doc)
             self._fill_names(existing, doc)
+            self._fill_bulk(existing, doc)
             return ("duplicate" if doc.kind == "email" else "unchanged"), doc.source_key
         if doc.kind == "note":
             self._delete_document(existing["id"])
@@ -157,6 +158,13 @@ class KnowledgeStore(ThreadRows, VectorRows, SourceRows):
             "UPDATE documents SET sender_name = ?, recipient_names = ?, cc_names = ? WHERE id = ?",
             [doc.sender_name, doc.recipient_names, doc.cc_names, existing["id"]],
         )
+
+    def _fill_bulk(self, existing: dict, doc: Document) -> None:
+        """A mail stored before its list headers were read (migration 0008) gets its mark on
+        re-import."""
+        if doc.kind == "email" and existing.get("bulk") is None:
+            sql = "UPDATE documents SET bulk = ? WHERE id = ?"
+            self.db.execute(sql, [doc.bulk, existing["id"]])
 
     def _find(self, key: str) -> dict | None:
         rows = list(self.db["documents"].rows_where("source_key = ?", [key], limit=1))
@@ -306,6 +314,7 @@ def _document_row(doc: Document, key: str) -> dict:
         "recipient_names": doc.recipient_names,
         "cc_names": doc.cc_names,
         "date": doc.date.isoformat() if doc.date else None,
+        "bulk": doc.bulk if doc.kind == "email" else None,
         "title": doc.title,
         "folder": doc.folder,
         "source_path": doc.source_path,

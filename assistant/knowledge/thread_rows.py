@@ -26,6 +26,7 @@ class MailHeaders:
     recipients: str
     cc: str
     date: str  # ISO 8601, "" when undated
+    bulk: str = ""  # the list/bulk mark of its headers (ingest/emails.py bulk_mark)
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class ThreadRows:
 
     def mail_headers(self) -> list[MailHeaders]:
         rows = self.db.execute(
-            "SELECT id, message_id, in_reply_to, refs, title, sender, recipients, cc, date "
+            "SELECT id, message_id, in_reply_to, refs, title, sender, recipients, cc, date, bulk "
             "FROM documents WHERE kind = 'email' ORDER BY id"
         ).fetchall()
         return [
@@ -128,16 +129,19 @@ class ThreadRows:
         ).fetchall()
         return [ThreadMail(r[0], *(v or "" for v in r[1:])) for r in rows]
 
-    def chunks_of(self, doc_ids: Sequence[int]) -> list[tuple[int, int, str]]:
-        """(chunk id, document id, text) of the documents' chunks."""
-        if not doc_ids:
-            return []
-        marks = ",".join("?" * len(doc_ids))
-        return self.db.execute(
-            f"SELECT id, document_id, text FROM chunks WHERE document_id IN ({marks}) "
-            "ORDER BY document_id, ordinal",
-            [int(d) for d in doc_ids],
-        ).fetchall()
+    def chunks_of(self, doc_ids: Sequence[int], batch: int = 500) -> list[tuple[int, int, str]]:
+        """(chunk id, document id, text) of the documents' chunks, read `batch` documents at a
+        time (SQLite bounds the parameters of one statement)."""
+        ids = sorted({int(d) for d in doc_ids})
+        out: list[tuple[int, int, str]] = []
+        for start in range(0, len(ids), batch):
+            part = ids[start : start + batch]
+            out += self.db.execute(
+                f"SELECT id, document_id, text FROM chunks WHERE document_id IN "
+                f"({','.join('?' * len(part))}) ORDER BY document_id, ordinal",
+                part,
+            ).fetchall()
+        return out
 
     def drop_chunks(self, chunk_ids: Sequence[int]) -> None:
         """Take chunks out of the index (their document keeps its whole text)."""

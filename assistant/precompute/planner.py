@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 
 from assistant.knowledge.sources import SourceLog
+from assistant.knowledge.store import KnowledgeStore
 from assistant.precompute import coverage
 from assistant.precompute.handlers import PRIORITY, SELFCHECK, Handlers
 from assistant.precompute.parts import PrecomputeParts
@@ -154,7 +155,7 @@ class Planner:
         if self._coverage is None or self._coverage[0] != key:
             made = coverage.plan(
                 store.mail_headers(), store.chunk_documents(), self.history.chunk_counts(),
-                self.parts.settings.mail.today,
+                self.parts.settings.mail.today, chunk_texts(store),
             )  # fmt: skip
             self._coverage = (key, made)
         return self._coverage[1]
@@ -288,6 +289,11 @@ class Planner:
     @staticmethod
     def _bytes_per_node(stats: dict[str, int]) -> int:
         return policy.node_bytes(stats["bytes"], stats["nodes_with_kv"])
+
+
+def chunk_texts(store: KnowledgeStore) -> coverage.Texts:
+    """The texts of documents' chunks, by chunk id (what the coverage plan finds copies in)."""
+    return lambda docs: {chunk: text for chunk, _, text in store.chunks_of(docs)}
 
 
 def noded_chunks(queue: JobQueue) -> set[int]:

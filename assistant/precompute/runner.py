@@ -59,6 +59,10 @@ Notify = Callable[[PrecomputeProgressed], None]
 Stop = Callable[[], bool]
 
 
+def per_hour(count: int, seconds: float) -> float:
+    return count * 3600 / seconds if seconds > 0 else 0.0
+
+
 class PrecomputeBusy(RuntimeError):
     """A precompute pass was asked for while another runs in this process (the idle one and the
     cache screen's `p` share the cache's connection and its job queue: one at a time)."""
@@ -74,10 +78,18 @@ class PrecomputeReport:
     stopped: str = "finished"  # finished | deadline | cancelled | preempted
     by_kind: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def nodes_per_hour(self) -> float:
+        """Chunk nodes made per hour of wall time: the night's pace, what a plan's reach in
+        nodes turns into hours (bench/coverage_plan.py)."""
+        return per_hour(self.by_kind.get("chunk_kv", 0), self.wall_seconds)
+
     def summary(self) -> str:
         kinds = ", ".join(f"{n} {k}" for k, n in sorted(self.by_kind.items())) or "nothing to do"
+        nodes = self.by_kind.get("chunk_kv", 0)
+        pace = f" ({self.nodes_per_hour:,.0f} nodes an hour)" if nodes else ""
         return (
-            f"{self.jobs_done} jobs ({kinds}) in {self.wall_seconds:.0f}s, "
+            f"{self.jobs_done} jobs ({kinds}) in {self.wall_seconds:.0f}s{pace}, "
             f"{self.cpu_seconds:.0f} CPU-s; {self.jobs_left} left; stopped: {self.stopped}"
             + (f"; {self.failed} failed (see the log)" if self.failed else "")
         )

@@ -89,7 +89,7 @@ def test_the_last_night_is_said_in_jobs_nodes_and_answers(kinds):
     last = {"finished": finished, "stopped": "deadline", "minutes": 52.0, "jobs": 7,
             "by_kind": kinds}  # fmt: skip
     said = last_night(last)
-    assert "52.0 min, 7 jobs: 4 nodes, 2 predicted questions, 1 answered" in said
+    assert "52.0 min, 7 jobs: 4 nodes (5 an hour), 2 predicted questions, 1 answered" in said
     # the user's own clock, to the minute, not the stored UTC timestamp
     local = datetime.fromisoformat(finished).astimezone().strftime("%Y-%m-%d %H:%M")
     assert f"last night (ended {local}, deadline)" in said and "+00:00" not in said

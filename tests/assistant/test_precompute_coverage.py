@@ -56,6 +56,97 @@ def test_the_last_six_weeks_count_from_the_newest_mail_or_a_pinned_today():
 def test_a_floor_of_exploration_draws_from_what_the_ranking_leaves_last():
     plan = coverage.plan(_box(), _chunks(_box()), {})
     assert sorted(plan.chunks) == sorted(c for ids in _chunks(_box()).values() for c in ids)
-    ranked = list(coverage.order(_chunks(_box()), {1: 1.0}, explore=0.0))
+    ranked = sorted(plan.chunks, reverse=True)
     tail = set(ranked[len(ranked) // 2 :])
-    assert sum(c in tail for c in plan.chunks[:10]) >= 1
+    assert list(coverage.order(ranked, explore=0.0)) == ranked
+    assert sum(c in tail for c in list(coverage.order(ranked))[:10]) >= 1
+    assert not set(list(coverage.order(ranked, unexplored=tail))[:10]) & tail
+
+
+LETTER = (
+    "I am writing to ask you to support the petition to unfreeze the employees' retirement "
+    "accounts and to speak openly about the partnerships before the hearing next week. "
+    "Families like mine trusted the leadership of this company; please stand with them."
+)
+
+
+def _flood_box(n: int = 60) -> tuple[list[MailHeaders], dict[int, list[int]], dict[int, str]]:
+    """Five mails of the owner's correspondence over four weeks, a campaign of `n` letters from
+    `n` senders in the newest days, a list mail and a no-reply mail of the newest day."""
+    mails = [
+        _mail(1, "2001-10-25T09:00:00+00:00", "Board deck", ME, "sherri@enron.com"),
+        _mail(2, "2001-11-02T09:00:00+00:00", "Re: Board deck", "sherri@enron.com"),
+        _mail(3, "2001-11-08T09:00:00+00:00", "Lunch", "cliff@enron.com"),
+        _mail(4, "2001-11-12T09:00:00+00:00", "Re: Lunch", ME, "cliff@enron.com"),
+        _mail(5, "2001-11-15T09:00:00+00:00", "Foundation meeting", "bpaddock@ghcf.org"),
+        _mail(6, "2001-11-20T09:00:00+00:00", "This week", "news@list.example.org"),
+        _mail(7, "2001-11-20T09:00:00+00:00", "Your statement", "no-reply@bank.example"),
+    ]
+    mails[5] = MailHeaders(*[*vars(mails[5]).values()][:-1], bulk="list")
+    texts = {100 * m.doc_id: f"From: x | Date: y | Subject: {m.subject}\nText {m.doc_id} " * 12
+             for m in mails}  # fmt: skip
+    for i in range(n):
+        doc = 10 + i
+        mails.append(_mail(doc, f"2001-11-{14 + i % 6}T10:00:00+00:00", "Protect savings",
+                           f"sender{i}@aol.com"))  # fmt: skip
+        texts[100 * doc] = f"From: S {i} | Date: 2001-11-19 | Subject: Protect savings\n" + (
+            f"Dear Mr. Skilling, {LETTER} Sincerely, Sender {i} of Town {i % 7}"
+        )
+    return mails, {m.doc_id: [100 * m.doc_id] for m in mails}, texts
+
+
+def _texts(texts: dict[int, str]):
+    return lambda docs: {100 * d: texts[100 * d] for d in docs}
+
+
+def test_a_campaign_is_planned_once_after_the_correspondence_and_bulk_mail():
+    mails, chunks, texts = _flood_box()
+    before = coverage.plan(mails, chunks, {})  # without the texts: no campaign found
+    assert sum(c >= 1000 for c in before.chunks[:5]) >= 4
+    plan = coverage.plan(mails, chunks, {}, texts=_texts(texts))
+    assert plan.chunks[:5] == [400, 500, 300, 200, 100]  # the correspondence
+    assert set(plan.chunks[5:7]) == {600, 700}  # list and no-reply mail of the newest day
+    assert plan.chunks[7] == 1000  # the campaign's first letter, in its place, once
+    assert set(plan.chunks[8:]) == {100 * (10 + i) for i in range(1, 60)}  # copies, last
+    assert (plan.copies, plan.bulk_chunks) == (59, 3)
+    said = coverage.statement(plan, {400, 500})
+    assert said == (
+        "covered: 3% of the last 6 weeks (2 of 67 chunks); "
+        "planned last: 3 chunks of bulk mail, 59 copies"
+    )
+
+
+def test_a_reworded_letter_in_a_campaign_thread_is_mass_mail_too():
+    mails, chunks, texts = _flood_box()
+    texts[1500] = "From: S 5 | Date: 2001-11-19 | Subject: Protect savings\nMy own words " * 9
+    plan = coverage.plan(mails, chunks, {}, texts=_texts(texts))
+    assert plan.chunks.index(1500) > plan.chunks.index(100)  # after the correspondence
+
+
+def test_a_reply_that_adds_a_line_is_no_copy_but_a_resent_mail_is():
+    mails, chunks, texts = _flood_box(n=0)
+    mails += [
+        _mail(8, "2001-11-16T09:00:00+00:00", "Re: Foundation meeting", "cliff@enron.com"),
+        _mail(9, "2001-11-17T09:00:00+00:00", "Foundation meeting", "bpaddock@ghcf.org"),
+    ]
+    chunks |= {8: [800], 9: [900]}
+    meeting = "The investment committee meets on Wednesday at 7:30 in Paul's office. " * 4
+    texts[500] = f"From: B | Date: 2001-11-15 | Subject: Foundation meeting\n{meeting}"
+    texts[800] = f"From: C | Date: 2001-11-16 | Subject: Re: Foundation meeting\nI will be " \
+                 f"there, and I will bring the minutes of the last one.\n{meeting}"  # fmt: skip
+    texts[900] = texts[500].replace("2001-11-15", "2001-11-17")
+    plan = coverage.plan(mails, chunks, {}, texts=_texts(texts))
+    assert plan.copies == 1 and plan.chunks[-1] == 900  # the resend, planned last
+    assert plan.chunks[:3] == [800, 400, 500]  # the reply from a contact, its parent in the
+    # resend's place (the newer of the two)
+
+
+def test_a_thread_lifts_its_mail_only_where_the_owner_took_part():
+    mails = [_mail(1, "2001-11-20T09:00:00+00:00", "Note", "w@y.com")]
+    mails += [_mail(10 + i, "2001-11-20T08:00:00+00:00", "Chatter", f"p{i}@list.org")
+              for i in range(6)]  # fmt: skip
+    mails += [_mail(2, "2001-11-19T08:00:00+00:00", "Plan", ME, "x@y.com"),
+              _mail(3, "2001-11-20T07:00:00+00:00", "Re: Plan", "z@y.com")]  # fmt: skip
+    plan = coverage.plan(mails, _chunks(mails), {})
+    assert plan.chunks[:4] == [200, 201, 300, 301]  # the owner's thread
+    assert plan.chunks[4:6] == [100, 101]  # six strangers' chatter gets no thread lift

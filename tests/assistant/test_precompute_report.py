@@ -20,3 +20,10 @@ def test_rounds_add_up_and_the_last_round_says_why_it_stopped() -> None:
     assert night.stopped == "deadline"
     assert night.by_kind == {"kv": 2, "qa": 4, "refresh": 1}
     assert first.by_kind == {"kv": 2, "qa": 1}  # the rounds themselves are left as they were
+
+
+def test_the_report_says_nodes_an_hour() -> None:
+    night = PrecomputeReport(jobs_done=90, wall_seconds=1800.0, by_kind={"chunk_kv": 80})
+    assert night.nodes_per_hour == 160.0
+    assert "in 1800s (160 nodes an hour)" in night.summary()
+    assert "nodes an hour" not in PrecomputeReport(by_kind={"embed": 1}).summary()

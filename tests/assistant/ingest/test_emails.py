@@ -119,3 +119,19 @@ def test_html_tables_lose_their_layout_padding():
     text = parse_email(make_email(body=None, html=html).as_bytes(), "x").text
     assert "Booking reference  XK7Q2P" in text
     assert "   " not in text
+
+
+def test_list_and_bulk_headers_mark_the_mail():
+    def mark(**headers: str) -> str:
+        msg = make_email()
+        for name, value in headers.items():
+            msg[name.replace("_", "-")] = value
+        return parse_email(msg.as_bytes(), "x").bulk
+
+    assert mark() == ""
+    assert mark(List_Id="<smu-betas.example.org>") == "list"
+    assert mark(List_Unsubscribe="<mailto:leave@example.org>") == "list"
+    assert mark(Precedence="list") == "list"
+    assert mark(Precedence="Bulk") == mark(Precedence="junk") == "bulk"
+    assert mark(Auto_Submitted="auto-generated") == "auto"
+    assert mark(Auto_Submitted="no") == ""
