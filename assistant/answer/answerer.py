@@ -166,9 +166,12 @@ class Answerer:
         hit = self.lookup(question, vector, found) if layers.qa else None
         clock.lap("qa_lookup")
         if hit is not None:
-            if self.judge is not None:  # the stored answer's line, confirmed when it was stored
-                found = promoted_to(found, hit.entry.evidence, question)
-                yield QuoteJudged("confirmed", 0.0, quote_found(found))
+            if self.judge is not None:  # the stored answer's line: a user's answer was kept
+                found = promoted_to(found, hit.entry.evidence, question)  # only if confirmed
+                if hit.entry.origin == "user":
+                    yield QuoteJudged("confirmed", 0.0, quote_found(found))
+                else:  # the night's answers are judged when first served
+                    found = yield from self._judged(question, found, clock)
             self.qa.log_served(hit.entry.id, question, hit.similarity)
             yield QAHitFound(hit.entry.question, hit.similarity, hit.entry.id,
                              hit.entry.answered_at or 0.0)  # fmt: skip

@@ -37,6 +37,7 @@ def answerer_over(
     reranker: Reranker | None = None,
     retriever: Retriever | None = None,
     reader: QueryReader | None = None,
+    judge=None,
 ) -> Answerer:
     """An Answerer over `store` with a fresh in-memory cache database (QA bank at `threshold`,
     KV tree with its blobs under `kv_dir`); `reader` reads filters from a question (step 2)."""
@@ -46,7 +47,9 @@ def answerer_over(
     settings = settings or Settings()
     select = Selection(settings, retriever or Retriever(store, embedder, None), reranker)
     cache = PromptCache(settings, llm, kv, system_prompt, embedder)
-    verifier = HitVerifier(select.retriever, settings.cache)
+    same = (lambda a, b: judge.same(a, b) >= judge.bars.same) if judge is not None else None
+    verifier = HitVerifier(select.retriever, settings.cache, same=same)
     memory = QAMemory(store, qa, embedder, select, verifier)
     lines = LineFinder(embedder, None)
-    return Answerer(settings, store, embedder, select, cache, memory, lines, reader=reader)
+    return Answerer(settings, store, embedder, select, cache, memory, lines, reader=reader,
+                    judge=judge)  # fmt: skip

@@ -51,6 +51,28 @@ class SetReader:
         self.asked += list(excerpts)
         return [next((m for w, m in self.says.items() if w in e), self.default) for e in excerpts]
 
+    def same(self, stored: str, asked: str) -> float:
+        return 5.0
+
+
+def answer_with(tmp_path, reader: SetReader, question: str):
+    """The whole answer path (the real line scorer and SmolLM2 writing) with `reader`."""
+    from assistant.answer.answerer import Answerer
+    from assistant.llm import make_llm
+    from tests.assistant.wiring import answerer_over
+
+    embedder = make_embedder(Settings().embedding)
+    store = empty_store()
+    tmp_path.mkdir(parents=True)
+    import_mails(store, embedder, tmp_path / "box.mbox", MAILS, "w")
+    settings = Settings()
+    settings.answer.max_tokens = 16
+    llm, system = make_llm(settings.llm), "Answer in one sentence.\n\n"
+    pipe: Answerer = answerer_over(
+        store, embedder, llm, tmp_path / "kv", settings, system, judge=reader
+    )
+    return pipe, list(pipe.answer(question))
+
 
 def test_a_confirmed_quote_stays_and_is_marked_confirmed(world):
     found = found_for(world, "When does Henrik Dahl start?")
@@ -139,3 +161,23 @@ def test_the_instruction_kv_is_kept_on_disk_for_the_next_process(reader, tmp_pat
     third = Reader(reader.llm, reader.prompts, kv_dir=tmp_path)
     assert third.states(question, [line])[0] == pytest.approx(computed, abs=1e-4)
     assert "recomputed" in caplog.text and kept.stat().st_size > 1000
+
+
+def test_the_verdict_replaces_the_checking_mark_and_only_confirmed_answers_are_kept(tmp_path):
+    from assistant import events as p
+    from assistant.answer.shape import READER_WEAK
+
+    question = "When does Henrik Dahl start?"
+    pipe, events = answer_with(tmp_path / "a", SetReader({}, default=-1.0), question)
+    kinds = [type(e).__name__ for e in events]
+    assert kinds.index("QuoteFound") < kinds.index("QuoteJudged") < kinds.index("AnswerDone")
+    assert next(e for e in events if isinstance(e, p.QuoteFound)).checking
+    judged = next(e for e in events if isinstance(e, p.QuoteJudged))
+    done = events[-1]
+    assert judged.verdict == "unconfirmed" and done.band == "weak" and READER_WEAK in done.answer
+    assert not pipe.qa.entries()  # a doubted answer is not remembered
+    pipe, events = answer_with(tmp_path / "b", SetReader({"3 March": 2.0}), question)
+    assert [e.verdict for e in events if isinstance(e, p.QuoteJudged)] == ["confirmed"]
+    assert events[-1].band == "answer" and len(pipe.qa.entries()) == 1
+    pipe, events = answer_with(tmp_path / "c", SetReader({}, default=-6.0), question)
+    assert events[-1].not_found and not pipe.qa.entries()
