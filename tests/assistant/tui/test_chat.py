@@ -302,3 +302,38 @@ async def test_the_sources_panel_lists_the_prompts_chunks_not_the_candidates(rig
         items = list(pilot.app.screen.query(SourceItem))
         assert [i.source.title for i in items] == TITLES
         assert list(found.values()) == [[1, 2, 3]]
+
+
+class HeldReader:
+    """A reader whose verdict waits for the test: "checking…" can be seen before it comes. Its
+    margin for every excerpt is `margin` (the decision over it is answer/judge.py's own)."""
+
+    def __init__(self, margin: float) -> None:
+        import threading
+
+        from assistant.answer.judge import Bars
+
+        self.margin, self.bars, self.go = margin, Bars(0.0, -3.0, 0.0), threading.Event()
+
+    def states(self, question, excerpts):
+        self.go.wait(10)
+        return [self.margin] * len(excerpts)
+
+    def same(self, stored, asked):
+        return 5.0
+
+
+@pytest.mark.parametrize(("margin", "flag"), [(2.0, None), (-1.0, shape.READER_WEAK)])
+async def test_the_readers_verdict_replaces_checking_in_place(rig, margin, flag):
+    """The quote comes at once marked "checking…"; the reader's verdict replaces the mark:
+    none when it confirms the quote, "Not confirmed" when it does not."""
+    reader = HeldReader(margin)
+    rig.pipeline.judge = reader
+    async with rig.app.run_test(size=SIZE) as pilot:
+        turn = await ask(pilot, DEMOLITION)
+        await wait_for(pilot, lambda: line(turn, "quote") == QUOTE)
+        assert line(turn, "flag") == shape.CHECKING and turn.running
+        reader.go.set()
+        await wait_for(pilot, lambda: not turn.running)
+        assert line(turn, "flag") == flag and line(turn, "quote") == QUOTE
+        assert rig.pipeline.done.band == ("answer" if flag is None else "weak")
