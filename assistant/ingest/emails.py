@@ -7,9 +7,11 @@ import logging
 import re
 from datetime import UTC, datetime
 from email import policy
+from email.headerregistry import BaseHeader, HeaderRegistry
 from email.message import EmailMessage, Message
 from email.parser import BytesFeedParser
 from email.utils import getaddresses, parsedate_to_datetime
+from functools import lru_cache
 
 from assistant.ingest.attachments import (
     DEFAULT_LIMITS,
@@ -28,6 +30,24 @@ from assistant.ingest.types import Document, Issue, NotAnEmail
 _KEY_HEADERS = ("from", "to", "subject", "date", "message-id")
 _FEED_BYTES = 1 << 16
 _ID = re.compile(r"<([^<>\s]+)>")
+_PARSED_HEADERS = 1024  # distinct (name, value) pairs kept parsed
+
+
+class _ParsedOnce(HeaderRegistry):
+    """policy.default's headers, each (name, value) parsed once: the policy parses a header
+    again every time it is read, and a mail's Content-Type is read some nine times (the body's
+    search, its charset, the attachments' walk) and most mails share a few Content-Types.
+    A parsed header is a str with read-only attributes, so sharing one is safe."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._parse = lru_cache(maxsize=_PARSED_HEADERS)(super().__call__)
+
+    def __call__(self, name: str, value: str) -> BaseHeader:
+        return self._parse(name, value)
+
+
+_POLICY = policy.default.clone(header_factory=_ParsedOnce())
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +106,7 @@ def _parse(raw: bytes | bytearray) -> EmailMessage:
     """The message, fed to the parser a piece at a time: BytesParser.parsebytes would decode it
     whole into one string and read that through a StringIO, which copies it again at up to four
     bytes a character."""
-    parser = BytesFeedParser(policy=policy.default)
+    parser = BytesFeedParser(policy=_POLICY)
     with memoryview(raw) as view:
         for start in range(0, len(view), _FEED_BYTES):
             parser.feed(bytes(view[start : start + _FEED_BYTES]))
