@@ -54,6 +54,7 @@ class ImportReport:
     chunks_added: int = 0
     embedded: int = 0
     replaced_chars: int = 0
+    undeclared_qp: int = 0  # bodies quoted-printable though no header said so (decoded)
     read_seconds: float = 0.0
     embed_seconds: float = 0.0
     cancelled: bool = False
@@ -89,6 +90,8 @@ class ImportReport:
             parts.append(f"{self.moved} moved to another folder or file")
         if self.replaced_chars:
             parts.append(f"{self.replaced_chars} undecodable bytes replaced")
+        if self.undeclared_qp:
+            parts.append(f"{self.undeclared_qp} bodies decoded from quoted-printable (undeclared)")
         if self.sources_skipped or self.sources_appended:
             parts.append(f"{self.sources_skipped} unchanged sources skipped, "
                          f"{self.sources_appended} read from where they ended")  # fmt: skip
@@ -244,6 +247,7 @@ class Importer:
         if outcome in ("added", "updated"):
             report.chunks_added += len(chunks)
             report.replaced_chars += doc.replaced_chars
+            report.undeclared_qp += doc.undeclared_qp
             self._warn(doc, key, report)
 
     def _chunks(self, doc: Document) -> list[Chunk]:

@@ -21,7 +21,7 @@ from assistant.ingest.attachments import (
     read_attachments,
 )
 from assistant.ingest.bounds import DEFAULT_MAX_PART_BYTES, bound_text, cut_part
-from assistant.ingest.decode import decode_bytes, utf8_headers
+from assistant.ingest.decode import decode_bytes, undeclared_qp, utf8_headers
 from assistant.ingest.html import html_to_text
 from assistant.ingest.names import names
 from assistant.ingest.quotes import split_reply
@@ -65,15 +65,17 @@ def parse_email(
         raise NotAnEmail("no email headers (From, To, Subject, Date or Message-ID) found")
     warnings: list[str] = []
     body_part = _body_part(msg)
-    body, replaced = _body_text(body_part, warnings, max_part_bytes)
+    body, replaced, as_sent = _body_text(body_part, warnings, max_part_bytes)
     own, quoted = split_reply(body)
     attachments, sections, attachment_warnings = read_attachments(msg, body=body_part)
     message_id = _first_id(_header(msg, "Message-ID"))
     subject = _header(msg, "Subject").strip()
     sender = _header(msg, "From")
     date = _parse_date(_header(msg, "Date"))
-    # from the body alone: a mail stored before attachments were read is still unchanged
-    content_hash = _hash(subject, sender, date, own)
+    # from the body alone, as sent: a mail stored before attachments were read, or before
+    # quoted-printable that no header declared was decoded, is still unchanged
+    hashed = own if as_sent is None else split_reply(as_sent)[0]
+    content_hash = _hash(subject, sender, date, hashed)
     warnings += attachment_warnings + _defect_warnings(msg)
     return Document(
         kind="email",
@@ -98,6 +100,7 @@ def parse_email(
         folder=folder,
         attachments=attachments,
         replaced_chars=replaced,
+        undeclared_qp=as_sent is not None,
         warnings=warnings,
     )
 
@@ -160,21 +163,39 @@ def _hash(subject: str, sender: str, date: datetime | None, text: str) -> str:
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _body_text(part: Message | None, warnings: list[str], max_bytes: int) -> tuple[str, int]:
-    """The body part's text: cut to `max_bytes`, and only what is worth indexing (bounds.py)."""
+def _body_text(
+    part: Message | None, warnings: list[str], max_bytes: int
+) -> tuple[str, int, str | None]:
+    """The body part's text: cut to `max_bytes`, and only what is worth indexing (bounds.py);
+    its undecodable bytes; and where it was quoted-printable that no header declared (decoded
+    here), the text as sent, else None."""
     if part is None:
-        return "", 0
+        return "", 0, None
     size = left_out_size(part)
     if size is not None:
         warnings.append(f"text part of {size / 1e6:.1f} MB left out (over the size cap)")
-        return "", 0
+        return "", 0, None
     payload, cut = cut_part(part.get_payload(decode=True) or b"", max_bytes)
+    decoded = undeclared_qp(payload) if _as_is(part) else None
+    text, replaced, warning, left_out = _readable(part, payload if decoded is None else decoded)
+    warnings.extend(w for w in (cut, warning, *left_out) if w)
+    as_sent = None if decoded is None else _readable(part, payload)[0]
+    return text, replaced if text else 0, as_sent  # bytes of a part left out were not replaced
+
+
+def _as_is(part: Message) -> bool:
+    """Whether the part's bytes were taken as they are (no transfer encoding declared)."""
+    declared = str(part.get("Content-Transfer-Encoding", "")).strip().lower()
+    return declared in ("", "7bit", "8bit", "binary")
+
+
+def _readable(part: Message, payload: bytes) -> tuple[str, int, str | None, list[str]]:
+    """(text, undecodable bytes, charset warning, warnings of what was left out)."""
     text, replaced, warning = decode_bytes(payload, part.get_content_charset())
     if part.get_content_subtype() == "html":
         text = html_to_text(text)
     text, left_out = bound_text(text)
-    warnings.extend(w for w in (cut, warning, *left_out) if w)
-    return text, replaced if text else 0  # bytes of a part left out were not replaced
+    return text, replaced, warning, left_out
 
 
 def _body_part(msg: EmailMessage) -> Message | None:
