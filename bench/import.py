@@ -1,8 +1,11 @@
-"""Import of a ~6,000-mail mailbox, before (torch encoder) and after (the default), side by side.
+"""Import of a ~6,000-mail mailbox, before (torch encoder) and after (the default), side by side;
+or this checkout's import beside an earlier commit's, by turns.
 
     python bench/import.py [--copies 29] [--embed-limit 0] [--before-limit 600]
                            [--designs torch,default] [--rate-designs ...]
                            [--rounds 5] [--sample 96] [--long-tokens 200] [--out import]
+    python bench/import.py --against COMMIT [--mbox PATH | --mails 0] [--rounds 5]
+                           [--embed-limit 512]
 
 The mailbox is the demo mbox `--copies` times with every Message-ID made unique, made once under
 /tmp/bench-cache. Each design imports it into a fresh home in a child process of its own: mails/s
@@ -15,6 +18,11 @@ encoder and embeds the same texts with each in turn, `--rounds` times (medians; 
 chunk, which load moves far less): `--sample` demo chunks as the import makes them, and as many
 texts of `--long-tokens` tokens (demo chunks joined and cut). Writes bench/results/import.json
 (or --out).
+
+With --against (bench/_import_vs.py): the dev mailbox (../shared/eval/mail, its first --mails
+messages; or --mbox) imported by this checkout and by COMMIT in turn, --rounds turns, each in a
+fresh process: read mails/s and chunks/s, and embedding chunks/s over the first --embed-limit
+chunks, as min/median/max and the ratio turn by turn. Writes bench/results/import_vs_COMMIT.json.
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ from _common import (
     CACHE_DIR,
     DEMO_MBOX,
     REPO,
+    default_eval_dir,
     log,
     print_table,
     require_demo,
@@ -68,7 +77,9 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=29, help="copies of the demo mbox")
     parser.add_argument(
-        "--embed-limit", type=int, default=0, help="chunks embedded per import (0: every one)"
+        "--embed-limit",
+        type=int,
+        help="chunks embedded per import (default: every one; 512 with --against)",
     )
     parser.add_argument(
         "--before-limit", type=int, default=600, help=f"chunks the {BEFORE} import embeds"
@@ -79,8 +90,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--sample", type=int, default=96, help="chunks per design per round")
     parser.add_argument("--long-tokens", type=int, default=200, help="tokens of the long texts")
     parser.add_argument("--out", default="import", help="results file name (no .json)")
+    parser.add_argument("--against", help="an earlier commit: import by turns beside it")
+    parser.add_argument("--mbox", type=Path, help="with --against: the mailbox to import")
+    parser.add_argument("--mails", type=int, default=0, help="with --against: the dev mailbox's "
+                        "first N messages (0: all)")  # fmt: skip
+    parser.add_argument("--eval-dir", type=Path, default=default_eval_dir())
     parser.add_argument("--child", help=argparse.SUPPRESS)  # design: run one import, print JSON
-    parser.add_argument("--mbox", type=Path, help=argparse.SUPPRESS)
     return parser.parse_args()
 
 
@@ -258,6 +273,15 @@ def run_child(design: str, args: list[str]) -> dict[str, Any]:
 
 def main() -> None:
     args = parse_args()
+    if args.against:
+        from _import_vs import against, dev_mailbox
+
+        mbox = args.mbox or dev_mailbox(args.eval_dir, args.mails)
+        limit = 512 if args.embed_limit is None else args.embed_limit
+        path = against(args.against, mbox, args.rounds, limit, vars(args))
+        print(f"wrote {path}")
+        return
+    args.embed_limit = args.embed_limit or 0
     if args.child == "rates":
         rate_designs = args.rate_designs.split(",")
         print(json.dumps(rates(rate_designs, args.rounds, args.sample, args.long_tokens)))

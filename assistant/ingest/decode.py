@@ -1,13 +1,25 @@
-"""Bytes → text for any declared (or undeclared, or bogus) charset, counting what was replaced."""
+"""Bytes → text for any declared (or undeclared, or bogus) charset, counting what was replaced;
+and quoted-printable that no header declared."""
 
 from __future__ import annotations
 
 import codecs
+import quopri
 import re
 
 REPLACEMENT = "\ufffd"
 FALLBACK = "cp1252"
 _HEADER_END = re.compile(rb"\r?\n\r?\n")
+# quoted-printable's marks: a soft line break ('=' ending a line; not a '====' rule's last '=',
+# not an encoded word's '?='), and the escapes only its encoder writes: '=3D' (an '=' itself), an
+# 8-bit byte (=E9, =92, =A0), a space or tab kept at a line's end or before a word (=20, =09).
+# '=12' or '=20' before a digit is counted nowhere: 'n=12', 'price=20.5', 'ID=20727' are text.
+_SOFT_BREAK = re.compile(rb"(?<![=?])=\r?$", re.MULTILINE)
+_ESCAPE = re.compile(rb"=(?:3D|[89A-F][0-9A-F]|(?:20|09)(?=\r?$|[A-Za-z]))", re.MULTILINE)
+# a long line without a lowercase letter is data (uuencoded, say), which holds both by chance
+_DATA_LINE = re.compile(rb"^[^a-z\n]{40,}$", re.MULTILINE)
+# nor is an '=XX' in a URL (a query string) or in an RFC 2047 encoded word an escape
+_NOT_ESCAPES = re.compile(rb"\S*(?:://|www\.)\S*|=\?[^?\s]+\?[QqBb]\?[^?\s]*\?=")
 
 
 def decode_bytes(data: bytes, charset: str | None) -> tuple[str, int, str | None]:
@@ -61,3 +73,19 @@ def _as_utf8(line: bytes) -> bytes:
     except UnicodeDecodeError:
         return line.decode(FALLBACK, errors="replace").encode("utf-8")
     return line
+
+
+def undeclared_qp(data: bytes) -> bytes | None:
+    """`data` decoded from quoted-printable where it evidently is quoted-printable though no
+    header says so (many public mail bodies lost that header, and their soft breaks and escapes
+    split words for search and show in quotes); None where it is not. Evident: soft line breaks
+    and escapes together, or soft breaks ending a third of its lines, or three escapes. Text
+    that merely holds '=' (code, 'a=b', query strings, '====' rules, base64 padding) is none."""
+    if b"=" not in data or not (_SOFT_BREAK.search(data) or _ESCAPE.search(data)):
+        return None  # most mail: no mark of it at all
+    text = _DATA_LINE.sub(b"", data)
+    soft = len(_SOFT_BREAK.findall(text))
+    escapes = len(_ESCAPE.findall(_NOT_ESCAPES.sub(b" ", text)))
+    lines = sum(1 for line in text.splitlines() if line.strip())
+    evident = (soft and escapes) or (soft >= 3 and 3 * soft >= lines) or escapes >= 3
+    return quopri.decodestring(data) if evident else None

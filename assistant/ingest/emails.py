@@ -7,9 +7,11 @@ import logging
 import re
 from datetime import UTC, datetime
 from email import policy
+from email.headerregistry import BaseHeader, HeaderRegistry
 from email.message import EmailMessage, Message
 from email.parser import BytesFeedParser
 from email.utils import getaddresses, parsedate_to_datetime
+from functools import lru_cache
 
 from assistant.ingest.attachments import (
     DEFAULT_LIMITS,
@@ -19,7 +21,7 @@ from assistant.ingest.attachments import (
     read_attachments,
 )
 from assistant.ingest.bounds import DEFAULT_MAX_PART_BYTES, bound_text, cut_part
-from assistant.ingest.decode import decode_bytes, utf8_headers
+from assistant.ingest.decode import decode_bytes, undeclared_qp, utf8_headers
 from assistant.ingest.html import html_to_text
 from assistant.ingest.names import names
 from assistant.ingest.quotes import split_reply
@@ -28,6 +30,24 @@ from assistant.ingest.types import Document, Issue, NotAnEmail
 _KEY_HEADERS = ("from", "to", "subject", "date", "message-id")
 _FEED_BYTES = 1 << 16
 _ID = re.compile(r"<([^<>\s]+)>")
+_PARSED_HEADERS = 1024  # distinct (name, value) pairs kept parsed
+
+
+class _ParsedOnce(HeaderRegistry):
+    """policy.default's headers, each (name, value) parsed once: the policy parses a header
+    again every time it is read, and a mail's Content-Type is read some nine times (the body's
+    search, its charset, the attachments' walk) and most mails share a few Content-Types.
+    A parsed header is a str with read-only attributes, so sharing one is safe."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._parse = lru_cache(maxsize=_PARSED_HEADERS)(super().__call__)
+
+    def __call__(self, name: str, value: str) -> BaseHeader:
+        return self._parse(name, value)
+
+
+_POLICY = policy.default.clone(header_factory=_ParsedOnce())
 
 log = logging.getLogger(__name__)
 
@@ -45,15 +65,17 @@ def parse_email(
         raise NotAnEmail("no email headers (From, To, Subject, Date or Message-ID) found")
     warnings: list[str] = []
     body_part = _body_part(msg)
-    body, replaced = _body_text(body_part, warnings, max_part_bytes)
+    body, replaced, as_sent = _body_text(body_part, warnings, max_part_bytes)
     own, quoted = split_reply(body)
     attachments, sections, attachment_warnings = read_attachments(msg, body=body_part)
     message_id = _first_id(_header(msg, "Message-ID"))
     subject = _header(msg, "Subject").strip()
     sender = _header(msg, "From")
     date = _parse_date(_header(msg, "Date"))
-    # from the body alone: a mail stored before attachments were read is still unchanged
-    content_hash = _hash(subject, sender, date, own)
+    # from the body alone, as sent: a mail stored before attachments were read, or before
+    # quoted-printable that no header declared was decoded, is still unchanged
+    hashed = own if as_sent is None else split_reply(as_sent)[0]
+    content_hash = _hash(subject, sender, date, hashed)
     warnings += attachment_warnings + _defect_warnings(msg)
     return Document(
         kind="email",
@@ -79,6 +101,7 @@ def parse_email(
         folder=folder,
         attachments=attachments,
         replaced_chars=replaced,
+        undeclared_qp=as_sent is not None,
         warnings=warnings,
     )
 
@@ -100,7 +123,7 @@ def _parse(raw: bytes | bytearray) -> EmailMessage:
     """The message, fed to the parser a piece at a time: BytesParser.parsebytes would decode it
     whole into one string and read that through a StringIO, which copies it again at up to four
     bytes a character."""
-    parser = BytesFeedParser(policy=policy.default)
+    parser = BytesFeedParser(policy=_POLICY)
     with memoryview(raw) as view:
         for start in range(0, len(view), _FEED_BYTES):
             parser.feed(bytes(view[start : start + _FEED_BYTES]))
@@ -154,21 +177,39 @@ def _hash(subject: str, sender: str, date: datetime | None, text: str) -> str:
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _body_text(part: Message | None, warnings: list[str], max_bytes: int) -> tuple[str, int]:
-    """The body part's text: cut to `max_bytes`, and only what is worth indexing (bounds.py)."""
+def _body_text(
+    part: Message | None, warnings: list[str], max_bytes: int
+) -> tuple[str, int, str | None]:
+    """The body part's text: cut to `max_bytes`, and only what is worth indexing (bounds.py);
+    its undecodable bytes; and where it was quoted-printable that no header declared (decoded
+    here), the text as sent, else None."""
     if part is None:
-        return "", 0
+        return "", 0, None
     size = left_out_size(part)
     if size is not None:
         warnings.append(f"text part of {size / 1e6:.1f} MB left out (over the size cap)")
-        return "", 0
+        return "", 0, None
     payload, cut = cut_part(part.get_payload(decode=True) or b"", max_bytes)
+    decoded = undeclared_qp(payload) if _as_is(part) else None
+    text, replaced, warning, left_out = _readable(part, payload if decoded is None else decoded)
+    warnings.extend(w for w in (cut, warning, *left_out) if w)
+    as_sent = None if decoded is None else _readable(part, payload)[0]
+    return text, replaced if text else 0, as_sent  # bytes of a part left out were not replaced
+
+
+def _as_is(part: Message) -> bool:
+    """Whether the part's bytes were taken as they are (no transfer encoding declared)."""
+    declared = str(part.get("Content-Transfer-Encoding", "")).strip().lower()
+    return declared in ("", "7bit", "8bit", "binary")
+
+
+def _readable(part: Message, payload: bytes) -> tuple[str, int, str | None, list[str]]:
+    """(text, undecodable bytes, charset warning, warnings of what was left out)."""
     text, replaced, warning = decode_bytes(payload, part.get_content_charset())
     if part.get_content_subtype() == "html":
         text = html_to_text(text)
     text, left_out = bound_text(text)
-    warnings.extend(w for w in (cut, warning, *left_out) if w)
-    return text, replaced if text else 0  # bytes of a part left out were not replaced
+    return text, replaced, warning, left_out
 
 
 def _body_part(msg: EmailMessage) -> Message | None:

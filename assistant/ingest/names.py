@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from email.utils import getaddresses
+from functools import lru_cache
 
 # what Exchange/Notes exports wrap a name in: `<IMCEANOTES-…>`, `</O=ENRON/OU=NA/…>`, `@ENRON`
 _EXPORT_NOISE = re.compile(r"<IMCEA[^>]*>|</?O=[^>]*>|@ENRON\b", re.IGNORECASE)
@@ -34,6 +35,7 @@ def export_names(value: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=1024)  # one list of people heads many mails: parsed once
 def names(header: str, export: str = "") -> str:
     """The names for a header, '; '-joined: its own display names, else the export header's."""
     found = header_names(header) or export_names(export)

@@ -42,6 +42,7 @@ class Document:
     attachments: list[Attachment] = field(default_factory=list)
     mtime: float | None = None
     replaced_chars: int = 0  # undecodable bytes replaced with U+FFFD
+    undeclared_qp: bool = False  # the body was quoted-printable though no header said so: decoded
     warnings: list[str] = field(default_factory=list)
 
 

@@ -183,9 +183,10 @@ class KnowledgeStore(ThreadRows, VectorRows, SourceRows):
             }
             for c in chunks
         )
-        self.db["attachments"].insert_all(
-            {"document_id": doc_id, **asdict(a)} for a in doc.attachments
-        )
+        if doc.attachments:
+            self.db["attachments"].insert_all(
+                {"document_id": doc_id, **asdict(a)} for a in doc.attachments
+            )
         self._bump_version()
 
     def _delete_document(self, doc_id: int) -> None:

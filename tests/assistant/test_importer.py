@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,8 @@ import pytest
 from assistant.importer import Importer
 from assistant.ingest import SourceError, detect_sources
 from assistant.ingest.mbox import count_mbox
+from assistant.knowledge.db import open_db
+from assistant.knowledge.store import KnowledgeStore
 from tests.conftest import make_email, write_mbox
 
 
@@ -158,6 +162,44 @@ def test_killed_import_resumes_without_duplicates(tmp_path, store, fake_embedder
     final = importer.run([box])
     assert store.stats()["documents"] == 10 and store.stats()["embedded_chunks"] == 10
     assert final.added == 10 - partial.added
+
+
+def _committed(db: Path) -> tuple[int, int]:
+    """(documents, chunks) as another connection sees them: what is committed."""
+    with closing(sqlite3.connect(db)) as conn:
+        docs = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+        return docs, conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+
+
+@pytest.mark.parametrize(("seconds", "kept"), [(0.0, 3), (3600.0, 0)])
+def test_mail_is_committed_batch_by_batch(tmp_path, seconds, kept):
+    """A transaction gathers mail for `batch_seconds`: an import that fails keeps the batches
+    committed before, loses the one in progress, and never half a mail."""
+    box = write_mbox(tmp_path / "inbox.mbox", _messages(6))
+    db = tmp_path / "knowledge.db"
+    importer = Importer(KnowledgeStore(open_db(db)), None)
+    importer.batch_seconds = seconds
+    seen = []
+
+    def notify(event) -> None:
+        seen.append(_committed(db)[0])
+        if event.done == 3:
+            raise RuntimeError("the machine went down")
+
+    with pytest.raises(RuntimeError):
+        importer.run([box], notify=notify, embed=False)
+    assert seen == ([1, 2, 3] if seconds == 0 else [0, 0, 0])
+    assert _committed(db) == (kept, kept)  # one chunk a mail
+
+
+def test_a_cancelled_import_commits_its_batch(tmp_path):
+    box = write_mbox(tmp_path / "inbox.mbox", _messages(6))
+    db = tmp_path / "knowledge.db"
+    importer = Importer(KnowledgeStore(open_db(db)), None)
+    importer.batch_seconds = 3600.0
+    seen = []
+    report = importer.run([box], notify=seen.append, cancelled=lambda: len(seen) >= 4, embed=False)
+    assert report.cancelled and _committed(db) == (4, 4)
 
 
 def test_notes_are_updated_and_deleted_but_unreadable_ones_kept(tmp_path, store, fake_embedder):

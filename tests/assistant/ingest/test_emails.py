@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+from email import policy
+from email.parser import BytesParser
+
+from assistant.ingest import emails
 from assistant.ingest.emails import parse_email, read_message
 from assistant.ingest.types import Document, Issue
 from tests.conftest import make_email
@@ -135,3 +139,21 @@ def test_list_and_bulk_headers_mark_the_mail():
     assert mark(Precedence="Bulk") == mark(Precedence="junk") == "bulk"
     assert mark(Auto_Submitted="auto-generated") == "auto"
     assert mark(Auto_Submitted="no") == ""
+
+
+def test_headers_read_as_the_default_policy_reads_them_each_parsed_once():
+    raw = (
+        b"From: =?utf-8?q?Ma=C3=AFa?= Lindqvist <maya@example.se>\n"
+        b'To: "Vries, Bram de" <bram@example.nl>, team: a@example.nl, b@example.nl;\n'
+        b"Cc: undisclosed-recipients:;\n"
+        b"Subject: =?iso-8859-1?q?caf=E9?= plans\n"
+        b"Date: Mon, 2 Mar 2026 09:30:00 +0100\n"
+        b"Message-ID: <a.1@example.nl>\n"
+        b'Content-Type: text/plain; charset="utf-8"; format=flowed\n\n'
+        b"Body.\n"
+    )
+    ours, stdlib = emails._parse(raw), BytesParser(policy=policy.default).parsebytes(raw)
+    assert [str(ours[k]) for k in stdlib] == [str(stdlib[k]) for k in stdlib]
+    assert ours["To"].addresses == stdlib["To"].addresses
+    assert ours.get_params() == stdlib.get_params()
+    assert ours["Content-Type"] is ours["Content-Type"]  # parsed once, not at every read
