@@ -12,6 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from assistant.mail import person_names as pn
 from assistant.mail.filters import Sender
@@ -47,7 +48,7 @@ class Person:
         """How a mail's text would name them: their display names as seen ('Vince J
         Kaminski', as a forwarded mail's header line writes it), then first and last ('Steve
         Kean', 'Steven Kean'). None for a list's or an organisation's."""
-        if not self.personal():
+        if not self.personal:
             return []
         seen = [n for n, _ in self.names.most_common(2) if pn.from_display(n)]
         firsts = sorted((f for f in self.first if len(f) > 1), key=lambda f: f != self._first())
@@ -60,8 +61,9 @@ class Person:
         form = pn.from_display(self.name)
         return form.first if form else ""
 
+    @cached_property
     def personal(self) -> bool:
-        """A person's mail, not a list's or an organisation's."""
+        """A person's mail, not a list's or an organisation's (read once the book is built)."""
         return not self.shared and not pn.org_like(self.name)
 
 
@@ -162,7 +164,7 @@ def _full(people: list[Person], asked: list[str]) -> Iterable[list[Match]]:
 def _single(people: list[Person], word: str) -> Iterable[list[Match]]:
     """One word: a first name the user greets with or the mail is signed with; a person's first
     or last name; then a nickname (Liz for Elizabeth); then a local part ending in it."""
-    personal = [p for p in people if p.personal()]
+    personal = [p for p in people if p.personal]
     yield [Match(p, _first_why(p, word)) for p in personal if word in p.first]
     yield [Match(p, f"last name {word.title()}") for p in personal if word in p.last]
     yield [Match(p, f"display name {p.name!r}") for p in people if word in p.full]
@@ -182,7 +184,7 @@ def _single(people: list[Person], word: str) -> Iterable[list[Match]]:
 def _first_name(people: list[Person], word: str) -> Iterable[list[Match]]:
     """A word seen in passing: a first name the nickname list knows, or one mail greets or
     signs someone with ("London", "Betas", "Enron" are none)."""
-    personal = [p for p in people if p.personal()]
+    personal = [p for p in people if p.personal]
     known = pn.known_first(word)
     yield [
         Match(p, _first_why(p, word))

@@ -83,7 +83,7 @@ def test_a_first_name_of_several_people_is_ambiguous(book):
 
 def test_a_shared_address_is_one_person_per_name_and_the_owner_is_no_one(book):
     assert book.resolve("Jim Derrick").one.name == "Jim Derrick"
-    assert not book.resolve("Jim Derrick").one.personal()
+    assert not book.resolve("Jim Derrick").one.personal
     assert book.resolve("Jeff").is_owner
     assert not book.resolve("Nobody Known").matches
 
