@@ -151,8 +151,8 @@ def main() -> None:
     )  # fmt: skip
     data = {
         "today": args.today.isoformat(),
-        "preferred_bonus": retrieval.PREFERRED_BONUS,
-        "first_weight": mail_filters.FIRST_WEIGHT,
+        "preferred_bonus": getattr(retrieval, "PREFERRED_BONUS", None),  # None: before them
+        "first_weight": getattr(mail_filters, "FIRST_WEIGHT", None),
         "address_book_s": book_s,
         "sets": results,
     }

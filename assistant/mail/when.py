@@ -31,7 +31,8 @@ _NOT_NOUNS = frozenset(
     """about from to in on at for with and or but by of as than that which who what when where
     why how if so did does do was were is are has have had will would can could should may
     might he she they i we you it his her their my our your me him them us the a an this
-    these those there here please""".split()
+    these those there here please after before since until while because then again last next
+    ago later earlier yet also just still only even""".split()
 )
 _TOPIC_PREPOSITIONS = frozenset({"about", "for", "over", "regarding", "re"})
 _ATTACHING = frozenset({"in", "on", "of", "during", "at", "for", "from", "around"})

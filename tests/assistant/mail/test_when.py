@@ -25,6 +25,7 @@ TODAY = date(2001, 11, 20)
         "What was the mail from March about?",
         "emails to Greg in October",
         "anything since Monday?",
+        "What did David Aronoff write in August after hearing the news?",
         "Earlier this month, what was the FBI warning about?",
     ],
 )
