@@ -84,22 +84,37 @@ def top_n(ids: np.ndarray, scores: np.ndarray, n: int, positive_only: bool = Fal
     return Ranked(ids[order], scores[order])
 
 
-def zscore(scores: np.ndarray) -> np.ndarray:
-    std = scores.std()
-    return (scores - scores.mean()) / std if std > 0 else np.zeros_like(scores)
+Stats = tuple[float, float]  # (mean, standard deviation) of one retriever's scores
+STATS_SAMPLE = 4_096  # rows of the dense index a filtered search reads the bank's cosine stats from
 
 
-def zscore_fusion(bm25: tuple[np.ndarray, np.ndarray], dense: tuple[np.ndarray, np.ndarray]):
+def zscore(scores: np.ndarray, stats: Stats | None = None) -> np.ndarray:
+    mean, std = stats if stats is not None else _stats(scores)
+    return (scores - mean) / std if std > 0 else np.zeros_like(scores)
+
+
+def _stats(scores: np.ndarray) -> Stats:
+    wide = scores.astype(np.float64)
+    return (float(wide.mean()), float(wide.std())) if len(wide) else (0.0, 0.0)
+
+
+def zscore_fusion(
+    bm25: tuple[np.ndarray, np.ndarray],
+    dense: tuple[np.ndarray, np.ndarray],
+    stats: tuple[Stats, Stats] | None = None,
+):
     """(ids, 0.5·z(bm25) + 0.5·z(dense)) over the BM25 ids; a chunk without a vector yet gets
-    the mean dense score (z = 0)."""
+    the mean dense score (z = 0). `stats`: the whole bank's (BM25, cosine) mean and deviation,
+    for scores of a filter's chunks only (a filter then keeps the order of what it keeps)."""
     ids, bm = bm25
     dense_ids, dense_scores = dense
+    bm_stats, dense_stats = stats if stats is not None else (None, None)
     z_dense = np.zeros(len(ids))
     if len(dense_ids):
         pos = np.clip(np.searchsorted(dense_ids, ids), 0, len(dense_ids) - 1)
         known = dense_ids[pos] == ids
-        z_dense[known] = zscore(dense_scores.astype(np.float64))[pos[known]]
-    return ids, 0.5 * zscore(bm.astype(np.float64)) + 0.5 * z_dense
+        z_dense[known] = zscore(dense_scores.astype(np.float64), dense_stats)[pos[known]]
+    return ids, 0.5 * zscore(bm.astype(np.float64), bm_stats) + 0.5 * z_dense
 
 
 def rrf(rankings: list[Ranked], k: int) -> Ranked:
@@ -151,6 +166,7 @@ class DenseIndex:
     def __init__(self, ids: np.ndarray, matrix: np.ndarray) -> None:
         self.ids = ids
         self.matrix = matrix
+        self._sample: np.ndarray | None = None
 
     def scores(self, query_vector: np.ndarray) -> np.ndarray:
         if not len(self.ids):
@@ -162,6 +178,15 @@ class DenseIndex:
         if not len(self.ids):
             return np.zeros(0, dtype=np.float32)
         return self.matrix[positions] @ query_vector.astype(np.float32)
+
+    def stats(self, query_vector: np.ndarray) -> Stats:
+        """Mean and deviation of the cosine over the bank, from about STATS_SAMPLE evenly
+        spaced rows (every row of a small bank), copied out once."""
+        if self._sample is None:
+            step = max(1, len(self.ids) // STATS_SAMPLE)
+            sample = self.matrix[::step]
+            self._sample = np.ascontiguousarray(sample, dtype=np.float32)
+        return _stats(self._sample @ query_vector.astype(np.float32))
 
     def vectors(self, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
         """The vectors of those of `chunk_ids` that have one (ids are in ascending order)."""
@@ -289,10 +314,13 @@ class Retriever:
             return _lifted(ranked, preferred, PREFERRED_BONUS), bm25, dense
         n = self.settings.candidates
         bm25 = dense = None
+        stats: list[Stats] = []  # the bank's, for a filter's chunks
         if mode in ("hybrid", "bm25"):
             index = self.bm25_index()
-            bm25_all = _within(index.ids, allowed, lambda pos: index.scores(query)[pos])
+            every = index.scores(query)
+            bm25_all = _within(index.ids, allowed, lambda pos: every[pos])
             bm25 = top_n(*bm25_all, n, positive_only=True)
+            stats.append(_stats(every))
         if mode in ("hybrid", "dense"):
             index = self.dense_index()
             vector = query_vector
@@ -300,6 +328,7 @@ class Retriever:
                 vector = self.embedder.embed_batch([query])[0]
             dense_all = _within(index.ids, allowed, lambda pos: index.scores_at(vector, pos))
             dense = top_n(*dense_all, n)
+            stats.append(index.stats(vector) if allowed is not None else (0.0, 0.0))
         if mode == "bm25":
             return _lifted(bm25, preferred, PREFERRED_BONUS * _spread(bm25_all[1])), bm25, None
         if mode == "dense":
@@ -307,15 +336,8 @@ class Retriever:
         if self.settings.fusion == "rrf":
             fused = rrf([bm25, dense], self.settings.rrf_k)
             return _lifted(fused, preferred, PREFERRED_BONUS / self.settings.rrf_k), bm25, dense
-        if allowed is None:
-            ids, fused = zscore_fusion(bm25_all, dense_all)
-        else:
-            whole = self.bm25_index(), self.dense_index()
-            ids, fused = zscore_fusion(
-                (whole[0].ids, whole[0].scores(query)), (whole[1].ids, whole[1].scores(vector))
-            )
-            keep = np.isin(ids, allowed)
-            ids, fused = ids[keep], fused[keep]
+        bank = (stats[0], stats[1]) if allowed is not None else None
+        ids, fused = zscore_fusion(bm25_all, dense_all, bank)
         return top_n(ids, fused + _bonus(ids, preferred, PREFERRED_BONUS), n), bm25, dense
 
     def vectors(self, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
