@@ -78,6 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("thread", parents=[home], help="print the thread a mail belongs to")
     p.add_argument("id", metavar="ID", help="a mail's Message-ID, or a thread id")
+    p = sub.add_parser(
+        "people", parents=[home], help="who a name in a question stands for, and why"
+    )
+    p.add_argument("name", help="a name as you would write it in a question: Liz, Steve Kean")
+    p.add_argument("--json", action="store_true", help="print as JSON")
     p = sub.add_parser("threads", parents=[home], help="how many threads; compute them again")
     p.add_argument("--rebuild", action="store_true", help="compute every mail's thread again")
     p = sub.add_parser(

@@ -78,7 +78,7 @@ def run_command(args: Namespace) -> int:
         from assistant.commands_night import cmd_night
 
         return cmd_night(ctx, args)
-    if args.command in ("thread", "threads", "chat"):
+    if args.command in ("thread", "threads", "chat", "people"):
         from assistant import commands_mail
 
         return getattr(commands_mail, f"cmd_{args.command}")(ctx, args)

@@ -1,5 +1,5 @@
-"""The CLI's mail subcommands: `thread ID`, `threads --rebuild`, `chat` (imported only once one
-runs)."""
+"""The CLI's mail subcommands: `thread ID`, `threads --rebuild`, `people NAME`, `chat`
+(imported only once one runs)."""
 
 from __future__ import annotations
 
@@ -47,6 +47,52 @@ def cmd_threads(ctx: Services, args: Namespace) -> int:
         console.print(f"{stats['threads']} threads over {stats['emails']} mails "
                       "(`assistant threads --rebuild` computes them again)")  # fmt: skip
     return 0
+
+
+def cmd_people(ctx: Services, args: Namespace) -> int:
+    """Who `args.name` resolves to in the address book, and why; what a question naming them
+    then does (filters, or ranks)."""
+    book = ctx.reader.people()
+    resolved = book.resolve(args.name)
+    if args.json:
+        print(json.dumps(people_dict(resolved), ensure_ascii=False))
+        return 0
+    out = Console(highlight=False, soft_wrap=True)
+    for line in people_lines(resolved):
+        out.print(Text(line))
+    return 0
+
+
+def people_dict(resolved) -> dict:
+    return {
+        "name": resolved.asked,
+        "owner": resolved.is_owner,
+        "people": [
+            {"name": m.person.name, "addresses": sorted(m.person.addresses), "because": m.why,
+             "sent": m.person.sent, "received": m.person.received, "names": m.person.why}
+            for m in resolved.matches
+        ],
+    }  # fmt: skip
+
+
+def people_lines(resolved) -> list[str]:
+    n = len(resolved.matches)
+    if resolved.is_owner:
+        head = f"{resolved.asked}: you (the mailbox's owner): a question naming you is no filter"
+    elif n == 0:
+        head = f"{resolved.asked}: no one in your mail; a question naming them ranks by the words"
+    elif n == 1:
+        head = f"{resolved.asked}: one person; a question naming them filters to their mail"
+    else:
+        head = (f"{resolved.asked}: {n} people; a question naming them ranks their mail first "
+                "and does not filter")  # fmt: skip
+    lines = [head]
+    for m in resolved.matches:
+        person = m.person
+        lines.append(f"  {person.shown()}  ({person.sent} sent, {person.received} received)")
+        lines.append(f"    because: {m.why}")
+        lines += [f"    {why}" for why in person.why[:6]]
+    return lines
 
 
 def cmd_chat(ctx: Services, args: Namespace) -> int:

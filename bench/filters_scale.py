@@ -36,6 +36,7 @@ from assistant.config import RetrievalSettings
 from assistant.knowledge.db import open_db
 from assistant.knowledge.retrieval import Retriever
 from assistant.knowledge.store import KnowledgeStore
+from assistant.mail import address_book
 from assistant.mail.people import People
 from assistant.mail.query import parse
 
@@ -138,7 +139,10 @@ def main() -> None:
         ids = np.asarray(store.chunk_ids(), dtype=np.int64)
         embedder = FakeEmbedder(seed=1)
         put_vectors(store, embedder.name, ids, embedder.embed_batch(["x"] * len(ids)))
-        people = People.of(store.mail.senders())
+        mail = store.mail
+        people = address_book.build(
+            address_book.MailRows(mail.senders(), mail.recipients(), mail.lines())
+        )
         paths = ["small", "large"] if args.path == "both" else [args.path]
         for path in paths:
             least = 10**9 if path == "small" else 1

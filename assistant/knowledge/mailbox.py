@@ -57,6 +57,27 @@ class Mailbox:
         )
         return [(s, n or "", int(c)) for s, n, c in rows.fetchall()]
 
+    def recipients(self) -> list[tuple[str, str, int]]:
+        """(To or Cc header, its names, mails) of every distinct header of mail."""
+        rows = self.db.execute(
+            "SELECT h, n, count(*) FROM ("
+            "SELECT recipients AS h, coalesce(recipient_names, '') AS n FROM documents "
+            "WHERE kind = 'email' AND coalesce(recipients, '') != '' UNION ALL "
+            "SELECT cc, coalesce(cc_names, '') FROM documents "
+            "WHERE kind = 'email' AND coalesce(cc, '') != '') GROUP BY h, n"
+        )
+        return [(h, n, int(c)) for h, n, c in rows.fetchall()]
+
+    def lines(self, head: int = 80, tail: int = 160) -> list[tuple[str, str, str, str]]:
+        """(From, To, the body's first `head` and last `tail` characters) of every mail: the
+        names a mail greets someone with and is signed with (mail/people.py)."""
+        rows = self.db.execute(
+            "SELECT sender, coalesce(recipients, ''), substr(coalesce(body, ''), 1, ?), "
+            "substr(coalesce(body, ''), -?) FROM documents WHERE kind = 'email'",
+            [head, tail],
+        )
+        return [tuple(r) for r in rows.fetchall()]
+
     def count(self, where: str, params: Sequence) -> int:
         """Mails (and notes) the filter leaves, copies of one mail counted once."""
         sql = f"SELECT count(DISTINCT d.content_hash) FROM documents d WHERE {where}"

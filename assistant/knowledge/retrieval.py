@@ -38,13 +38,23 @@ log = logging.getLogger(__name__)
 EXACT_SUBSET_MAX = 1_000
 
 
+# what a chunk of mail meeting a condition that ranks (mail/filters.py: a name several people
+# have) adds to its fused score for each unit of the condition's weight, in the z-units of the
+# default fusion (bench/results/filters_people.json chose it)
+PREFERRED_BONUS = 1.0
+
+
 class Where(Protocol):
     """A filter on mail (assistant/mail/filters.py: Filters) as a WHERE clause over the
-    documents table, alias `d`."""
+    documents table, alias `d`, and the conditions that rank instead of filtering."""
 
     def sql(self) -> tuple[str, list]: ...
 
     def __bool__(self) -> bool: ...
+
+    def narrows(self) -> bool: ...
+
+    def preferred(self) -> list[tuple[str, list, float]]: ...
 
 
 @dataclass(frozen=True)
@@ -74,22 +84,37 @@ def top_n(ids: np.ndarray, scores: np.ndarray, n: int, positive_only: bool = Fal
     return Ranked(ids[order], scores[order])
 
 
-def zscore(scores: np.ndarray) -> np.ndarray:
-    std = scores.std()
-    return (scores - scores.mean()) / std if std > 0 else np.zeros_like(scores)
+Stats = tuple[float, float]  # (mean, standard deviation) of one retriever's scores
+STATS_SAMPLE = 4_096  # rows of the dense index a filtered search reads the bank's cosine stats from
 
 
-def zscore_fusion(bm25: tuple[np.ndarray, np.ndarray], dense: tuple[np.ndarray, np.ndarray]):
+def zscore(scores: np.ndarray, stats: Stats | None = None) -> np.ndarray:
+    mean, std = stats if stats is not None else _stats(scores)
+    return (scores - mean) / std if std > 0 else np.zeros_like(scores)
+
+
+def _stats(scores: np.ndarray) -> Stats:
+    wide = scores.astype(np.float64)
+    return (float(wide.mean()), float(wide.std())) if len(wide) else (0.0, 0.0)
+
+
+def zscore_fusion(
+    bm25: tuple[np.ndarray, np.ndarray],
+    dense: tuple[np.ndarray, np.ndarray],
+    stats: tuple[Stats, Stats] | None = None,
+):
     """(ids, 0.5·z(bm25) + 0.5·z(dense)) over the BM25 ids; a chunk without a vector yet gets
-    the mean dense score (z = 0)."""
+    the mean dense score (z = 0). `stats`: the whole bank's (BM25, cosine) mean and deviation,
+    for scores of a filter's chunks only (a filter then keeps the order of what it keeps)."""
     ids, bm = bm25
     dense_ids, dense_scores = dense
+    bm_stats, dense_stats = stats if stats is not None else (None, None)
     z_dense = np.zeros(len(ids))
     if len(dense_ids):
         pos = np.clip(np.searchsorted(dense_ids, ids), 0, len(dense_ids) - 1)
         known = dense_ids[pos] == ids
-        z_dense[known] = zscore(dense_scores.astype(np.float64))[pos[known]]
-    return ids, 0.5 * zscore(bm.astype(np.float64)) + 0.5 * z_dense
+        z_dense[known] = zscore(dense_scores.astype(np.float64), dense_stats)[pos[known]]
+    return ids, 0.5 * zscore(bm.astype(np.float64), bm_stats) + 0.5 * z_dense
 
 
 def rrf(rankings: list[Ranked], k: int) -> Ranked:
@@ -100,6 +125,30 @@ def rrf(rankings: list[Ranked], k: int) -> Ranked:
             fused[chunk_id] = fused.get(chunk_id, 0.0) + 1.0 / (k + rank)
     items = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
     return Ranked(np.array([i for i, _ in items], dtype=np.int64), np.array([s for _, s in items]))
+
+
+Preferred = list[tuple[np.ndarray, float]]  # (chunk ids, weight)
+
+
+def _bonus(ids: np.ndarray, preferred: Preferred, bonus: float) -> np.ndarray:
+    """`bonus` times the weight of each of the `preferred` id sets an id is in."""
+    out = np.zeros(len(ids))
+    for chosen, weight in preferred:
+        out += bonus * weight * np.isin(ids, chosen)
+    return out
+
+
+def _spread(scores: np.ndarray) -> float:
+    """One z-unit of a single retriever's scores."""
+    return float(scores.std()) if len(scores) else 0.0
+
+
+def _lifted(ranked: Ranked | None, preferred: Preferred, bonus: float) -> Ranked | None:
+    """The candidates `ranked` holds re-ordered with the bonus (the paths that score only
+    their candidates: a preferred chunk outside them is not brought in)."""
+    if ranked is None or not preferred or not len(ranked.ids):
+        return ranked
+    return top_n(ranked.ids, ranked.scores + _bonus(ranked.ids, preferred, bonus), len(ranked.ids))
 
 
 def _within(ids: np.ndarray, allowed: np.ndarray | None, score) -> tuple[np.ndarray, np.ndarray]:
@@ -117,6 +166,7 @@ class DenseIndex:
     def __init__(self, ids: np.ndarray, matrix: np.ndarray) -> None:
         self.ids = ids
         self.matrix = matrix
+        self._sample: np.ndarray | None = None
 
     def scores(self, query_vector: np.ndarray) -> np.ndarray:
         if not len(self.ids):
@@ -128,6 +178,16 @@ class DenseIndex:
         if not len(self.ids):
             return np.zeros(0, dtype=np.float32)
         return self.matrix[positions] @ query_vector.astype(np.float32)
+
+    def stats(self, query_vector: np.ndarray) -> Stats:
+        """Mean and deviation of the cosine over the bank, from about STATS_SAMPLE evenly
+        spaced rows (every row of a small bank), copied out once. Summed by einsum on this
+        thread: BLAS would wake its threads for it, which cost more than the sum on a busy
+        machine (bench/results/filters_scale_people.json)."""
+        if self._sample is None:
+            step = max(1, len(self.ids) // STATS_SAMPLE)
+            self._sample = np.ascontiguousarray(self.matrix[::step], dtype=np.float32)
+        return _stats(np.einsum("ij,j->i", self._sample, query_vector.astype(np.float32)))
 
     def vectors(self, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
         """The vectors of those of `chunk_ids` that have one (ids are in ascending order)."""
@@ -197,7 +257,7 @@ class Retriever:
         narrows the candidates in SQL before ranking; with no words to rank by, the newest
         mails it leaves come first."""
         k = k or self.settings.top_k
-        if where and not query.strip():
+        if where and where.narrows() and not query.strip():
             ids = self.store.mail.newest_chunk_ids(*where.sql(), k)
             return [Hit(r.chunk_id, 0.0, None, None, r) for r in self.store.chunk_records(ids)]
         ranked, bm25, dense = self.rank(query, mode, query_vector, access_weight, where)
@@ -225,8 +285,15 @@ class Retriever:
         where: Where | None = None,
     ) -> tuple[Ranked, Ranked | None, Ranked | None]:
         """(final ranking, BM25 candidates, dense candidates) over the whole knowledge bank, or
-        over the chunks `where` leaves."""
-        allowed = self.store.mail.chunk_ids(*where.sql()) if where else None
+        over the chunks `where` leaves; a chunk meeting a condition of `where` that ranks
+        gains PREFERRED_BONUS times its weight. Filtered, the fusion's z-scores are those of
+        the whole bank (as the large path's are): a filter keeps the order of the mail it
+        keeps."""
+        allowed = self.store.mail.chunk_ids(*where.sql()) if where and where.narrows() else None
+        preferred = [
+            (self.store.mail.chunk_ids(clause, params), weight)
+            for clause, params, weight in (where.preferred() if where else [])
+        ]
         if allowed is not None and not len(allowed):  # no chunk meets the filter
             none = Ranked(allowed, np.zeros(0))
             return none, none if mode != "dense" else None, none if mode != "bm25" else None
@@ -244,13 +311,17 @@ class Retriever:
                 found = large.rank_subset(query, mode, vector, allowed)
             else:
                 found = large.rank_within(query, mode, vector, allowed, access_weight)
-            return tuple(Ranked(*r) if r is not None else None for r in found)
+            ranked, bm25, dense = (Ranked(*r) if r is not None else None for r in found)
+            return _lifted(ranked, preferred, PREFERRED_BONUS), bm25, dense
         n = self.settings.candidates
         bm25 = dense = None
+        stats: list[Stats] = []  # the bank's, for a filter's chunks
         if mode in ("hybrid", "bm25"):
             index = self.bm25_index()
-            bm25_all = _within(index.ids, allowed, lambda pos: index.scores(query)[pos])
+            every = index.scores(query)
+            bm25_all = _within(index.ids, allowed, lambda pos: every[pos])
             bm25 = top_n(*bm25_all, n, positive_only=True)
+            stats.append(_stats(every))
         if mode in ("hybrid", "dense"):
             index = self.dense_index()
             vector = query_vector
@@ -258,13 +329,17 @@ class Retriever:
                 vector = self.embedder.embed_batch([query])[0]
             dense_all = _within(index.ids, allowed, lambda pos: index.scores_at(vector, pos))
             dense = top_n(*dense_all, n)
+            stats.append(index.stats(vector) if allowed is not None else (0.0, 0.0))
         if mode == "bm25":
-            return bm25, bm25, None
+            return _lifted(bm25, preferred, PREFERRED_BONUS * _spread(bm25_all[1])), bm25, None
         if mode == "dense":
-            return dense, None, dense
+            return _lifted(dense, preferred, PREFERRED_BONUS * _spread(dense_all[1])), None, dense
         if self.settings.fusion == "rrf":
-            return rrf([bm25, dense], self.settings.rrf_k), bm25, dense
-        return top_n(*zscore_fusion(bm25_all, dense_all), n), bm25, dense
+            fused = rrf([bm25, dense], self.settings.rrf_k)
+            return _lifted(fused, preferred, PREFERRED_BONUS / self.settings.rrf_k), bm25, dense
+        bank = (stats[0], stats[1]) if allowed is not None else None
+        ids, fused = zscore_fusion(bm25_all, dense_all, bank)
+        return top_n(ids, fused + _bonus(ids, preferred, PREFERRED_BONUS), n), bm25, dense
 
     def vectors(self, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
         """The dense vectors of `chunk_ids` (a chunk not embedded yet has none)."""

@@ -203,6 +203,8 @@ class Found:
 
     range: DateRange
     words: str
+    start: int = 0  # where in the question the words stand
+    end: int = 0
 
 
 def in_words(question: str, today: date) -> Found | None:
@@ -214,7 +216,8 @@ def in_words(question: str, today: date) -> Found | None:
                 continue
             found = build(match.groupdict(), today)
             if found is not None:
-                return Found(_open_ended(question, match, found, today), match.group(0).strip())
+                span = _open_ended(question, match, found, today)
+                return Found(span, match.group(0).strip(), match.start(), match.end())
     return None
 
 
@@ -329,7 +332,7 @@ _RULES = [
     (_rule(_DAYNUM + r" (?:of )?" + _MONTH + r"(?:,? " + _YEAR + r")?"), _on_date),
     (_rule(_HOLIDAY + r"(?: " + _YEAR + r")?"), _holiday),
     (_rule(_MONTH + r",? " + _YEAR), _month_named),
-    (_rule(r"(?:in|during|of|since|after|before|until|through) " + _MONTH), _month_named),
+    (_rule(r"(?:in|during|of|from|since|after|before|until|through) " + _MONTH), _month_named),
     (_rule(r"(?:in|during|of|since|after|before|until) " + _YEAR), lambda g, t: _year(g)),
     (_rule(_N + r" " + _UNIT + r" ago"), _ago_words),
     (_rule(r"(?:the )?(?:past|last) " + _N + r" " + _UNIT), _past),

@@ -2,17 +2,26 @@
 question's words narrow the candidates to before any ranking (knowledge/retrieval.py).
 
 Each condition keeps the words it was read from, so what was parsed can be shown to the user
-("from: Vince Kaminski · date: 2001-10-08..2001-10-14") and written as JSON.
+("from: Vince Kaminski · date: 2001-10-08..2001-10-14") and written as JSON. A condition read
+from a question that would not narrow well (a name several people have, or no one; a date no
+mail has) ranks instead: the mail meeting it comes first, the rest still follows, and its label
+says so (knowledge/retrieval.py adds its weight).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from assistant.mail.dates import DateRange
 
-FIELDS = ("from", "to", "cc", "subject", "date", "thread", "folder", "has", "text")
+# "with": a participant (sender, recipient, cc, or named in the text)
+FIELDS = ("from", "to", "cc", "with", "subject", "date", "thread", "folder", "has", "text")
+NAMES_IN_TEXT = 8  # of a person's names, the most searched for in a mail's text
+# a sender's own mail before mail that only carries theirs, in units of the ranking bonus
+# (knowledge/retrieval.py PREFERRED_BONUS; bench/results/filters_people.json)
+FIRST_WEIGHT = 2.0
 
 
 @dataclass(frozen=True)
@@ -24,13 +33,20 @@ class Condition:
     clause: str
     params: tuple = ()
     negated: bool = False
+    ranks: str = ""  # why it ranks instead of filtering ("" for a filter)
+    # among the mail it leaves, what comes first (a person's own mail before mail quoting them)
+    first: tuple[str, tuple] | None = None
 
     def sql(self) -> tuple[str, list]:
         clause = f"NOT coalesce(({self.clause}), 0)" if self.negated else f"({self.clause})"
         return clause, list(self.params)
 
     def label(self) -> str:
-        return f"{'-' if self.negated else ''}{self.field}: {self.shown}"
+        ranked = f" ({self.ranks}: ranks, does not filter)" if self.ranks else ""
+        return f"{'-' if self.negated else ''}{self.field}: {self.shown}{ranked}"
+
+    def ranking(self, why: str) -> Condition:
+        return replace(self, ranks=why)
 
 
 @dataclass(frozen=True)
@@ -39,9 +55,20 @@ class Filters:
 
     conditions: tuple[Condition, ...] = ()
     source: str = "terms"  # "terms" (typed as from:…) or "words" (read from a question)
+    ranked: tuple[Condition, ...] = ()  # read, but ranking the mail rather than narrowing it
 
     def __bool__(self) -> bool:
+        return bool(self.conditions or self.ranked)
+
+    def narrows(self) -> bool:
         return bool(self.conditions)
+
+    def preferred(self) -> list[tuple[str, list, float]]:
+        """(WHERE clause, parameters, weight) of the conditions that rank (none that no mail
+        can meet), and of what comes first among the mail a filter leaves."""
+        ranking = [(*c.sql(), 1.0) for c in self.ranked if c.clause != "0"]
+        firsts = [c.first for c in self.conditions if c.first]
+        return ranking + [(f"({clause})", list(params), FIRST_WEIGHT) for clause, params in firsts]
 
     def sql(self) -> tuple[str, list]:
         """(WHERE clause, parameters); "1" when there is nothing to filter."""
@@ -53,16 +80,22 @@ class Filters:
         return (" AND ".join(parts) or "1"), params
 
     def describe(self) -> str:
-        return " · ".join(c.label() for c in self.conditions)
+        return " · ".join(c.label() for c in (*self.conditions, *self.ranked))
 
     def as_dict(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
-        for c in self.conditions:
-            out.setdefault(c.field, []).append(f"{'-' if c.negated else ''}{c.shown}")
+        for c in (*self.conditions, *self.ranked):
+            ranked = " (ranks)" if c.ranks else ""
+            out.setdefault(c.field, []).append(f"{'-' if c.negated else ''}{c.shown}{ranked}")
         return out
 
     def plus(self, more: Sequence[Condition]) -> Filters:
-        return Filters((*self.conditions, *more), self.source)
+        return Filters((*self.conditions, *more), self.source, self.ranked)
+
+    def demoted(self, condition: Condition, why: str) -> Filters:
+        """`condition` moved from the filters to the conditions that rank."""
+        kept = tuple(c for c in self.conditions if c is not condition)
+        return Filters(kept, self.source, (*self.ranked, condition.ranking(why)))
 
 
 @dataclass(frozen=True)
@@ -87,6 +120,54 @@ def sender_is(senders: Sequence[Sender], shown: str, negated: bool = False) -> C
     clause = " OR ".join(["(d.sender = ? AND coalesce(d.sender_name, '') = ?)"] * len(senders))
     params = tuple(v for s in senders for v in (s.stored, s.name))
     return Condition("from", shown, clause, params, negated)
+
+
+class Someone(Protocol):
+    """A person of the address book (mail/people.py): the From values they send under, their
+    addresses, and their names as a mail's text would write them."""
+
+    froms: set[tuple[str, str]]
+    addresses: set[str]
+    shared: bool
+
+    def text_names(self) -> list[str]: ...
+
+
+def person_is(field_name: str, people: Sequence[Someone], shown: str, asked: str = "") -> Condition:
+    """Mail from one of `people` ("from": they sent it, or it carries their mail: forwarded and
+    quoted mail names its sender in the text), to them ("to": To or Cc), or with them ("with":
+    sent, received, or named in the text). `asked`: the name as the question says it ("Joe
+    Sutton" for Joseph W Sutton), also looked for in the text when it is a full name."""
+    sent: list[str] = []
+    sent_params: list = []
+    parts: list[str] = []
+    params: list = []
+    for person in people:
+        if field_name in ("from", "with") and person.froms:
+            pairs = sorted(person.froms)
+            sent += ["(d.sender = ? AND coalesce(d.sender_name, '') = ?)"] * len(pairs)
+            sent_params += [v for pair in pairs for v in pair]
+        if field_name in ("to", "with") and not person.shared:
+            for address in sorted(person.addresses):
+                parts.append(_ANY_OF.format("d.recipients", "d.cc"))
+                params += [like(address)] * 2
+        if field_name in ("from", "with"):
+            for name in _text_names(person, asked):
+                parts.append(_ANY_OF.format("d.body", "d.quoted"))
+                params += [like(name)] * 2
+    clause = " OR ".join([*sent, *parts]) or "0"
+    own = field_name == "from" and sent and parts
+    first = (" OR ".join(sent), tuple(sent_params)) if own else None
+    return Condition(field_name, shown, clause, (*sent_params, *params), first=first)
+
+
+_ANY_OF = "(coalesce({0}, '') LIKE ? ESCAPE '\\' OR coalesce({1}, '') LIKE ? ESCAPE '\\')"
+
+
+def _text_names(person: Someone, asked: str) -> list[str]:
+    """The names the text is searched for: the full name asked, then the person's own."""
+    names = [asked.lower()] if " " in asked.strip() else []
+    return list(dict.fromkeys([*names, *person.text_names()]))[:NAMES_IN_TEXT]
 
 
 def words_in(

@@ -1,8 +1,13 @@
-"""Filters read from a plain question by rules (never by the model): a sender ("what did Vince
-send", "the mail from Sherri"), a recipient ("emails to Greg", "tell Thames Fulton"), a quoted
-subject ("the 'SETI via eWooglin' thread") and a date in words (mail/dates.py). A name becomes a
-filter only when the mailbox has a sender (or a recipient) of that name; a quoted subject only
-when some mail's subject holds it. The question itself is left whole for ranking."""
+"""Filters read from a plain question by rules (never by the model): the people it names, in
+the role its words give them (mail/mentions.py: sender, recipient, or participant), resolved by
+the address book (mail/people.py); a quoted subject ("the 'SETI via eWooglin' thread"); a date
+in words where the question asks when mail was sent (mail/when.py).
+
+A name that is one person filters; a name several people have, or no one has, ranks instead (their
+mail first, the rest after), and its label says so. A filter never empties the result: a date no
+mail has ranks instead, and where the filters together leave no mail, the date and then the
+people rank instead, one at a time, until some mail is left. The question itself is left whole
+for ranking."""
 
 from __future__ import annotations
 
@@ -12,84 +17,58 @@ from datetime import date
 
 from assistant.mail import filters as f
 from assistant.mail.dates import in_words
-from assistant.mail.filters import Condition, Filters, Sender
-from assistant.mail.people import People
+from assistant.mail.filters import Condition, Filters
+from assistant.mail.mentions import FROM, TO, mentions
+from assistant.mail.people import People, Person, Resolved
+from assistant.mail.when import of_sending
 
-_NAME = r"(?P<name>[A-Z][A-Za-z.'’-]+(?: [A-Z][A-Za-z.'’-]+){0,2})"
-_SENT = r"(?:sent|send|wrote|write|said|say|asked|emailed|e-mailed|replied|forwarded|announced)"
-_FROM = [
-    re.compile(r"\bfrom " + _NAME),
-    re.compile(r"\b(?:did|does|has|had|will|would) " + _NAME + r" [a-z]"),
-    re.compile(_NAME + r"['’]s (?:mail|e-?mail|message|note|letter|reply|memo)"),
-    re.compile(
-        r"\bwas " + _NAME + r"(?: from [A-Z][\w ]*?)? (?:asking|saying|proposing|"
-        r"suggesting|offering|writing|sending|announcing|about)"
-    ),
-    re.compile(r"(?<![a-z] )\b" + _NAME + r" " + _SENT + r"\b"),
-]
-_TO = [
-    re.compile(
-        r"\b(?:sent|send|wr[io]te(?: back)?|repl(?:y|ied)|e-?mails?|mails?|messages?|"
-        r"forward(?:ed)?|letters?|notes?|went|go(?:ne)?)(?: \w+){0,2}? to " + _NAME
-    ),
-    re.compile(
-        r"\b(?:send|sent|tell|told|ask|asked|forward|forwarded|e-?mail|e-?mailed|"
-        r"remind|reminded|invite|invited|answer|answered|give|gave) " + _NAME
-    ),
-]
 _QUOTED = re.compile(r"(?<!\w)['‘\"“](?P<quoted>[^'\"“”‘’]{3,}?|[^\"“”]{3,}?)['’\"”](?!\w)")
-_NOT_NAMES = {"i", "me", "you", "we", "jeff"}  # the mailbox's owner is no filter
-_MAIL_WORDS = re.compile(
-    r"\b" + _SENT + r"\b|\b(?:sends?|sending|writes?|written|says|asks?|mailed|repl(?:y|ies)|"
-    r"forward|received?|receiving|got|get|gets|heard|hear|came in|come in|arrived?|e-?mails?|"
-    r"mails?|messages?|notes?|letters?|memos?|newsletters?|threads?|inbox|invit(?:e|es|ation)s?)\b",
-    re.IGNORECASE,
-)
-_JUST_PAST = re.compile(r"\b(?:last|past|yesterday|today|this|earlier|ago|since)\b", re.I)
+SHOWN_PEOPLE = 3  # of the people a name stands for, those named in its label
 
 
 class QuestionReader:
-    """Reads a question's filters against the senders the store has and a count of mail a
-    filter leaves (`count(condition)`), relative dates against `today`."""
+    """Reads a question's filters against the address book and a count of mail a filter
+    leaves (`count(filters)`), relative dates against `today`."""
 
-    def __init__(self, people: People, count: Callable[[Condition], int], today: date) -> None:
+    def __init__(
+        self, people: People, count: Callable[[Condition | Filters], int], today: date
+    ) -> None:
         self.people = people
         self.count = count
         self.today = today
 
     def read(self, question: str) -> Filters:
-        conditions = [*self._sender(question), *self._recipient(question)]
-        conditions += self._subject(question)
+        filters = Filters((), "words")
+        for condition, ranked in self._people(question):
+            filters = filters.demoted(condition, ranked) if ranked else filters.plus([condition])
+        filters = filters.plus(list(self._subject(question)))
         found = in_words(question, self.today)
-        if found is not None and _of_the_mail(question, found.words):
-            conditions.append(f.date_in(found.range))
-        return Filters(tuple(conditions), "words")
+        if found is not None and of_sending(question, found):
+            when = f.date_in(found.range)
+            filters = (
+                filters.plus([when]) if self.count(when) else filters.demoted(when, "no mail then")
+            )
+        return self._never_empty(filters)
 
-    def _sender(self, question: str) -> Iterator[Condition]:
-        for name, senders in self._names(question, _FROM):
-            if senders:
-                yield f.sender_is(senders, _shown(name, senders))
-                return
-
-    def _names(self, question: str, rules) -> Iterator[tuple[str, list[Sender]]]:
-        for rule in rules:
-            for match in rule.finditer(question):
-                name = _clean(match.group("name"))
-                if name and name.lower() not in _NOT_NAMES:
-                    yield name, self.people.named(name.split())
-
-    def _recipient(self, question: str) -> Iterator[Condition]:
-        for rule in _TO:
-            for match in rule.finditer(question):
-                name = _clean(match.group("name"))
-                if not name or name.lower() in _NOT_NAMES:
-                    continue
-                condition = f.words_in(
-                    "to", ["d.recipients", "d.recipient_names"], name.split(), name
-                )
-                if self.count(condition):
-                    yield condition
-                    return
+    def _people(self, question: str) -> Iterator[tuple[Condition, str]]:
+        """(condition, why it ranks or '') for each person the question names."""
+        seen: set[str] = set()
+        for mention in mentions(question):
+            resolved = self.people.resolve(mention.name, in_passing=not mention.said)
+            if resolved.is_owner:
+                continue
+            people = _in_role(resolved, mention.role)
+            keys = frozenset(p.key for p in people)
+            if people and keys <= seen:
+                continue
+            seen |= keys
+            if len(people) == 1:
+                yield f.person_is(mention.role, people, people[0].shown(), mention.name), ""
+            elif people:
+                condition = f.person_is(mention.role, people, mention.name, mention.name)
+                yield condition, _several(people)
+            elif mention.said:
+                yield Condition(mention.role, mention.name, "0"), "no one of that name"
 
     def _subject(self, question: str) -> Iterator[Condition]:
         for match in _QUOTED.finditer(question):
@@ -99,27 +78,31 @@ class QuestionReader:
                 yield condition
                 return
 
-
-def _of_the_mail(question: str, words: str) -> bool:
-    """A date in words is when the mail came only where the question speaks of the mail (it was
-    sent, came in, a message, a newsletter …) or of a time just past ("last week", "yesterday",
-    "since Monday"). Otherwise it dates what the mail is about: "the conference in June" is
-    written about in May, "the November 2000 conference" in March 2001; it stays a word to
-    rank by (bench/results/funnel_lines.json: three real questions lost their mail to it)."""
-    return bool(_MAIL_WORDS.search(question) or _JUST_PAST.search(words))
-
-
-def _clean(name: str) -> str:
-    """Possessives and trailing punctuation off: "Jim Dent's" → "Jim Dent"."""
-    name = re.sub(r"['’]s$", "", name.strip())
-    return name.strip(".'’-")
+    def _never_empty(self, filters: Filters) -> Filters:
+        """Filters that leave some mail: while they leave none, the date, then the people
+        named last, rank instead."""
+        while filters.narrows() and not self.count(Filters(filters.conditions)):
+            order = sorted(enumerate(filters.conditions), key=lambda ic: (_rank(ic[1]), -ic[0]))
+            filters = filters.demoted(order[0][1], "no mail with the other filters")
+        return filters
 
 
-def _shown(name: str, senders: list[Sender]) -> str:
-    """One address: its best-known name and the address; several: the name asked, and theirs."""
-    if len({s.stored for s in senders}) == 1:
-        return max(senders, key=lambda s: (bool(s.name), s.count)).shown()
-    names = list(dict.fromkeys(s.name or s.stored for s in senders))
-    listed = ", ".join(names[:3])
-    more = f" +{len(names) - 3}" if len(names) > 3 else ""
-    return f"{name} ({listed}{more})"
+def _in_role(resolved: Resolved, role: str) -> list[Person]:
+    """The people of `resolved` that have sent mail (a sender) or received it (a recipient);
+    all of them where none has."""
+    people = resolved.people
+    if role == FROM:
+        return [p for p in people if p.sent] or people
+    if role == TO:
+        return [p for p in people if p.received] or people
+    return people
+
+
+def _rank(condition: Condition) -> int:
+    return {"date": 0, "subject": 1}.get(condition.field, 2)
+
+
+def _several(people: list[Person]) -> str:
+    names = [p.name or min(p.addresses) for p in people[:SHOWN_PEOPLE]]
+    more = f" +{len(people) - SHOWN_PEOPLE}" if len(people) > SHOWN_PEOPLE else ""
+    return f"{len(people)} people: {', '.join(names)}{more}"

@@ -1,6 +1,7 @@
 """What a search or a question asks of the mail: query terms when it has them (mail/query.py),
-else filters read from its words (mail/questions.py), against the store's senders and a
-`today` that defaults to the real one and can be pinned (`--today`, config `[mail] today`)."""
+else filters read from its words (mail/questions.py), against the mailbox's address book
+(mail/address_book.py) and a `today` that defaults to the real one and can be pinned
+(`--today`, config `[mail] today`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from datetime import date
 from typing import Literal
 
 from assistant.knowledge.store import KnowledgeStore
+from assistant.mail.address_book import MailRows, build
 from assistant.mail.filters import Condition, Filters
 from assistant.mail.people import People
 from assistant.mail.query import MailQuery, has_terms, parse
@@ -33,10 +35,12 @@ class QueryReader:
         return self.pinned or date.today()
 
     def people(self) -> People:
-        """The store's senders, read once per change of the knowledge bank."""
+        """The address book, built once per change of the knowledge bank."""
         version = self.store.version("chunks")
         if self._people is None or self._people[0] != version:
-            self._people = (version, People.of(self.store.mail.senders()))
+            mail = self.store.mail
+            rows = MailRows(mail.senders(), mail.recipients(), mail.lines())
+            self._people = (version, build(rows))
         return self._people[1]
 
     def read(self, text: str) -> MailQuery:

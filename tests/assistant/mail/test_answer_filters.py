@@ -1,5 +1,6 @@
-"""Step 2 of the answer path: filters read from the question narrow the prompt's mail, are
-shown first, and a filter no mail meets is said so instead of answered from the whole mailbox."""
+"""Step 2 of the answer path: filters read from the question narrow the prompt's mail and are
+shown first; filters read from the words never leave no mail (what would ranks instead); typed
+terms no mail meets are said so instead of answered from the whole mailbox."""
 
 from __future__ import annotations
 
@@ -35,8 +36,20 @@ def test_the_filters_are_shown_and_only_their_mail_is_used(answerer):
     assert all(s["title"] == "Board meeting agenda" for s in events[-1].sources)
 
 
-def test_a_filter_no_mail_meets_answers_nothing_from_other_mail(answerer):
+def test_filters_from_words_that_would_leave_nothing_rank_instead(answerer):
     events = list(answerer.answer("what did Vince send yesterday about the board?", NO_CACHE))
+    read = next(e for e in events if isinstance(e, p.FiltersRead))
+    assert read.shown == (
+        "from: Vince Kaminski <vince.kaminski@enron.com> · date: 2001-11-19 "
+        "(no mail with the other filters: ranks, does not filter)"
+    )
+    assert read.matched == 1
+    retrieved = next(e for e in events if isinstance(e, p.ChunksRetrieved))
+    assert retrieved.hits[0].record.title == "Dabhol power"
+
+
+def test_typed_terms_no_mail_meets_answer_nothing_from_other_mail(answerer):
+    events = list(answerer.answer("from:vince date:yesterday board", NO_CACHE))
     read = next(e for e in events if isinstance(e, p.FiltersRead))
     assert read.matched == 0
     assert not any(isinstance(e, p.TokenStreamed | p.ChunksRetrieved) for e in events)

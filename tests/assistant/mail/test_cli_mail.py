@@ -73,7 +73,10 @@ def test_search_shows_what_it_read_and_says_when_nothing_meets_it(home, capsys):
     assert main([*args, "what did Bram send last week"]) == 0
     out, err = capsys.readouterr()
     assert "from: Bram <bram@x.nl> · date: 2026-03-02..2026-03-08" in err and "Kitchen" in out
-    assert main([*args, "what did Bram send yesterday"]) == 0
+    assert main([*args, "what did Bram send yesterday"]) == 0  # Bram sent nothing yesterday
+    out, err = capsys.readouterr()
+    assert "(no mail then: ranks, does not filter)" in err and "Kitchen" in out
+    assert main([*args, "from:bram date:yesterday"]) == 0  # typed terms: as typed
     out, err = capsys.readouterr()
     assert "No mail meets" in err and out.strip() == ""
     assert main([*args, "--no-filters", "what did Bram send yesterday"]) == 0
@@ -90,3 +93,12 @@ def test_show_prints_the_mail(home, capsys):
 def test_a_bad_date_term_is_a_clear_error(home, capsys):
     assert main(["search", "--home", home, "--mode", "bm25", "date:2001-02-30 x"]) == 2
     assert "date:2001-02-30" in capsys.readouterr().err
+
+
+def test_people_prints_who_a_name_stands_for_and_why(home, capsys):
+    assert main(["people", "--home", home, "Bram"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Bram: one person; a question naming them filters to their mail")
+    assert "Bram <bram@x.nl>" in out and "because: " in out
+    assert main(["people", "--home", home, "--json", "Nobody"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"name": "Nobody", "owner": False, "people": []}

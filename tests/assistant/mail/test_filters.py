@@ -135,3 +135,19 @@ def test_a_filter_no_chunk_meets_ranks_nothing(mailbox):
     query = reader.read("board from:nobody-at-all")
     for mode in ("hybrid", "bm25", "dense"):
         assert retriever.search(query.text, 10, mode, where=query.filters) == []
+
+
+def test_a_condition_that_ranks_lifts_its_mail_and_drops_none(mailbox):
+    from assistant.knowledge.retrieval import PREFERRED_BONUS
+    from assistant.mail import filters as f
+    from assistant.mail.filters import Filters
+
+    _, retriever, _ = mailbox
+    ranked = f.words_in("from", ["d.sender"], ["greg.whalley"], "Greg").ranking("2 people")
+    where = Filters((), "words", (ranked,))
+    plain = {h.record.title: h.score for h in retriever.search("board", 20)}
+    lifted = {h.record.title: h.score for h in retriever.search("board", 20, where=where)}
+    assert lifted.keys() == plain.keys()  # nothing is left out
+    assert lifted["Budget"] == pytest.approx(plain["Budget"] + PREFERRED_BONUS)
+    assert all(lifted[t] == pytest.approx(plain[t]) for t in plain if t != "Budget")
+    assert where.describe() == "from: Greg (2 people: ranks, does not filter)"

@@ -1,0 +1,154 @@
+"""People as the user names them (issue 48): the address book built from a mailbox's headers and
+lines, who a name stands for, and what a question naming them filters or ranks."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from assistant.mail.address_book import MailRows, build
+from assistant.mail.mentions import FROM, TO, WITH, mentions
+from assistant.mail.questions import QuestionReader
+
+OWNER = "jeff.skilling@enron.com"
+SENDERS = [
+    (OWNER, "Jeff Skilling", 40),
+    ("elizabeth.tilney@enron.com", "Elizabeth Tilney", 5),
+    ("etilney@hotmail.com", "Elizabeth Tilney", 2),  # the same person's webmail
+    ("steve.kean@enron.com", "", 3),  # an address, no display name
+    ("steven.kean@enron.com", "Steven J Kean", 4),  # his other address
+    ("linda.gardner@enron.com", "Linda Gardner", 2),
+    ("linda.hawkins@enron.com", "Linda Hawkins", 1),
+    ("robert.jones@enron.com", "Robert Jones", 2),
+    ("no.address@enron.com", "Enron Announcements", 6),  # a list's address under many names
+    ("no.address@enron.com", "Office of the Chairman", 3),
+    ("no.address@enron.com", "Jim Derrick", 1),
+    ("boethia@hotmail.com", "", 4),  # opaque: signs its mail "Woody"
+]
+RECIPIENTS = [(OWNER, "Jeff Skilling", 60), ("dave.delainey@enron.com", "David W Delainey", 2)]
+LINES = [
+    (OWNER, "dave.delainey@enron.com", "Dave, please disregard my previous note", "Jeff"),
+    (OWNER, "dave.delainey@enron.com", "Dave - do you have a date?", "Jeff"),
+    ("boethia@hotmail.com", OWNER, "Brothers,", "Go Betas!\n\nWoody"),
+    ("boethia@hotmail.com", OWNER, "All,", "see you there\nWoody"),
+    ("steven.kean@enron.com", OWNER, "Jeff,", "Thanks,\nSteve"),
+]
+
+
+@pytest.fixture(scope="module")
+def book():
+    return build(MailRows(SENDERS, RECIPIENTS, LINES))
+
+
+def names(resolved) -> list[str]:
+    return sorted(p.name or min(p.addresses) for p in resolved.people)
+
+
+def test_a_nickname_finds_the_full_name_on_every_address(book):
+    liz = book.resolve("Liz")
+    assert names(liz) == ["Elizabeth Tilney"] and "Liz goes by or stands for" in liz.matches[0].why
+    assert liz.one.addresses == {"elizabeth.tilney@enron.com", "etilney@hotmail.com"}
+    assert names(book.resolve("Rob")) == ["Robert Jones"]
+    assert names(book.resolve("Bob Jones")) == ["Robert Jones"]
+
+
+def test_one_person_has_several_addresses(book):
+    steve = book.resolve("Steve Kean").one
+    assert steve is not None
+    assert steve.addresses == {"steve.kean@enron.com", "steven.kean@enron.com"}
+    assert book.resolve("Steve").one is steve and book.resolve("Steven").one is steve
+    assert book.resolve("Kean").one is steve
+
+
+def test_an_address_only_sender_is_named_by_its_local_part(book):
+    steve = book.resolve("Steve").one
+    assert any("address steve.kean@enron.com (no display name)" in w for w in steve.why)
+    woody = book.resolve("Woody").one  # an opaque address: the name it signs with
+    assert woody is not None and woody.addresses == {"boethia@hotmail.com"}
+    assert "their mail is signed 'Woody' on 2 mails" in woody.why
+
+
+def test_the_names_the_owners_mail_greets_people_by(book):
+    dave = book.resolve("Dave")
+    assert names(dave) == ["David W Delainey"]
+    assert dave.matches[0].why == "your mail greets them 'Dave' on 2 mails"
+
+
+def test_a_first_name_of_several_people_is_ambiguous(book):
+    linda = book.resolve("Linda")
+    assert linda.one is None and names(linda) == ["Linda Gardner", "Linda Hawkins"]
+    assert book.resolve("Linda Hawkins").one is not None
+
+
+def test_a_shared_address_is_one_person_per_name_and_the_owner_is_no_one(book):
+    assert book.resolve("Jim Derrick").one.name == "Jim Derrick"
+    assert not book.resolve("Jim Derrick").one.personal
+    assert book.resolve("Jeff").is_owner
+    assert not book.resolve("Nobody Known").matches
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("What did Linda and I agree about the budget?", [("Linda", WITH)]),
+        ("Who invited Linda and me to the dinner?", [("Linda", WITH)]),
+        ("What did Steve say about the board?", [("Steve", FROM)]),
+        ("What was in Steve Kean's note?", [("Steve Kean", FROM)]),
+        ("the mail from Liz about the offsite", [("Liz", FROM)]),
+        ("What did Gresham Brebach want from me?", [("Gresham Brebach", WITH)]),
+        ("What did I send David Oxley about the MS150?", [("David Oxley", TO)]),
+        (
+            "What did Sherri tell Thames Fulton about it?",
+            [("Sherri", FROM), ("Thames Fulton", TO)],
+        ),
+        ("What was Mark Golden from Dow Jones asking?", [("Mark Golden", FROM)]),
+        ("When is the offsite with Rob in Houston?", [("Rob", WITH), ("Houston", WITH)]),
+    ],
+)
+def test_a_person_named_is_a_participant_unless_the_words_say_sender(question, expected):
+    assert [(m.name, m.role) for m in mentions(question)] == expected
+
+
+def reader(book, counts=None) -> QuestionReader:
+    """A reader whose filters leave `counts[field]` mails (1 unless given)."""
+    counts = counts or {}
+
+    def count(filters) -> int:
+        conditions = getattr(filters, "conditions", None) or (filters,)
+        return min(counts.get(c.field, 1) for c in conditions)
+
+    return QuestionReader(book, count, date(2001, 11, 20))
+
+
+def test_one_person_filters_several_rank_and_say_so(book):
+    filters = reader(book).read("What did Liz send about the offsite?")
+    assert filters.narrows() and filters.describe().startswith("from: Elizabeth Tilney <")
+    linda = reader(book).read("What did Linda and I agree about the budget?")
+    assert not linda.narrows()
+    assert linda.describe() == (
+        "with: Linda (2 people: Linda Gardner, Linda Hawkins: ranks, does not filter)"
+    )
+    assert linda.preferred()  # their mail ranks first
+
+
+def test_a_participant_filter_takes_every_role_and_the_text(book):
+    clause, params = reader(book).read("the plan Rob and I made").sql()
+    assert "d.sender = ?" in clause and "d.recipients" in clause and "d.body" in clause
+    assert "%robert.jones@enron.com%" in params and "%robert jones%" in params
+
+
+def test_a_date_no_mail_has_ranks_instead(book):
+    empty_week = reader(book, {"date": 0}).read("What did I get this week about the fund?")
+    assert not empty_week.narrows()
+    assert empty_week.describe().endswith("(no mail then: ranks, does not filter)")
+
+
+def test_filters_that_leave_nothing_together_give_way_date_first(book):
+    def count(filters) -> int:
+        return 0 if len(getattr(filters, "conditions", ())) > 1 else 1
+
+    read = QuestionReader(book, count, date(2001, 11, 20))
+    filters = read.read("What did Liz send last week about the offsite?")
+    assert [c.field for c in filters.conditions] == ["from"]
+    assert [c.field for c in filters.ranked] == ["date"]

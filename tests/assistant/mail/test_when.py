@@ -1,0 +1,53 @@
+"""A date in a question's words filters by when the mail was sent only where the question asks
+about sending; a date that names or belongs to a thing is a topic (issue 48)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from assistant.mail.dates import in_words
+from assistant.mail.when import of_sending
+
+TODAY = date(2001, 11, 20)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What did Steve say in last week's note?",
+        "In October he wrote about the fund; what did he say?",
+        "What did I get in October about preserving documents?",
+        "What newsletter came in last Friday?",
+        "What did Dottie Kerr send on Halloween about social enterprise?",
+        "What was Jim Dent's mail on October 26 about?",
+        "What was the mail from March about?",
+        "emails to Greg in October",
+        "anything since Monday?",
+        "What did David Aronoff write in August after hearing the news?",
+        "Earlier this month, what was the FBI warning about?",
+    ],
+)
+def test_a_date_of_sending_filters(question):
+    found = in_words(question, TODAY)
+    assert found is not None and of_sending(question, found)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What are the Christmas plans?",
+        "What did Liz send about the Christmas dates?",
+        "Who's coming to the March 15 meeting?",
+        "What did Rob say about Christmas?",
+        "What are we doing for Christmas?",
+        "Where is the company conference in June that they want me to speak at?",
+        "Who came to the November 2000 CEO conference?",
+        "What did Liz say about the Christmas party on December 15?",
+        "In April 2001, how long did the MS150 take?",
+    ],
+)
+def test_a_date_of_a_thing_is_a_topic(question):
+    found = in_words(question, TODAY)
+    assert found is not None and not of_sending(question, found)
