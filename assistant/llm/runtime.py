@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from assistant.config import LLMSettings
+from assistant.config_sections import LLMSettings
 from assistant.llm.cores import CoreWatch, background_threads, load, question_threads
 from assistant.llm.decoding import log_softmax_of, pick
 from assistant.llm.model_file import (

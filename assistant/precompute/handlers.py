@@ -16,7 +16,7 @@ from assistant.answer import fit
 from assistant.answer.evidence import LineFinder, prompt_records
 from assistant.answer.qa_memory import QAMemory
 from assistant.answer.shape import first_sentence
-from assistant.config import PrecomputeSettings
+from assistant.config_sections import PrecomputeSettings
 from assistant.home import bundled
 from assistant.knowledge.embeddings import embed_missing
 from assistant.knowledge.retrieval import Hit
