@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from assistant.activity import Activity
-from assistant.config import ChunkingSettings
+from assistant.config_sections import ChunkingSettings
 from assistant.import_sweep import Reads, sweep
 from assistant.ingest import Document, Issue, Source, SourceError, detect_sources
 from assistant.ingest.chunking import Chunk, chunk_document

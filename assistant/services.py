@@ -32,7 +32,15 @@ from typing import TYPE_CHECKING, TypeVar
 
 from assistant.activity import Activity
 from assistant.config import Settings, load_settings
-from assistant.home import Home, bundled, open_home
+from assistant.factories import (
+    cache_blobs,
+    make_answerer,
+    make_judge,
+    make_lines,
+    make_prompt_cache,
+    make_writer,
+)
+from assistant.home import Home, open_home
 from assistant.knowledge.db import open_db
 from assistant.knowledge.embeddings import SentenceTransformerEmbedder, make_embedder
 from assistant.knowledge.retrieval import Retriever
@@ -155,7 +163,14 @@ class Services:
 
     def answerer(self) -> Answerer:
         """The user's answer path (loads the LLM on first use)."""
-        return self._once("_answerer", lambda: make_answerer(self))
+
+        def build() -> Answerer:
+            return make_answerer(
+                self.settings, self.store, self.embedder, self.selection, self.prompt_cache(),
+                self.memory, self.lines(), self.presence, self.cache_db, self.reader, self.judge,
+            )  # fmt: skip
+
+        return self._once("_answerer", build)
 
     def focused_answerer(self, threads: Sequence[str]) -> Answerer:
         """An answerer over the same parts whose retrieval puts the chunks of `threads` first
@@ -172,27 +187,21 @@ class Services:
 
     def lines(self) -> LineFinder:
         """The line scorer the answer path and precompute find quotes with."""
-        return self._once("_lines", lambda: make_lines(self))
+        weights = self.home.cache_dir / LINE_WEIGHTS
+        return self._once("_lines", lambda: make_lines(self.embedder, self.cache_db, weights))
 
     def prompt_cache(self) -> PromptCache:
         """Prompts prefilled with the KV tree and decoded: the answerer's and precompute's."""
-        return self._once("_prompt_cache", lambda: make_prompt_cache(self))
+
+        def build() -> PromptCache:
+            return make_prompt_cache(self.settings, self.llm, self.kv, self.embedder, self.presence)
+
+        return self._once("_prompt_cache", build)
 
     @property
     def llm(self) -> LocalLLM:
         """The writer's model: [models] writer, else [llm] model_path, else SmolLM2."""
-        from assistant.llm import make_llm
-
-        def build() -> LocalLLM:
-            writer = self.settings.models.writer
-            if writer:
-                from assistant.llm.models import model_path
-                from assistant.llm.weights import default_weights_dir
-
-                self.settings.llm.model_path = str(model_path(writer, default_weights_dir()))
-            return make_llm(self.settings.llm)
-
-        return self._once("_llm", build)
+        return self._once("_llm", lambda: make_writer(self.settings))
 
     @property
     def judge(self) -> Reader | None:
@@ -203,7 +212,9 @@ class Services:
         if self._judge is None:
             with self._building:
                 if self._judge is None and not self.reader_note:
-                    self._judge, self.reader_note = make_judge(self)
+                    kv_dir = self.home.cache_dir / "reader"
+                    made = make_judge(self.settings, lambda: self.llm, kv_dir)
+                    self._judge, self.reader_note = made
         return self._judge
 
     @property
@@ -288,7 +299,9 @@ class Services:
     @property
     def blobs(self) -> BlobStore:
         """The one blob store: KV-tree nodes and the reranker's document KV, each in budget."""
-        return self._once("_blobs", lambda: cache_blobs(self, self.cache_db))
+        return self._once(
+            "_blobs", lambda: cache_blobs(self.settings, self.home.cache_dir, self.cache_db)
+        )
 
     @property
     def reranker(self) -> Reranker:
@@ -324,20 +337,6 @@ class Services:
         return RerankCheck(self.home.cache_dir / "rerank_check.json")
 
 
-def cache_blobs(ctx: Services, db: Database) -> BlobStore:
-    """A KV blob store on `db`: KV-tree nodes and the reranker's document KV, each with its
-    budget."""
-    from assistant.rerank.doc_kv import KIND as DOC_KV
-    from cache.blobs import BlobStore
-    from cache.kv_tree import KIND
-
-    budgets = {
-        KIND: ctx.settings.cache.kv_budget_bytes,
-        DOC_KV: int(ctx.settings.reranker.doc_kv_budget_mb * 2**20),
-    }
-    return BlobStore(db, ctx.home.cache_dir / "kv", budgets)
-
-
 def open_services(
     home: Home | Path | str | None = None, settings: Settings | None = None
 ) -> Services:
@@ -351,57 +350,3 @@ def open_services(
     if auto:  # sized to this machine's free disk, once, as the home opens
         settings.cache.kv_budget_mb = kv_budget(0, h.cache_dir) / 2**20
     return Services(home=h, settings=settings, store=store, kv_budget_auto=auto)
-
-
-def make_prompt_cache(ctx: Services) -> PromptCache:
-    from assistant.prompt_cache import PromptCache
-
-    system = (bundled("prompts") / "answer.txt").read_text(encoding="utf-8")
-    return PromptCache(ctx.settings, ctx.llm, ctx.kv, system, ctx.embedder, activity=ctx.presence)
-
-
-def make_lines(ctx: Services) -> LineFinder:
-    """The line scorer, with the home's own fitted weights where a night has fitted them."""
-    from assistant.answer.evidence import DEFAULT_WEIGHTS, LineFinder, LineWeights
-    from cache.sentences import SentenceVectors
-
-    weights = LineWeights.load(ctx.home.cache_dir / LINE_WEIGHTS) or DEFAULT_WEIGHTS
-    return LineFinder(ctx.embedder, SentenceVectors(ctx.cache_db), weights)
-
-
-def make_judge(ctx: Services) -> tuple[Reader | None, str]:
-    """(the reader, "") or (None, why not): the configured model, or on a machine with too
-    little free memory for it the smaller shipped one, said so."""
-    from assistant.answer.judge import Prompts, Reader
-    from assistant.llm.model_file import LLMError
-    from assistant.llm.models import reader_choice
-    from assistant.llm.runtime import LocalLLM
-
-    try:
-        path, note = reader_choice(ctx.settings.models.reader)
-    except LLMError as exc:
-        return None, f"{exc}; answers are checked without a reader"
-    if path is None:
-        return None, note
-    llm = ctx.llm if path == ctx.llm.path else LocalLLM(path, 2048, ctx.settings.llm.n_threads)
-    kv_dir = ctx.home.cache_dir / "reader"
-    return Reader(llm, Prompts.read(bundled("prompts")), kv_dir=kv_dir), note
-
-
-def make_answerer(ctx: Services) -> Answerer:
-    from assistant.answer.answerer import Answerer
-    from cache.prediction import History
-
-    return Answerer(
-        ctx.settings,
-        ctx.store,
-        ctx.embedder,
-        ctx.selection,
-        ctx.prompt_cache(),
-        ctx.memory,
-        ctx.lines(),
-        activity=ctx.presence,
-        history=History(ctx.cache_db),
-        reader=ctx.reader,
-        judge=ctx.judge,
-    )

@@ -15,7 +15,7 @@ from _common import QA_FILES, REPO, _jsonl, demo_context, log, percentile, print
 
 from assistant.answer.qa_memory import lookup_hit
 from assistant.answer.qa_verify import HitVerifier, QuestionCheck
-from assistant.config import CacheSettings
+from assistant.config_sections import CacheSettings
 from cache.db import open_cache_db
 from cache.qa_bank import QABank
 from cache.qa_entries import QAEntry

@@ -36,7 +36,7 @@ from _common import (
 )
 from retrieval import bench_dl19, bench_qa, is_source
 
-from assistant.config import EmbeddingSettings
+from assistant.config_sections import EmbeddingSettings
 from assistant.home import open_home
 from assistant.knowledge.db import open_db
 from assistant.knowledge.distinct import SPARE, distinct_hits

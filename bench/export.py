@@ -35,7 +35,7 @@ DESIGNS = ("child", "in-process")
 
 def run(design: str) -> dict[str, Any]:
     """One design, in this (fresh) process."""
-    from assistant.config import EmbeddingSettings
+    from assistant.config_sections import EmbeddingSettings
     from assistant.home import open_home
     from assistant.knowledge.db import open_db
     from assistant.knowledge.embeddings import make_embedder

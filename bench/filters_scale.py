@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 from _common import REPO, FakeEmbedder, log, percentile, print_table, put_vectors, write_results
 
-from assistant.config import RetrievalSettings
+from assistant.config_sections import RetrievalSettings
 from assistant.knowledge.db import open_db
 from assistant.knowledge.retrieval import Retriever
 from assistant.knowledge.store import KnowledgeStore

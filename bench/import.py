@@ -127,7 +127,7 @@ def peak_mib() -> float:
 
 
 def design_embedder(design: str):
-    from assistant.config import EmbeddingSettings
+    from assistant.config_sections import EmbeddingSettings
     from assistant.knowledge.embeddings import make_embedder
 
     backend, overrides = DESIGNS[design]
@@ -139,7 +139,7 @@ def design_embedder(design: str):
 
 def child(design: str, mbox: Path, embed_limit: int) -> dict[str, Any]:
     """One import in this process: rates, and resident memory at each stage."""
-    from assistant.config import ChunkingSettings, EmbeddingSettings
+    from assistant.config_sections import ChunkingSettings, EmbeddingSettings
     from assistant.home import open_home
     from assistant.importer import Importer
     from assistant.knowledge.db import open_db

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from _common import log, print_table, write_results
 
-from assistant.config import LLMSettings
+from assistant.config_sections import LLMSettings
 from assistant.llm.model_file import default_llm_model
 
 

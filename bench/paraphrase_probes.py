@@ -35,7 +35,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from _common import _jsonl, default_eval_dir, demo_context, log, print_table, write_results  # noqa: E402
 from _verified import NEAR_MISS, PARAPHRASES  # noqa: E402
 
-from assistant.config import CacheSettings  # noqa: E402
+from assistant.config_sections import CacheSettings  # noqa: E402
 from cache.verify import Guard, _unmatched, features  # noqa: E402
 
 SYNONYM_BOUNDS = (0.7, 0.6, 0.5)

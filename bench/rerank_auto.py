@@ -28,8 +28,9 @@ from pathlib import Path
 from _common import demo_context, log, print_table, require_demo, write_results
 from train_cross_encoder import DEFAULT_OUT
 
-from assistant.config import RerankerSettings
-from assistant.precompute.handlers import SEEDS, Handlers
+from assistant.config_sections import RerankerSettings
+from assistant.precompute.handlers import Handlers
+from assistant.precompute.prediction_jobs import SEEDS
 from assistant.rerank.loader import make_reranker
 from assistant.rerank.selection import select
 from assistant.rerank.selfcheck import run_check

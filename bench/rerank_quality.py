@@ -43,7 +43,7 @@ from _common import (
 from pruning import calibrate, replay
 from retrieval import dl19_vectors
 
-from assistant.config import EmbeddingSettings, RetrievalSettings
+from assistant.config_sections import EmbeddingSettings, RetrievalSettings
 from assistant.knowledge.db import open_db
 from assistant.knowledge.embeddings import make_embedder
 from assistant.knowledge.retrieval import Retriever, zscore

@@ -53,7 +53,7 @@ from _common import (
     write_results,
 )
 
-from assistant.config import EmbeddingSettings, RetrievalSettings
+from assistant.config_sections import EmbeddingSettings, RetrievalSettings
 from assistant.home import open_home
 from assistant.knowledge.bm25 import BM25Index
 from assistant.knowledge.db import open_db

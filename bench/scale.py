@@ -46,7 +46,7 @@ from _common import (
 )
 from hotcold_baseline import plan_uniform
 
-from assistant.config import EmbeddingSettings, RetrievalSettings
+from assistant.config_sections import EmbeddingSettings, RetrievalSettings
 from assistant.home import open_home
 from assistant.knowledge import ivf
 from assistant.knowledge.db import open_db

@@ -31,7 +31,8 @@ from _common import (
 )
 from _verified import print_verified, run_verified
 
-from assistant.config import CacheSettings, load_settings
+from assistant.config import load_settings
+from assistant.config_sections import CacheSettings
 from assistant.knowledge.embeddings import make_embedder
 from cache.db import open_cache_db
 from cache.qa_bank import QABank

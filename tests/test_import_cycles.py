@@ -2,7 +2,8 @@
 
 Modules are discovered by walking the package folders, so new packages are covered without
 editing this file. An edge is any `import` or `from ... import` at module level or inside a
-function; imports under `if TYPE_CHECKING:` are not edges (they never run).
+function; imports under `if TYPE_CHECKING:` are not edges (they never run). A second check counts
+them too: two modules that name each other's types are as tangled, even if only one import runs.
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ def _is_type_checking(test: ast.expr) -> bool:
     return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
 
 
-def _imports(tree: ast.AST):
-    """Import nodes that run, skipping the bodies of `if TYPE_CHECKING:`."""
+def _imports(tree: ast.AST, hints: bool = False):
+    """Import nodes that run, skipping the bodies of `if TYPE_CHECKING:` unless `hints`."""
     stack = [tree]
     while stack:
         node = stack.pop()
@@ -45,7 +46,7 @@ def _imports(tree: ast.AST):
             yield node
             continue
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and _is_type_checking(child.test):
+            if not hints and isinstance(child, ast.If) and _is_type_checking(child.test):
                 stack.extend(child.orelse)
                 continue
             stack.append(child)
@@ -68,9 +69,9 @@ def _owner(target: str, modules: dict[str, Path]) -> str | None:
     return target or None
 
 
-def edges_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+def edges_of(name: str, path: Path, modules: dict[str, Path], hints: bool = False) -> set[str]:
     targets = set()
-    for node in _imports(ast.parse(path.read_text(), filename=str(path))):
+    for node in _imports(ast.parse(path.read_text(), filename=str(path)), hints):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         else:
@@ -86,9 +87,9 @@ def edges_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     return targets
 
 
-def import_graph() -> dict[str, set[str]]:
+def import_graph(hints: bool = False) -> dict[str, set[str]]:
     modules = discover()
-    return {name: edges_of(name, path, modules) for name, path in modules.items()}
+    return {name: edges_of(name, path, modules, hints) for name, path in modules.items()}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -156,6 +157,13 @@ def test_no_import_cycles():
     assert not found, "import cycles:\n" + "\n".join(" → ".join(c) for c in found)
 
 
+def test_no_import_cycles_through_type_hints():
+    found = cycles(import_graph(hints=True))
+    assert not found, "import cycles (with TYPE_CHECKING imports):\n" + "\n".join(
+        " → ".join(c) for c in found
+    )
+
+
 def test_cache_imports_nothing_of_assistant():
     graph = import_graph()
     bad = sorted(
@@ -204,3 +212,5 @@ def test_relative_and_function_imports_are_edges_type_checking_ones_not(tmp_path
     modules = {name: tmp_path / "unused.py" for name in names}
     edges = edges_of("pkg.sub.b", tmp_path / "b.py", modules)
     assert edges == {"pkg.a", "pkg.sub.c", "pkg.e"}
+    with_hints = edges_of("pkg.sub.b", tmp_path / "b.py", modules, hints=True)
+    assert with_hints == edges | {"pkg.d"}

@@ -27,7 +27,8 @@ import numpy as np
 from assistant.answer.evidence import Found
 from assistant.answer.quoted import clipped, line_key
 from assistant.answer.text import asked_kinds
-from assistant.config import CacheSettings, ConfigError
+from assistant.config import ConfigError
+from assistant.config_sections import CacheSettings
 from assistant.knowledge.retrieval import Retriever
 from cache.qa_entries import QAEntry
 from cache.verify import Guard

@@ -15,14 +15,12 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from datetime import date, datetime, timedelta
 from itertools import zip_longest
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from assistant.ingest.attachment_limits import Limits
 from assistant.ingest.bounds import looks_binary
 from assistant.ingest.decode import decode_bytes
 from assistant.ingest.html import html_to_text
-
-if TYPE_CHECKING:
-    from assistant.ingest.attachments import Limits
 
 _PARAGRAPH = re.compile(r"\n\s*\n")
 _SNIFF_CHARS = 4096
@@ -198,7 +196,7 @@ def _person(address: Any) -> str:
     return f"{name} <{mail}>" if name else mail
 
 
-Reader = Callable[[bytes, "str | None", "Limits"], Iterator[str]]
+Reader = Callable[[bytes, "str | None", Limits], Iterator[str]]
 
 FORMATS: dict[str, Reader] = {
     "pdf": read_pdf,

@@ -13,8 +13,8 @@ from email.parser import BytesFeedParser
 from email.utils import getaddresses, parsedate_to_datetime
 from functools import lru_cache
 
+from assistant.ingest.attachment_limits import DEFAULT_LIMITS
 from assistant.ingest.attachments import (
-    DEFAULT_LIMITS,
     is_attachment,
     leave_out_large_parts,
     left_out_size,

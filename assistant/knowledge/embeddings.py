@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from assistant.config import EmbeddingSettings
+from assistant.config_sections import EmbeddingSettings
 from assistant.knowledge.encoder import (
     INT8_SUFFIX,
     ExportFailed,

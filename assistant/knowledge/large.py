@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from assistant.config import RetrievalSettings
+from assistant.config_sections import RetrievalSettings
 from assistant.home import make_private_dir
 from assistant.knowledge import ivf
 from assistant.knowledge.fts import ChunkFts, query_terms

@@ -22,7 +22,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from assistant.config import RetrievalSettings
+from assistant.config_sections import RetrievalSettings
 from assistant.home import make_private_dir, replace_atomically
 from assistant.knowledge.bm25 import BM25Index
 from assistant.knowledge.ivf import present

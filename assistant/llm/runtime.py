@@ -1,17 +1,11 @@
-"""A local GGUF model through llama-cpp-python: segment-wise prefill, prefix KV save/restore,
-greedy streaming, and per-token log-probabilities of a given continuation.
+"""A local GGUF model through llama-cpp-python: segment-wise prefill, greedy and contrastive
+streaming, and per-token log-probabilities of a given continuation; the KV of a prompt's ranges
+(saved, restored, placed, filled, computed again) is kv_ranges.py's part of it.
 
 Prompts are evaluated one segment at a time (system, chunk 1, chunk 2, …, question), each
 tokenized on its own. A prefix restored from the cache therefore holds exactly the tokens and the
 KV values an uncached run computes, and the suffix is evaluated in the same batches: the output
 with a cache hit equals the output without it, token for token.
-
-KV is saved per segment: the positions of one segment are copied into a scratch sequence (1) and
-only that sequence is saved; a path is restored by loading each segment's blob into the scratch
-sequence and copying it into the prompt's sequence (0). Against saving the whole prefix at every
-node this stores less at the same restore time (bench/kv_design.py). It
-needs two sequences in a unified KV cache, which llama_cpp.Llama sets up only for embeddings, so
-the context is replaced by one built here.
 """
 
 from __future__ import annotations
@@ -24,9 +18,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from assistant.config import LLMSettings
+from assistant.config_sections import LLMSettings
 from assistant.llm.cores import CoreWatch, background_threads, load, question_threads
 from assistant.llm.decoding import log_softmax_of, pick
+from assistant.llm.kv_ranges import KVRanges
 from assistant.llm.model_file import (
     LLMError,
     default_llm_model,
@@ -35,7 +30,7 @@ from assistant.llm.model_file import (
     model_fingerprint,
     physical_cores,
 )
-from assistant.llm.mover import Blob, Move, SideMover, fill_batch, holds, load_seq, save_seq
+from assistant.llm.mover import SideMover, fill_batch
 from assistant.llm.weights import prompt_weights
 
 if TYPE_CHECKING:
@@ -50,7 +45,7 @@ def make_llm(settings: LLMSettings) -> LocalLLM:
     return LocalLLM(path, settings.n_ctx, settings.n_threads, settings.kv_type)
 
 
-class LocalLLM:
+class LocalLLM(KVRanges):
     """The model, loaded when first used: a one-shot `ask` that the QA bank answers never
     loads it (its fingerprint comes from the file)."""
 
@@ -179,151 +174,6 @@ class LocalLLM:
         end = (self.n_past if at is None else at) + n_tokens
         if end > self.n_ctx:
             raise LLMError(f"prompt of {end} tokens exceeds n_ctx {self.n_ctx}")
-
-    def save_range(self, start: int, end: int) -> bytes:
-        """The KV of positions [start, end) of the prompt alone (via the scratch sequence)."""
-        from llama_cpp import llama_cpp as C
-
-        ctx = self._llm._ctx.ctx
-        memory = C.llama_get_memory(ctx)
-        C.llama_memory_seq_cp(memory, 0, 1, start, end)
-        try:
-            return bytes(save_seq(ctx, 1))
-        finally:
-            C.llama_memory_seq_rm(memory, 1, -1, -1)
-
-    def restore_ranges(self, blobs: Sequence[Blob], tokens: Sequence[int]) -> None:
-        """Make the context hold exactly `tokens`, from the blobs of its segments in order."""
-        from llama_cpp import llama_cpp as C
-
-        self.reset()
-        ctx = self._llm._ctx.ctx
-        memory = C.llama_get_memory(ctx)
-        for blob in blobs:
-            loaded = load_seq(ctx, blob, 1)
-            C.llama_memory_seq_cp(memory, 1, 0, -1, -1)
-            C.llama_memory_seq_rm(memory, 1, -1, -1)
-            if loaded != len(blob):
-                self.reset()
-                raise LLMError("a cached KV state does not fit this model; it is recomputed")
-        if C.llama_memory_seq_pos_max(memory, 0) != len(tokens) - 1:
-            self.reset()
-            raise LLMError("cached KV segments do not add up to the prompt; it is recomputed")
-        self._llm.input_ids[: len(tokens)] = tokens
-        self._llm.n_tokens = len(tokens)
-
-    @property
-    def can_shift(self) -> bool:
-        """The context can move cached KV to other positions (re-rotating RoPE keys)."""
-        from llama_cpp import llama_cpp as C
-
-        return bool(C.llama_memory_can_shift(C.llama_get_memory(self._llm._ctx.ctx)))
-
-    def moved(self, moves: Sequence[Move]) -> list[Blob | None]:
-        """Each move's blob with its KV already at `to` (keys re-rotated, llm/mover.py), so that
-        placing it moves nothing in the prompt's context; None where it is not moved so."""
-        if not (self.move_aside and self.can_shift):
-            return [None] * len(moves)
-        return self._mover.moved(moves)
-
-    def append_range(
-        self,
-        blob: Blob,
-        tokens: Sequence[int],
-        saved_at: int,
-        part: tuple[int, int] | None = None,
-    ) -> None:
-        """Put a segment's KV, saved (`save_range`) at positions [saved_at, saved_at + n), after
-        the current state: moved to n_past, its keys re-rotated, when that differs. With other
-        tokens before it than when saved, its KV is an approximation (`redecode` repairs it).
-        `part` = (a, b): only the KV of the segment's tokens [a, b) (`tokens` is the whole
-        segment's), as when a line quoted from a chunk follows it."""
-        a, b = part or (0, len(tokens))
-        self.place_range(blob, tokens, saved_at, (a, b), self.n_past)
-        n = self._llm.n_tokens
-        self._llm.input_ids[n : n + b - a] = tokens[a:b]
-        self._llm.n_tokens = n + b - a
-
-    def place_range(
-        self, blob: Blob, tokens: Sequence[int], saved_at: int, part: tuple[int, int], at: int
-    ) -> None:
-        """The KV of a saved segment's tokens [a, b) (`part`) put at positions [at, at + b - a)
-        of the prompt, beyond n_past, which does not move: the positions between stay empty
-        until `fill` computes them. The keys are re-rotated when applied, once for every part
-        moved since the last decode (llama.cpp's K-shift passes over the whole cache, however
-        few tokens moved: place every part before computing anything, `fill`)."""
-        from llama_cpp import llama_cpp as C
-
-        a, b = part
-        if not 0 <= a < b <= len(tokens):
-            raise ValueError(f"part [{a}, {b}) outside a segment of {len(tokens)} tokens")
-        if at < self.n_past:
-            raise ValueError(f"position {at} is before the prompt's end, {self.n_past}")
-        delta = at - (saved_at + a)
-        if delta and not self.can_shift:
-            raise LLMError(f"{self.name}: its KV cannot be moved; the segment is recomputed")
-        self._check_room(b - a, at)
-        memory = C.llama_get_memory(self._llm._ctx.ctx)
-        try:
-            self._load_scratch(blob, saved_at, len(tokens))
-            C.llama_memory_seq_rm(memory, 1, saved_at + b, -1)
-            C.llama_memory_seq_rm(memory, 1, saved_at, saved_at + a)
-            if delta:
-                C.llama_memory_seq_add(memory, 1, -1, -1, delta)
-            C.llama_memory_seq_cp(memory, 1, 0, -1, -1)
-        finally:
-            C.llama_memory_seq_rm(memory, 1, -1, -1)
-
-    def fill(self, tokens: Sequence[int], gaps: Sequence[tuple[int, int]]) -> None:
-        """The prompt goes on with `tokens` from n_past: their KV was placed (`place_range`) but
-        for the `gaps` (token index runs [a, b), apart and in order), computed now in order,
-        each over everything before it, as if the tokens had been appended one run at a time;
-        only the placed KV's re-rotation is paid once, at the first gap, not once a run.
-        llama.cpp decodes a sequence only at its end, so a gap before placed KV is decoded in
-        the scratch sequence over a copy of the prompt before it, then moved in."""
-        from llama_cpp import llama_cpp as C
-
-        base, memory = self.n_past, C.llama_get_memory(self._llm._ctx.ctx)
-        self._check_room(len(tokens))
-        for a, b in gaps:
-            self._decode_after(tokens[a:b], base + a)
-        if C.llama_memory_seq_pos_max(memory, 0) != base + len(tokens) - 1:
-            raise LLMError("placed KV and computed gaps do not add up to the prompt")
-        self._llm.input_ids[base : base + len(tokens)] = tokens
-        self._llm.n_tokens = base + len(tokens)
-
-    def _load_scratch(self, blob: Blob, first: int, n_tokens: int) -> None:
-        """Load `blob` into the scratch sequence; it must hold positions [first, first + n)."""
-
-        if not holds(self._llm._ctx.ctx, blob, 1, first, n_tokens):
-            raise LLMError("a cached KV state does not fit this segment; it is recomputed")
-
-    def redecode(self, start: int, end: int) -> None:
-        """Compute positions [start, end) of the prompt again, in place, attending to the KV
-        before them as it is now (the tokens after them are kept as they were). llama.cpp
-        accepts a batch only at the end of a sequence, so the tokens are decoded in the scratch
-        sequence over a copy of [0, start) and moved back."""
-        if not 0 < start < end <= self.n_past:
-            raise ValueError(f"redecode [{start}, {end}) outside 1..{self.n_past}")
-        self._llm._ctx.kv_cache_seq_rm(0, start, end)
-        self._decode_after([int(t) for t in self._llm.input_ids[start:end]], start)
-
-    def _decode_after(self, tokens: Sequence[int], start: int) -> None:
-        """Decode `tokens` at positions start, start + 1, … of the prompt over its KV before
-        `start` alone, whatever it holds after them (positions left empty for them): in the
-        scratch sequence over a copy of [0, start), then moved into the prompt's."""
-        from llama_cpp import llama_cpp as C
-        from llama_cpp._internals import LlamaBatch
-
-        memory = C.llama_get_memory(self._llm._ctx.ctx)
-        batch = LlamaBatch(n_tokens=len(tokens), embd=0, n_seq_max=1, verbose=False)
-        try:
-            C.llama_memory_seq_cp(memory, 0, 1, 0, start)
-            self._decode_rows(batch, [(t, 1, start + i) for i, t in enumerate(tokens)])
-            C.llama_memory_seq_cp(memory, 1, 0, start, start + len(tokens))
-        finally:
-            C.llama_memory_seq_rm(memory, 1, -1, -1)
-            batch.close()
 
     def logits(self) -> np.ndarray:
         """Logits after the last evaluated token."""

@@ -12,7 +12,7 @@ from pathlib import Path
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from assistant.activity import Activity
-from assistant.config import PrecomputeSettings
+from assistant.config_sections import PrecomputeSettings
 from assistant.precompute import (
     Precompute,
     PrecomputeBusy,

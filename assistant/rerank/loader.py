@@ -22,9 +22,9 @@ def make_reranker(
     blobs: BlobStore,
     decide: Callable[[Sequence[str]], str] | None = None,
 ) -> Reranker:
-    """`blobs` must have a budget for the doc_kv kind (services.py gives it one). `[reranker]
-    model` a folder: the cross-encoder modes; else the query-likelihood ones. `decide`: what
-    the self-check turned on (for `rerank = "auto"`)."""
+    """`blobs` must have a budget for the doc_kv kind (factories.cache_blobs gives it one).
+    `[reranker] model` a folder: the cross-encoder modes; else the query-likelihood ones.
+    `decide`: what the self-check turned on (for `rerank = "auto"`)."""
     check_mode(settings)
     s = settings.reranker
     if is_folder(s.model):

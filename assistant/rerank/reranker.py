@@ -16,7 +16,7 @@ from typing import Protocol
 
 import numpy as np
 
-from assistant.config import RerankerSettings
+from assistant.config_sections import RerankerSettings
 from assistant.knowledge.retrieval import Hit, zscore
 
 

@@ -308,7 +308,7 @@ def test_the_idle_scheduler_runs_a_pass_once_the_user_is_away(tmp_path):
 
 
 def test_history_based_prediction_writes_questions_in_the_users_style(tmp_path):
-    from assistant.precompute.handlers import openers
+    from assistant.precompute.prediction_jobs import openers
 
     assert openers(["when is x?", "When is y?", "who is z?"]) == ["When", "Who"]
     ctx = make_ctx(tmp_path, stride=8)

@@ -8,7 +8,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from assistant.config import PrecomputeSettings, Settings
+from assistant.config import Settings
+from assistant.config_sections import PrecomputeSettings
 from assistant.precompute.handlers import FIT_LINES, Handlers
 from cache.db import open_cache_db
 from cache.jobs import Job, JobQueue

@@ -118,7 +118,7 @@ def test_candidates_are_offered_nearest_first_within_the_floors_and_the_limit():
 
 @pytest.mark.slow
 def test_a_near_miss_at_cosine_099_is_refused_and_a_paraphrase_is_served():
-    from assistant.config import EmbeddingSettings
+    from assistant.config_sections import EmbeddingSettings
     from assistant.knowledge.embeddings import make_embedder
     from cache.verify import Guard
 

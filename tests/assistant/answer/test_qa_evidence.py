@@ -10,7 +10,8 @@ import pytest
 from assistant.answer.evidence import LineFinder
 from assistant.answer.qa_memory import lookup_hit
 from assistant.answer.qa_verify import HitVerifier
-from assistant.config import CacheSettings, Settings
+from assistant.config import Settings
+from assistant.config_sections import CacheSettings
 from assistant.knowledge.embeddings import make_embedder
 from assistant.knowledge.retrieval import Retriever
 from cache.db import open_cache_db

@@ -7,7 +7,8 @@ import pytest
 
 from assistant.answer.qa_memory import lookup_hit
 from assistant.answer.qa_verify import HitVerifier
-from assistant.config import CacheSettings, ConfigError, Settings
+from assistant.config import ConfigError, Settings
+from assistant.config_sections import CacheSettings
 from assistant.knowledge.embeddings import make_embedder
 from assistant.knowledge.retrieval import Retriever
 from cache.db import open_cache_db

@@ -13,8 +13,8 @@ from email.parser import BytesParser
 import docx
 import pytest
 
+from assistant.ingest.attachment_limits import Limits
 from assistant.ingest.attachments import (
-    Limits,
     extract_text,
     kind_of,
     leave_out_large_parts,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import random
 
-from assistant.config import ChunkingSettings
+from assistant.config_sections import ChunkingSettings
 from assistant.importer import Importer
 from assistant.ingest.bounds import bound_text, looks_binary
 from assistant.ingest.emails import parse_email

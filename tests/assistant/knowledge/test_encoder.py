@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from assistant.config import ConfigError, EmbeddingSettings, load_settings
+from assistant.config import ConfigError, load_settings
+from assistant.config_sections import EmbeddingSettings
 from assistant.importer import Importer
 from tests.conftest import FakeEmbedder, make_email, write_mbox
 

@@ -9,7 +9,7 @@ import logging
 import numpy as np
 import pytest
 
-from assistant.config import RetrievalSettings
+from assistant.config_sections import RetrievalSettings
 from assistant.importer import Importer
 from assistant.knowledge import ivf
 from assistant.knowledge.bm25 import BM25Index

@@ -104,7 +104,7 @@ def test_an_unknown_has_term_is_an_error():
 
 @pytest.mark.parametrize("exact_max", [2_000, 0])  # a small filtered set scored exactly, or not
 def test_a_large_home_filters_too(mailbox, tmp_path, monkeypatch, exact_max):
-    from assistant.config import RetrievalSettings
+    from assistant.config_sections import RetrievalSettings
     from assistant.knowledge import retrieval
     from assistant.knowledge.retrieval import Retriever
 

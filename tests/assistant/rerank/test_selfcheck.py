@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from assistant.config import RerankerSettings
+from assistant.config_sections import RerankerSettings
 from assistant.knowledge.retrieval import Hit
 from assistant.rerank.reranker import Reranker
 from assistant.rerank.selection import select

@@ -220,7 +220,7 @@ class Report:
 
 class FakePrecompute:
     """The shape of assistant.precompute.idle.Precompute: answers `questions` into the fake's QA
-    bank, as its answer job does (precompute/handlers.py)."""
+    bank, as its answer job does (precompute/cache_jobs.py)."""
 
     def __init__(self, pipeline: FakeAnswerer, questions: list[str], delay: float = 0.01):
         self.pipeline, self.questions, self.delay = pipeline, list(questions), delay
