@@ -199,7 +199,7 @@ def open_ctx(home: Path):
 
 def ask(ctx, question: str, no_model: bool, walk: Walk | None = None) -> dict:
     """One question as `assistant ask` asks it (or its model-free part), traced when `walk`."""
-    from assistant.answer.answerer import quote_found
+    from assistant.answer.shape import quote_found
     from assistant.commands import cmd_ask
     from assistant.events import AnswerDone
 

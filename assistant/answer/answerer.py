@@ -12,13 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from assistant.activity import Activity
-from assistant.answer.evidence import (
-    Found,
-    LineFinder,
-    distinct_mails,
-    mail_key,
-    prompt_records,
-)
+from assistant.answer.evidence import Found, LineFinder, prompt_records
 from assistant.answer.judge import Judged, Reader, judge, promoted_to
 from assistant.answer.qa_memory import QAMemory, find_hit
 from assistant.answer.qa_verify import HitVerifier
@@ -29,7 +23,9 @@ from assistant.answer.shape import (
     final_band,
     first_sentence,
     mail_of,
+    quote_found,
     shown,
+    sources_of,
 )
 from assistant.answer.text import asked_kinds, kind_terms
 from assistant.clock import Clock
@@ -43,7 +39,6 @@ from assistant.events import (
     HitTightened,
     KVReused,
     QAHitFound,
-    QuoteFound,
     QuoteJudged,
     TokenStreamed,
 )
@@ -385,23 +380,3 @@ def disagree(served: AnswerDone, fresh: AnswerDone) -> bool:
     ours = kind_terms(served.sentence, served.question, asked)
     theirs = kind_terms(fresh.sentence, fresh.question, asked)
     return bool(ours - theirs and theirs - ours)
-
-
-def quote_found(found: Found, checking: bool = False) -> QuoteFound:
-    """The quote as shown; `checking`: the reader judges it next (a scorer's "not found" too:
-    the reader may find the answer in a candidate line)."""
-    mail = mail_of(found.record) if not found.not_found else {}
-    nearest = [mail_of(r) for r in found.nearest[:3]]
-    band = "none" if found.not_found else "answer"  # whether it is confirmed comes later
-    also_mail = mail_of(found.also_record) if found.also else {}
-    return QuoteFound(
-        list(found.lines), found.span, mail, band, found.score, nearest, found.also, also_mail,
-        checking=checking and bool(found.ranked),
-    )  # fmt: skip
-
-
-def sources_of(records: Sequence[ChunkRecord], found: Found) -> list[dict]:
-    """One source per mail, in the prompt's order: the quoted chunk for the quoted mail."""
-    quoted = found.record
-    key = mail_key(quoted) if quoted is not None and not found.not_found else None
-    return [(quoted if mail_key(r) == key else r).ref() for r in distinct_mails(records)]

@@ -44,8 +44,7 @@ __all__ = ["Evidence", "Found", "LineFinder", "LineWeights", "prompt_records", "
 
 FEATURES = ("cosine", "near", "bm25", "cover", "kind", "rank", "short", "pointer")
 ALSO = 0.5  # another mail's lines are shown too when they score this share of the best
-# lines shown in all: where the scorer's first line misses, the facts are most often in its
-# next lines, of the same mail or the next (bench/results/evidence_lines_*.json)
+# lines shown in all: a first line that misses has the facts next to it (evidence_lines_*.json)
 SHOWN = 3
 LINES_VERSION = "lines-7"  # salts the stored line vectors' keys when the splitter changes
 
@@ -136,8 +135,7 @@ class Found:
     # the quote's lines as the QA bank keys them: each line's head (quoted.clipped), whatever the
     # question (a long line is shown where it answers it)
     keys: list[str] = field(default_factory=list)
-    # the reader's verdict (answer/judge.py): "confirmed" | "unconfirmed"; "" when not judged
-    judged: str = ""
+    judged: str = ""  # the reader's verdict (answer/judge.py): confirmed | unconfirmed | ""
 
     @property
     def not_found(self) -> bool:

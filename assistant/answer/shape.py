@@ -9,10 +9,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from assistant.answer.evidence import Evidence, Found
+from assistant.answer.evidence import Evidence, Found, distinct_mails, mail_key
 from assistant.answer.lines import BULLET, sentences_of
 from assistant.answer.support import says_nothing, sentence_faults
 from assistant.answer.text import asked_kinds, kind_terms
+from assistant.events import QuoteFound
 from assistant.knowledge.store import ChunkRecord
 
 NOT_FOUND = "Not found in your mail."
@@ -179,3 +180,23 @@ def remembered(question: str, made: float) -> str:
     question it was made for."""
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(made)) if made else "an earlier day"
     return f"Remembered answer, made {when} for “{question}”"
+
+
+def quote_found(found: Found, checking: bool = False) -> QuoteFound:
+    """The quote as shown; `checking`: the reader judges it next (a scorer's "not found" too:
+    the reader may find the answer in a candidate line)."""
+    mail = mail_of(found.record) if not found.not_found else {}
+    nearest = [mail_of(r) for r in found.nearest[:3]]
+    band = "none" if found.not_found else "answer"  # whether it is confirmed comes later
+    also_mail = mail_of(found.also_record) if found.also else {}
+    return QuoteFound(
+        list(found.lines), found.span, mail, band, found.score, nearest, found.also, also_mail,
+        checking=checking and bool(found.ranked),
+    )  # fmt: skip
+
+
+def sources_of(records: Sequence[ChunkRecord], found: Found) -> list[dict]:
+    """One source per mail, in the prompt's order: the quoted chunk for the quoted mail."""
+    quoted = found.record
+    key = mail_key(quoted) if quoted is not None and not found.not_found else None
+    return [(quoted if mail_key(r) == key else r).ref() for r in distinct_mails(records)]
