@@ -42,7 +42,10 @@ SETS = {
     "demo": [QA_DIR / "mail_qa.jsonl", QA_DIR / "notes_qa.jsonl"],
     "holdout": [QA_DIR / "evidence_holdout.jsonl"],
     "real": [QA_DIR / "skilling_qa.jsonl"],
+    "new": [QA_DIR / "skilling_new.jsonl"],  # the dev mailbox's new questions (issue 46)
+    "fossum": [QA_DIR / "fossum_qa.jsonl"],  # the second mailbox (--fossum-home)
 }
+MAILBOX = {"real": "real", "new": "real", "fossum": "fossum"}  # else the demo home
 STAGES = ("source_top3", "facts_top3", "facts_evidence", "facts_shown")
 # designs that are this checkout's path (or --quote's) with settings changed
 VARIANTS = {
@@ -53,6 +56,8 @@ VARIANTS = {
     # the shipped Q4_1 weights' f16 copy (llm/weights.py), and the file as given
     "f16": {"ASSISTANT_LLM_WEIGHTS": "auto"},
     "asis": {"ASSISTANT_LLM_WEIGHTS": "as-is"},
+    # without the reader model (answer/judge.py): the marks come from the writer's sentence
+    "noreader": {"ASSISTANT_MODELS_READER": "none"},
 }
 # designs that answer with another shipped model ([llm] model_path): the model's sentence and
 # the confirmation it gives are the model's, the quote is the same
@@ -67,6 +72,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--quote", default="", help="a commit for the quote path (default: here)")
     parser.add_argument("--demo-home", type=Path, help="an imported demo home to copy")
     parser.add_argument("--real-home", type=Path, help="an imported real-mail home to copy")
+    parser.add_argument("--fossum-home", type=Path, help="an imported second-mailbox home")
     parser.add_argument("--eval-dir", type=Path, default=default_eval_dir())
     parser.add_argument("--work", type=Path, help="where homes and raw rows go (default: tmp)")
     parser.add_argument("--summarize", action="store_true",
@@ -90,10 +96,11 @@ def code_of(design: str, args: argparse.Namespace, work: Path) -> Path:
 
 
 def base_home(name: str, args: argparse.Namespace, work: Path) -> Path:
-    given = args.real_home if name == "real" else args.demo_home
+    kind = MAILBOX.get(name, "demo")
+    given = {"real": args.real_home, "fossum": args.fossum_home}.get(kind, args.demo_home)
     if given:
         return given
-    home = work / f"base-{'real' if name == 'real' else 'demo'}"
+    home = work / f"base-{kind}"
     if home.exists():
         return home
     return cli_import(home, name, work, args.eval_dir)
