@@ -34,12 +34,10 @@ def print_verdict(out: Console, judged) -> None:
     puts in its place (another line, or "not found")."""
     from rich.text import Text
 
-    from assistant.answer.shape import READER_WEAK
-
     if judged.verdict == "confirmed":
         out.print(Text("✓ The reader model finds the answer stated here.", style="green"))
-    elif judged.verdict == "unconfirmed":
-        out.print(Text(READER_WEAK, style="bold yellow"), soft_wrap=True)
+    elif judged.verdict == "unsure":  # the sentence decides; a mark comes with it if need be
+        return
     elif judged.verdict == "moved":
         out.print(Text("The reader model finds it stated in another line:", style="green"))
         out.print(quote_block(judged.quote), soft_wrap=True)
@@ -48,7 +46,7 @@ def print_verdict(out: Console, judged) -> None:
         out.print(quote_block(judged.quote), soft_wrap=True)
 
 
-def print_done(out: Console, err: Console, done, judged: bool = False) -> None:
+def print_done(out: Console, err: Console, done) -> None:
     """After the quote: the model's sentence where it stands in the quote (marked, with its
     reason, where only other mails of the prompt hold its terms), then the sources, one line
     per mail, and the timings."""
@@ -60,7 +58,7 @@ def print_done(out: Console, err: Console, done, judged: bool = False) -> None:
         out.print(done.sentence, soft_wrap=True, markup=False)
     if done.sentence and not done.supported and done.unsupported:
         out.print(Text(reason(done.unsupported), style="bold yellow"))
-    if done.band == "weak" and not judged:  # the reader's verdict was said already
+    if done.band == "weak":
         out.print(Text(WEAK, style="bold yellow"), soft_wrap=True)
     out.print()
     for i, s in enumerate(done.sources, 1):

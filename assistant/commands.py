@@ -315,7 +315,6 @@ def cmd_ask(ctx: Services, args: Namespace) -> int:
     layers = NO_CACHE if args.no_cache else ALL_LAYERS
     if ctx.reader_note:
         console.print(f"[yellow]{escape(ctx.reader_note)}[/]")
-    judged = False
     for event in answerer.answer(args.question, layers, fresh=args.fresh):
         if args.json:
             print(json.dumps(event_dict(event), ensure_ascii=False, default=str), flush=True)
@@ -335,7 +334,6 @@ def cmd_ask(ctx: Services, args: Namespace) -> int:
             if event.checking:
                 console.print("[dim]checking…[/]")
         elif isinstance(event, p.QuoteJudged):
-            judged = True
             print_verdict(out, event)
         elif isinstance(event, p.KVReused) and event.reused_tokens:
             console.print(
@@ -343,7 +341,7 @@ def cmd_ask(ctx: Services, args: Namespace) -> int:
                 f"prompt tokens reused{reuse_note(event.mode, event.repaired)}[/]"
             )
         elif isinstance(event, p.AnswerDone):
-            print_done(out, console, event, judged)
+            print_done(out, console, event)
     return 0
 
 

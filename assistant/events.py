@@ -77,7 +77,7 @@ class QuoteFound:
 @dataclass(frozen=True)
 class QuoteJudged:
     """The reader's verdict on the quote shown (answer/judge.py), which replaces its mark in
-    place: "confirmed", "unconfirmed" (shown marked), "moved" (another line states the answer:
+    place: "confirmed", "unsure" (the writer's sentence decides), "moved" (another line states it:
     `quote` is the new one) or "not found" (`quote` says so, with the nearest mails)."""
 
     verdict: str

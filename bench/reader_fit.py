@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -59,10 +60,21 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--sets", default="demo,holdout,real,new")
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
     parser.add_argument("--work", type=Path, default=Path("/tmp/reader_fit"))
-    parser.add_argument("--eval-dir", type=Path, default=default_eval_dir(),
-                        help="holds mail/skilling-j.mbox.gz and mail/fossum-d.mbox.gz")
+    parser.add_argument(
+        "--eval-dir",
+        type=Path,
+        default=default_eval_dir(),
+        help="holds mail/skilling-j.mbox.gz and mail/fossum-d.mbox.gz",
+    )
     parser.add_argument("--real-home", type=Path, help="an imported dev-mailbox home to copy")
     parser.add_argument("--summarize", action="store_true", help="replay the saved rows only")
+    parser.add_argument(
+        "--today",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="folders of bench/funnel.py's noreader rows (SET-noreader.jsonl)",
+    )
     parser.add_argument("--out", default="reader_fit")
     return parser.parse_args()
 
@@ -156,20 +168,31 @@ def run_set(name: str, args: argparse.Namespace) -> None:
             )
 
 
-def outcome(r: dict, confirm: float, none: float) -> tuple[str, bool | None]:
-    """(verdict, facts shown) under the bars, as answer/judge.py decides."""
+def outcome(
+    r: dict, confirm: float, none: float, today: dict | None = None
+) -> tuple[str, bool | None]:
+    """(verdict, facts shown) under the bars, as answer/judge.py decides. Between the bars the
+    reader is unsure: with `today` (the same question's row of the path without a reader,
+    bench/funnel.py's "noreader"), the writer's sentence decides as it does there ("sentence"
+    confirmed, "marked", or "not found"); without, the quote is marked ("unconfirmed")."""
     first = r["quote_margin"]
-    if first is None:
-        return "not found", None
-    if first >= confirm:
+    if first is not None and first >= confirm:
         return "confirmed", r["quote_facts"]
     cands = r["candidates"]
     best = max(cands, key=lambda c: c["margin"], default=None)
     if best is not None and best["margin"] >= confirm:
         return "moved", best["facts"]
-    if max([first, *(c["margin"] for c in cands)]) < none:
+    if first is None or max([first, *(c["margin"] for c in cands)]) < none:
         return "not found", None
-    return "unconfirmed", r["quote_facts"]
+    if today is None:
+        return "unconfirmed", r["quote_facts"]
+    if today["not_found"]:
+        return "not found", None
+    return ("marked" if today["marked"] else "sentence"), today["facts_shown"]
+
+
+UNMARKED = ("confirmed", "moved", "sentence")
+MARKED = ("unconfirmed", "marked")
 
 
 def rate(k: int, n: int) -> dict:
@@ -178,53 +201,56 @@ def rate(k: int, n: int) -> dict:
     return {"rate": k / n if n else None, "k": k, "n": n, "ci95": wilson(k, n)}
 
 
-def metrics(rows: list[dict], confirm: float, none: float) -> dict:
-    judged = [(r, *outcome(r, confirm, none)) for r in rows]
+def metrics(judged: list[tuple[dict, str, bool | None]]) -> dict:
+    """The funnel's figures over (row, verdict, facts shown) triples."""
     factual = [x for x in judged if x[0]["answerable"] and x[0]["facts_top3"] is not None]
     right = [x for x in factual if x[2]]
-    wrong_unmarked = [
-        x
-        for x in judged
-        if x[1] in ("confirmed", "moved") and (not x[0]["answerable"] or x[2] is False)
-    ]
+    wrong = [x for x in judged if x[1] in UNMARKED and (not x[0]["answerable"] or x[2] is False)]
     answerable = [x for x in judged if x[0]["answerable"]]
     unanswerable = [x for x in judged if not x[0]["answerable"]]
     top3 = sum(1 for x in factual if x[0]["facts_top3"])
+    nf = [x for x in judged if x[1] == "not found"]
     return {
-        "wrong_unmarked": rate(len(wrong_unmarked), len(judged)),
-        "right_marked": rate(sum(1 for x in right if x[1] == "unconfirmed"), len(right)),
-        "not_found_unanswerable": rate(
-            sum(1 for x in unanswerable if x[1] == "not found"), len(unanswerable)
-        ),
-        "not_found_answerable": rate(
-            sum(1 for x in answerable if x[1] == "not found"), len(answerable)
-        ),
+        "wrong_unmarked": rate(len(wrong), len(judged)),
+        "right_marked": rate(sum(1 for x in right if x[1] in MARKED), len(right)),
+        "not_found_unanswerable": rate(sum(x in nf for x in unanswerable), len(unanswerable)),
+        "not_found_answerable": rate(sum(x in nf for x in answerable), len(answerable)),
         "shown_vs_top3": len(right) / top3 if top3 else None,
-        "verdicts": {
-            v: sum(1 for x in judged if x[1] == v)
-            for v in ("confirmed", "moved", "unconfirmed", "not found")
-        },
+        "verdicts": dict(Counter(x[1] for x in judged)),
     }
 
 
-def fit(rows: list[dict]) -> tuple[float, float]:
+def replay(rows: list[dict], bars: tuple[float, float], today: dict | None) -> list[tuple]:
+    """Each row's (row, verdict, facts shown) under `bars`; `today`: rows by id, or None."""
+    if today is not None:
+        rows = [r for r in rows if r["id"] in today]
+    return [(r, *outcome(r, *bars, today.get(r["id"]) if today else None)) for r in rows]
+
+
+def as_today(rows: list[dict], today: dict) -> list[tuple]:
+    """The path without a reader, as it answered (bench/funnel.py's rows)."""
+    out = []
+    for r in rows:
+        t = today.get(r["id"])
+        if t is not None:
+            verdict = "not found" if t["not_found"] else "marked" if t["marked"] else "sentence"
+            out.append((r, verdict, t["facts_shown"] if verdict != "not found" else None))
+    return out
+
+
+def fit(rows: list[dict], today: dict | None) -> tuple[float, float]:
     """The bars on the fit rows: wrong answers shown unmarked ≤ 0.05 and "not found" on ≤ 0.1
-    of answerable questions, then the most right answers unmarked plus unanswerable questions
-    found to be so; ties to the stricter bars."""
+    of answerable questions, then the most unanswerable questions found to be so less right
+    answers marked; ties to the stricter bars."""
     best, key = (0.0, -2.0), None
     for confirm, none in itertools.product(CONFIRM_GRID, NONE_GRID):
         if none > confirm:
             continue
-        m = metrics(rows, confirm, none)
-        feasible = (m["wrong_unmarked"]["rate"] or 0) <= 0.05 and (
-            m["not_found_answerable"]["rate"] or 0
-        ) <= 0.1
-        score = (
-            feasible,
-            (m["not_found_unanswerable"]["rate"] or 0) - (m["right_marked"]["rate"] or 0),
-            confirm,
-            none,
-        )
+        m = metrics(replay(rows, (confirm, none), today))
+        feasible = (m["wrong_unmarked"]["rate"] or 0) <= 0.05
+        feasible = feasible and (m["not_found_answerable"]["rate"] or 0) <= 0.1
+        gain = (m["not_found_unanswerable"]["rate"] or 0) - (m["right_marked"]["rate"] or 0)
+        score = (feasible, gain, confirm, none)
         if key is None or score > key:
             best, key = (confirm, none), score
     return best
@@ -237,70 +263,61 @@ def auc(pos: list[float], neg: list[float]) -> float | None:
     return wins / (len(pos) * len(neg))
 
 
+def today_rows(args: argparse.Namespace, name: str) -> dict:
+    """The "noreader" rows bench/funnel.py wrote for `name` in one of --today dirs, by id."""
+    for folder in args.today:
+        path = folder / f"{name}-noreader.jsonl"
+        if path.exists():
+            return {json.loads(x)["id"]: json.loads(x) for x in path.read_text().splitlines()}
+    return {}
+
+
 def summarize(args: argparse.Namespace, names: list[str]) -> None:
     rows = {
         n: [json.loads(x) for x in (args.work / f"{n}.jsonl").read_text().splitlines()]
         for n in names
         if (args.work / f"{n}.jsonl").exists()
     }
+    today = {n: today_rows(args, n) for n in rows}
+    everyone = {k: v for t in today.values() for k, v in t.items()}
     fit_rows = [r for n in FIT_SETS if n in rows for r in rows[n] if r["half"] == "a"]
-    confirm, none = fit(fit_rows)
+    alone = fit(fit_rows, None)
+    with_sentence = fit(fit_rows, everyone) if everyone else None
     reports = {"fit (half a)": fit_rows}
     for n, rs in rows.items():
-        reports[f"{n} (half b)" if n in FIT_SETS else n] = [
-            r for r in rs if n not in FIT_SETS or r["half"] == "b"
-        ]
+        label = f"{n} (half b)" if n in FIT_SETS else n
+        reports[label] = [r for r in rs if n not in FIT_SETS or r["half"] == "b"]
     results, table = {}, []
     for label, rs in reports.items():
-        m = metrics(rs, confirm, none)
+        designs = {"reader alone": metrics(replay(rs, alone, None))}
+        if with_sentence is not None:
+            designs["reader + sentence"] = metrics(replay(rs, with_sentence, everyone))
+            designs["no reader"] = metrics(as_today(rs, everyone))
         shown = [r for r in rs if r["quote_margin"] is not None and r["quote_facts"] is not None]
-        m["auc_quote"] = auc(
-            [r["quote_margin"] for r in shown if r["quote_facts"] and r["answerable"]],
-            [r["quote_margin"] for r in shown if not r["quote_facts"] or not r["answerable"]],
-        )
-        m["verdict_p50_s"] = percentile(
-            [
-                r["t_quote"]
-                + (r["t_candidates"] if outcome(r, confirm, none)[0] != "confirmed" else 0)
-                for r in rs
-            ],
-            50,
-        )
-        m["quote_verdict_p50_s"] = percentile([r["t_quote"] for r in rs], 50)
-        results[label] = m
-        table.append(
-            [
-                label,
-                len(rs),
-                m["right_marked"]["rate"],
-                m["wrong_unmarked"]["rate"],
-                m["not_found_unanswerable"]["rate"],
-                m["not_found_answerable"]["rate"],
-                m["shown_vs_top3"],
-                m["auc_quote"],
-                m["verdict_p50_s"],
-            ]
-        )
+        right = [r["quote_margin"] for r in shown if r["quote_facts"] and r["answerable"]]
+        wrong = [r["quote_margin"] for r in shown if not r["quote_facts"] or not r["answerable"]]
+        confirmed = [r for r in rs if r["quote_margin"] is not None]
+        results[label] = {
+            "designs": designs,
+            "auc_quote": auc(right, wrong),
+            "quote_verdict_p50_s": percentile([r["t_quote"] for r in confirmed], 50),
+            "all_verdicts_p50_s": percentile(
+                [r["t_quote"] + r["t_candidates"] for r in confirmed], 50
+            ),
+            "n": len(rs),
+        }
+        for design, m in designs.items():
+            table.append([label, design, m["right_marked"]["n"], m["right_marked"]["rate"],
+                          m["wrong_unmarked"]["rate"], m["not_found_unanswerable"]["rate"],
+                          m["not_found_answerable"]["rate"], m["shown_vs_top3"],
+                          results[label]["auc_quote"]])  # fmt: skip
     print_table(
-        f"reader bars confirm={confirm} none={none}",
-        [
-            "set",
-            "n",
-            "right marked",
-            "wrong unmarked",
-            "NF unansw.",
-            "NF answ.",
-            "shown/top3",
-            "AUC",
-            "verdict p50 s",
-        ],
-        table,
-    )
-    write_results(
-        args.out,
-        {"bars": {"confirm": confirm, "none": none}, "results": results, "fit_sets": FIT_SETS},
-        vars(args) | {"sets": names},
-    )
+        f"reader alone {alone}; with the sentence {with_sentence} (confirm, none)",
+        ["set", "design", "right", "right marked", "wrong unmarked", "NF unansw.", "NF answ.",
+         "shown/top3", "AUC quote"], table)  # fmt: skip
+    bars = {"reader alone": alone, "reader + sentence": with_sentence}
+    write_results(args.out, {"bars": bars, "results": results, "fit_sets": FIT_SETS},
+                  {k: str(v) for k, v in vars(args).items()} | {"sets": names})  # fmt: skip
 
 
 def main() -> None:

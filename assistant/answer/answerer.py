@@ -316,7 +316,7 @@ class Answerer:
             yield event
         draft = "".join(pieces).strip()
         sentence, faults = checked_sentence(draft, found, question, [r.text for r in read])
-        doubted = self.judge is not None and found.judged != "confirmed"
+        doubted = self.judge is not None and final_band(found, sentence) != "answer"
         if layers.qa and not doubted:  # kept, and checked again when it is served
             self.memory.keep(question, vector, first_sentence(draft), hits, "user", found)
         yield self._done(question, found, records, clock, draft, sentence, faults, reused)

@@ -135,7 +135,7 @@ class Found:
     # the quote's lines as the QA bank keys them: each line's head (quoted.clipped), whatever the
     # question (a long line is shown where it answers it)
     keys: list[str] = field(default_factory=list)
-    judged: str = ""  # the reader's verdict (answer/judge.py): confirmed | unconfirmed | ""
+    judged: str = ""  # "confirmed" by the reader (answer/judge.py); "": the sentence decides
 
     @property
     def not_found(self) -> bool:

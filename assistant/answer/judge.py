@@ -1,16 +1,20 @@
 """The reader's verdicts: a model that can judge (the 1.5B instruct model by default, [models]
 reader) answers short Yes/No prompts, and its margin log p(Yes) − log p(No) decides:
 
-- does the quote state the answer (the mark the user sees: confirmed, or "Not confirmed");
-- if not, does one of the line scorer's next candidate lines (of at most three mails) state it:
-  that line's mail becomes the quote; if no line comes near, "Not found in your mail";
+- the quote states the answer: confirmed, whatever the writer's sentence says;
+- if not, one of the line scorer's next candidate lines (of at most three mails) does: that
+  line's mail becomes the quote, confirmed;
+- no line comes near: "Not found in your mail";
+- between the bars the reader is unsure, and the writer's sentence decides the mark as before
+  (answer/shape.py agrees): the reader's margin tells a right quote from a wrong one at an AUC
+  of about 0.7 (bench/results/reader_fit.json), too weak to mark on its own, strong enough to
+  confirm at a high bar;
 - does a stored question ask for the same information as a new one (QA-bank hits).
 
-Every prompt opens with one fixed instruction, whose KV stays in the model between calls, then
-the question, whose KV is shared by the lines judged for it: a verdict prefills only the line
-and a few words. The bars on the margin are fitted by bench/reader_fit.py on one half of the
-fit sets and reported on the other (bench/results/reader_fit.json); none of them is read off
-an evaluation set.
+Every prompt opens with one fixed instruction (with worked examples), whose KV stays in the
+model between calls and on disk between processes: a verdict prefills only its excerpt and
+question. The bars are fitted by bench/reader_fit.py on half "a" of the fit sets and reported on
+the other half and on sets no rule was read from; none is read off an evaluation set.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from cache.files import replace_atomically
 log = logging.getLogger(__name__)
 
 READER_PROMPTS = ("reader_system.txt", "reader_states.txt", "reader_same.txt")
-CANDIDATES = 2  # lines judged after an unconfirmed quote (each costs a verdict)
+CANDIDATES = 2  # lines judged after a quote the reader does not confirm (each a verdict)
 MAILS = 3  # of at most this many mails
 EXCERPT_CHARS = 320
 
@@ -70,8 +74,8 @@ DEFAULT_BARS = Bars(confirm=0.0, none=-2.5, same=0.0)
 @dataclass(frozen=True)
 class Judged:
     """The reader's verdict on a quote: "confirmed" (the quote states the answer), "moved"
-    (another candidate line does: `found` now quotes it), "unconfirmed" (shown marked) or
-    "not found"; `margin` is the deciding line's."""
+    (another candidate line does: `found` now quotes it), "not found", or "unsure" (the
+    writer's sentence decides the mark); `margin` is the deciding line's."""
 
     verdict: str
     found: Found
@@ -193,7 +197,7 @@ def judge(reader: Reader, question: str, found: Found) -> Judged:
     top = max([first, *margins])
     if top < bars.none:
         return Judged("not found", replace(found, band="none", also=[], also_record=None), top)
-    return Judged("unconfirmed", replace(found, band="weak", judged="unconfirmed"), first)
+    return Judged("unsure", found, first)
 
 
 def confirmed(found: Found) -> Found:

@@ -19,8 +19,6 @@ from assistant.knowledge.store import ChunkRecord
 NOT_FOUND = "Not found in your mail."
 NEAREST = "The nearest mails:"
 WEAK = "Not confirmed: the model's own reading does not point to this line; it may not answer."
-# the mark when the reader model judged the quote (answer/judge.py)
-READER_WEAK = "Not confirmed: the reader model does not find the answer stated here."
 CHECKING = "checking…"
 SENTENCE_CHARS = 240  # "one short sentence"
 
@@ -124,8 +122,8 @@ def final_band(found: Found, sentence: Sentence) -> str:
     quote, "weak" (shown marked) when it does not."""
     if found.not_found:
         return "none"
-    if found.judged:  # the reader's verdict, not the writer's sentence, decides
-        return "answer" if found.judged == "confirmed" else "weak"
+    if found.judged == "confirmed":  # the reader's verdict (answer/judge.py)
+        return "answer"
     return "answer" if sentence.confirmed else "weak"
 
 
@@ -161,12 +159,7 @@ def shown(found: Found, sentence: Sentence = NO_SENTENCE, band: str = "answer") 
         parts.append(also_text(found.also, mail_line(mail_of(found.also_record))))
     if sentence.text:
         parts.append(f"{sentence.text} {sentence.reason()}" if sentence.marked else sentence.text)
-    return "\n".join([*parts, weak_text(found)] if band == "weak" else parts)
-
-
-def weak_text(found: Found) -> str:
-    """Why a quote is shown marked: the reader's verdict, or the writer's sentence's."""
-    return READER_WEAK if found.judged else WEAK
+    return "\n".join([*parts, WEAK] if band == "weak" else parts)
 
 
 def nearest_lines(mails: Sequence[dict]) -> list[str]:

@@ -111,10 +111,8 @@ class Turn(Vertical):
         self._show("mail", source_line(quote.mail))
         if quote.also:  # another mail's best lines, as the CLI shows them (senders by name)
             self._show("also", shape.also_text(quote.also, mail_text(quote.also_mail)))
-        if quote.checking and not verdict:
+        if (quote.checking and not verdict) or verdict == "unsure":  # the sentence decides
             self._show("flag", shape.CHECKING)
-        elif verdict == "unconfirmed":
-            self._show("flag", shape.READER_WEAK)
 
     def set_status(self, status: str) -> None:
         if self.running:
@@ -127,8 +125,10 @@ class Turn(Vertical):
             self._show("sentence", done.sentence)
         if marked(done):
             self._show("reason", reason(done))
-        if done.band == "weak" and not self.verdict:  # the sentence did not confirm it
+        if done.band == "weak":  # neither the reader nor the model's reading confirmed it
             self._show("flag", shape.WEAK)
+        elif self.verdict == "unsure":
+            self._hide("flag")
         self.set_class(not done.supported, "marked")
         self._end(badge(done))
 

@@ -323,12 +323,18 @@ class HeldReader:
         return 5.0
 
 
-@pytest.mark.parametrize(("margin", "flag"), [(2.0, None), (-1.0, shape.READER_WEAK)])
-async def test_the_readers_verdict_replaces_checking_in_place(rig, margin, flag):
+@pytest.mark.parametrize(
+    ("margin", "reply", "flag"),
+    [(2.0, "Bram says it starts soon.", None),  # the reader confirms: no mark
+     (-1.0, "Bram says it starts soon.", shape.WEAK),  # unsure, and the sentence names no date
+     (-1.0, SENTENCE, None)],  # unsure, and the sentence confirms the quote's date
+)  # fmt: skip
+async def test_the_readers_verdict_replaces_checking_in_place(rig, margin, reply, flag):
     """The quote comes at once marked "checking…"; the reader's verdict replaces the mark:
-    none when it confirms the quote, "Not confirmed" when it does not."""
+    none when it confirms the quote; when it is unsure, the model's sentence decides."""
     reader = HeldReader(margin)
     rig.pipeline.judge = reader
+    rig.pipeline.reply = reply
     async with rig.app.run_test(size=SIZE) as pilot:
         turn = await ask(pilot, DEMOLITION)
         await wait_for(pilot, lambda: line(turn, "quote") == QUOTE)
