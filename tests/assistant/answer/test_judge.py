@@ -136,7 +136,15 @@ def test_the_real_reader_tells_a_paraphrase_from_a_near_miss(reader):
     assert same > other + 1.0
 
 
+def short(reader: Reader, kv_dir=None) -> Reader:
+    """The reader with a short instruction: what is tested is where its KV comes from, and
+    computing the shipped one's examples again and again only costs time."""
+    prompts = Prompts("Reply Yes or No.", reader.prompts.states, reader.prompts.same)
+    return Reader(reader.llm, prompts, kv_dir=kv_dir)
+
+
 def test_the_instructions_kv_kept_gives_the_margins_a_fresh_model_gives(reader):
+    reader = short(reader)
     question, line = "Where is the wedding?", "Elin's wedding is in Uppsala on 8 August."
     kept = reader.states(question, [line])[0]  # the instruction's KV kept from earlier calls
     assert reader.llm.held_tokens()[: len(reader._prefix)] == reader._prefix
@@ -149,18 +157,18 @@ def test_the_instructions_kv_kept_gives_the_margins_a_fresh_model_gives(reader):
 
 def test_the_instruction_kv_is_kept_on_disk_for_the_next_process(reader, tmp_path, caplog):
     question, line = "Where is the wedding?", "Elin's wedding is in Uppsala on 8 August."
-    first = Reader(reader.llm, reader.prompts, kv_dir=tmp_path)
+    first = short(reader, tmp_path)
     reader.llm.reset()
     computed = first.states(question, [line])[0]
     [kept] = list(tmp_path.glob("*.kv"))
     reader.llm.reset()  # a new process: nothing held, the file read instead of computing
-    again = Reader(reader.llm, reader.prompts, kv_dir=tmp_path)
+    again = short(reader, tmp_path)
     assert again.states(question, [line])[0] == pytest.approx(computed, abs=1e-4)
-    kept.write_bytes(kept.read_bytes()[:1000])  # truncated: said, computed again, rewritten
+    kept.write_bytes(kept.read_bytes()[:100])  # truncated: said, computed again, rewritten
     reader.llm.reset()
-    third = Reader(reader.llm, reader.prompts, kv_dir=tmp_path)
+    third = short(reader, tmp_path)
     assert third.states(question, [line])[0] == pytest.approx(computed, abs=1e-4)
-    assert "recomputed" in caplog.text and kept.stat().st_size > 1000
+    assert "recomputed" in caplog.text and kept.stat().st_size > 100
 
 
 def test_the_verdict_replaces_the_checking_mark_and_only_confirmed_answers_are_kept(tmp_path):
