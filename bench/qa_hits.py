@@ -93,6 +93,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--no-model", action="store_true", help="stored sentences left empty")
     parser.add_argument("--changed", type=int, default=20, help="served hits whose mail changes")
     parser.add_argument("--out", default="qa_hits")
+    parser.add_argument("--replay", type=Path, help="a results file whose rows hold the reader's "
+                        "margins: its reader design replayed, nothing run")  # fmt: skip
     return parser.parse_args()
 
 
@@ -217,12 +219,13 @@ def line_detail(found, stored) -> dict:
 
 
 def replayed(rows: list[dict], bar: float) -> list[dict]:
-    """The rows with `served` as the reader design serves them at `bar`: the cheap cuts passed
-    and the reader's margin at or above the bar (a repeat needs no reader)."""
+    """The rows with `served` as the reader design serves them at `bar`: every cut of the
+    evidence check passed (as it serves without a reader) and the reader's margin at or above
+    the bar (a repeat needs no reader)."""
     out = []
     for r in rows:
         margin = r.get("same_margin")
-        passed = r["reason"].startswith(("ok", "reader"))
+        passed = bool(r["today_served"]) if "today_served" in r else r["reason"].startswith("ok")
         out.append({**r, "served": passed and (margin is None or margin >= bar)})
     return out
 
@@ -270,8 +273,9 @@ def rates(outcomes: list[Outcome], design: str) -> dict:
         "stored_right": len(right),
         "stored_known": sum(o.stored_right is not None for o in para),
         "right_hits": sum(o.served[design] == o.pair.stored for o in right),
-        "right_hit_rate": (sum(o.served[design] == o.pair.stored for o in right) / len(right)
-                           if right else None),
+        "right_hit_rate": (
+            sum(o.served[design] == o.pair.stored for o in right) / len(right) if right else None
+        ),
         "wrong_served": sum(o.stored_right is False for o in own),
         "near_misses": len(near),
         "near_miss_false_hits": len(false),
@@ -351,10 +355,17 @@ def run_set(name: str, args: argparse.Namespace, work: Path) -> dict:
         },
         "paraphrase_cosines": sorted(round(o.cosine, 3) for o in outcomes if o.pair.paraphrase),
         "rows": [
-            {"stored": o.pair.stored, "asked": o.pair.asked, "paraphrase": o.pair.paraphrase,
-             "kind": o.pair.kind, "cosine": round(o.cosine, 3), "reason": o.reason,
-             "served": o.served["evidence"] == o.pair.stored, "stored_right": o.stored_right,
-             **o.detail}
+            {
+                "stored": o.pair.stored,
+                "asked": o.pair.asked,
+                "paraphrase": o.pair.paraphrase,
+                "kind": o.pair.kind,
+                "cosine": round(o.cosine, 3),
+                "reason": o.reason,
+                "served": o.served["evidence"] == o.pair.stored,
+                "stored_right": o.stored_right,
+                **o.detail,
+            }
             for o in outcomes
         ],
     }
@@ -374,17 +385,28 @@ def reader_design(results: dict) -> None:
     for name, r in results.items():
         rows = r["rows"][1::2] if name == "demo" else r["rows"]
         r["designs"]["reader"] = row_rates(replayed(rows, bar)) | {
-            "same_bar": bar, "reported_on": "half b" if name == "demo" else "all"}
+            "same_bar": bar,
+            "reported_on": "half b" if name == "demo" else "all",
+        }
         today = [{**x, "served": bool(x.get("today_served"))} for x in rows]
         r["designs"]["evidence, no reader"] = row_rates(today) | {
-            "reported_on": "half b" if name == "demo" else "all"}
+            "reported_on": "half b" if name == "demo" else "all"
+        }
 
 
 def main() -> None:
     args = parse_args()
     work = Path(tempfile.mkdtemp(prefix="qa-hits-"))
     results = {}
-    for name in args.sets.split(","):
+    if args.replay:
+        import json
+
+        results = json.loads(args.replay.read_text())["sets"]
+        for r in results.values():
+            r["designs"] = {
+                k: v for k, v in r["designs"].items() if k in ("reader", "evidence, no reader")
+            }
+    for name in args.sets.split(",") if not args.replay else []:
         results[name] = run_set(name, args, work)
     if any("same_margin" in r for res in results.values() for r in res["rows"]):
         reader_design(results)

@@ -220,7 +220,7 @@ class Answerer:
     def lookup(self, question: str, vector, found: Found) -> QAHit | None:
         """The stored answer whose evidence this question's quote is (none when nothing was
         found: there is no answer to remember either)."""
-        if found.not_found and self.judge is None:  # a reader may still find the stored line
+        if found.not_found:
             return None
         return self.memory.lookup(vector, self.verifier.check(question, vector, found))
 

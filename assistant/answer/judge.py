@@ -68,7 +68,7 @@ class Bars:
 
 
 # bench/reader_fit.py, fitted on half "a" of the fit sets (bench/results/reader_fit.json)
-DEFAULT_BARS = Bars(confirm=0.0, none=-2.5, same=0.0)
+DEFAULT_BARS = Bars(confirm=0.0, none=-2.5, same=0.5)
 
 
 @dataclass(frozen=True)
