@@ -113,8 +113,8 @@ class Reader:
 
     def states(self, question: str, excerpts: Sequence[str]) -> list[float]:
         """For each excerpt, the margin that it states the answer to `question`. The excerpt
-        comes first, as in the instruction's examples (judged better than the question first
-        and sharing its KV across excerpts: bench/results/reader_prompts.json)."""
+        comes first, as in the instruction's examples; no form of the prompt tried judged
+        clearly better than another (bench/results/reader_prompts.json)."""
         asked = " ".join(question.split())
         texts = [" ".join(e.split())[:EXCERPT_CHARS] for e in excerpts]
         return self._margins([self.prompts.states.format(excerpt=t, question=asked) for t in texts])
