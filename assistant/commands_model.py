@@ -89,9 +89,11 @@ def measured(path: Path, threads: int, measure: bool) -> dict | None:
     known = json.loads(store.read_text()) if store.is_file() else {}
     if key in known or not measure:
         return known.get(key)
+    from assistant.home import replace_atomically
+
     known[key] = time_model(path, threads)
-    store.parent.mkdir(parents=True, exist_ok=True)
-    store.write_text(json.dumps(known, indent=1))
+    text = json.dumps(known, indent=1)
+    replace_atomically(store, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     return known[key]
 
 

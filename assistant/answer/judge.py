@@ -100,10 +100,6 @@ class Reader:
         self._memo: dict[str, float] = {}
         self._guard = threading.Lock()
 
-    @property
-    def name(self) -> str:
-        return self.llm.name
-
     def _ready(self) -> Frame:
         if self._frame is None:
             frame = chat_frame(self.llm)
