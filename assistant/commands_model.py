@@ -10,6 +10,7 @@ from argparse import Namespace
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from assistant.services import Services
 
@@ -30,12 +31,12 @@ def cmd_model(ctx: Services, args: Namespace) -> int:
         print(json.dumps(rows, indent=1))
         return 0
     for r in rows:
-        console.print(f"[bold]{r['role']}[/]  {r['setting']}  ({r['size']})")
-        console.print(f"  file   {r['file']}", soft_wrap=True)
-        console.print(f"  from   {r['source']}", soft_wrap=True)
-        console.print(f"  speed  prefill {r['prefill']}, decode {r['decode']}")
+        console.print(f"[bold]{r['role']}[/]  {escape(r['setting'])}  ({r['size']})")
+        console.print(f"  file   {r['file']}", soft_wrap=True, markup=False)
+        console.print(f"  from   {r['source']}", soft_wrap=True, markup=False)
+        console.print(f"  speed  prefill {r['prefill']}, decode {r['decode']}", markup=False)
     if ctx.reader_note:
-        console.print(f"[yellow]{ctx.reader_note}[/]")
+        console.print(f"[yellow]{escape(ctx.reader_note)}[/]")
     if not args.measure:
         console.print("[dim]`assistant model --measure` times each model on this machine.[/]")
     return 0
@@ -122,12 +123,12 @@ def use(ctx: Services, role: str, name: str) -> int:
 
     if not (role == "reader" and name == "none"):
         path = model_path(name, default_weights_dir())  # LLMError: the message says what to do
-        console.print(f"{role}: {name} → {path}")
+        console.print(f"{role}: {name} → {path}", markup=False)
     config = ctx.home.config_file
     text = config.read_text(encoding="utf-8") if config.exists() else ""
     doc = tomlkit.parse(text)
     doc.setdefault("models", tomlkit.table())[role] = name
     text = tomlkit.dumps(doc)
     replace_atomically(config, lambda tmp: tmp.write_text(text, encoding="utf-8"))
-    console.print(f"{config}: [models] {role} = {name!r}")
+    console.print(f"{config}: [models] {role} = {name!r}", markup=False)
     return 0

