@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from assistant.rerank.selection import Selection
     from cache.blobs import BlobStore
     from cache.kv_tree import KVTree
+    from cache.verdicts import Verdicts
 
 
 def cache_blobs(settings: Settings, cache_dir: Path, db: Database) -> BlobStore:
@@ -81,11 +82,11 @@ def make_lines(
 
 
 def make_judge(
-    settings: Settings, writer: Callable[[], LocalLLM], kv_dir: Path
+    settings: Settings, writer: Callable[[], LocalLLM], kv_dir: Path, kept: Verdicts | None = None
 ) -> tuple[Reader | None, str]:
     """(the reader, "") or (None, why not): the configured model, or on a machine with too
     little free memory for it the smaller shipped one, said so. `writer()` is the writer's
-    model, shared when the reader is the same file."""
+    model, shared when the reader is the same file; `kept`, its verdicts kept between runs."""
     from assistant.answer.judge import Prompts, Reader
     from assistant.llm.model_file import LLMError
     from assistant.llm.models import reader_choice
@@ -98,7 +99,7 @@ def make_judge(
     if path is None:
         return None, note
     llm = writer() if path == writer().path else LocalLLM(path, 2048, settings.llm.n_threads)
-    return Reader(llm, Prompts.read(bundled("prompts")), kv_dir=kv_dir), note
+    return Reader(llm, Prompts.read(bundled("prompts")), kv_dir=kv_dir, kept=kept), note
 
 
 def make_answerer(

@@ -212,8 +212,10 @@ class Services:
         if self._judge is None:
             with self._building:
                 if self._judge is None and not self.reader_note:
-                    kv_dir = self.home.cache_dir / "reader"
-                    made = make_judge(self.settings, lambda: self.llm, kv_dir)
+                    from cache.verdicts import Verdicts
+
+                    kv_dir, kept = self.home.cache_dir / "reader", Verdicts(self.cache_db)
+                    made = make_judge(self.settings, lambda: self.llm, kv_dir, kept)
                     self._judge, self.reader_note = made
         return self._judge
 

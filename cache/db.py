@@ -183,6 +183,10 @@ ALTER TABLE history ADD COLUMN prompt_tokens INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE history ADD COLUMN served TEXT NOT NULL DEFAULT '';
 """
 
+_VERDICTS = """
+CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, margin REAL NOT NULL);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
     ("0002_precompute", _PRECOMPUTE),
@@ -195,6 +199,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0009_qa_evidence", _QA_EVIDENCE),
     ("0010_run_kinds", _RUN_KINDS),
     ("0011_history_saved", _HISTORY_SAVED),
+    ("0012_verdicts", _VERDICTS),
 ]
 
 

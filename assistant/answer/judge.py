@@ -32,6 +32,7 @@ from assistant.llm.model_file import LLMError
 from assistant.llm.prompt import Frame, chat_frame
 from assistant.llm.runtime import LocalLLM
 from cache.files import replace_atomically
+from cache.verdicts import Verdicts
 
 log = logging.getLogger(__name__)
 
@@ -90,10 +91,16 @@ class Reader:
     the tokens it still holds are checked, not assumed)."""
 
     def __init__(
-        self, llm: LocalLLM, prompts: Prompts, bars: Bars = DEFAULT_BARS, kv_dir: Path | None = None
+        self,
+        llm: LocalLLM,
+        prompts: Prompts,
+        bars: Bars = DEFAULT_BARS,
+        kv_dir: Path | None = None,
+        kept: Verdicts | None = None,
     ) -> None:
         self.llm, self.prompts, self.bars = llm, prompts, bars
         self.kv_dir = kv_dir  # where the instruction's KV is kept for the next process
+        self.kept = kept  # "same question" verdicts kept for the next process
         self._frame: Frame | None = None
         self._prefix: list[int] = []
         self._yes_no: tuple[int, int] = (0, 0)
@@ -120,11 +127,14 @@ class Reader:
     def same(self, stored: str, asked: str) -> float:
         """The margin that `stored` asks for the same information as `asked` (kept: a repeat
         costs nothing)."""
-        key = hashlib.sha256(f"{self.llm.fingerprint}\n{stored}\n{asked}".encode()).hexdigest()
+        stored, asked = " ".join(stored.split()), " ".join(asked.split())
+        text = self.prompts.same.format(stored=stored, asked=asked)
+        key = hashlib.sha256(f"{self.llm.fingerprint}\n{text}".encode()).hexdigest()
         if key not in self._memo:
-            stored, asked = " ".join(stored.split()), " ".join(asked.split())
-            text = self.prompts.same.format(stored=stored, asked=asked)
-            self._memo[key] = self._margins([text])[0]
+            known = self.kept.get(key) if self.kept is not None else None
+            self._memo[key] = known if known is not None else self._margins([text])[0]
+            if known is None and self.kept is not None:
+                self.kept.put(key, self._memo[key])
         return self._memo[key]
 
     def _instruction(self) -> None:

@@ -188,3 +188,33 @@ def test_the_verdict_replaces_the_checking_mark_and_only_confirmed_answers_are_k
     assert events[-1].band == "answer" and len(pipe.qa.entries()) == 1
     pipe, events = answer_with(tmp_path / "c", SetReader({}, default=-6.0), question)
     assert events[-1].not_found and not pipe.qa.entries()
+
+
+def test_a_same_question_verdict_is_kept_for_the_next_process():
+    """A verdict kept in the cache database is read, not asked of the model again: the second
+    reader's model would fail if it were asked anything."""
+    from cache.db import open_cache_db
+    from cache.verdicts import Verdicts
+
+    class Asked(Exception):
+        pass
+
+    class Model:  # what a reader reads of its model before it asks it anything
+        fingerprint = "model-a"
+
+        def for_the_user(self):
+            raise Asked
+
+    prompts = Prompts.read(bundled("prompts"))
+    kept = Verdicts(open_cache_db(None))
+    first = Reader(Model(), prompts, kept=kept)
+    first._margins = lambda items: [1.25]  # the model's answer, once
+    assert first.same("When does Henrik start?", "Henrik's first day?") == 1.25
+    again = Reader(Model(), prompts, kept=kept)
+    assert again.same("When does Henrik start?", "Henrik's  first day?") == 1.25  # spacing
+    with pytest.raises(Asked):
+        again.same("When does Henrik start?", "How much does Henrik earn?")
+    other = Model()
+    other.fingerprint = "model-b"  # another model's verdicts are its own
+    with pytest.raises(Asked):
+        Reader(other, prompts, kept=kept).same("When does Henrik start?", "Henrik's first day?")
