@@ -22,11 +22,12 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from assistant.answer.evidence import Candidate, Evidence, Found, mail_key, shown_lines
+from assistant.answer.qa_verify import SameCheck
 from assistant.answer.quoted import answer_span, clipped, line_key, window
 from assistant.llm.model_file import LLMError
 from assistant.llm.prompt import Frame, chat_frame
@@ -214,11 +215,11 @@ def confirmed(found: Found) -> Found:
 
 def next_candidates(found: Found, question: str, n: int = CANDIDATES) -> list[Candidate]:
     """The scorer's best lines after the quote's, of at most MAILS mails (the quote's first)."""
-    shown = {(e.chunk_id, e.sentence) for e in found.lines}
+    shown = set(found.lines)  # Evidence is frozen: the quote's lines, as they are shown
     mails: list[str] = [mail_key(found.record)] if found.record is not None else []
     out: list[Candidate] = []
     for candidate, _ in found.ranked:
-        if evidence_of(candidate, question) in {Evidence(*s) for s in shown}:
+        if evidence_of(candidate, question) in shown:
             continue
         if len(candidate.line.text.split()) < 3:
             continue
@@ -262,9 +263,6 @@ def promoted_to(found: Found, evidence: Sequence[tuple[int, str]], question: str
 
 def evidence_of(candidate: Candidate, question: str) -> Evidence:
     return Evidence(candidate.record.chunk_id, window(candidate.line.text, question))
-
-
-SameCheck = Callable[[str, str], bool]
 
 
 def same_check(reader: Reader) -> SameCheck:

@@ -127,12 +127,12 @@ class QuestionCheck:
         kind of answer where both ask for one (answer/text.py: a date, a number, a name …);
         and what this question names and adds agrees with the stored question and its line
         (cache/verify.py's Guard.slots)."""
-        repeat = line_key(self.question) == line_key(entry.question)
         if found.not_found:
             return Verdict(False, "not found")
-        elif found.band != "answer" and not repeat:  # a doubted line vouches for no other
+        repeat = line_key(self.question) == line_key(entry.question)
+        if found.band != "answer" and not repeat:  # a doubted line vouches for no other question
             return Verdict(False, "weak")
-        elif line_key(entry.evidence[0][1]) != line_key(found.best_line):
+        if line_key(entry.evidence[0][1]) != line_key(found.best_line):
             return Verdict(False, "evidence")
         ours, theirs = asked_kinds(self.question), asked_kinds(entry.question)
         if ours and theirs and ours != theirs:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from assistant.answer.answerer import Answerer
 from assistant.answer.evidence import LineFinder
+from assistant.answer.judge import same_check
 from assistant.answer.qa_memory import QAMemory
 from assistant.answer.qa_verify import HitVerifier
 from assistant.config import Settings
@@ -47,7 +48,7 @@ def answerer_over(
     settings = settings or Settings()
     select = Selection(settings, retriever or Retriever(store, embedder, None), reranker)
     cache = PromptCache(settings, llm, kv, system_prompt, embedder)
-    same = (lambda a, b: judge.same(a, b) >= judge.bars.same) if judge is not None else None
+    same = same_check(judge) if judge is not None else None
     verifier = HitVerifier(select.retriever, settings.cache, same=same)
     memory = QAMemory(store, qa, embedder, select, verifier)
     lines = LineFinder(embedder, None)
