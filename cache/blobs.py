@@ -22,6 +22,10 @@ from cache.files import replace_atomically
 
 log = logging.getLogger(__name__)
 
+# a file a writer left this long ago, with no row, is no write in progress: its writer stopped
+# (a blob is written and its row inserted within milliseconds)
+ORPHAN_AGE_S = 600.0
+
 
 class BlobStore:
     def __init__(self, db: Database, root: Path, budgets: dict[str, int]) -> None:
@@ -85,6 +89,31 @@ class BlobStore:
             self._path(key).unlink(missing_ok=True)
             for listener in self.on_evict:
                 listener(key)
+
+    def sweep_orphans(self, older_than: float = ORPHAN_AGE_S) -> tuple[int, int]:
+        """Remove what a killed writer left: a temporary file it never renamed, or a blob file
+        renamed into place whose row it never wrote (the budget never counts either). Only files
+        older than `older_than` seconds: a writer in another process may be between its write
+        and its row right now. Returns (files, bytes) removed."""
+        if not self.root.is_dir():
+            return 0, 0
+        known = {row[0] for row in self.db.execute("SELECT key FROM blobs")}
+        cutoff, files, size = time.time() - older_than, 0, 0
+        for path in self.root.glob("*/*"):
+            orphan = path.name.startswith(".") or (
+                path.suffix == ".bin" and path.stem not in known
+            )
+            try:
+                stat = path.stat()
+                if orphan and path.is_file() and stat.st_mtime < cutoff:
+                    path.unlink()
+                    files, size = files + 1, size + stat.st_size
+            except OSError as exc:  # gone meanwhile, or not ours to remove: left as it is
+                log.debug("orphan %s left: %s", path, exc)
+        if files:
+            log.info("removed %d files (%d bytes) a stopped writer left in %s", files, size,
+                     self.root)  # fmt: skip
+        return files, size
 
     def used(self, kind: str) -> int:
         row = self.db.execute("SELECT coalesce(sum(size), 0) FROM blobs WHERE kind = ?", [kind])

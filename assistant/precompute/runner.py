@@ -188,6 +188,7 @@ class Precompute:
         report, start, run_id = PrecomputeReport(), time.time(), self.runs.open()
         self.planner.predicted, self.planner.reimport_due = False, True
         self.queue.recover()
+        self.planner.kv_tree.blobs.sweep_orphans()  # what a killed writer left on disk
         self.plan()
         while True:
             stop = self._should_stop(deadline, cancelled, stop_for_user)

@@ -47,6 +47,28 @@ def test_two_writers_of_one_key_never_share_a_temporary_file(blobs, monkeypatch)
     assert [p.name for p in blobs._path("k").parent.iterdir()] == ["k.bin"]
 
 
+def test_what_a_killed_writer_left_is_swept_once_old_and_nothing_stored_is(blobs):
+    """A writer killed before its rename leaves a temporary file; one killed between its rename
+    and its row leaves a blob file nobody counts. Both go once they are old; a stored blob, and
+    a file young enough to be a write in progress elsewhere, stay."""
+    import os
+    import time
+
+    assert blobs.put(KIND, "kept", b"k" * 100)
+    folder = blobs._path("kept").parent
+    tmp, unrowed = folder / ".stopped.x1.tmp", blobs._path("norow")
+    unrowed.parent.mkdir(parents=True, exist_ok=True)
+    young = folder / ".writing.x2.tmp"
+    for path in (tmp, unrowed, young):
+        path.write_bytes(b"z" * 64)
+    old = time.time() - 3600
+    os.utime(tmp, (old, old))
+    os.utime(unrowed, (old, old))
+    assert blobs.sweep_orphans(older_than=600) == (2, 128)
+    assert not tmp.exists() and not unrowed.exists() and young.exists()
+    assert blobs.get("kept") == b"k" * 100
+
+
 def test_lfu_eviction_keeps_the_budget(blobs):
     for key in "abcd":
         blobs.put(KIND, key, b"." * 300)  # 4 x 300 > 1000: one must go
