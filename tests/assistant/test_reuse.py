@@ -202,3 +202,36 @@ def test_placed_chunks_are_moved_beforehand_in_the_side_context(
     in_place, again = run(pipe.answer(QUESTION))
     assert deltas and 0 not in deltas
     assert in_place == moved and again.kv_reused_tokens == done.kv_reused_tokens
+
+
+@pytest.fixture(scope="module")
+def qwen() -> LocalLLM:
+    """The 1.5B writer (issue 47), one thread, as a test worker gets."""
+    from assistant.llm.models import reader_choice
+
+    path, note = reader_choice("qwen2.5-coder-1.5b")
+    if path is None or "1.5b" not in path.name:
+        pytest.skip(note or "the 1.5B model is not here")
+    return LocalLLM(path, 2048, 1)
+
+
+def test_at_1_5b_chunk_nodes_reuse_token_identically_and_any_order_places_them(
+    tmp_path, qwen, fake_embedder
+):
+    """The writer at 1.5B (Qwen2) through the KV tree: exact reuse restores the system prompt
+    and the first chunk and writes what naive writes; any-order places the second chunk's node
+    too (Qwen2's rotary positions shift), computing only the question and evidence."""
+    pipe = pipeline(tmp_path, qwen, fake_embedder, "exact")
+    precompute_chunk_nodes(pipe)
+    naive, _ = run(pipe.answer(QUESTION, NO_CACHE))
+    cached, done = run(pipe.answer(QUESTION))
+    assert naive.strip() and cached == naive and done.kv_reuse == "exact"
+    first_chunk = len(pipe.cache.segments(prompt_chunks(pipe)[:1], "").prefix[1])
+    assert done.kv_reused_tokens == len(pipe.cache.segments([], "").system) + first_chunk
+    assert qwen.can_shift
+    (tmp_path / "b").mkdir()
+    pipe = pipeline(tmp_path / "b", qwen, fake_embedder, "any-order")  # no user path stored yet
+    precompute_chunk_nodes(pipe)
+    placed, done = run(pipe.answer(QUESTION))
+    assert placed.strip() and done.kv_reuse == "any-order"
+    assert done.kv_reused_tokens == done.prompt_tokens - fresh_tokens(pipe, done)
