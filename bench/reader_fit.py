@@ -175,14 +175,17 @@ def outcome(
     reader is unsure: with `today` (the same question's row of the path without a reader,
     bench/funnel.py's "noreader"), the writer's sentence decides as it does there ("sentence"
     confirmed, "marked", or "not found"); without, the quote is marked ("unconfirmed")."""
-    first = r["quote_margin"]
-    if first is not None and first >= confirm:
+    from assistant.answer.judge import Bars, decide
+
+    first, cands = r["quote_margin"], r["candidates"]
+    if first is None:
+        return "not found", None
+    verdict, best = decide(first, [c["margin"] for c in cands], Bars(confirm, none, 0.0))
+    if verdict == "confirmed":
         return "confirmed", r["quote_facts"]
-    cands = r["candidates"]
-    best = max(cands, key=lambda c: c["margin"], default=None)
-    if best is not None and best["margin"] >= confirm:
-        return "moved", best["facts"]
-    if first is None or max([first, *(c["margin"] for c in cands)]) < none:
+    if verdict == "moved":
+        return "moved", cands[best]["facts"]
+    if verdict == "not found":
         return "not found", None
     if today is None:
         return "unconfirmed", r["quote_facts"]

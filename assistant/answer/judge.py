@@ -194,19 +194,33 @@ def judge(reader: Reader, question: str, found: Found) -> Judged:
     """The reader's verdict on the scorer's quote, and the quote it leaves (Judged)."""
     if not found.ranked or not found.lines:
         return Judged("not found", found, float("-inf"))
-    bars = reader.bars
     first = reader.states(question, [" ".join(e.sentence for e in found.lines)])[0]
-    if first >= bars.confirm:
+    verdict, _ = decide(first, [], reader.bars)
+    if verdict == "confirmed":
         return Judged("confirmed", confirmed(found), first)
     others = next_candidates(found, question)
     margins = reader.states(question, [c.line.text for c in others]) if others else []
-    best = max(range(len(margins)), key=margins.__getitem__, default=None)
-    if best is not None and margins[best] >= bars.confirm:
+    verdict, best = decide(first, margins, reader.bars)
+    if verdict == "moved":
         return Judged("moved", promoted(found, others[best], question), margins[best])
-    top = max([first, *margins])
-    if top < bars.none:
+    if verdict == "not found":
+        top = max([first, *margins])
         return Judged("not found", replace(found, band="none", also=[], also_record=None), top)
     return Judged("unsure", found, first)
+
+
+def decide(first: float, margins: Sequence[float], bars: Bars) -> tuple[str, int | None]:
+    """The verdict over the quote's margin and the next candidates' (judge asks for those only
+    when the quote is not confirmed), and which candidate moves: the rule bench/reader_fit.py
+    replays over kept margins."""
+    if first >= bars.confirm:
+        return "confirmed", None
+    best = max(range(len(margins)), key=margins.__getitem__, default=None)
+    if best is not None and margins[best] >= bars.confirm:
+        return "moved", best
+    if max([first, *margins]) < bars.none:
+        return "not found", None
+    return "unsure", None
 
 
 def confirmed(found: Found) -> Found:
