@@ -104,7 +104,12 @@ def questions(files: list[Path]) -> list[dict]:
 
 
 def run_set(name: str, args: argparse.Namespace) -> None:
-    from assistant.answer.judge import next_candidates, promoted
+    from assistant.answer.judge import (
+        candidate_excerpt,
+        next_candidates,
+        promoted,
+        quote_excerpt,
+    )
     from assistant.answer.shape import shown
     from assistant.services import open_services
 
@@ -128,14 +133,14 @@ def run_set(name: str, args: argparse.Namespace) -> None:
             texts = [h.record.text for h in hits]
             started = time.perf_counter()
             first = (
-                reader.states(q, [" ".join(e.sentence for e in found.lines)])[0]
+                reader.states(q, [quote_excerpt(found)])[0]
                 if found.lines
                 else None
             )
             t_quote = time.perf_counter() - started
             others = next_candidates(found, q) if found.lines else []
             started = time.perf_counter()
-            margins = reader.states(q, [c.line.text for c in others]) if others else []
+            margins = reader.states(q, [candidate_excerpt(c) for c in others]) if others else []
             t_cands = time.perf_counter() - started
             record = {
                 "id": row["id"],

@@ -43,15 +43,29 @@ def shots(n: int) -> str:
     return "\n\n" + "\n\n".join(text.strip().split("\n\n")[1 : 1 + n])
 
 
-def forms() -> dict[str, tuple[str, str]]:
+def forms() -> dict[str, tuple[str, str, str]]:
+    """name → (instruction, prompt, which excerpt: "quote" is the quote's lines alone, "mail"
+    adds its mail's sender · date · subject, "shown" is everything the answer shows: the quote,
+    its mail, and the other mail's line with its mail)."""
     shipped = (REPO / "prompts" / "reader_system.txt").read_text(encoding="utf-8").strip()
     states = (REPO / "prompts" / "reader_states.txt").read_text(encoding="utf-8").strip()
     return {
-        "question-first, task": (TASK, Q_FIRST),
-        "excerpt-first, task": (TASK, E_FIRST),
-        "excerpt-first, task +2 examples": (TASK + shots(2), E_FIRST),
-        "shipped (excerpt-first, +5 examples)": (shipped, states),
+        "question-first, task": (TASK, Q_FIRST, "quote"),
+        "excerpt-first, task": (TASK, E_FIRST, "quote"),
+        "excerpt-first, task +2 examples": (TASK + shots(2), E_FIRST, "quote"),
+        "shipped (excerpt-first, +5 examples)": (shipped, states, "quote"),
+        "shipped, the quote and its mail": (shipped, states, "mail"),
+        "shipped, all that is shown": (shipped, states, "shown"),
     }
+
+
+def excerpts(found) -> dict[str, str]:
+    """The excerpt a form judges (forms()), from what the answer path found."""
+    from assistant.answer.shape import mail_line, mail_of, shown_lines
+
+    quote = " ".join(e.sentence for e in found.lines)
+    return {"quote": quote, "mail": f"{quote} ({mail_line(mail_of(found.record))})",
+            "shown": " / ".join(shown_lines(found))}  # fmt: skip
 
 
 def items(home: Path, files: list[Path], n: int, model: str) -> tuple[object, list[tuple]]:
@@ -68,7 +82,7 @@ def items(home: Path, files: list[Path], n: int, model: str) -> tuple[object, li
         if found.lines:
             right = bool(has(shown(found), list(row.get("must_contain") or [])))
             right = right and row.get("answerable", True) is not False
-            out.append((row["question"], " ".join(e.sentence for e in found.lines), right))
+            out.append((row["question"], excerpts(found), right))
     return ctx, out
 
 
@@ -78,6 +92,7 @@ def main() -> None:
     parser.add_argument("--demo-home", type=Path, default=Path("/tmp/reader_fit/home-demo"))
     parser.add_argument("--real-home", type=Path, default=Path("/tmp/reader_fit/home-real"))
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
+    parser.add_argument("--forms", default="", help="the forms run, by name, separated by ; (default: all)")
     parser.add_argument("--out", default="reader_prompts")
     args = parser.parse_args()
     from assistant.answer.judge import Prompts, Reader
@@ -93,11 +108,16 @@ def main() -> None:
     }
     llm = sets["demo"][0].judge.llm
     results, table = {}, []
-    for name, (system, states) in forms().items():
+    wanted = set(args.forms.split(";")) if args.forms else None
+    for name, (system, states, which) in forms().items():
+        if wanted and name not in wanted:
+            continue
         reader = Reader(llm, Prompts(system, states, ""))
         for set_name, (_, rows) in sets.items():
             start = time.perf_counter()
-            margins = [reader.states(q, [excerpt])[0] for q, excerpt, _ in rows]
+            margins = [reader._margins([states.format(excerpt=" ".join(e[which].split())[:800],
+                                                      question=" ".join(q.split()))])[0]
+                       for q, e, _ in rows]  # fmt: skip
             seconds = (time.perf_counter() - start) / max(1, len(rows))
             pos = [m for m, r in zip(margins, rows, strict=True) if r[2]]
             neg = [m for m, r in zip(margins, rows, strict=True) if not r[2]]

@@ -25,15 +25,20 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from assistant.answer.evidence import Candidate, Evidence, Found, mail_key, shown_lines
 from assistant.answer.qa_verify import SameCheck
 from assistant.answer.quoted import answer_span, clipped, line_key, window
+from assistant.answer.shape import mail_line, mail_of
 from assistant.llm.model_file import LLMError
 from assistant.llm.prompt import Frame, chat_frame
 from assistant.llm.runtime import LocalLLM
 from cache.files import replace_atomically
 from cache.verdicts import Verdicts
+
+if TYPE_CHECKING:
+    from assistant.knowledge.store import ChunkRecord
 
 log = logging.getLogger(__name__)
 
@@ -118,12 +123,11 @@ class Reader:
         return self._frame
 
     def states(self, question: str, excerpts: Sequence[str]) -> list[float]:
-        """For each excerpt, the margin that it states the answer to `question`. The excerpt
-        comes first, as in the instruction's examples; no form of the prompt tried judged
-        clearly better than another (bench/results/reader_prompts.json)."""
+        """For each excerpt (`excerpt()`), the margin that it states the answer to `question`.
+        The excerpt comes first, as in the instruction's examples."""
         asked = " ".join(question.split())
-        texts = [" ".join(e.split())[:EXCERPT_CHARS] for e in excerpts]
-        return self._margins([self.prompts.states.format(excerpt=t, question=asked) for t in texts])
+        return self._margins([self.prompts.states.format(excerpt=e, question=asked)
+                              for e in excerpts])  # fmt: skip
 
     def same(self, stored: str, asked: str) -> float:
         """The margin that `stored` asks for the same information as `asked` (kept: a repeat
@@ -173,6 +177,24 @@ class Reader:
             return out
 
 
+def excerpt(text: str, record: ChunkRecord | None) -> str:
+    """What the reader judges of a line: its text, then its mail's sender · date · subject, as
+    the answer shows them (a question may name the person or the day, which the line leaves to
+    the header: bench/results/reader_prompts_shown.json, where the AUC of the quote's margin
+    rose on both sets tried against the line alone)."""
+    text = " ".join(text.split())[:EXCERPT_CHARS]
+    where = mail_line(mail_of(record)) if record is not None else ""
+    return f"{text} ({where})" if where else text
+
+
+def quote_excerpt(found: Found) -> str:
+    return excerpt(" ".join(e.sentence for e in found.lines), found.record)
+
+
+def candidate_excerpt(candidate: Candidate) -> str:
+    return excerpt(candidate.line.text, candidate.record)
+
+
 def keep(llm: LocalLLM, tokens: Sequence[int]) -> None:
     """The model's state holds `tokens` and nothing after: what it already holds of them is kept,
     the rest evaluated (in one batch, as a fresh state would evaluate them after the same held
@@ -194,12 +216,12 @@ def judge(reader: Reader, question: str, found: Found) -> Judged:
     """The reader's verdict on the scorer's quote, and the quote it leaves (Judged)."""
     if not found.ranked or not found.lines:
         return Judged("not found", found, float("-inf"))
-    first = reader.states(question, [" ".join(e.sentence for e in found.lines)])[0]
+    first = reader.states(question, [quote_excerpt(found)])[0]
     verdict, _ = decide(first, [], reader.bars)
     if verdict == "confirmed":
         return Judged("confirmed", confirmed(found), first)
     others = next_candidates(found, question)
-    margins = reader.states(question, [c.line.text for c in others]) if others else []
+    margins = reader.states(question, [candidate_excerpt(c) for c in others]) if others else []
     verdict, best = decide(first, margins, reader.bars)
     if verdict == "moved":
         return Judged("moved", promoted(found, others[best], question), margins[best])
