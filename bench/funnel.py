@@ -58,6 +58,10 @@ VARIANTS = {
     "asis": {"ASSISTANT_LLM_WEIGHTS": "as-is"},
     # without the reader model (answer/judge.py): the marks come from the writer's sentence
     "noreader": {"ASSISTANT_MODELS_READER": "none"},
+    # the one sentence written by a bigger shipped model ([models] writer; issue 46 asks the
+    # writer's default be chosen by quality and time side by side)
+    "writer-0.5b": {"ASSISTANT_MODELS_WRITER": "qwen2.5-coder-0.5b"},
+    "writer-1.5b": {"ASSISTANT_MODELS_WRITER": "qwen2.5-coder-1.5b"},
 }
 # designs that answer with another shipped model ([llm] model_path): the model's sentence and
 # the confirmation it gives are the model's, the quote is the same

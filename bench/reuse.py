@@ -1,6 +1,6 @@
 """Any-order chunk KV reuse against exact prefix reuse and no reuse, side by side in one run.
 
-    python bench/reuse.py [--limit N] [--designs a,b] [--home DIR]
+    python bench/reuse.py [--limit N] [--designs a,b] [--home DIR] [--writer NAME]
 
 Over one demo home, every chunk any question's prompt holds gets its own [system, chunk]
 KV node and its evidence sentence vectors (as precompute makes them), and no longer path
@@ -76,6 +76,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--limit", type=int, default=24, help="every n-th question to N (0: all)")
     parser.add_argument("--designs", default=",".join(DESIGNS))
     parser.add_argument("--home", type=Path, help="an imported home to copy (default: import)")
+    parser.add_argument("--writer", default="", help="[models] writer, e.g. qwen2.5-coder-1.5b "
+                        "(issue 47: any-order reuse measured on Qwen2)")  # fmt: skip
     parser.add_argument("--out", default="reuse")
     parser.add_argument("--rescore", type=Path, help="a results file: recompute its summary")
     return parser.parse_args()
@@ -243,6 +245,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     questions = load(args.questions, args.limit)
     with tempfile.TemporaryDirectory() as tmp:
         ctx = demo_context(Path(tmp), args.home)
+        ctx.settings.models.writer, ctx.settings.models.reader = args.writer, "none"
         pipe = ctx.answerer()
         first = FirstToken(pipe.cache.llm)
         nodes = precompute(pipe, questions)
