@@ -18,7 +18,7 @@ from rich.table import Table
 from assistant.answer_output import event_dict, print_done, print_verdict, quote_block, reuse_note
 from assistant.config import ConfigError, ConfigWarning, Settings, load_settings
 from assistant.home import bundled, open_home, touch_private
-from assistant.importer import ImportProgressed, ImportReport
+from assistant.importing.importer import ImportProgressed, ImportReport
 from assistant.ingest import SourceError
 from assistant.knowledge.db import DatabaseError
 from assistant.knowledge.embeddings import vectors_notice

@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from assistant.answer.evidence import LineFinder
     from assistant.answer.judge import Reader
     from assistant.answer.qa_memory import QAMemory
-    from assistant.importer import Importer
+    from assistant.importing.importer import Importer
     from assistant.llm.runtime import LocalLLM
     from assistant.mail.reader import QueryReader
     from assistant.precompute.parts import PrecomputeParts
@@ -136,7 +136,7 @@ class Services:
         """An Importer into `store` (default: this one's). Where the encoder cannot be had (its
         model missing, its one-off export failed) it still reads and stores every message, and
         its report says why nothing was embedded and what to do."""
-        from assistant.importer import Importer
+        from assistant.importing.importer import Importer
 
         try:
             embedder, problem = self.embedder, ""

@@ -28,7 +28,7 @@ from cache.prediction import History, KnowledgeAbstract
 from cache.qa_entries import Served
 
 if TYPE_CHECKING:
-    from assistant.importer import Importer  # handed in (PrecomputeParts), never built here
+    from assistant.importing.importer import Importer  # handed in (PrecomputeParts), not built here
 
 PRIORITY = {
     # first of all: new mail in and deleted mail out, so that every job below sees the mail as

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from assistant.answer.evidence import LineFinder
     from assistant.answer.qa_memory import QAMemory
     from assistant.config import Settings
-    from assistant.importer import Importer
+    from assistant.importing.importer import Importer
     from assistant.knowledge.embeddings import SentenceTransformerEmbedder
     from assistant.knowledge.store import KnowledgeStore
     from assistant.prompt_cache import PromptCache

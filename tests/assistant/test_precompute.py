@@ -16,7 +16,7 @@ import pytest
 
 from assistant import events as p
 from assistant.answer.answerer import NO_CACHE
-from assistant.importer import Importer
+from assistant.importing.importer import Importer
 from assistant.precompute import Precompute
 from assistant.services import open_services
 from cache.kv_tree import KIND

@@ -172,7 +172,7 @@ def test_chunks_an_import_left_without_vectors_are_embedded_first_while_idle(tmp
     """A stopped import leaves chunks with no vector; precompute embeds them before anything
     else (retrieval searches only embedded chunks), steps aside for a user question between
     batches, and leaves them to an import that is embedding them itself."""
-    from assistant.importer import Importer
+    from assistant.importing.importer import Importer
     from assistant.precompute.handlers import PRIORITY
     from tests.conftest import make_email, write_mbox
 

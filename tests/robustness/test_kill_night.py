@@ -11,7 +11,7 @@ from contextlib import closing
 
 import pytest
 
-from assistant.importer import Importer
+from assistant.importing.importer import Importer
 from assistant.precompute import Precompute
 from assistant.services import open_services
 from tests.conftest import make_email, write_mbox

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from assistant.importer import Importer
+from assistant.importing.importer import Importer
 from assistant.precompute import Precompute
 from assistant.prompt_cache import Preempted
 from assistant.services import open_services
@@ -231,6 +231,6 @@ def test_a_remembered_mbox_that_cannot_be_read_keeps_every_mail(tmp_path, store,
     old = write_mbox(tmp_path / "old.mbox", mails(0, 1, "o"))
     Importer(store, fake_embedder).run([tmp_path / "Mail", old])
     inbox.remove(keys[1])
-    monkeypatch.setattr("assistant.import_sweep._message_ids_in", lambda path, ids: None)
+    monkeypatch.setattr("assistant.importing.import_sweep._message_ids_in", lambda path, ids: None)
     report = Importer(store, fake_embedder).run([tmp_path / "Mail"])
     assert report.removed == 0 and counts(store)[0] == 4

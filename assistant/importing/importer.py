@@ -17,7 +17,7 @@ from typing import Literal
 
 from assistant.activity import Activity
 from assistant.config_sections import ChunkingSettings
-from assistant.import_sweep import Reads, sweep
+from assistant.importing.import_sweep import Reads, sweep
 from assistant.ingest import Document, Issue, Source, SourceError, detect_sources
 from assistant.ingest.chunking import Chunk, chunk_document
 from assistant.ingest.notes import note_key

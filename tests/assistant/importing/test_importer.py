@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.importer import Importer
+from assistant.importing.importer import Importer
 from assistant.ingest import SourceError, detect_sources
 from assistant.ingest.mbox import count_mbox
 from assistant.knowledge.db import open_db

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from assistant.cli import main
-from assistant.importer import Importer
+from assistant.importing.importer import Importer
 from assistant.knowledge.db import open_db
 from assistant.knowledge.sources import SourceLog
 from assistant.knowledge.store import KnowledgeStore
