@@ -188,7 +188,7 @@ def add_reuse(p: argparse.ArgumentParser) -> None:
 
 
 def repair_policy(text: str) -> str:
-    from assistant.reuse_policy import parse_repair
+    from assistant.kv.reuse_policy import parse_repair
 
     try:
         parse_repair(text)

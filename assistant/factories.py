@@ -21,9 +21,9 @@ if TYPE_CHECKING:
     from assistant.answer.qa_memory import QAMemory
     from assistant.knowledge.embeddings import SentenceTransformerEmbedder
     from assistant.knowledge.store import KnowledgeStore
+    from assistant.kv.prompt_cache import PromptCache
     from assistant.llm.runtime import LocalLLM
     from assistant.mail.reader import QueryReader
-    from assistant.prompt_cache import PromptCache
     from assistant.rerank.selection import Selection
     from cache.blobs import BlobStore
     from cache.kv_tree import KVTree
@@ -64,7 +64,7 @@ def make_prompt_cache(
     embedder: SentenceTransformerEmbedder,
     activity: Activity,
 ) -> PromptCache:
-    from assistant.prompt_cache import PromptCache
+    from assistant.kv.prompt_cache import PromptCache
 
     system = (bundled("prompts") / "answer.txt").read_text(encoding="utf-8")
     return PromptCache(settings, llm, kv, system, embedder, activity=activity)

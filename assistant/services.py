@@ -57,10 +57,10 @@ if TYPE_CHECKING:
     from assistant.answer.judge import Reader
     from assistant.answer.qa_memory import QAMemory
     from assistant.importing.importer import Importer
+    from assistant.kv.prompt_cache import PromptCache
     from assistant.llm.runtime import LocalLLM
     from assistant.mail.reader import QueryReader
     from assistant.precompute.parts import PrecomputeParts
-    from assistant.prompt_cache import PromptCache
     from assistant.rerank.reranker import Reranker
     from assistant.rerank.selection import Selection
     from assistant.rerank.selfcheck import RerankCheck

@@ -44,8 +44,8 @@ from assistant.events import (
 )
 from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.store import ChunkRecord, KnowledgeStore
+from assistant.kv.prompt_cache import PromptCache
 from assistant.mail.reader import QueryReader
-from assistant.prompt_cache import PromptCache
 from assistant.rerank.selection import Selection
 from cache.prediction import History
 from cache.protocols import Embedder

@@ -29,7 +29,7 @@ from assistant.answer.evidence import (
 from assistant.answer.lines import Line, mail_lines
 from assistant.answer.text import answer_kinds, terms
 from assistant.knowledge.store import ChunkRecord, KnowledgeStore
-from assistant.prompt_cache import PromptCache
+from assistant.kv.prompt_cache import PromptCache
 from assistant.rerank.selection import Selection
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from assistant.importing.importer import Importer
     from assistant.knowledge.embeddings import SentenceTransformerEmbedder
     from assistant.knowledge.store import KnowledgeStore
-    from assistant.prompt_cache import PromptCache
+    from assistant.kv.prompt_cache import PromptCache
     from assistant.rerank.selection import Selection
     from assistant.rerank.selfcheck import RerankCheck
     from cache.kv_tree import KVTree

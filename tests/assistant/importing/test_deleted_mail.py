@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from assistant.importing.importer import Importer
+from assistant.kv.prompt_cache import Preempted
 from assistant.precompute import Precompute
-from assistant.prompt_cache import Preempted
 from assistant.services import open_services
 from tests.conftest import FakeEmbedder, make_email, write_mbox
 

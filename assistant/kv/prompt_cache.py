@@ -14,6 +14,7 @@ from assistant.activity import Activity
 from assistant.clock import Clock
 from assistant.config import Settings
 from assistant.events import KVReused, TokenStreamed
+from assistant.kv.reuse_policy import Repair, parse_repair
 from assistant.llm.decoding import TokenSource, answer_steps
 from assistant.llm.prompt import (
     EVIDENCE_HEAD,
@@ -24,7 +25,6 @@ from assistant.llm.prompt import (
 )
 from assistant.llm.reuse import Node, Reused, moved_nodes, place, place_quotes, repair
 from assistant.llm.runtime import LLMError, LocalLLM
-from assistant.reuse_policy import Repair, parse_repair
 from cache.kv_tree import KVTree, segment_hash
 from cache.protocols import Embedder
 
