@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.text import Text
 
 from assistant import events as p
-from assistant.chat import Chat
+from assistant.answer.chat import Chat
 from assistant.mail import threads
 from assistant.services import Services
 
