@@ -346,8 +346,8 @@ def cmd_ask(ctx: Services, args: Namespace) -> int:
 
 
 def cmd_precompute(ctx: Services, args: Namespace) -> int:
-    from assistant.precompute import Precompute
     from assistant.precompute.idle import on_ac
+    from assistant.precompute.runner import Precompute
     from assistant.precompute.schedule import deadline_from
 
     if args.ac_only and on_ac() is False:

@@ -1,5 +1,5 @@
-"""`assistant night install | uninstall | status`: the night's timer (assistant/timer.py) and what
-the last night did."""
+"""`assistant night install | uninstall | status`: the night's timer
+(assistant/precompute/timer.py) and what the last night did."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from assistant import timer
 from assistant.output import dump_json, local_time
+from assistant.precompute import timer
 from assistant.services import Services
 
 if TYPE_CHECKING:

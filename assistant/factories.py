@@ -14,7 +14,6 @@ from assistant.home import bundled
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-    from assistant.activity import Activity
     from assistant.answer.answerer import Answerer
     from assistant.answer.evidence import LineFinder
     from assistant.answer.judge import Reader
@@ -24,6 +23,7 @@ if TYPE_CHECKING:
     from assistant.kv.prompt_cache import PromptCache
     from assistant.llm.runtime import LocalLLM
     from assistant.mail.reader import QueryReader
+    from assistant.precompute.activity import Activity
     from assistant.rerank.selection import Selection
     from cache.blobs import BlobStore
     from cache.kv_tree import KVTree

@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from assistant.activity import Activity
 from assistant.config import Settings, load_settings
 from assistant.factories import (
     cache_blobs,
@@ -47,6 +46,7 @@ from assistant.knowledge.retrieval import Retriever
 from assistant.knowledge.shipped import ModelMissing
 from assistant.knowledge.store import KnowledgeStore
 from assistant.mail import threads
+from assistant.precompute.activity import Activity
 from cache.budget import kv_budget
 
 if TYPE_CHECKING:

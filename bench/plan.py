@@ -31,7 +31,7 @@ from typing import Any
 from _common import demo_context, log, print_table, require_demo, write_results
 from plan_mailbox import Stream, grow, question_stream
 
-from assistant.precompute import Precompute
+from assistant.precompute.runner import Precompute
 from assistant.services import Services, open_services
 
 CELLS = ("newest-f16", "access-f16", "newest-q8_0", "access-q8_0")

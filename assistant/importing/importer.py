@@ -13,9 +13,8 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from assistant.activity import Activity
 from assistant.config_sections import ChunkingSettings
 from assistant.importing.import_sweep import Reads, sweep
 from assistant.ingest import Document, Issue, Source, SourceError, detect_sources
@@ -27,6 +26,9 @@ from assistant.knowledge.store import KnowledgeStore
 from assistant.mail import threads
 from assistant.mail.threads import ThreadReport
 from cache.protocols import Embedder
+
+if TYPE_CHECKING:  # handed in; precompute imports this module, not the reverse
+    from assistant.precompute.activity import Activity
 
 log = logging.getLogger(__name__)
 # how long one write transaction of an import gathers mail (and so, with the one mail being read

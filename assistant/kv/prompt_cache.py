@@ -9,8 +9,8 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from functools import cached_property, lru_cache, partial
+from typing import TYPE_CHECKING
 
-from assistant.activity import Activity
 from assistant.clock import Clock
 from assistant.config import Settings
 from assistant.events import KVReused, TokenStreamed
@@ -27,6 +27,9 @@ from assistant.llm.reuse import Node, Reused, moved_nodes, place, place_quotes, 
 from assistant.llm.runtime import LLMError, LocalLLM
 from cache.kv_tree import KVTree, segment_hash
 from cache.protocols import Embedder
+
+if TYPE_CHECKING:  # handed in; precompute imports this module, not the reverse
+    from assistant.precompute.activity import Activity
 
 log = logging.getLogger(__name__)
 CHUNK_TOKENS_KEPT = 4096  # chunks whose segment tokens are remembered

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-    from assistant.activity import Activity
     from assistant.answer.evidence import LineFinder
     from assistant.answer.qa_memory import QAMemory
     from assistant.config import Settings
@@ -20,6 +19,7 @@ if TYPE_CHECKING:
     from assistant.knowledge.embeddings import SentenceTransformerEmbedder
     from assistant.knowledge.store import KnowledgeStore
     from assistant.kv.prompt_cache import PromptCache
+    from assistant.precompute.activity import Activity
     from assistant.rerank.selection import Selection
     from assistant.rerank.selfcheck import RerankCheck
     from cache.kv_tree import KVTree

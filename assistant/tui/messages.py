@@ -14,7 +14,7 @@ from assistant.answer.evidence import mail_key
 if TYPE_CHECKING:
     from assistant.events import AnswerDone, QuestionRewritten, QuoteFound
     from assistant.importing.importer import ImportProgressed, ImportReport
-    from assistant.precompute import PrecomputeProgressed
+    from assistant.precompute.runner import PrecomputeProgressed
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from assistant.cli import build_parser
 from assistant.commands import apply_switches
 from assistant.config import ConfigError, load_settings
 from assistant.kv.prompt_cache import Preempted
-from assistant.precompute import Precompute
 from assistant.precompute.handlers import PREDICTION_KINDS, PRIORITY
+from assistant.precompute.runner import Precompute
 from cache.jobs import Job
 from tests.assistant.test_precompute import QUESTIONS, chunk_texts, make_ctx, queue_questions
 

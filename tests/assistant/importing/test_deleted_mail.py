@@ -13,7 +13,7 @@ import pytest
 
 from assistant.importing.importer import Importer
 from assistant.kv.prompt_cache import Preempted
-from assistant.precompute import Precompute
+from assistant.precompute.runner import Precompute
 from assistant.services import open_services
 from tests.conftest import FakeEmbedder, make_email, write_mbox
 

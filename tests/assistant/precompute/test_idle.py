@@ -10,8 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from assistant.activity import Activity
 from assistant.config import Settings
+from assistant.precompute.activity import Activity
 from assistant.precompute.idle import IdleScheduler, on_ac
 from assistant.precompute.schedule import deadline_from, next_time, parse_duration
 

@@ -1,6 +1,6 @@
-"""`assistant night install | uninstall | status` (assistant/timer.py): unit files under a tmp
-XDG_CONFIG_HOME, a crontab line where there is no systemctl; commands through a fake runner,
-never the real systemctl or crontab."""
+"""`assistant night install | uninstall | status` (assistant/precompute/timer.py): unit files
+under a tmp XDG_CONFIG_HOME, a crontab line where there is no systemctl; commands through a fake
+runner, never the real systemctl or crontab."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from assistant import timer
 from assistant.cli import main
+from assistant.precompute import timer
 
 
 class Recorder:
