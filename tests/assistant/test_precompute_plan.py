@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from assistant.answer.answerer import NO_CACHE
-from assistant.cli import build_parser
-from assistant.commands import apply_switches
+from assistant.cli.cli import build_parser
+from assistant.cli.commands import apply_switches
 from assistant.config import ConfigError, load_settings
 from assistant.kv.prompt_cache import Preempted
 from assistant.precompute.handlers import PREDICTION_KINDS, PRIORITY

@@ -83,7 +83,7 @@ def test_night_status_and_install_through_the_cli(tmp_path, monkeypatch, capsys)
 
 @pytest.mark.parametrize("kinds", [{"chunk_kv": 4, "populate": 2, "decode": 1}])
 def test_the_last_night_is_said_in_jobs_nodes_and_answers(kinds):
-    from assistant.commands_night import last_night
+    from assistant.cli.commands_night import last_night
 
     finished = "2026-11-27T06:30:00+00:00"
     last = {"finished": finished, "stopped": "deadline", "minutes": 52.0, "jobs": 7,
@@ -97,7 +97,7 @@ def test_the_last_night_is_said_in_jobs_nodes_and_answers(kinds):
 
 
 def test_the_night_says_what_it_puts_first_and_why():
-    from assistant.commands_night import balance
+    from assistant.cli.commands_night import balance
     from cache.prediction import Savings
 
     said = balance(Savings(kv_tokens=1800, predicted_hits=2, mean_prompt=2100.0))

@@ -9,10 +9,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+from assistant.cli.output import dump_json
 from assistant.knowledge.retrieval import Hit
 from assistant.mail.query import MailQuery
 from assistant.mail.rows import MailRow, mail_rows
-from assistant.output import dump_json
 from assistant.services import Services
 
 FETCH_PER_MAIL = 4  # chunks fetched per row asked for: a mail's chunks and copies share one row

@@ -15,7 +15,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from assistant.answer_output import event_dict, print_done, print_verdict, quote_block, reuse_note
+from assistant.cli.answer_output import (
+    event_dict,
+    print_done,
+    print_verdict,
+    quote_block,
+    reuse_note,
+)
+from assistant.cli.output import dump_json
 from assistant.config import ConfigError, ConfigWarning, Settings, load_settings
 from assistant.home import bundled, open_home, touch_private
 from assistant.importing.importer import ImportProgressed, ImportReport
@@ -24,7 +31,6 @@ from assistant.knowledge.db import DatabaseError
 from assistant.knowledge.embeddings import vectors_notice
 from assistant.knowledge.shipped import ModelMissing
 from assistant.llm import LLMError
-from assistant.output import dump_json
 from assistant.services import Services, open_services
 
 console = Console(stderr=True, soft_wrap=True)
@@ -71,15 +77,15 @@ def run_command(args: Namespace) -> int:
         "precompute": cmd_precompute,
     }
     if args.command == "model":
-        from assistant.commands_model import cmd_model
+        from assistant.cli.commands_model import cmd_model
 
         return cmd_model(ctx, args)
     if args.command == "night":
-        from assistant.commands_night import cmd_night
+        from assistant.cli.commands_night import cmd_night
 
         return cmd_night(ctx, args)
     if args.command in ("thread", "threads", "chat", "people"):
-        from assistant import commands_mail
+        from assistant.cli import commands_mail
 
         return getattr(commands_mail, f"cmd_{args.command}")(ctx, args)
     return handler[args.command](ctx, args)
@@ -214,13 +220,13 @@ def _report_dict(report: ImportReport) -> dict:
 
 
 def cmd_search(ctx: Services, args: Namespace) -> int:
-    from assistant.listing import search
+    from assistant.cli.listing import search
 
     return search(ctx, args.query, args.top, args.mode, args.json, _warn_unembedded)
 
 
 def cmd_show(ctx: Services, args: Namespace) -> int:
-    from assistant.listing import show
+    from assistant.cli.listing import show
 
     return show(ctx, args.id, args.json)
 
@@ -262,7 +268,7 @@ def cmd_stats(ctx: Services, args: Namespace) -> int:
     if configured != chosen:  # "auto" → what it chose for this home
         chosen = f"{configured} → {chosen}"
     stats["encoder"] = f"{embedder.name} ([embedding] backend {chosen})"
-    from assistant.commands_night import kv_use, nights
+    from assistant.cli.commands_night import kv_use, nights
 
     stats["kv_cache"] = kv_use(ctx)
     stats["night"] = nights(ctx)
@@ -326,7 +332,7 @@ def cmd_ask(ctx: Services, args: Namespace) -> int:
         elif isinstance(event, p.QAHitFound):
             console.print(f"[green]{escape(remembered(event.question, event.made))}[/]")
         elif isinstance(event, p.FiltersRead):
-            from assistant.listing import print_filters
+            from assistant.cli.listing import print_filters
 
             print_filters(console, event.shown, event.matched)
         elif isinstance(event, p.QuoteFound):

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
+from assistant.cli.output import dump_json
 from assistant.clock import local_time
-from assistant.output import dump_json
 from assistant.precompute import timer
 from assistant.services import Services
 

@@ -207,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
 
         print(page(args.topic))
         return 0
-    from assistant.commands import run_command, user_errors
+    from assistant.cli.commands import run_command, user_errors
 
     try:
         return run_command(args)
@@ -221,6 +221,3 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 130
 
-
-if __name__ == "__main__":
-    sys.exit(main())
