@@ -14,7 +14,7 @@ negation, question kind, contrasts) and loosens only its content-word rule:
 - "learned head p ≥ x": a logistic regression on MiniLM features of the pair (u·v, |u − v|,
   cosine, unmatched word counts) fitted on QQP's even pairs; QQP rows are its odd pairs.
 
-    python bench/paraphrase_probes.py [--home DIR] [--eval-dir DIR]
+    python bench/studies/paraphrase_probes.py [--home DIR] [--eval-dir DIR]
 
 Writes bench/results/paraphrase_probes.json.
 """
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -31,6 +32,8 @@ from typing import Any
 import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
 
 from _common import _jsonl, default_eval_dir, demo_context, log, print_table, write_results  # noqa: E402
 from _verified import NEAR_MISS, PARAPHRASES  # noqa: E402

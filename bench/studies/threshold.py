@@ -2,8 +2,8 @@
 then verified hits (bench/_verified.py): each check on the demo near-miss and paraphrase pairs
 and on QQP, the candidate τ, and the hit path's latency.
 
-    python bench/threshold.py [--eval-dir DIR] [--limit N] [--max-false-hit 0.02] [--home DIR]
-                              [--out threshold]
+    python bench/studies/threshold.py [--eval-dir DIR] [--limit N] [--max-false-hit 0.02]
+                                      [--home DIR] [--out threshold]
 
 The configured encoder's ([embedding] backend, ASSISTANT_EMBEDDING_BACKEND). Writes
 bench/results/threshold.json (or --out).
@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import (
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
+
+from _common import (  # noqa: E402
     _jsonl,
     default_eval_dir,
     file_digest,
@@ -29,14 +33,14 @@ from _common import (
     timed,
     write_results,
 )
-from _verified import print_verified, run_verified
+from _verified import print_verified, run_verified  # noqa: E402
 
-from assistant.config import load_settings
-from assistant.config_sections import CacheSettings
-from assistant.knowledge.embeddings import make_embedder
-from cache.db import open_cache_db
-from cache.qa_bank import QABank
-from cache.qa_entries import QAHit
+from assistant.config import load_settings  # noqa: E402
+from assistant.config_sections import CacheSettings  # noqa: E402
+from assistant.knowledge.embeddings import make_embedder  # noqa: E402
+from cache.db import open_cache_db  # noqa: E402
+from cache.qa_bank import QABank  # noqa: E402
+from cache.qa_entries import QAHit  # noqa: E402
 
 # 0.70 … 0.99: the brief's 0.70–0.95, extended in case no τ up to 0.95 meets the criterion
 TAUS = tuple(round(0.70 + 0.01 * i, 2) for i in range(30))

@@ -1,19 +1,21 @@
 """Train the test cross-encoder: MiniLM (the shipped all-MiniLM-L6-v2 weights, a fresh
 one-logit head) on inverse-cloze pairs of the DL19 passages, no labels.
 
-    python bench/train_cross_encoder.py [--queries 600] [--out DIR]
+    python bench/studies/train_cross_encoder.py [--queries 600] [--out DIR]
 
 A pseudo-question is one sentence of a passage; its positive is the passage without that
 sentence, its negatives the BM25 best other passage for it and a random one. Trained listwise
 (softmax over the group), two epochs, sequences ≤ 128 tokens. Its quality is not the point (the
 issue's probe: label-free data at this scale does not beat the bi-encoder it starts from); it is
 a real cross-encoder for the pruning and loading mechanics. Saved outside the repository into
-DEFAULT_OUT, which bench/cross_pruned.py reads; writes bench/results/train_cross_encoder.json.
+DEFAULT_OUT, which bench/studies/cross_pruned.py reads; writes
+bench/results/train_cross_encoder.json.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
@@ -26,6 +28,9 @@ from pathlib import Path
 
 import numpy as np
 import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
+
 from _common import default_eval_dir, load_dl19, log, print_table, write_results
 from rank_bm25 import BM25Okapi
 

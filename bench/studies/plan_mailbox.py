@@ -1,4 +1,4 @@
-"""The scaled mailbox and the question stream of bench/plan.py.
+"""The scaled mailbox and the question stream of bench/studies/plan.py.
 
 The mailbox is the demo corpus with (scale − 1) distractor chunks per demo chunk, each drawn
 around a random demo chunk as bench/scale_corpus.py draws them (its vector that chunk's plus
@@ -16,14 +16,18 @@ question's paraphrase (paraphrases.jsonl) or rewording (repeats.jsonl) where the
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from _common import QA_FILES, REPO, BulkDoc, bulk_insert, put_vectors
-from scale_corpus import NOISE, make_seeds, noisy, text
 
-from assistant.knowledge.store import KnowledgeStore
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
+
+from _common import QA_FILES, REPO, BulkDoc, bulk_insert, put_vectors  # noqa: E402
+from scale_corpus import NOISE, make_seeds, noisy, text  # noqa: E402
+
+from assistant.knowledge.store import KnowledgeStore  # noqa: E402
 
 PARAPHRASES = REPO / "data" / "qa" / "paraphrases.jsonl"
 REPEATS = REPO / "data" / "qa" / "repeats.jsonl"

@@ -2,7 +2,7 @@
 after merging near-duplicates (assistant/knowledge/distinct.py), and the measurement behind its
 dense cosine bound.
 
-    python bench/distinct.py [--home DIR] [--out distinct]
+    python bench/studies/distinct.py [--home DIR] [--out distinct]
 
 The configured encoder's ([embedding] backend, ASSISTANT_EMBEDDING_BACKEND). Writes
 bench/results/distinct.json (or --out).
@@ -11,6 +11,7 @@ bench/results/distinct.json (or --out).
 from __future__ import annotations
 
 import os
+import sys
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # never reach for the hub, even before the model loads
 
@@ -25,6 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
+
 from _common import QA, load_qa, log, mean, percentile, print_table, require_demo, write_results
 from _common import demo_context as open_demo
 from retrieval import answer_found, is_source

@@ -12,8 +12,8 @@ For each set, the AUC of each against "the facts are in what is shown" (1: ranks
 answer above every wrong one; 0.5: chance), beside the marks the funnel run gave. A signal worth
 building into the marks would need an AUC well above what the marks already get.
 
-    python bench/confirm_ql.py [--funnel bench/results/funnel_vacuous.json] [--out confirm_ql]
-                               [--model gemma-3-270m]
+    python bench/studies/confirm_ql.py [--funnel bench/results/funnel_vacuous.json]
+                                       [--out confirm_ql] [--model gemma-3-270m]
 
 --model scores with another model (a name bench/rerank knows, or a GGUF path) than the answer's.
 """
@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
 
 import numpy as np  # noqa: E402
 from _common import RESULTS_DIR, log, print_table, write_results  # noqa: E402

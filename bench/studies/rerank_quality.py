@@ -2,7 +2,7 @@
 query-likelihood (QL) reranking per model and prompt, QL interpolated with the fused score, and
 pruned QL (torch, layer-wise) at a low and a high dispersion threshold.
 
-    python bench/rerank_quality.py [--candidates 20] [--models gemma-3-270m smollm2-135m]
+    python bench/studies/rerank_quality.py [--candidates 20] [--models gemma-3-270m smollm2-135m]
                                    [--prompts upr short] [--queries N] [--pruned-queries N]
 
 Token log-probs are kept per (model, prompt, query, passage) in /tmp/bench-cache, so a stopped
@@ -14,6 +14,7 @@ Writes bench/results/rerank_quality.json.
 from __future__ import annotations
 
 import os
+import sys
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
@@ -27,6 +28,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
+
 from _common import (
     CACHE_DIR,
     BulkDoc,

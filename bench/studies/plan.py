@@ -1,10 +1,11 @@
 """Which chunks get KV nodes on a mailbox far larger than the KV budget: newest-first vs
 access-skew planning ([precompute] plan), f16 vs q8_0 nodes ([llm] kv_type), side by side.
 
-    python bench/plan.py [--scale 20] [--minutes 3] [--budget-mb 256] [--cells access-f16,...]
+    python bench/studies/plan.py [--scale 20] [--minutes 3] [--budget-mb 256]
+                                 [--cells access-f16,...]
 
-The mailbox and the question stream are bench/plan_mailbox.py's. Each cell copies the mailbox
-home, asks the past questions as far as the KV plan sees them (each one's prompt chunks are
+The mailbox and the question stream are bench/studies/plan_mailbox.py's. Each cell copies the
+mailbox home, asks the past questions as far as the KV plan sees them (each one's prompt chunks are
 retrieved and recorded in the history, as the pipeline records an asked question), then
 precomputes with [cache] reuse = "any-order" for a fixed `--minutes` of CPU time. Then, for
 each future question, it retrieves the prompt's chunks and counts those with an intact
@@ -16,6 +17,7 @@ bench/results/plan.json.
 from __future__ import annotations
 
 import os
+import sys
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # never reach for the hub, even before the model loads
 
@@ -27,6 +29,8 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
 
 from _common import demo_context, log, print_table, require_demo, write_results
 from plan_mailbox import Stream, grow, question_stream

@@ -4,7 +4,7 @@ SmolLM2 from sampled chunks (their source is known), source@3 of fused against q
 its CPU cost (a night's check on this many questions). A mode over --max-seconds CPU-s a question
 (the app's `[reranker] auto_max_seconds`; 0: no limit) is measured on the first probes only.
 
-    python bench/rerank_auto.py [--chunks 30] [--cross DIR] [--reuse HOME] [--modes ...]
+    python bench/studies/rerank_auto.py [--chunks 30] [--cross DIR] [--reuse HOME] [--modes ...]
                                 [--max-seconds S] [--out NAME]
 
 Writes bench/results/rerank_auto.json (or NAME.json).
@@ -13,6 +13,7 @@ Writes bench/results/rerank_auto.json (or NAME.json).
 from __future__ import annotations
 
 import os
+import sys
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
@@ -24,6 +25,8 @@ import tempfile
 import time
 from dataclasses import asdict
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
 
 from _common import demo_context, log, print_table, require_demo, write_results
 from train_cross_encoder import DEFAULT_OUT

@@ -5,7 +5,7 @@ the sibling needs. Times the layer-wise cross-encoder (grating.py, float32, unpr
 candidates with each wait policy and thread count, each in its own process (the policy is read
 when the OpenMP runtime loads), side by side, with the load average it ran under.
 
-    python bench/omp_wait.py [--queries 4] [--candidates 20]
+    python bench/studies/omp_wait.py [--queries 4] [--candidates 20]
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
 
 from _common import CACHE_DIR, log, mean, print_table, write_results
 from train_cross_encoder import DEFAULT_OUT
@@ -46,7 +48,7 @@ def worker(args: argparse.Namespace) -> dict[str, float]:
     torch.set_num_threads(args.worker)
     path = CACHE_DIR / f"dl19-candidates-top{args.candidates}-q43.json"
     if not path.exists():
-        sys.exit(f"{path}: missing; run bench/cross_pruned.py first (it writes the candidates)")
+        sys.exit(f"{path}: missing; run bench/studies/cross_pruned.py first (it writes them)")
     rows = json.loads(path.read_text())[-args.queries :]
     engine = CrossPruned(str(args.model), 256)
     engine.rank(rows[0]["text"], rows[0]["passages"], 5)  # warm

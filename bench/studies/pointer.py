@@ -4,7 +4,7 @@ line scorer ranks for a question, numbered in a prompt, which line does the mode
 line and their fusion, on questions with must_contain strings: a line "holds the facts" when it
 holds every one of them.
 
-    python bench/pointer.py --home H --questions data/qa/skilling_qa.jsonl [--out pointer]
+    python bench/studies/pointer.py --home H --questions data/qa/skilling_qa.jsonl [--out pointer]
 
 Reads one prompt per question through the shipped GGUF (no KV reuse: the probe is the model's
 reading, not its speed). Writes bench/results/NAME.json.
@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
 
 import numpy as np  # noqa: E402
 from _common import log, print_table, write_results  # noqa: E402

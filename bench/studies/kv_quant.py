@@ -1,6 +1,6 @@
 """Smaller KV nodes: the KV cache as q8_0 and q4_0 against f16, side by side in one run.
 
-    python bench/kv_quant.py [--limit N] [--home DIR]
+    python bench/studies/kv_quant.py [--limit N] [--home DIR]
 
 Three pipelines on one demo home, [llm] kv_type f16, q8_0 and q4_0 (the quantised ones compute
 with flash attention).
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,8 @@ from typing import Any
 import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
 
 from _common import (  # noqa: E402
     QA_FILES,

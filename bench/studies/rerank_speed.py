@@ -3,7 +3,7 @@ document KV; torch QL unpruned, pruned, pruned + document KV, and pruned + docum
 WRX planner's resident layers (cold start). Each configuration runs in its own process, so peak
 RSS is its own; a sampler thread records RSS over time for the plot.
 
-    python bench/rerank_speed.py [--model gemma-3-270m] [--queries 2] [--candidates 20]
+    python bench/studies/rerank_speed.py [--model gemma-3-270m] [--queries 2] [--candidates 20]
 
 Writes bench/results/rerank_speed.json and rerank_memory.png (another model: _MODEL suffixes).
 """
@@ -27,6 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
+
 from _common import (
     RESULTS_DIR,
     default_eval_dir,
@@ -184,7 +187,7 @@ def run_worker(args: argparse.Namespace, config: str, work: Path, **extra) -> di
     cmd = [sys.executable, __file__, "--worker", config, "--work-dir", str(work)]
     cmd += ["--model", args.model, "--k", str(args.k)]
     cmd += [f"--{k}={v}" for k, v in extra.items()]
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if done.returncode:
         raise RuntimeError(f"{config} failed:\n{done.stderr[-3000:]}")

@@ -8,7 +8,7 @@ does not point to the quote, answer/shape.py `agrees`). Policies: "model" (today
 the model does not confirm), "scorer" (marked under the scorer's bar), "both" (marked only when
 both fail) and "either" (marked when either fails). A question is right when its facts are shown.
 
-    python bench/mark_policies.py --set real=WORK/real-quote.jsonl:evidence_dates_after_real
+    python bench/studies/mark_policies.py --set real=WORK/real-quote.jsonl:evidence_dates_after_real
         [--set NAME=FUNNEL_ROWS:EVIDENCE_RESULTS[:EVIDENCE_SET]] [--out mark_policies]
 
 EVIDENCE_RESULTS names a bench/results file of bench/evidence_lines.py run on the same checkout
@@ -22,7 +22,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
 
 from _common import QA_DIR, REPO, print_table, write_results  # noqa: E402
 

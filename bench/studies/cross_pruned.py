@@ -1,11 +1,11 @@
 """The pruned cross-encoder (GRATING) on TREC DL19 candidates with the test cross-encoder
-(bench/train_cross_encoder.py): per-layer agreement of the provisional ([CLS] through the
+(bench/studies/train_cross_encoder.py): per-layer agreement of the provisional ([CLS] through the
 classifier head) with the final ranking, the pruning threshold calibrated on half the queries,
 then latency, peak memory and top-5 overlap against the unpruned cross-encoder. Each design runs
 in its own process (its peak RSS is its own); a sampler records RSS over time for the plot.
 
-    python bench/cross_pruned.py [--candidates 20 50] [--queries 43] [--rounds 2] [--model DIR]
-        [--threads 2] [--designs NAME ...] [--name cross_pruned]
+    python bench/studies/cross_pruned.py [--candidates 20 50] [--queries 43] [--rounds 2]
+        [--model DIR] [--threads 2] [--designs NAME ...] [--name cross_pruned]
 
 Provisional scores: the classifier head on each layer's [CLS], or per-layer linear probes fitted
 on the first half's pairs to the model's own final logits (no labels); the one that computes
@@ -56,6 +56,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
+
 from _common import (
     CACHE_DIR,
     RESULTS_DIR,

@@ -1,6 +1,6 @@
 """A new user's first import: the encoder's one-off export, in a child process or in the importer.
 
-    python bench/export.py [--out export]
+    python bench/studies/export.py [--out export]
 
 A new home gets the int8 encoder ([embedding] backend = "auto"), exported and quantised from the
 installed model on first use unless `make setup` made it. Each design runs in a fresh process
@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
 
 from _common import REPO, import_demo, log, print_table, rss_mib, write_results
 

@@ -13,14 +13,19 @@ from __future__ import annotations
 import argparse
 import ctypes
 import statistics
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import log, print_table, write_results
 
-from assistant.config_sections import LLMSettings
-from assistant.llm.model_file import default_llm_model
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
+
+from _common import log, print_table, write_results  # noqa: E402
+
+from assistant.config_sections import LLMSettings  # noqa: E402
+from assistant.llm.model_file import default_llm_model  # noqa: E402
 
 
 class Runner:

@@ -4,7 +4,7 @@ two more requantisations of it for reference (q8_0, q4_0: not lossless). Prefill
 real mail in pieces of 64 (as a night's node is computed), best of 3; decode: 32 single tokens.
 On 1 and 2 threads, one model at a time, the same tokens for all.
 
-    python bench/weights.py [--out weights]
+    python bench/studies/weights.py [--out weights]
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
 
 from _common import default_eval_dir, log, print_table, write_results  # noqa: E402
 

@@ -1,6 +1,6 @@
 """Any-order chunk KV reuse against exact prefix reuse and no reuse, side by side in one run.
 
-    python bench/reuse.py [--limit N] [--designs a,b] [--home DIR]
+    python bench/studies/reuse.py [--limit N] [--designs a,b] [--home DIR]
 
 Over one demo home, every chunk any question's prompt holds gets its own [system, chunk]
 KV node and its evidence sentence vectors (as precompute makes them), and no longer path
@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -36,6 +37,8 @@ from typing import Any
 import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
 
 from _common import (  # noqa: E402
     QA_FILES,

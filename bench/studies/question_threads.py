@@ -7,8 +7,8 @@ Also a probe of why the choice is measured and not fixed: the model's prefill an
 1 thread and on every physical core, with the machine free and with one core kept busy by
 another process.
 
-    python bench/question_threads.py [--home PATH] [--questions FILE] [--limit 24] [--busy 8]
-        [--out question_threads]
+    python bench/studies/question_threads.py [--home PATH] [--questions FILE] [--limit 24]
+        [--busy 8] [--out question_threads]
 
 The first `--busy` questions are then asked again with one core kept busy by another process:
 there the choice must fall back to the default threads.
@@ -20,6 +20,7 @@ import argparse
 import multiprocessing
 import os
 import shutil
+import sys
 import tempfile
 import time
 from contextlib import contextmanager
@@ -30,6 +31,9 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
+
 from _common import (  # noqa: E402
     REPO,
     cli_import,

@@ -1,6 +1,7 @@
 """Quantisation recipes for the ONNX encoder side by side: vector fidelity, speed, quality.
 
-    python bench/int8_recipes.py [--recipes a,b] [--sample 64] [--rounds 3] [--no-eval] [--eval a,b]
+    python bench/studies/int8_recipes.py [--recipes a,b] [--sample 64] [--rounds 3] [--no-eval]
+                                         [--eval a,b]
 
 Every recipe quantises the float export (the "onnx" backend's model.onnx). Fidelity: the cosine
 of its vectors to float's on a neutral sample that ships with Python (docstrings of the standard
@@ -34,6 +35,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
+
 from _common import default_eval_dir, import_demo, load_qa, log, print_table, write_results
 from encoders import HYBRID, distinct_recall
 from retrieval import bench_dl19
@@ -109,7 +113,7 @@ def write_calibration(texts: list[str]) -> None:
     header = (
         "# Calibration text of the int8 encoder (assistant/knowledge/quantize.py): docstrings of\n"
         f"# the Python {sys.version_info.major}.{sys.version_info.minor} standard library "
-        "(PSF License), written by bench/int8_recipes.py\n"
+        "(PSF License), written by bench/studies/int8_recipes.py\n"
         "# --write-calibration; the bench measures fidelity on the other half of its sample.\n"
     )
     q.CALIBRATION.write_text(header + "\n".join(texts) + "\n", encoding="utf-8")

@@ -1,6 +1,7 @@
 """Encoders side by side: torch (sentence-transformers), ONNX float, ONNX int8 weights.
 
-    python bench/encoders.py [--backends torch,onnx,onnx-int8] [--quick | --no-dl19] [--out NAME]
+    python bench/studies/encoders.py [--backends torch,onnx,onnx-int8] [--quick | --no-dl19]
+                                     [--out NAME]
 
 For each: the demo import's embedding rate (chunks/s), demo recall@10 (of the top 10 chunks, and
 of the top 10 distinct chunks, duplicates merged as the prompt's selection merges them: what
@@ -13,6 +14,7 @@ chunk vectors to torch's (or the first backend's). Writes bench/results/encoders
 from __future__ import annotations
 
 import os
+import sys
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
@@ -24,6 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
+
 from _common import (
     QA,
     REPO,

@@ -1,13 +1,13 @@
 """One torch thread or two for the cross-encoder rerankers on this machine: `cross`
 (sentence-transformers) and `cross-packed` (what `rerank = "cross-pruned"` runs) on DL19
-candidates, each design and thread count in its own process (bench/cross_pruned.py's worker:
+candidates, each design and thread count in its own process (bench/studies/cross_pruned.py's worker:
 the same latency, CPU and added-memory figures), OpenMP waiting passively, rounds in reversed
 order, with the load average each ran under. A 2-core machine shared with other work is where
 a second intra-op thread may cost more than it gives.
 
-    python bench/cross_threads.py [--threads 1 2] [--rounds 2] [--timed-queries 10]
+    python bench/studies/cross_threads.py [--threads 1 2] [--rounds 2] [--timed-queries 10]
 
-Needs bench/cross_pruned.py run first (its candidates and calibrated threshold).
+Needs bench/studies/cross_pruned.py run first (its candidates and calibrated threshold).
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
 
 from _common import RESULTS_DIR, log, mean, print_table, write_results
 from train_cross_encoder import DEFAULT_OUT

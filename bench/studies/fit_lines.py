@@ -5,7 +5,7 @@ No evaluation set is read: the questions are written by the model from sampled l
 shipped DEFAULT_WEIGHTS (assistant/answer/evidence.py) are this bench's `weights` on the demo
 mailbox; a home refits on its own mail at night.
 
-    python bench/fit_lines.py [--home DIR] [--lines 300] [--out line_weights]
+    python bench/studies/fit_lines.py [--home DIR] [--lines 300] [--out line_weights]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import asdict, replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
 
 import numpy as np  # noqa: E402
 from _common import RESULTS_DIR, demo_context, log, print_table, write_results  # noqa: E402

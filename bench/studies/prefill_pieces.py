@@ -5,7 +5,7 @@ background job checks a waiting user between), 64, 128 and 256 tokens, on 1 and 
 f16 and q8_0 KV. Best of 3 per cell; the real model, loaded as the app loads it
 (llm/model_file.load_llama).
 
-    python bench/prefill_pieces.py [--out prefill_pieces]
+    python bench/studies/prefill_pieces.py [--out prefill_pieces]
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
 
 from _common import default_eval_dir, log, print_table, write_results  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""Where the test cross-encoder's ranking forms (bench/cross_pruned.py): each layer's [CLS]
+"""Where the test cross-encoder's ranking forms (bench/studies/cross_pruned.py): each layer's [CLS]
 through the classifier head (or per-layer probes fitted without labels to the final logits),
 per-layer agreement with the final ranking, and two pruning schedules calibrated on half the
 queries for a top-k overlap target and replayed on the other half: the CV + k-means policy
@@ -6,13 +6,18 @@ queries for a top-k overlap target and replayed on the other half: the CV + k-me
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import log, mean
-from pruning import calibrate, calibrate_cuts, rank_cut, replay, top_k_overlap
 
-from assistant.rerank.policy import Pruner
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
+
+from _common import log, mean  # noqa: E402
+from pruning import calibrate, calibrate_cuts, rank_cut, replay, top_k_overlap  # noqa: E402
+
+from assistant.rerank.policy import Pruner  # noqa: E402
 
 GRID = (0.0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0)
 
