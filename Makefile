@@ -31,37 +31,37 @@ lint:
 
 bench:
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/import.py --copies 29
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/encoders.py
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/encoders.py --backends onnx,onnx-int8 --no-dl19 --out encoders_default
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/int8_recipes.py \
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/studies/encoders.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/studies/encoders.py --backends onnx,onnx-int8 --no-dl19 --out encoders_default
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/studies/int8_recipes.py \
 		--eval float,dyn-pc,smooth-attn-blocks,smooth-attn,dyn-pc-skip3,nbits8-b128
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/start.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/retrieval.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/scale.py
-	HF_HUB_OFFLINE=1 ASSISTANT_EMBEDDING_BACKEND=onnx $(PYTHON) bench/threshold.py
-	HF_HUB_OFFLINE=1 ASSISTANT_EMBEDDING_BACKEND=onnx-int8 $(PYTHON) bench/threshold.py --out threshold_int8
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/paraphrase_probes.py
-	HF_HUB_OFFLINE=1 ASSISTANT_EMBEDDING_BACKEND=onnx $(PYTHON) bench/distinct.py
-	HF_HUB_OFFLINE=1 ASSISTANT_EMBEDDING_BACKEND=onnx-int8 $(PYTHON) bench/distinct.py --out distinct_int8
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/fit_lines.py --lines 300
+	HF_HUB_OFFLINE=1 ASSISTANT_EMBEDDING_BACKEND=onnx $(PYTHON) bench/studies/threshold.py
+	HF_HUB_OFFLINE=1 ASSISTANT_EMBEDDING_BACKEND=onnx-int8 $(PYTHON) bench/studies/threshold.py --out threshold_int8
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/studies/paraphrase_probes.py
+	HF_HUB_OFFLINE=1 ASSISTANT_EMBEDDING_BACKEND=onnx $(PYTHON) bench/studies/distinct.py
+	HF_HUB_OFFLINE=1 ASSISTANT_EMBEDDING_BACKEND=onnx-int8 $(PYTHON) bench/studies/distinct.py --out distinct_int8
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/studies/fit_lines.py --lines 300
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/funnel.py --sets real,holdout,demo
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/question_threads.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/studies/question_threads.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/cli_start.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/cache.py
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/reuse.py --limit 20
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/kv_quant.py --limit 6
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/plan.py --scale 20 --minutes 3
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/studies/reuse.py --limit 20
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/studies/kv_quant.py --limit 6
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/studies/plan.py --scale 20 --minutes 3
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/prediction.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/preemption.py
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/rerank_quality.py --pruned-queries 43
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/rerank_quality.py --candidates 50 --models smollm2-135m \
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/studies/rerank_quality.py --pruned-queries 43
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/studies/rerank_quality.py --candidates 50 --models smollm2-135m \
 		--prompts upr --pruned-queries 25 --out rerank_quality_top50
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/rerank_speed.py --queries 3
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/train_cross_encoder.py
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/cross_pruned.py
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/cross_threads.py
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/omp_wait.py
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/rerank_auto.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/studies/rerank_speed.py --queries 3
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/studies/train_cross_encoder.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/studies/cross_pruned.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/studies/cross_threads.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/studies/omp_wait.py
+	HF_HUB_OFFLINE=1 $(PYTHON) bench/studies/rerank_auto.py
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/e2e.py --precompute-minutes 25 \
 		--designs naive,ragcache,meancache,sleeptime,ragcache+meancache,full,full+pruned
 

@@ -30,7 +30,7 @@ from assistant.config_sections import (
     RerankerSettings,
     RetrievalSettings,
 )
-from assistant.reuse_policy import REUSE_MODES, parse_repair
+from assistant.kv.reuse_policy import REUSE_MODES, parse_repair
 from cache.policy import PLANS
 
 __all__ = ["ConfigError", "ConfigWarning", "Settings", "load_settings"]

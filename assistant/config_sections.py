@@ -96,7 +96,7 @@ class CacheSettings:
     # are candidates from qa_evidence_threshold, the others take the guard) |
     # "guard" (cache/verify.py, the text) | "guard+retrieval" | "retrieval" (its
     # sources' best chunk is in the new question's top qa_retrieval_k) | "off" (cosine ≥ τ).
-    # The threshold is bench/threshold.py's choice; there the retrieval check refused no
+    # The threshold is bench/studies/threshold.py's choice; there the retrieval check refused no
     # near-miss the guard let through and cost a paraphrase, so it is off by default
     # (bench/results/threshold.json, "verified"; the int8 encoder's threshold_int8.json chooses
     # the same τ's)

@@ -14,16 +14,16 @@ from assistant.home import bundled
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-    from assistant.activity import Activity
     from assistant.answer.answerer import Answerer
     from assistant.answer.evidence import LineFinder
     from assistant.answer.judge import Reader
     from assistant.answer.qa_memory import QAMemory
     from assistant.knowledge.embeddings import SentenceTransformerEmbedder
     from assistant.knowledge.store import KnowledgeStore
+    from assistant.kv.prompt_cache import PromptCache
     from assistant.llm.runtime import LocalLLM
     from assistant.mail.reader import QueryReader
-    from assistant.prompt_cache import PromptCache
+    from assistant.precompute.activity import Activity
     from assistant.rerank.selection import Selection
     from cache.blobs import BlobStore
     from cache.kv_tree import KVTree
@@ -64,7 +64,7 @@ def make_prompt_cache(
     embedder: SentenceTransformerEmbedder,
     activity: Activity,
 ) -> PromptCache:
-    from assistant.prompt_cache import PromptCache
+    from assistant.kv.prompt_cache import PromptCache
 
     system = (bundled("prompts") / "answer.txt").read_text(encoding="utf-8")
     return PromptCache(settings, llm, kv, system, embedder, activity=activity)

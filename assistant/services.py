@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from assistant.activity import Activity
 from assistant.config import Settings, load_settings
 from assistant.factories import (
     cache_blobs,
@@ -47,6 +46,7 @@ from assistant.knowledge.retrieval import Retriever
 from assistant.knowledge.shipped import ModelMissing
 from assistant.knowledge.store import KnowledgeStore
 from assistant.mail import threads
+from assistant.precompute.activity import Activity
 from cache.budget import kv_budget
 
 if TYPE_CHECKING:
@@ -56,11 +56,11 @@ if TYPE_CHECKING:
     from assistant.answer.evidence import LineFinder
     from assistant.answer.judge import Reader
     from assistant.answer.qa_memory import QAMemory
-    from assistant.importer import Importer
+    from assistant.importing.importer import Importer
+    from assistant.kv.prompt_cache import PromptCache
     from assistant.llm.runtime import LocalLLM
     from assistant.mail.reader import QueryReader
     from assistant.precompute.parts import PrecomputeParts
-    from assistant.prompt_cache import PromptCache
     from assistant.rerank.reranker import Reranker
     from assistant.rerank.selection import Selection
     from assistant.rerank.selfcheck import RerankCheck
@@ -136,7 +136,7 @@ class Services:
         """An Importer into `store` (default: this one's). Where the encoder cannot be had (its
         model missing, its one-off export failed) it still reads and stores every message, and
         its report says why nothing was embedded and what to do."""
-        from assistant.importer import Importer
+        from assistant.importing.importer import Importer
 
         try:
             embedder, problem = self.embedder, ""

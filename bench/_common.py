@@ -34,7 +34,7 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from assistant.config_sections import ChunkingSettings  # noqa: E402
-from assistant.importer import Importer, ImportReport  # noqa: E402
+from assistant.importing.importer import Importer, ImportReport  # noqa: E402
 from assistant.ingest.chunking import count_tokens  # noqa: E402
 from assistant.knowledge.store import KnowledgeStore  # noqa: E402
 from cache.protocols import Embedder  # noqa: E402

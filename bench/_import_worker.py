@@ -32,7 +32,7 @@ def run(mbox: Path, embed_limit: int) -> dict:
     import assistant
     from assistant.config import ChunkingSettings, EmbeddingSettings
     from assistant.home import open_home
-    from assistant.importer import Importer
+    from assistant.importing.importer import Importer
     from assistant.knowledge.db import open_db
     from assistant.knowledge.embeddings import make_embedder
     from assistant.knowledge.store import KnowledgeStore

@@ -1,6 +1,7 @@
-"""Verified QA-bank hits for bench/threshold.py: each design (cosine only, + guard, + retrieval
-check, + both) on the demo near-miss and paraphrase pairs and on QQP, over a τ sweep; the
-candidate τ chosen on the tuning halves; the hit path's latency through the app's own lookup."""
+"""Verified QA-bank hits for bench/studies/threshold.py: each design (cosine only, + guard,
++ retrieval check, + both) on the demo near-miss and paraphrase pairs and on QQP, over a τ sweep;
+the candidate τ chosen on the tuning halves; the hit path's latency through the app's own
+lookup."""
 
 from __future__ import annotations
 

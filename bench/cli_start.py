@@ -3,10 +3,10 @@ earlier commit, run by turns on one copy of a home (issue 32: a one-shot hit ≤
 
 The copy's QA bank holds one stored answer (a real-mail pair's stored question, answered by the
 app's quote without the model); each run asks the pair's paraphrase in a fresh process, which the
-bank serves. Also timed: `python -c "import assistant.commands"`, the imports every command pays.
-The earlier commit runs from a git worktree (`python -m` takes the package from the working
-directory). Wall seconds per run; p50 and the ratio with a 95% bootstrap interval over the
-paired runs.
+bank serves. Also timed: importing assistant.cli.commands (assistant.commands in a commit before
+issue 48 moved it), the imports every command pays. The earlier commit runs from a git worktree
+(`python -m` takes the package from the working directory). Wall seconds per run; p50 and the
+ratio with a 95% bootstrap interval over the paired runs.
 
     python bench/cli_start.py [--home /work/eval/home] [--base 0898b4c] [--runs 9]
                               [--pairs data/qa/skilling_pairs.jsonl] [--out cli_start]
@@ -78,6 +78,14 @@ def store(home: Path, question: str) -> None:
     ctx.memory.keep(question, vector, "", hits, "bench", found)
 
 
+# the commands module of either layout, found by its folder so that neither pays the other's import
+IMPORT_COMMANDS = (
+    "import importlib, os, assistant;"
+    "new = os.path.isdir(os.path.join(os.path.dirname(assistant.__file__), 'cli'));"
+    "importlib.import_module('assistant.cli.commands' if new else 'assistant.commands')"
+)
+
+
 def timed(argv: list[str], cwd: Path) -> tuple[float, str]:
     start = time.perf_counter()
     done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=True)
@@ -100,7 +108,7 @@ def main() -> None:
         store(home, stored)
         codes = {"base": base, "this": REPO}
         ask = [sys.executable, "-m", "assistant.cli", "--home", str(home), "ask", asked]
-        imports = [sys.executable, "-c", "import assistant.commands"]
+        imports = [sys.executable, "-c", IMPORT_COMMANDS]
         walls: dict[str, dict[str, list[float]]] = {k: {"ask": [], "imports": []} for k in codes}
         for run in range(args.runs + 1):  # the first round warms the page cache, not kept
             for name, code in (codes.items() if run % 2 else reversed(codes.items())):

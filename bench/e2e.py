@@ -52,8 +52,8 @@ from quality import has_expected, paired, ratio_interval, rouge_l  # noqa: E402
 
 from assistant import events as p  # noqa: E402
 from assistant.answer.answerer import CacheLayers  # noqa: E402
-from assistant.importer import Importer  # noqa: E402
-from assistant.precompute import Precompute  # noqa: E402
+from assistant.importing.importer import Importer  # noqa: E402
+from assistant.precompute.runner import Precompute  # noqa: E402
 from assistant.services import Services, open_services  # noqa: E402
 
 REPEATS = REPO / "data" / "qa" / "repeats.jsonl"

@@ -29,9 +29,9 @@ from typing import Any
 
 from _common import REPO, log, mean, percentile, print_table, write_results
 
+from assistant.cli.listing import search_rows
 from assistant.config import Settings
 from assistant.home import open_home
-from assistant.listing import search_rows
 from assistant.mail.query import MailQuery
 from assistant.mail.reader import QueryReader
 from assistant.mail.rows import MailRow, normalized_subject

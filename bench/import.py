@@ -141,7 +141,7 @@ def child(design: str, mbox: Path, embed_limit: int) -> dict[str, Any]:
     """One import in this process: rates, and resident memory at each stage."""
     from assistant.config_sections import ChunkingSettings, EmbeddingSettings
     from assistant.home import open_home
-    from assistant.importer import Importer
+    from assistant.importing.importer import Importer
     from assistant.knowledge.db import open_db
     from assistant.knowledge.store import KnowledgeStore
 
@@ -187,7 +187,7 @@ def child(design: str, mbox: Path, embed_limit: int) -> dict[str, Any]:
 
 def demo_chunks(n: int, embedder) -> tuple[list[str], float]:
     """`n` chunks spread over the demo import's (every length), and their mean token count."""
-    from assistant.importer import Importer
+    from assistant.importing.importer import Importer
     from assistant.knowledge.db import open_db
     from assistant.knowledge.store import KnowledgeStore
 

@@ -22,7 +22,7 @@ def main() -> None:
     parser.add_argument("--models", default="smollm2-135m,qwen2.5-coder-0.5b,qwen2.5-coder-1.5b")
     parser.add_argument("--out", default="model_speed")
     args = parser.parse_args()
-    from assistant.commands_model import time_model
+    from assistant.cli.commands_model import time_model
     from assistant.llm.models import model_path
     from assistant.llm.weights import default_weights_dir
 

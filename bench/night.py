@@ -106,7 +106,7 @@ def projection(points: list[dict], chunks_recent: int | None) -> dict:
 
 def recent_chunks(home: Path) -> int:
     """The chunks of the last six weeks' mail, as the night's plan counts them."""
-    from assistant.precompute import Precompute
+    from assistant.precompute.runner import Precompute
     from assistant.services import open_services
 
     runner = Precompute(open_services(home).precompute_parts(), settle_seconds=0)

@@ -27,8 +27,7 @@ from pathlib import Path
 from _common import log, print_table, write_results
 
 from assistant.llm.model_file import physical_cores
-from assistant.precompute import Precompute
-from assistant.precompute.runner import AWAY_SECONDS
+from assistant.precompute.runner import AWAY_SECONDS, Precompute
 from assistant.services import open_services
 
 

@@ -24,7 +24,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from _common import demo_context, load_qa, log, print_table, require_demo, write_results  # noqa: E402
 
-from assistant.precompute import Precompute  # noqa: E402
+from assistant.precompute.runner import Precompute  # noqa: E402
 from assistant.services import Services  # noqa: E402
 from cache.kv_tree import segment_hash  # noqa: E402
 

@@ -25,7 +25,7 @@ from _common import demo_context, load_qa, log, percentile, print_table, require
 
 from assistant import events as p  # noqa: E402
 from assistant.answer.answerer import CacheLayers  # noqa: E402
-from assistant.precompute import Precompute  # noqa: E402
+from assistant.precompute.runner import Precompute  # noqa: E402
 
 
 def ask_all(pipe, questions: list[str], gap_s: float) -> list[float]:

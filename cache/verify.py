@@ -7,7 +7,7 @@ that do not start the sentence), quoted strings, negation, the kind of question 
 who, how much …) and, optionally, the content words (an attribute asked about: weight vs date).
 
 Pure text: no model, a few microseconds a pair. It is strict on purpose: a question that drops
-or adds a name, a number or an attribute is treated as another question (bench/threshold.py
+or adds a name, a number or an attribute is treated as another question (bench/studies/threshold.py
 measures what that costs in paraphrases; bench/results/threshold.json).
 """
 

@@ -186,7 +186,7 @@ def import_demo(home: Path) -> None:
 
 def open_ctx(home: Path):
     """The services, as run_command opens them for `assistant ask`."""
-    from assistant.commands import _settings_noting_old_keys, apply_switches
+    from assistant.cli.commands import _settings_noting_old_keys, apply_switches
     from assistant.home import open_home
     from assistant.services import open_services
 
@@ -200,7 +200,7 @@ def open_ctx(home: Path):
 def ask(ctx, question: str, no_model: bool, walk: Walk | None = None) -> dict:
     """One question as `assistant ask` asks it (or its model-free part), traced when `walk`."""
     from assistant.answer.shape import quote_found
-    from assistant.commands import cmd_ask
+    from assistant.cli.commands import cmd_ask
     from assistant.events import AnswerDone
 
     answerer = ctx.answerer()
@@ -242,7 +242,7 @@ def ask(ctx, question: str, no_model: bool, walk: Walk | None = None) -> dict:
 
 
 def build_ask_args(question: str):
-    from assistant.cli import build_parser
+    from assistant.cli.cli import build_parser
 
     return build_parser().parse_args(["ask", question])
 

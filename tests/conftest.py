@@ -100,7 +100,7 @@ def write_mbox(path: Path, messages: list[EmailMessage]) -> Path:
 def import_mails(store, embedder, path: Path, mails: Sequence[tuple[str, str]], tag: str = "m"):
     """`mails` ((subject, body) pairs, Message-IDs <{tag}0@x>, <{tag}1@x>, ...) written to the mbox
     `path` and imported into `store` with `embedder`; the import's report."""
-    from assistant.importer import Importer
+    from assistant.importing.importer import Importer
 
     msgs = [make_email(subject=s, body=b, msgid=f"<{tag}{i}@x>") for i, (s, b) in enumerate(mails)]
     return Importer(store, embedder).run([write_mbox(path, msgs)])
@@ -137,7 +137,7 @@ def load_qa() -> list[dict]:
 @pytest.fixture(scope="session")
 def demo_context(tmp_path_factory):
     """The demo corpus imported once per test session with the real embedder."""
-    from assistant.importer import Importer
+    from assistant.importing.importer import Importer
     from assistant.services import open_services
 
     ctx = open_services(tmp_path_factory.mktemp("demo-home"))

@@ -9,9 +9,8 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from assistant.activity import Activity
 from assistant.answer.evidence import Found, LineFinder, prompt_records
 from assistant.answer.judge import Judged, Reader, judge, promoted_to
 from assistant.answer.qa_memory import QAMemory, find_hit
@@ -44,13 +43,16 @@ from assistant.events import (
 )
 from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.store import ChunkRecord, KnowledgeStore
+from assistant.kv.prompt_cache import PromptCache
 from assistant.mail.reader import QueryReader
-from assistant.prompt_cache import PromptCache
 from assistant.rerank.selection import Selection
 from cache.prediction import History
 from cache.protocols import Embedder
 from cache.qa_bank import QABank
 from cache.qa_entries import QAEntry, QAHit, Served
+
+if TYPE_CHECKING:  # handed in; precompute imports this module, not the reverse
+    from assistant.precompute.activity import Activity
 
 
 @dataclass(frozen=True)

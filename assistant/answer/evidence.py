@@ -92,7 +92,7 @@ class LineWeights:
         return weights if len(weights.coef) == len(FEATURES) else None
 
 
-# Fitted by bench/fit_lines.py on questions the model wrote about lines of the demo mailbox
+# Fitted by bench/studies/fit_lines.py on questions the model wrote about lines of the demo mailbox
 # (bench/results/line_weights.json); a home refits on its own mail at night (answer/fit.py).
 DEFAULT_WEIGHTS = LineWeights(
     coef=(1.286, -1.023, 1.051, 0.928, 0.915, 0.423, -0.713, 0.000),

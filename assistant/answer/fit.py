@@ -29,7 +29,7 @@ from assistant.answer.evidence import (
 from assistant.answer.lines import Line, mail_lines
 from assistant.answer.text import answer_kinds, terms
 from assistant.knowledge.store import ChunkRecord, KnowledgeStore
-from assistant.prompt_cache import PromptCache
+from assistant.kv.prompt_cache import PromptCache
 from assistant.rerank.selection import Selection
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ Widen = Callable[[str, np.ndarray], list[ChunkRecord]]  # more chunks, for the s
 class Written:
     """A written question, its source line, the prompt's chunks it got (its source mail among
     them) and the chunks it gets with its source mail taken out: what a probe is made of, kept
-    so that features can be computed again (bench/fit_lines.py --probes)."""
+    so that features can be computed again (bench/studies/fit_lines.py --probes)."""
 
     question: str
     line: str

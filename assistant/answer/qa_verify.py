@@ -13,7 +13,7 @@ birth's weight for its date); the checks here refuse those:
   retrieved chunks, as it would be in the prompt had the question been answered afresh.
 
 A refusal is not staleness: the entry stays as it is (it answers another question). Modes are the
-values of CacheSettings.qa_verify; bench/threshold.py measures each.
+values of CacheSettings.qa_verify; bench/studies/threshold.py measures each.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ is a near-duplicate of one kept already:
   "Re:" or "Fwd:" may be added): two calendar invitations end in the same boilerplate chunk,
   and there the subject line is the one thing that tells them apart.
 - dense cosine at or above the bound measured for the embedder (COSINE_BOUNDS; measured by
-  bench/distinct.py, figures in bench/results/distinct.json). An embedder without a measured
+  bench/studies/distinct.py, figures in bench/results/distinct.json). An embedder without a measured
   bound gets the text rules only.
 
 Which copy keeps the slot: the better-ranked one, in the better-ranked position, except when the
@@ -47,7 +47,7 @@ CONTAINED = 0.8  # share of the smaller chunk's shingles found in the other: a d
 NOVEL = 4  # shingles a chunk must add to the other to count as adding text of its own
 MIN_WORDS = 10  # a body shorter than this is compared with its header line, by same text only
 SPARE = 5  # fused hits fetched beyond the slots, to fill the slots that duplicates free
-# Cosine bound per embedder name: bench/distinct.py, figures in bench/results/distinct.json
+# Cosine bound per embedder name: bench/studies/distinct.py, figures in bench/results/distinct.json
 # (float) and distinct_int8.json (int8 weights)
 COSINE_BOUNDS: dict[str, float] = {
     "all-MiniLM-L6-v2": 0.95,

@@ -1,8 +1,9 @@
 """The int8 encoder, made once and offline from the float export (encoder.py).
 
 Dynamic int8 quantises each product's activations with one scale per tensor, so a few outlying
-input channels cost the rest their resolution. The recipe (bench/int8_recipes.py chose it by the
-cosine of its vectors to float's on a neutral sample; figures in bench/results/int8_recipes.json):
+input channels cost the rest their resolution. The recipe (bench/studies/int8_recipes.py chose it
+by the cosine of its vectors to float's on a neutral sample; figures in
+bench/results/int8_recipes.json):
 
 - smoothing (SmoothQuant): the inputs of the attention projections and of the FFN's first dense
   layer are divided per channel by s = max|x|^ALPHA / max|w|^(1-ALPHA), the weight rows times s

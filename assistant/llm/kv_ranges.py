@@ -4,9 +4,9 @@ filled in around, and computed again in place.
 KV is saved per segment: the positions of one segment are copied into a scratch sequence (1) and
 only that sequence is saved; a path is restored by loading each segment's blob into the scratch
 sequence and copying it into the prompt's sequence (0). Against saving the whole prefix at every
-node this stores less at the same restore time (bench/kv_design.py). It needs two sequences in a
-unified KV cache, which llama_cpp.Llama sets up only for embeddings, so the context is replaced by
-one built in llm/model_file.py.
+node this stores less at the same restore time (bench/studies/kv_design.py). It needs two
+sequences in a unified KV cache, which llama_cpp.Llama sets up only for embeddings, so the
+context is replaced by one built in llm/model_file.py.
 """
 
 from __future__ import annotations

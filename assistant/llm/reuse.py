@@ -27,7 +27,7 @@ is computed: every run is placed first and the gaps computed after, since llama.
 moved keys in a pass over the whole cache (its size is n_ctx, not the moved cells) at the next
 decode: once however many runs moved. The prompt's tokens stay what they are in every mode; only
 where their KV comes from differs. The modes and policies themselves are plain values in
-assistant/reuse_policy.py, which the settings validate without importing the runtime.
+assistant/kv/reuse_policy.py, which the settings validate without importing the runtime.
 """
 
 from __future__ import annotations
@@ -35,10 +35,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from assistant.llm.mover import Blob, Move
 from assistant.llm.runtime import LLMError, LocalLLM
-from assistant.reuse_policy import Repair
+
+if TYPE_CHECKING:  # a type only: llm does not import kv (kv → llm)
+    from assistant.kv.reuse_policy import Repair
 
 log = logging.getLogger(__name__)
 

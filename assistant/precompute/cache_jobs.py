@@ -10,7 +10,7 @@ from assistant.answer.shape import first_sentence
 from assistant.config_sections import PrecomputeSettings
 from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.store import KnowledgeStore
-from assistant.prompt_cache import Preempted, PromptCache
+from assistant.kv.prompt_cache import Preempted, PromptCache
 from assistant.rerank.selection import Selection
 from cache import policy
 from cache.qa_bank import QABank

@@ -16,10 +16,10 @@ from assistant.home import bundled
 from assistant.knowledge.embeddings import embed_missing
 from assistant.knowledge.sources import SourceLog
 from assistant.knowledge.store import KnowledgeStore
+from assistant.kv.prompt_cache import Preempted, PromptCache
 from assistant.precompute.abstract import extract_items
 from assistant.precompute.cache_jobs import CacheJobs
 from assistant.precompute.prediction_jobs import SEEDS, PredictionJobs
-from assistant.prompt_cache import Preempted, PromptCache
 from assistant.rerank import selection
 from assistant.rerank.selection import Selection
 from assistant.rerank.selfcheck import AUTO_MODES, RerankCheck, run_check
@@ -28,7 +28,7 @@ from cache.prediction import History, KnowledgeAbstract
 from cache.qa_entries import Served
 
 if TYPE_CHECKING:
-    from assistant.importer import Importer  # handed in (PrecomputeParts), never built here
+    from assistant.importing.importer import Importer  # handed in (PrecomputeParts), not built here
 
 PRIORITY = {
     # first of all: new mail in and deleted mail out, so that every job below sees the mail as

@@ -11,15 +11,15 @@ from pathlib import Path
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
-from assistant.activity import Activity
 from assistant.config_sections import PrecomputeSettings
-from assistant.precompute import (
+from assistant.precompute.activity import Activity
+from assistant.precompute.parts import PrecomputeParts
+from assistant.precompute.runner import (
     Precompute,
     PrecomputeBusy,
     PrecomputeProgressed,
     PrecomputeReport,
 )
-from assistant.precompute.parts import PrecomputeParts
 
 __all__ = ["IdleScheduler", "Precompute", "PrecomputeProgressed", "PrecomputeReport", "on_ac"]
 

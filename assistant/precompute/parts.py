@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-    from assistant.activity import Activity
     from assistant.answer.evidence import LineFinder
     from assistant.answer.qa_memory import QAMemory
     from assistant.config import Settings
-    from assistant.importer import Importer
+    from assistant.importing.importer import Importer
     from assistant.knowledge.embeddings import SentenceTransformerEmbedder
     from assistant.knowledge.store import KnowledgeStore
-    from assistant.prompt_cache import PromptCache
+    from assistant.kv.prompt_cache import PromptCache
+    from assistant.precompute.activity import Activity
     from assistant.rerank.selection import Selection
     from assistant.rerank.selfcheck import RerankCheck
     from cache.kv_tree import KVTree

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from assistant.knowledge.store import KnowledgeStore
-from assistant.prompt_cache import PromptCache
+from assistant.kv.prompt_cache import PromptCache
 from assistant.rerank.selection import Selection
 from assistant.rerank.selfcheck import RerankCheck
 from cache.jobs import JobQueue

@@ -35,10 +35,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from assistant.kv.prompt_cache import Preempted
 from assistant.precompute.handlers import Handlers
 from assistant.precompute.parts import PrecomputeParts
 from assistant.precompute.planner import Planner
-from assistant.prompt_cache import Preempted
 from assistant.rerank import selfcheck
 from cache.jobs import Job, JobQueue
 from cache.prediction import History, KnowledgeAbstract

@@ -7,5 +7,5 @@ layer-wise forward with pruning, GRATING) · policy (which candidates to stop co
 · selection (the one place the prompt's chunks are chosen) · selfcheck (what `auto` turns on) ·
 loader (builds it from settings) · models (where the GGUF comes from). The retired torch
 query-likelihood stack and the benches' planning and calibration live in bench/ (bench/ql/,
-bench/elastic.py, bench/pruning.py).
+bench/studies/elastic.py, bench/studies/pruning.py).
 """

@@ -5,7 +5,7 @@ threshold) they are clustered (1-D k-means); clusters above the one holding the 
 accepted into the top-k, clusters below it dropped, and the boundary cluster goes on to the next
 layer. Pruning ends when accepted + still-running = k. Candidates are independent in the batch,
 so the same policy replays exactly on recorded scores, which calibrates the threshold
-(bench/pruning.py).
+(bench/studies/pruning.py).
 """
 
 from __future__ import annotations

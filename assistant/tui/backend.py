@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from assistant.importer import Importer, ImportReport
+    from assistant.importing.importer import Importer, ImportReport
     from assistant.knowledge.store import ChunkRecord
     from assistant.precompute.idle import Precompute
     from assistant.services import Services

@@ -13,8 +13,8 @@ from assistant.answer.evidence import mail_key
 
 if TYPE_CHECKING:
     from assistant.events import AnswerDone, QuestionRewritten, QuoteFound
-    from assistant.importer import ImportProgressed, ImportReport
-    from assistant.precompute import PrecomputeProgressed
+    from assistant.importing.importer import ImportProgressed, ImportReport
+    from assistant.precompute.runner import PrecomputeProgressed
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from datetime import datetime
 
 import pytest
 
-from assistant.importer import Importer
+from assistant.importing.importer import Importer
 from assistant.services import open_services
 from tests import attachment_files as af
 from tests.conftest import make_email, write_mbox

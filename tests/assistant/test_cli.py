@@ -19,7 +19,7 @@ from tests.conftest import DATA, make_email, write_mbox
 
 def test_help_is_instant_and_imports_no_model_code():
     code = (
-        "import sys; from assistant.cli import build_parser; build_parser().format_help();"
+        "import sys; from assistant.cli.cli import build_parser; build_parser().format_help();"
         "heavy = {'torch', 'sentence_transformers', 'llama_cpp', 'textual', 'numpy'};"
         "print(sorted(heavy & set(sys.modules)))"
     )
@@ -28,11 +28,11 @@ def test_help_is_instant_and_imports_no_model_code():
 
 
 def test_a_command_imports_neither_scipy_nor_faiss():
-    """Every command imports assistant.commands: scipy.sparse (once BM25's matrix) and faiss
+    """Every command imports assistant.cli.commands: scipy.sparse (once BM25's matrix) and faiss
     (the IVF index of homes past 150k chunks) cost a fifth of a one-shot `ask` that the QA bank
     serves (bench/results/cli_start.json); they load where they are used."""
     code = (
-        "import sys, assistant.commands, assistant.services;"
+        "import sys, assistant.cli.commands, assistant.services;"
         "print(sorted(m for m in ('scipy', 'faiss') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 
-from assistant.importer import Importer
+from assistant.importing.importer import Importer
 from assistant.knowledge.db import open_db
 from assistant.knowledge.store import KnowledgeStore
 from cache.db import open_cache_db

@@ -12,8 +12,8 @@ import pytest
 from assistant.clock import Clock
 from assistant.config import Settings
 from assistant.events import TokenStreamed
+from assistant.kv.prompt_cache import Preempted, PromptCache
 from assistant.llm.prompt import Segments
-from assistant.prompt_cache import Preempted, PromptCache
 
 PIECES = {
     1: b"The",

@@ -16,8 +16,8 @@ import pytest
 
 from assistant import events as p
 from assistant.answer.answerer import NO_CACHE
-from assistant.importer import Importer
-from assistant.precompute import Precompute
+from assistant.importing.importer import Importer
+from assistant.precompute.runner import Precompute
 from assistant.services import open_services
 from cache.kv_tree import KIND
 from tests.assistant.test_pipeline import MAILS

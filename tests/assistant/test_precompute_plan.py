@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from assistant.answer.answerer import NO_CACHE
-from assistant.cli import build_parser
-from assistant.commands import apply_switches
+from assistant.cli.cli import build_parser
+from assistant.cli.commands import apply_switches
 from assistant.config import ConfigError, load_settings
-from assistant.precompute import Precompute
+from assistant.kv.prompt_cache import Preempted
 from assistant.precompute.handlers import PREDICTION_KINDS, PRIORITY
-from assistant.prompt_cache import Preempted
+from assistant.precompute.runner import Precompute
 from cache.jobs import Job
 from tests.assistant.test_precompute import QUESTIONS, chunk_texts, make_ctx, queue_questions
 
@@ -172,7 +172,7 @@ def test_chunks_an_import_left_without_vectors_are_embedded_first_while_idle(tmp
     """A stopped import leaves chunks with no vector; precompute embeds them before anything
     else (retrieval searches only embedded chunks), steps aside for a user question between
     batches, and leaves them to an import that is embedding them itself."""
-    from assistant.importer import Importer
+    from assistant.importing.importer import Importer
     from assistant.precompute.handlers import PRIORITY
     from tests.conftest import make_email, write_mbox
 

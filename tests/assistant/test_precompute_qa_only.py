@@ -8,7 +8,7 @@ import pytest
 
 from assistant import events as p
 from assistant.answer.answerer import NO_CACHE
-from assistant.precompute import Precompute
+from assistant.precompute.runner import Precompute
 from assistant.services import open_services
 from tests.conftest import KITCHEN, TILES, import_mails
 

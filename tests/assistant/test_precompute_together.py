@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from assistant import events as p
-from assistant.precompute import PrecomputeReport
+from assistant.precompute.runner import PrecomputeReport
 from assistant.tui.backend import services_for
 from cache.jobs import JobQueue
 from tests.assistant.test_precompute import make_ctx

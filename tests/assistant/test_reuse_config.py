@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.cli import build_parser
-from assistant.commands import apply_switches
+from assistant.cli.cli import build_parser
+from assistant.cli.commands import apply_switches
 from assistant.config import load_settings
+from assistant.kv.reuse_policy import Repair, parse_repair
 from assistant.llm.reuse import repair_spans
-from assistant.reuse_policy import Repair, parse_repair
 
 
 def test_any_order_computing_the_evidence_lines_is_the_default():

@@ -13,9 +13,9 @@ from assistant.answer.qa_verify import HitVerifier
 from assistant.config import Settings
 from assistant.knowledge.retrieval import Retriever
 from assistant.knowledge.store import KnowledgeStore
+from assistant.kv.prompt_cache import PromptCache
 from assistant.llm.runtime import LocalLLM
 from assistant.mail.reader import QueryReader
-from assistant.prompt_cache import PromptCache
 from assistant.rerank.reranker import Reranker
 from assistant.rerank.selection import Selection
 from cache.blobs import BlobStore

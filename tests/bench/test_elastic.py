@@ -1,4 +1,4 @@
-from bench.elastic import LayerCosts, plan_resident, predicted_latency
+from bench.studies.elastic import LayerCosts, plan_resident, predicted_latency
 
 SLOW_DISK = LayerCosts(n_layers=10, layer_bytes=100, load_s=0.3, compute_s=0.1)
 

@@ -1,4 +1,4 @@
-"""bench/pruning.py: the pruning policy replayed on recorded scores, and the threshold it
+"""bench/studies/pruning.py: the pruning policy replayed on recorded scores, and the threshold it
 calibrates."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from bench.pruning import calibrate, calibrate_cuts, rank_cut, replay, top_k_overlap
+from bench.studies.pruning import calibrate, calibrate_cuts, rank_cut, replay, top_k_overlap
 
 
 def test_replay_with_infinite_threshold_is_the_final_order():

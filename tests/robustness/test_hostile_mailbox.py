@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from assistant.importer import Importer
+from assistant.importing.importer import Importer
 from tests.conftest import FakeEmbedder
 from tests.hostile import Expected, HostileMailbox, write_hostile_mailbox
 

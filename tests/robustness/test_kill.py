@@ -23,7 +23,7 @@ import pytest
 
 from assistant.answer.answerer import NO_CACHE
 from assistant.cli import main
-from assistant.importer import Importer
+from assistant.importing.importer import Importer
 from assistant.knowledge.encoder import INT8_SUFFIX
 from assistant.services import open_services
 from tests.conftest import REPO, FakeEmbedder, make_email, write_mbox

@@ -12,8 +12,8 @@ from contextlib import closing
 
 import pytest
 
-from assistant.importer import Importer
-from assistant.precompute import Precompute
+from assistant.importing.importer import Importer
+from assistant.precompute.runner import Precompute
 from assistant.services import open_services
 from tests.conftest import make_email, write_mbox
 from tests.robustness.checks import blob_problems, integrity, read_one

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.importer import Importer
+from assistant.importing.importer import Importer
 from assistant.ingest.mbox import count_mbox
 from tests.conftest import FakeEmbedder, make_email
 

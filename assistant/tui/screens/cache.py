@@ -13,7 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, ProgressBar, Static
 from textual.worker import get_current_worker
 
-from assistant.output import local_time
+from assistant.clock import local_time
 from assistant.tui.backend import AppServices
 from assistant.tui.messages import (
     CacheStatsRead,

@@ -13,7 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Header, Input, ListView
 from textual.worker import get_current_worker
 
-from assistant.chat import Chat
+from assistant.answer.chat import Chat
 from assistant.tui.backend import AppServices
 from assistant.tui.messages import (
     AnswerFailed,

@@ -6,7 +6,7 @@ import base64
 import random
 
 from assistant.config_sections import ChunkingSettings
-from assistant.importer import Importer
+from assistant.importing.importer import Importer
 from assistant.ingest.bounds import bound_text, looks_binary
 from assistant.ingest.emails import parse_email
 from tests.conftest import make_email, write_mbox

@@ -10,7 +10,7 @@ import plistlib
 from collections import Counter
 from pathlib import Path
 
-from assistant.importer import Importer
+from assistant.importing.importer import Importer
 from tests.conftest import make_email
 
 

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from assistant.config import ChunkingSettings
-from assistant.importer import Importer
+from assistant.importing.importer import Importer
 from assistant.ingest import emails
 from assistant.ingest.chunking import chunk_document
 from assistant.ingest.decode import undeclared_qp

@@ -49,7 +49,7 @@ def recall_at_10(ctx, mode: str) -> float:
 def float_demo(tmp_path_factory):
     """The demo corpus imported with the float encoder (backend "onnx": torch's vectors)."""
     from assistant.config import Settings
-    from assistant.importer import Importer
+    from assistant.importing.importer import Importer
     from assistant.services import open_services
 
     settings = Settings()

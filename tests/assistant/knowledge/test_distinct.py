@@ -10,7 +10,7 @@ import pytest
 
 from assistant.answer.answerer import Answerer
 from assistant.config import Settings
-from assistant.importer import Importer
+from assistant.importing.importer import Importer
 from assistant.knowledge.distinct import COSINE_BOUNDS, SPARE, distinct, distinct_hits, shape
 from assistant.knowledge.retrieval import DenseIndex, Hit, Retriever
 from assistant.knowledge.store import ChunkRecord

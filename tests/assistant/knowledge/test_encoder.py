@@ -9,7 +9,7 @@ import pytest
 
 from assistant.config import ConfigError, load_settings
 from assistant.config_sections import EmbeddingSettings
-from assistant.importer import Importer
+from assistant.importing.importer import Importer
 from tests.conftest import FakeEmbedder, make_email, write_mbox
 
 TEXTS = [

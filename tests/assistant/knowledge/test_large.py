@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from assistant.config_sections import RetrievalSettings
-from assistant.importer import Importer
+from assistant.importing.importer import Importer
 from assistant.knowledge import ivf
 from assistant.knowledge.bm25 import BM25Index
 from assistant.knowledge.db import MIGRATIONS, open_db

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from assistant.importer import Importer
+from assistant.importing.importer import Importer
 from assistant.knowledge import retrieval
 from assistant.knowledge.retrieval import Ranked, Retriever, rrf, top_n, zscore, zscore_fusion
 from tests.conftest import import_mails, make_email, write_mbox

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.importer import Importer
+from assistant.importing.importer import Importer
 from assistant.knowledge.retrieval import Retriever
 from tests.assistant.knowledge.test_large import LARGE
 from tests.assistant.knowledge.test_retrieval import MAILS

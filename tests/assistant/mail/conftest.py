@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.importer import Importer
+from assistant.importing.importer import Importer
 from assistant.knowledge.retrieval import Retriever
 from assistant.mail.reader import QueryReader
 from tests.conftest import make_email, write_mbox

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from assistant.cli import main
-from assistant.importer import Importer
+from assistant.importing.importer import Importer
 from assistant.services import open_services
 from tests.conftest import FakeEmbedder, make_email, write_mbox
 

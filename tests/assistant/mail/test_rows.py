@@ -60,7 +60,7 @@ def test_unknown_chunks_make_no_row():
 def test_a_copy_whose_folder_shifted_its_date_and_sender_is_one_row(tmp_path, store, fake_embedder):
     from datetime import UTC, datetime
 
-    from assistant.importer import Importer
+    from assistant.importing.importer import Importer
     from assistant.knowledge.retrieval import Retriever
     from tests.conftest import make_email, write_mbox
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from assistant.cli import main
-from assistant.importer import Importer
+from assistant.importing.importer import Importer
 from assistant.knowledge.db import MIGRATIONS, open_db
 from assistant.knowledge.store import KnowledgeStore
 from assistant.mail import threads

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from assistant.precompute import Precompute
+from assistant.precompute.runner import Precompute
 from assistant.rerank.selfcheck import CheckResult, ModeResult, RerankCheck, status
 from assistant.tui.screens.cache import rerank_rows
 from tests.assistant.test_precompute import make_ctx

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from assistant.importer import Importer
+from assistant.importing.importer import Importer
 from assistant.tui.app import AssistantApp
 from assistant.tui.backend import AppServices, Lazy
 from tests.assistant.tui.fakes import FakeAnswerer, FakePrecompute, FakeScheduler

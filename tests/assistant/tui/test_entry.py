@@ -26,7 +26,7 @@ def test_bare_assistant_opens_the_app_on_the_given_home(tmp_path, monkeypatch, c
 def test_the_app_says_when_chunks_lack_its_encoders_vectors(tmp_path, monkeypatch):
     """A home embedded by another encoder (the default changed): the app opens saying so."""
     from assistant.home import open_home
-    from assistant.importer import Importer
+    from assistant.importing.importer import Importer
     from assistant.knowledge.db import open_db
     from assistant.knowledge.store import KnowledgeStore
     from tests.conftest import FakeEmbedder, make_email, write_mbox

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, ProgressBar, Static
 
-from assistant.importer import Importer, ImportProgressed
+from assistant.importing.importer import Importer, ImportProgressed
 from assistant.tui.app import AssistantApp
 from assistant.tui.backend import Lazy
 from assistant.tui.messages import ImportReported, WorkFailed

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assistant.importer import Importer
+from assistant.importing.importer import Importer
 from assistant.tui.screens.message import render_document
 from tests.conftest import DATA, FakeEmbedder, make_email, write_mbox
 

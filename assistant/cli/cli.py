@@ -1,0 +1,223 @@
+"""`assistant` command line. Imports are lazy so that `assistant --help` answers at once."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="assistant",
+        description="A private assistant for your mail and notes. Bare `assistant` opens the app.",
+    )
+    home = argparse.ArgumentParser(add_help=False)
+    home.add_argument(
+        "--home",
+        type=Path,
+        help="data folder (default: $ASSISTANT_HOME or the platform's user data dir)",
+    )
+    parser.add_argument(
+        "--home", type=Path, dest="app_home", help="data folder for the app (as for commands)"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser(
+        "import", parents=[home], help="import an mbox, Maildir, .eml folder or notes"
+    )
+    p.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="none: read again what was imported before (an unchanged mbox is skipped, an "
+        "appended one read from where it ended) and embed the chunks that lack a vector",
+    )
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    p = sub.add_parser(
+        "search",
+        parents=[home],
+        help="the mails that best match a question or query terms (`assistant help search`)",
+    )
+    p.add_argument("query", help='words, "phrases" and terms: from: to: date: subject: …')
+    p.add_argument("-k", "--top", type=int, default=None, help="how many mails (default 10)")
+    p.add_argument("--mode", choices=["hybrid", "bm25", "dense"], default="hybrid")
+    add_rerank(p)
+    add_filters(p)
+    p.add_argument("--json", action="store_true", help="print results as JSON")
+
+    p = sub.add_parser("show", parents=[home], help="print one mail: its headers and body")
+    p.add_argument("id", help="the number `search` shows (#12), or a Message-ID")
+    p.add_argument("--json", action="store_true", help="print the mail as JSON")
+
+    p = sub.add_parser("help", help="a help page: `assistant help search` lists the query terms")
+    p.add_argument("topic", choices=["search"])
+
+    p = sub.add_parser("stats", parents=[home], help="what the knowledge bank holds")
+    p.add_argument("--json", action="store_true", help="print as JSON")
+
+    p = sub.add_parser("ask", parents=[home], help="answer a question from your mail and notes")
+    p.add_argument("question")
+    p.add_argument(
+        "--no-cache", action="store_true", help="the naive path: no QA bank, no KV reuse"
+    )
+    p.add_argument(
+        "--fresh",
+        action="store_true",
+        help="answer from scratch, not from the QA bank; if the answer the bank would have "
+        "served differs, it is no longer served to questions as far from its own as this one",
+    )
+    add_rerank(p)
+    add_reuse(p)
+    add_filters(p)
+    p.add_argument("--json", action="store_true", help="one JSON object per event (JSON lines)")
+
+    sub.add_parser("demo", parents=[home], help="import the bundled demo mailbox and notes")
+
+    p = sub.add_parser("thread", parents=[home], help="print the thread a mail belongs to")
+    p.add_argument("id", metavar="ID", help="a mail's Message-ID, or a thread id")
+    p = sub.add_parser(
+        "people", parents=[home], help="who a name in a question stands for, and why"
+    )
+    p.add_argument("name", help="a name as you would write it in a question: Liz, Steve Kean")
+    p.add_argument("--json", action="store_true", help="print as JSON")
+    p = sub.add_parser("threads", parents=[home], help="how many threads; compute them again")
+    p.add_argument("--rebuild", action="store_true", help="compute every mail's thread again")
+    p = sub.add_parser(
+        "chat",
+        parents=[home],
+        help="a conversation: one question a line on stdin; a follow-up (“and when?”) is "
+        "turned into a standalone question from the last turn",
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object a question (JSON lines)")
+
+    p = sub.add_parser(
+        "precompute",
+        parents=[home],
+        help="predict questions and fill the caches now (stops for a question asked meanwhile)",
+    )
+    when = p.add_mutually_exclusive_group()
+    when.add_argument("--for", dest="duration", metavar="DURATION", help="e.g. 2h, 90m, 1h30m")
+    when.add_argument("--until", metavar="HH:MM", help="stop at this local time (e.g. 07:00)")
+    p.add_argument("--ac-only", action="store_true", help="do nothing on battery power")
+    p.add_argument("--status", action="store_true", help="show the queue and the last run only")
+    p.add_argument(
+        "--plan",
+        choices=["recent", "access", "newest"],
+        default=None,
+        help="which chunks get KV nodes first: recent mail and live threads, the most used, "
+        "or the newest "
+        "(default: [precompute] plan)",
+    )
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    p = sub.add_parser(
+        "model", parents=[home], help="which model reads and writes; `model use reader NAME`"
+    )
+    p.add_argument("action", nargs="?", choices=["show", "use"], default="show")
+    p.add_argument("role", nargs="?", choices=["reader", "writer"])
+    p.add_argument("name", nargs="?", help="a model of the list, a GGUF file, or none (reader)")
+    p.add_argument("--measure", action="store_true", help="time each model on this machine")
+    p.add_argument("--json", action="store_true", help="print the roles as JSON")
+
+    p = sub.add_parser(
+        "night", parents=[home], help="run the night's precompute from a timer, without the app"
+    )
+    p.add_argument("action", choices=["install", "uninstall", "status"])
+    p.add_argument("--at", default="01:00", metavar="HH:MM", help="when the night starts")
+    p.add_argument("--until", default="07:00", metavar="HH:MM", help="when it stops")
+    p.add_argument("--on-battery", action="store_true", help="run on battery power too")
+    p.add_argument("--json", action="store_true", help="status as JSON")
+    return parser
+
+
+def add_rerank(p: argparse.ArgumentParser) -> None:
+    from assistant.config import RERANK_MODES
+
+    p.add_argument(
+        "--rerank",
+        choices=RERANK_MODES,
+        default=None,
+        help="reranking of the fused candidates: query likelihood (full), a "
+        "cross-encoder (cross, cross-pruned) or what the nightly check chose (auto); "
+        "default: config `rerank`",
+    )
+
+
+def add_filters(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--today",
+        type=day,
+        default=None,
+        metavar="YYYY-MM-DD",
+        help="count relative dates (yesterday, last week, in October) from this day "
+        "(default: config [mail] today, else the real today)",
+    )
+    p.add_argument(
+        "--no-filters",
+        action="store_true",
+        help="read no filters from the question's words (typed terms such as from: still apply)",
+    )
+
+
+def day(text: str) -> str:
+    from datetime import date
+
+    try:
+        return date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, got {text!r}") from None
+
+
+def add_reuse(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--reuse",
+        choices=["exact", "any-order"],
+        default=None,
+        help="KV reuse: the exact cached prefix, or every cached chunk (default: [cache] reuse)",
+    )
+    p.add_argument(
+        "--repair",
+        type=repair_policy,
+        default=None,
+        metavar="POLICY",
+        help="with --reuse any-order: none, sink-N, blend-R or evidence (default: [cache] repair)",
+    )
+
+
+def repair_policy(text: str) -> str:
+    from assistant.kv.reuse_policy import parse_repair
+
+    try:
+        parse_repair(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    # `assistant --home X` (the app) and `assistant CMD --home X`; argparse keeps them apart
+    # because a subcommand's default would overwrite the main parser's value
+    args.home = getattr(args, "home", None) or args.app_home
+    if args.command == "help":
+        from assistant.mail.help import page
+
+        print(page(args.topic))
+        return 0
+    from assistant.cli.commands import run_command, user_errors
+
+    try:
+        return run_command(args)
+    except user_errors() as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(
+            "interrupted; everything stored so far is kept — run the same command to resume",
+            file=sys.stderr,
+        )
+        return 130
+

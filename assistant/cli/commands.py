@@ -1,0 +1,392 @@
+"""The CLI's subcommands (imported only once a command runs)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+import warnings
+from argparse import Namespace
+from dataclasses import asdict
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from assistant.cli.answer_output import (
+    event_dict,
+    print_done,
+    print_verdict,
+    quote_block,
+    reuse_note,
+)
+from assistant.cli.output import dump_json
+from assistant.config import ConfigError, ConfigWarning, Settings, load_settings
+from assistant.home import bundled, open_home, touch_private
+from assistant.importing.importer import ImportProgressed, ImportReport
+from assistant.ingest import SourceError
+from assistant.knowledge.db import DatabaseError
+from assistant.knowledge.embeddings import vectors_notice
+from assistant.knowledge.shipped import ModelMissing
+from assistant.llm import LLMError
+from assistant.services import Services, open_services
+
+console = Console(stderr=True, soft_wrap=True)
+
+
+_PROGRESS_COLUMNS = (
+    TextColumn("{task.description}"),
+    BarColumn(),
+    MofNCompleteColumn(),
+    TextColumn("{task.fields[rate]:>8.1f}/s"),
+    TimeElapsedColumn(),
+)
+
+
+# what the embedding bar says: the import need not be waited for
+EMBEDDING_LABEL = "embedding chunks (search and ask work meanwhile)"
+
+
+def user_errors() -> tuple[type[Exception], ...]:
+    from assistant.mail.dates import DateError
+    from assistant.mail.query import QueryError
+
+    return (
+        ConfigError, DatabaseError, ModelMissing, SourceError, FileNotFoundError, LLMError,
+        DateError, QueryError,
+    )  # fmt: skip
+
+
+def run_command(args: Namespace) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    home = open_home(args.home)
+    settings = _settings_noting_old_keys(home.config_file)
+    apply_switches(settings, args)
+    ctx = open_services(home, settings)
+    _log_to_file(ctx)
+    handler = {
+        None: cmd_app,
+        "import": cmd_import,
+        "search": cmd_search,
+        "show": cmd_show,
+        "stats": cmd_stats,
+        "demo": cmd_demo,
+        "ask": cmd_ask,
+        "precompute": cmd_precompute,
+    }
+    if args.command == "model":
+        from assistant.cli.commands_model import cmd_model
+
+        return cmd_model(ctx, args)
+    if args.command == "night":
+        from assistant.cli.commands_night import cmd_night
+
+        return cmd_night(ctx, args)
+    if args.command in ("thread", "threads", "chat", "people"):
+        from assistant.cli import commands_mail
+
+        return getattr(commands_mail, f"cmd_{args.command}")(ctx, args)
+    return handler[args.command](ctx, args)
+
+
+def _settings_noting_old_keys(config_file: Path) -> Settings:
+    """The settings; a key the file holds in an older layout is said on stderr, with its fix."""
+    from rich.markup import escape
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConfigWarning)
+        settings = load_settings(config_file)
+    for w in caught:
+        if issubclass(w.category, ConfigWarning):
+            console.print(f"[yellow]config:[/] {escape(str(w.message))}")
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return settings
+
+
+def apply_switches(settings: Settings, args: Namespace) -> None:
+    """The command line's switches over the config's and the environment's."""
+    if getattr(args, "rerank", None):
+        settings.rerank = args.rerank
+    if getattr(args, "reuse", None):
+        settings.cache.reuse = args.reuse
+    if getattr(args, "repair", None):
+        settings.cache.repair = args.repair
+    if getattr(args, "plan", None):
+        settings.precompute.plan = args.plan
+    if getattr(args, "today", None):
+        settings.mail.today = args.today
+    if getattr(args, "no_filters", False):
+        settings.mail.filters = "terms"
+
+
+def _log_to_file(ctx: Services) -> None:
+    path = ctx.home.log_dir / "assistant.log"
+    touch_private(path)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.getLogger("assistant").addHandler(handler)
+    logging.getLogger("assistant").setLevel(logging.INFO)
+    # The attachment readers' libraries log (pypdf) or warn (openpyxl) about odd files: into the
+    # log, not onto the terminal or the app's screen; what they mean is an import warning anyway.
+    logging.captureWarnings(True)
+    for name in ("pypdf", "py.warnings"):
+        logging.getLogger(name).addHandler(handler)
+
+
+def cmd_app(ctx: Services, args: Namespace) -> int:
+    from assistant.tui.app import make_app
+
+    make_app(ctx).run()
+    return 0
+
+
+def cmd_import(ctx: Services, args: Namespace) -> int:
+    from assistant.knowledge.sources import SourceLog
+
+    paths = args.paths or [p for p in SourceLog(ctx.store.db).paths() if p.exists()]
+    report = import_with_progress(ctx, paths)
+    if args.json:
+        dump_json(_report_dict(report))
+    else:
+        print_report(ctx, report)
+    return 1 if report.seen == 0 and report.errors else 0
+
+
+def cmd_demo(ctx: Services, args: Namespace) -> int:
+    data = bundled("data")
+    report = import_with_progress(ctx, [data / "mail" / "demo.mbox", data / "notes"])
+    print_report(ctx, report)
+    console.print(
+        f"\nDemo imported into {ctx.home.root}. Try: "
+        f'[bold]assistant --home {ctx.home.root} search "when does the kitchen work start"[/]'
+    )
+    return 0
+
+
+def import_with_progress(ctx: Services, paths: list[Path]) -> ImportReport:
+    importer = ctx.importer()
+    with Progress(*_PROGRESS_COLUMNS, console=console, transient=False) as progress:
+        tasks: dict[str, int] = {}
+
+        def notify(event: ImportProgressed) -> None:
+            label = "reading mail & notes" if event.phase == "read" else EMBEDDING_LABEL
+            if event.phase not in tasks:
+                tasks[event.phase] = progress.add_task(label, total=event.total, rate=0.0)
+            task = tasks[event.phase]
+            elapsed = progress.tasks[task].elapsed or 1e-9
+            progress.update(
+                task,
+                completed=event.done,
+                total=max(event.total, event.done),
+                rate=event.done / elapsed,
+            )
+
+        return importer.run(paths, notify)
+
+
+def print_report(ctx: Services, report: ImportReport) -> None:
+    from rich.markup import escape
+
+    console.print(f"[bold]Import:[/] {report.summary()}")
+    rate = report.seen / report.read_seconds if report.read_seconds else 0.0
+    console.print(
+        f"read {report.seen} items in {report.read_seconds:.1f}s ({rate:.0f}/s); "
+        f"embedded {report.embedded} chunks in {report.embed_seconds:.1f}s"
+    )
+    for folder, counts in sorted(report.folders.items()):
+        console.print(
+            f"  {escape(folder)}: {counts['added']} added, {counts['already']} already stored",
+            highlight=False,
+        )
+    for issue in (report.errors + report.warnings)[:20]:
+        console.print(
+            f"  [{'red' if issue.severity == 'error' else 'yellow'}]{issue}[/]",
+            markup=True,
+            highlight=False,
+        )
+    hidden = len(report.errors) + len(report.warnings) - 20
+    if hidden > 0:
+        console.print(f"  … and {hidden} more in {ctx.home.log_dir / 'assistant.log'}")
+
+
+def _report_dict(report: ImportReport) -> dict:
+    data = asdict(report)
+    data["errors"] = [asdict(i) for i in report.errors]
+    data["warnings"] = [asdict(i) for i in report.warnings]
+    return data
+
+
+def cmd_search(ctx: Services, args: Namespace) -> int:
+    from assistant.cli.listing import search
+
+    return search(ctx, args.query, args.top, args.mode, args.json, _warn_unembedded)
+
+
+def cmd_show(ctx: Services, args: Namespace) -> int:
+    from assistant.cli.listing import show
+
+    return show(ctx, args.id, args.json)
+
+
+def _warn_unembedded(ctx: Services) -> None:
+    """Say so when chunks lack a vector from this encoder: an import is still embedding them
+    (word search covers them, dense search joins batch by batch), or an import was stopped or
+    embedding.backend changed (vectors of two encoders are never mixed)."""
+    from rich.markup import escape
+
+    name = ctx.embedder.name
+    if ctx.store.all_embedded(name):
+        return
+    if ctx.presence.embedding_running():
+        embedded, total = ctx.store.embedding_counts(name)
+        console.print(
+            f"[yellow]{embedded:,} of {total:,} chunks embedded so far: word search covers every "
+            "chunk, meaning search the embedded ones; an import is embedding the rest.[/]"
+        )
+        return
+    notice = vectors_notice(ctx.store, name, ctx.embedder.backend)
+    if notice:
+        console.print(f"[yellow]{escape(notice)}[/]")
+
+
+def cmd_stats(ctx: Services, args: Namespace) -> int:
+    from rich.markup import escape
+
+    stats = ctx.store.stats()
+    stats["home"] = str(ctx.home.root)
+    stats["bytes"] = {
+        "knowledge_db": _size(ctx.home.knowledge_db) + _size(Path(f"{ctx.home.knowledge_db}-wal")),
+        "indexes": sum(_size(p) for p in ctx.home.index_dir.rglob("*") if p.is_file()),
+    }
+    stats["reranking"] = _rerank_status(ctx)
+    stats["index"] = ctx.retriever.index_plan()
+    embedder, configured = ctx.embedder, ctx.settings.embedding.backend
+    chosen = embedder.backend
+    if configured != chosen:  # "auto" → what it chose for this home
+        chosen = f"{configured} → {chosen}"
+    stats["encoder"] = f"{embedder.name} ([embedding] backend {chosen})"
+    from assistant.cli.commands_night import kv_use, nights
+
+    stats["kv_cache"] = kv_use(ctx)
+    stats["night"] = nights(ctx)
+    if args.json:
+        dump_json(stats)
+        return 0
+    table = Table(title=f"Knowledge bank in {ctx.home.root}", show_header=False)
+    for key, value in stats.items():
+        if key == "bytes":
+            for name, size in value.items():
+                table.add_row(f"{name} size", f"{size / 1e6:.2f} MB")
+        elif key == "reranking":
+            on = "the fused order" if value["on"] == "off" else value["on"]
+            table.add_row("reranking", f"{value['setting']} → {on}")
+            table.add_row("rerank check", value["summary"])
+        elif key == "folders":
+            for name, count in value.items():
+                table.add_row(f"folder {escape(name or '(none)')}", f"{count:,} mails")
+        elif key == "index":
+            for name, item in value.items():
+                table.add_row(f"index {name.replace('_', ' ')}", str(item))
+        elif key != "home":
+            table.add_row(key.replace("_", " "), escape(str(value)))  # "[embedding]" is no tag
+    Console().print(table)
+    return 0
+
+
+def _rerank_status(ctx: Services) -> dict:
+    """The rerank setting, what is on now (auto: the nightly check's choice), the check."""
+    from assistant.rerank import selfcheck
+
+    current = "off" if ctx.settings.rerank == "off" else ctx.reranker.current
+    return selfcheck.status(ctx.settings.rerank, current, ctx.rerank_check())
+
+
+def _size(path: Path) -> int:
+    return path.stat().st_size if path.exists() else 0
+
+
+def cmd_ask(ctx: Services, args: Namespace) -> int:
+    from rich.markup import escape
+
+    from assistant import events as p
+    from assistant.answer.answerer import ALL_LAYERS, NO_CACHE
+    from assistant.answer.shape import remembered
+
+    out = Console(highlight=False)
+    _warn_unembedded(ctx)
+    answerer = ctx.answerer()
+    layers = NO_CACHE if args.no_cache else ALL_LAYERS
+    if ctx.reader_note:
+        console.print(f"[yellow]{escape(ctx.reader_note)}[/]")
+    for event in answerer.answer(args.question, layers, fresh=args.fresh):
+        if args.json:
+            print(json.dumps(event_dict(event), ensure_ascii=False, default=str), flush=True)
+        elif isinstance(event, p.HitTightened):
+            console.print(
+                f"[yellow]The remembered answer to “{escape(event.question)}” differs from this "
+                f"one[/]: it is served from now on only to questions nearer to it than this"
+            )
+        elif isinstance(event, p.QAHitFound):
+            console.print(f"[green]{escape(remembered(event.question, event.made))}[/]")
+        elif isinstance(event, p.FiltersRead):
+            from assistant.cli.listing import print_filters
+
+            print_filters(console, event.shown, event.matched)
+        elif isinstance(event, p.QuoteFound):
+            out.print(quote_block(event), soft_wrap=True)
+            if event.checking:
+                console.print("[dim]checking…[/]")
+        elif isinstance(event, p.QuoteJudged):
+            print_verdict(out, event)
+        elif isinstance(event, p.KVReused) and event.reused_tokens:
+            console.print(
+                f"[dim]KV cache: {event.reused_tokens} of {event.prompt_tokens} "
+                f"prompt tokens reused{reuse_note(event.mode, event.repaired)}[/]"
+            )
+        elif isinstance(event, p.AnswerDone):
+            print_done(out, console, event)
+    return 0
+
+
+def cmd_precompute(ctx: Services, args: Namespace) -> int:
+    from assistant.precompute.idle import on_ac
+    from assistant.precompute.runner import Precompute
+    from assistant.precompute.schedule import deadline_from
+
+    if args.ac_only and on_ac() is False:
+        console.print("On battery power: nothing done (--ac-only).")
+        return 0
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
+    if args.status:
+        dump_json(runner.status())
+        return 0
+    try:
+        deadline = deadline_from(args.duration, args.until)
+    except ValueError as exc:
+        console.print(f"error: {exc}")
+        return 2
+    with Progress(*_PROGRESS_COLUMNS, console=console) as progress:
+        task = progress.add_task("precomputing", total=None, rate=0.0)
+
+        def notify(event) -> None:
+            elapsed = progress.tasks[task].elapsed or 1e-9
+            progress.update(
+                task, completed=event.done, total=event.total, rate=event.done / elapsed
+            )
+
+        report = last = runner.run(deadline=deadline, notify=notify)
+        # A night goes on in rounds until its morning: each round plans again over what
+        # the last one stored, so the next nodes and questions come from the same plan.
+        while deadline and time.time() < deadline and last.stopped == "finished" and last.jobs_done:
+            last = Precompute(ctx.precompute_parts(), settle_seconds=0).run(
+                deadline=deadline, notify=notify
+            )
+            report = report.then(last)
+    if args.json:
+        dump_json(asdict(report))
+    else:
+        console.print(f"[bold]Precompute:[/] {report.summary()}")
+    return 0

@@ -1,0 +1,147 @@
+"""The CLI's mail subcommands: `thread ID`, `threads --rebuild`, `people NAME`, `chat`
+(imported only once one runs)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from argparse import Namespace
+from collections.abc import Iterable
+
+from rich.console import Console
+from rich.text import Text
+
+from assistant import events as p
+from assistant.answer.chat import Chat
+from assistant.mail import threads
+from assistant.services import Services
+
+console = Console(stderr=True, soft_wrap=True, highlight=False)
+
+
+def cmd_thread(ctx: Services, args: Namespace) -> int:
+    key = ctx.store.thread_key(args.id)
+    if key is None:
+        console.print(
+            f"No mail or thread {args.id!r} in {ctx.home.root}. Give a Message-ID (as `search "
+            "--json` or `ask --json` show it) or a thread id (a source's `thread`)."
+        )
+        return 1
+    out = Console(highlight=False, soft_wrap=True)
+    for line in threads.render(ctx.store.thread_mails(key)):
+        out.print(Text(line))
+    return 0
+
+
+def cmd_threads(ctx: Services, args: Namespace) -> int:
+    report = threads.rebuild(ctx.store) if args.rebuild else None
+    stats = ctx.store.stats()
+    if report is not None:
+        console.print(
+            f"Threads: {report.threads} of two mails or more ({report.by_headers} from reply "
+            f"headers, {report.by_subject} from the subject) over {report.mails} mails; "
+            f"{report.changed} mails changed thread; {report.chunks_dropped} chunks left out "
+            f"(they repeat an earlier mail of their thread); {report.seconds:.2f}s"
+        )
+    else:
+        console.print(f"{stats['threads']} threads over {stats['emails']} mails "
+                      "(`assistant threads --rebuild` computes them again)")  # fmt: skip
+    return 0
+
+
+def cmd_people(ctx: Services, args: Namespace) -> int:
+    """Who `args.name` resolves to in the address book, and why; what a question naming them
+    then does (filters, or ranks)."""
+    book = ctx.reader.people()
+    resolved = book.resolve(args.name)
+    if args.json:
+        print(json.dumps(people_dict(resolved), ensure_ascii=False))
+        return 0
+    out = Console(highlight=False, soft_wrap=True)
+    for line in people_lines(resolved):
+        out.print(Text(line))
+    return 0
+
+
+def people_dict(resolved) -> dict:
+    return {
+        "name": resolved.asked,
+        "owner": resolved.is_owner,
+        "people": [
+            {"name": m.person.name, "addresses": sorted(m.person.addresses), "because": m.why,
+             "sent": m.person.sent, "received": m.person.received, "names": m.person.why}
+            for m in resolved.matches
+        ],
+    }  # fmt: skip
+
+
+def people_lines(resolved) -> list[str]:
+    n = len(resolved.matches)
+    if resolved.is_owner:
+        head = f"{resolved.asked}: you (the mailbox's owner): a question naming you is no filter"
+    elif n == 0:
+        head = f"{resolved.asked}: no one in your mail; a question naming them ranks by the words"
+    elif n == 1:
+        head = f"{resolved.asked}: one person; a question naming them filters to their mail"
+    else:
+        head = (f"{resolved.asked}: {n} people; a question naming them ranks their mail first "
+                "and does not filter")  # fmt: skip
+    lines = [head]
+    for m in resolved.matches:
+        person = m.person
+        lines.append(f"  {person.shown()}  ({person.sent} sent, {person.received} received)")
+        lines.append(f"    because: {m.why}")
+        lines += [f"    {why}" for why in person.why[:6]]
+    return lines
+
+
+def cmd_chat(ctx: Services, args: Namespace) -> int:
+    """One question a line on stdin; a follow-up is answered against the last turn."""
+    chat = Chat(ctx.answerer(), ctx.focused_answerer)
+    for question in _questions(args.json):
+        if args.json:
+            print(json.dumps(_final(chat, question), ensure_ascii=False, default=str), flush=True)
+        else:
+            _print_turn(chat, question)
+    return 0
+
+
+def _questions(quiet: bool) -> Iterable[str]:
+    while True:
+        if not quiet and sys.stdin.isatty():
+            console.print("[bold]>[/] ", end="")
+        line = sys.stdin.readline()
+        if not line:
+            return
+        if line.strip():
+            yield line.strip()
+
+
+def _final(chat: Chat, question: str) -> dict:
+    """The question's one JSON object: as asked, as answered, the answer and its sources."""
+    data = {"question": question, "standalone": question, "because": []}
+    for event in chat.answer(question):
+        if isinstance(event, p.QuestionRewritten):
+            data.update(standalone=event.standalone, because=list(event.because))
+        elif isinstance(event, p.AnswerDone):
+            data.update(
+                answer=event.answer, sources=event.sources, mail=event.mail,
+                not_found=event.not_found, band=event.band, qa_hit=event.qa_hit,
+            )  # fmt: skip
+    return data
+
+
+def _print_turn(chat: Chat, question: str) -> None:
+    out = Console(highlight=False, soft_wrap=True)
+    for event in chat.answer(question):
+        if isinstance(event, p.QuestionRewritten):
+            out.print(Text(f"→ asked as: {event.standalone}", style="dim italic"))
+        elif isinstance(event, p.AnswerDone):
+            out.print(Text(event.answer))
+            for i, s in enumerate(event.sources, 1):
+                when = (s.get("date") or "")[:10]
+                where = s.get("message_id") or s.get("note_path")
+                line = f"[{i}] {s.get('sender') or 'note'} · {when} · {s.get('title')} ({where})"
+                thread = f" · thread {s['thread']}" if s.get("thread") else ""
+                out.print(Text(line + thread, style="dim"))
+    out.print()

@@ -1,0 +1,2 @@
+"""Ingest → knowledge bank: the Importer (importer.py), resumable and incremental, and the sweep
+after it (import_sweep.py) that removes deleted mail and follows moved mail."""

@@ -1,0 +1,67 @@
+"""Imported sources are remembered: `import` with no path reads them again, an unchanged mbox
+is skipped without parsing, an appended one is read from where the last import ended, and one
+changed in the middle is read whole without adding anything twice (what it no longer holds is
+removed)."""
+
+from __future__ import annotations
+
+import os
+
+from assistant.cli import main
+from assistant.importing.importer import Importer
+from assistant.knowledge.db import open_db
+from assistant.knowledge.sources import SourceLog
+from assistant.knowledge.store import KnowledgeStore
+from tests.conftest import make_email, write_mbox
+
+
+def mails(start: int, n: int):
+    return [make_email(subject=f"Note {i}", body=f"Mail number {i} says hello to {i} people.",
+                       msgid=f"<n{i}@x>") for i in range(start, start + n)]  # fmt: skip
+
+
+def fresh(tmp_path):
+    return KnowledgeStore(open_db(tmp_path / "k.db"))
+
+
+def test_an_unchanged_mbox_is_skipped_and_an_appended_one_read_from_its_end(tmp_path):
+    box = write_mbox(tmp_path / "box.mbox", mails(0, 5))
+    store = fresh(tmp_path)
+    first = Importer(store, None).run([box], embed=False)
+    assert first.added == 5
+    again = Importer(store, None).run([box], embed=False)
+    assert again.seen == 0 and again.sources_skipped == 1  # not parsed
+    size = box.stat().st_size
+    more = write_mbox(tmp_path / "more.mbox", mails(5, 3))
+    with box.open("ab") as fh:
+        fh.write(more.read_bytes())
+    appended = Importer(store, None).run([box], embed=False)
+    assert (appended.added, appended.seen, appended.sources_appended) == (3, 3, 1)
+    assert SourceLog(store.db).plan(box, "mbox").action == "skip"
+    assert size < box.stat().st_size
+
+
+def test_an_mbox_changed_in_the_middle_is_read_whole_and_adds_nothing_twice(tmp_path):
+    box = write_mbox(tmp_path / "box.mbox", mails(0, 4))
+    store = fresh(tmp_path)
+    Importer(store, None).run([box], embed=False)
+    text = box.read_bytes().replace(b"Mail number 1 says", b"Mail number 1 SAYS")
+    box.write_bytes(text + write_mbox(tmp_path / "m.mbox", mails(4, 1)).read_bytes())
+    report = Importer(store, None).run([box], embed=False)
+    assert report.sources_appended == 0 and report.seen == 5  # read whole
+    assert report.added == 2  # the new mail, and the changed one
+    assert report.removed == 1  # the old text of the changed one: no longer in the mbox
+    assert store.count_chunks() == 5
+
+
+def test_import_with_no_path_reads_the_remembered_sources_again(tmp_path, capsys):
+    box = write_mbox(tmp_path / "box.mbox", mails(0, 3))
+    home = str(tmp_path / "h")
+    assert main(["import", "--home", home, str(box)]) == 0
+    with box.open("ab") as fh:
+        fh.write(write_mbox(tmp_path / "m.mbox", mails(3, 2)).read_bytes())
+    os.utime(box)
+    capsys.readouterr()
+    assert main(["import", "--home", home, "--json"]) == 0
+    out = capsys.readouterr().out
+    assert '"added": 2' in out and '"sources_appended": 1' in out

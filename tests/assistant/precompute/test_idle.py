@@ -1,0 +1,96 @@
+"""The idle scheduler's decisions (idle time, power), user activity across processes, and the
+`--for` / `--until` deadlines."""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import datetime
+from types import SimpleNamespace
+
+import pytest
+
+from assistant.config import Settings
+from assistant.precompute.activity import Activity
+from assistant.precompute.idle import IdleScheduler, on_ac
+from assistant.precompute.schedule import deadline_from, next_time, parse_duration
+
+
+def test_durations_and_times_of_day():
+    assert parse_duration("2h") == 7200
+    assert parse_duration("1h30m") == 5400
+    assert parse_duration("90") == 5400  # bare number: minutes
+    with pytest.raises(ValueError, match="not a duration"):
+        parse_duration("soon")
+    now = datetime(2026, 11, 22, 23, 15)
+    assert next_time("07:00", now) == datetime(2026, 11, 23, 7, 0)
+    assert next_time("23:30", now) == datetime(2026, 11, 22, 23, 30)
+    assert deadline_from(None, None, now) is None
+    assert deadline_from("10m", None, now) == now.timestamp() + 600
+
+
+def test_activity_ages_and_busy_markers(tmp_path):
+    activity = Activity(tmp_path)
+    assert activity.idle_seconds() == float("inf")
+    activity.touch()
+    assert activity.idle_seconds() < 5
+    assert not activity.user_waiting()
+    with activity.busy():
+        assert activity.user_waiting()
+        assert Activity(tmp_path).user_waiting()  # seen by another instance (process) too
+    assert not activity.user_waiting()
+
+
+def test_busy_marker_of_a_dead_process_is_ignored_and_removed(tmp_path):
+    activity = Activity(tmp_path)
+    dead = activity.run_dir / "busy-999999999-0"
+    dead.touch()
+    assert not activity.user_waiting()
+    assert not dead.exists()
+
+
+def test_power_supply_reading(tmp_path):
+    assert on_ac(tmp_path / "missing") is None
+    (tmp_path / "BAT0").mkdir()
+    (tmp_path / "BAT0" / "type").write_text("Battery\n")
+    assert on_ac(tmp_path) is None  # no mains entry: the system does not say
+    (tmp_path / "AC").mkdir()
+    (tmp_path / "AC" / "type").write_text("Mains\n")
+    (tmp_path / "AC" / "online").write_text("0\n")
+    assert on_ac(tmp_path) is False
+    (tmp_path / "AC" / "online").write_text("1\n")
+    assert on_ac(tmp_path) is True
+
+
+def _ctx(tmp_path, idle_minutes: float, ac_only: bool = False):
+    settings = Settings()
+    settings.precompute.idle_minutes = idle_minutes
+    settings.precompute.ac_only = ac_only
+    return SimpleNamespace(settings=settings, presence=Activity(tmp_path))
+
+
+def _no_parts():
+    raise AssertionError("a pass's parts are built only when one is due")
+
+
+def test_precompute_is_due_only_after_the_idle_time_and_on_allowed_power(tmp_path):
+    ctx = _ctx(tmp_path, idle_minutes=10)
+    ctx.presence.touch()
+    scheduler = IdleScheduler(ctx.settings.precompute, ctx.presence, _no_parts, power=lambda: False)
+    assert not scheduler.due()
+    past = time.time() - 11 * 60
+    os.utime(ctx.presence.marker, (past, past))
+    assert scheduler.due()
+    ctx.settings.precompute.ac_only = True
+    assert not scheduler.due()  # on battery
+    assert IdleScheduler(
+        ctx.settings.precompute, ctx.presence, _no_parts, power=lambda: None
+    ).due()  # unknown power: allowed
+
+
+def test_a_tick_does_nothing_while_the_user_is_active(tmp_path):
+    ctx = _ctx(tmp_path, idle_minutes=10)
+    ctx.presence.touch()
+    assert (
+        IdleScheduler(ctx.settings.precompute, ctx.presence, _no_parts).tick() is None
+    )  # would need models if it ran

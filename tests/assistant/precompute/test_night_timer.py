@@ -1,0 +1,106 @@
+"""`assistant night install | uninstall | status` (assistant/precompute/timer.py): unit files
+under a tmp XDG_CONFIG_HOME, a crontab line where there is no systemctl; commands through a fake
+runner, never the real systemctl or crontab."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from assistant.cli import main
+from assistant.precompute import timer
+
+
+class Recorder:
+    """Stands in for systemctl and crontab: records each call, keeps a crontab's text."""
+
+    def __init__(self, crontab: str | None = None) -> None:
+        self.calls: list[list[str]] = []
+        self.crontab = crontab
+
+    def __call__(self, argv, stdin=None):
+        self.calls.append(list(argv))
+        if argv[:2] == ["crontab", "-l"]:
+            return (1, "") if self.crontab is None else (0, self.crontab)
+        if argv[:2] == ["crontab", "-"]:
+            self.crontab = stdin
+        return 0, ""
+
+
+def _which(*present):
+    return lambda name: f"/usr/bin/{name}" if name in present else None
+
+
+def test_install_writes_the_user_units_and_enables_the_timer(tmp_path):
+    env, run = {"XDG_CONFIG_HOME": str(tmp_path / "cfg")}, Recorder()
+    night = timer.Night(tmp_path / "home", "01:30", "06:45")
+    done = timer.install(night, env, run, _which("systemctl", "crontab"))
+    folder = tmp_path / "cfg" / "systemd" / "user"
+    service = (folder / "assistant-night.service").read_text()
+    assert "precompute --home" in service and "--until 06:45 --ac-only" in service
+    assert "OnCalendar=*-*-* 01:30:00" in (folder / "assistant-night.timer").read_text()
+    assert run.calls == [
+        ["systemctl", "--user", "daemon-reload"],
+        ["systemctl", "--user", "enable", "--now", "assistant-night.timer"],
+    ]
+    assert len(done) == 3
+    assert timer.installed(env, run, _which("systemctl")).startswith("systemd user timer")
+    timer.uninstall(env, run, _which("systemctl"))
+    assert not list(folder.iterdir())
+    assert run.calls[-1] == ["systemctl", "--user", "disable", "--now", "assistant-night.timer"]
+
+
+def test_without_systemctl_a_crontab_line_is_added_and_removed_leaving_the_users_own(tmp_path):
+    env, run = {"HOME": str(tmp_path)}, Recorder("0 5 * * * backup.sh\n")
+    timer.install(timer.Night(tmp_path / "h", ac_only=False), env, run, _which("crontab"))
+    lines = run.crontab.splitlines()
+    assert lines[0] == "0 5 * * * backup.sh"
+    assert lines[1].startswith("0 1 * * * ") and "--until 07:00" in lines[1]
+    assert "--ac-only" not in lines[1] and lines[1].endswith(timer.MARK)
+    timer.install(timer.Night(tmp_path / "h"), env, run, _which("crontab"))  # again: one line
+    assert sum(line.endswith(timer.MARK) for line in run.crontab.splitlines()) == 1
+    assert timer.installed(env, run, _which("crontab")).startswith("crontab: ")
+    timer.uninstall(env, run, _which("crontab"))
+    assert run.crontab == "0 5 * * * backup.sh\n"
+    assert not any(c[0] == "systemctl" for c in run.calls)
+
+
+def test_night_status_and_install_through_the_cli(tmp_path, monkeypatch, capsys):
+    run = Recorder()
+    monkeypatch.setattr(timer, "run_command", run)
+    monkeypatch.setattr(timer, "default_which", _which("systemctl"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    home = str(tmp_path / "home")
+    assert main(["night", "install", "--home", home, "--at", "02:00"]) == 0
+    assert "systemctl --user enable --now assistant-night.timer" in capsys.readouterr().out
+    assert main(["night", "status", "--home", home]) == 0
+    out = capsys.readouterr().out
+    assert "installed: systemd user timer" in out and "no night yet" in out
+    assert Path(tmp_path / "cfg/systemd/user/assistant-night.timer").exists()
+
+
+@pytest.mark.parametrize("kinds", [{"chunk_kv": 4, "populate": 2, "decode": 1}])
+def test_the_last_night_is_said_in_jobs_nodes_and_answers(kinds):
+    from assistant.cli.commands_night import last_night
+
+    finished = "2026-11-27T06:30:00+00:00"
+    last = {"finished": finished, "stopped": "deadline", "minutes": 52.0, "jobs": 7,
+            "by_kind": kinds}  # fmt: skip
+    said = last_night(last)
+    assert "52.0 min, 7 jobs: 4 nodes (5 an hour), 2 predicted questions, 1 answered" in said
+    # the user's own clock, to the minute, not the stored UTC timestamp
+    local = datetime.fromisoformat(finished).astimezone().strftime("%Y-%m-%d %H:%M")
+    assert f"last night (ended {local}, deadline)" in said and "+00:00" not in said
+    assert last_night({**last, "finished": "unknown"}).startswith("last night (ended unknown,")
+
+
+def test_the_night_says_what_it_puts_first_and_why():
+    from assistant.cli.commands_night import balance
+    from cache.prediction import Savings
+
+    said = balance(Savings(kv_tokens=1800, predicted_hits=2, mean_prompt=2100.0))
+    assert said.startswith("predictions first: KV nodes saved 1,800 prompt tokens")
+    assert "answered predictions 4,200 (2 hits) in the last 7 days" in said
+    assert balance(Savings(1800, 0, 2100.0)).startswith("KV nodes first")
