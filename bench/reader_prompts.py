@@ -92,7 +92,7 @@ def main() -> None:
     parser.add_argument("--demo-home", type=Path, default=Path("/tmp/reader_fit/home-demo"))
     parser.add_argument("--real-home", type=Path, default=Path("/tmp/reader_fit/home-real"))
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
-    parser.add_argument("--forms", default="", help="the forms run, by name, separated by ; (default: all)")
+    parser.add_argument("--forms", default="", help="the forms run, by name, separated by ;")
     parser.add_argument("--out", default="reader_prompts")
     args = parser.parse_args()
     from assistant.answer.judge import Prompts, Reader
