@@ -7,6 +7,7 @@ that pace.
 
     python bench/night_rate.py --home /work/eval/home --minutes 3 --threads default,all
     python bench/night_rate.py --home /work/eval/home --minutes 5 --threads all-load,all --out X
+    python bench/night_rate.py --home H --minutes 5 --threads all --writer qwen2.5-coder-1.5b
 
 Each cell copies the home (the original is never written). Writes bench/results/night_rate.json.
 """
@@ -31,10 +32,11 @@ from assistant.precompute.runner import AWAY_SECONDS, Precompute
 from assistant.services import open_services
 
 
-def cell(base: Path, root: Path, threads: str, minutes: float) -> dict:
+def cell(base: Path, root: Path, threads: str, minutes: float, writer: str = "") -> dict:
     home = root / f"home-{threads}"
     shutil.copytree(base, home)
     ctx = open_services(home)
+    ctx.settings.models.writer = writer
     runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
     if threads == "default":  # the user counts as present: the runner keeps the default threads
         ctx.presence.touch()
@@ -75,6 +77,7 @@ def cell(base: Path, root: Path, threads: str, minutes: float) -> dict:
     per_hour = nodes / (report.wall_seconds / 3600) if report.wall_seconds else 0.0
     return {
         "threads": threads, "n_threads": physical_cores() if threads != "default" else None,
+        "model": llm.name,
         "threads_picked": picked,
         "wall_s": report.wall_seconds, "by_kind": report.by_kind, "nodes": nodes,
         "model_eval_s": in_model[0],
@@ -89,10 +92,13 @@ def main() -> None:
     parser.add_argument("--home", type=Path, required=True)
     parser.add_argument("--minutes", type=float, default=3.0)
     parser.add_argument("--threads", default="default,all")
+    parser.add_argument("--writer", default="", help="[models] writer (issue 47: the night at "
+                        "1.5B, qwen2.5-coder-1.5b)")  # fmt: skip
     parser.add_argument("--out", default="night_rate")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="night-rate-") as tmp:
-        cells = [cell(args.home, Path(tmp), t, args.minutes) for t in args.threads.split(",")]
+        cells = [cell(args.home, Path(tmp), t, args.minutes, args.writer)
+                 for t in args.threads.split(",")]  # fmt: skip
     rows = [
         [c["threads"], f"{c['wall_s'] / 60:.1f}", c["nodes"], f"{c['nodes_per_hour']:.0f}",
          f"{c['model_share']:.0%}", c["coverage"], f"{c['projected_8h']:.0%}",
