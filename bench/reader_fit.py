@@ -231,15 +231,20 @@ def metrics(judged: list[tuple[dict, str, bool | None]]) -> dict:
 def replay(rows: list[dict], bars: tuple[float, float], today: dict | None) -> list[tuple]:
     """Each row's (row, verdict, facts shown) under `bars`; `today`: rows by id, or None."""
     if today is not None:
-        rows = [r for r in rows if r["id"] in today]
-    return [(r, *outcome(r, *bars, today.get(r["id"]) if today else None)) for r in rows]
+        rows = [r for r in rows if key(r) in today]
+    return [(r, *outcome(r, *bars, today.get(key(r)) if today else None)) for r in rows]
+
+
+def key(row: dict) -> str:
+    """A question's key across sets (two sets may number their questions alike)."""
+    return f"{row['set']}/{row['id']}"
 
 
 def as_today(rows: list[dict], today: dict) -> list[tuple]:
     """The path without a reader, as it answered (bench/funnel.py's rows)."""
     out = []
     for r in rows:
-        t = today.get(r["id"])
+        t = today.get(key(r))
         if t is not None:
             verdict = "not found" if t["not_found"] else "marked" if t["marked"] else "sentence"
             out.append((r, verdict, t["facts_shown"] if verdict != "not found" else None))
@@ -274,11 +279,12 @@ def auc(pos: list[float], neg: list[float]) -> float | None:
 
 
 def today_rows(args: argparse.Namespace, name: str) -> dict:
-    """The "noreader" rows bench/funnel.py wrote for `name` in one of --today dirs, by id."""
+    """The "noreader" rows bench/funnel.py wrote for `name` in one of --today dirs, by key()."""
     for folder in args.today:
         path = folder / f"{name}-noreader.jsonl"
         if path.exists():
-            return {json.loads(x)["id"]: json.loads(x) for x in path.read_text().splitlines()}
+            rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+            return {key({"set": name, "id": r["id"]}): r for r in rows}
     return {}
 
 
