@@ -97,8 +97,9 @@ def _forms(entry: _Seen) -> list[NameForm]:
 
 
 def _group(seen: dict[str, _Seen]) -> dict[str, list[str]]:
-    """Keys of one person together: the same first and last name (or a nickname of it) on
-    any of their addresses; an initial joins the one person of that last name and initial."""
+    """Keys of one person together: the same first and last name (or a nickname of it, or the
+    first name cut short: stan.horton@ and Stanley Horton) on any of their addresses; an
+    initial joins the one person of that last name and initial."""
     parent = {k: k for k in seen}
 
     def find(k: str) -> str:
@@ -114,8 +115,13 @@ def _group(seen: dict[str, _Seen]) -> dict[str, list[str]]:
         for form in _forms(entry):
             if form.full():
                 by_name[(form.first, form.last)].append(key)
+    firsts_of: dict[str, list[str]] = defaultdict(list)
+    for first, last in by_name:
+        firsts_of[last].append(first)
     for (first, last), keys in list(by_name.items()):
         related = [k for v in pn.nicknames(first) for k in by_name.get((v, last), [])]
+        cut = [f for f in firsts_of[last] if pn.shortened(first, f)]
+        related += [k for f in cut for k in by_name[(f, last)]]
         for other in keys[1:] + related:
             parent[find(other)] = find(keys[0])
     _join_initials(seen, by_name, parent, find)

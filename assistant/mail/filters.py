@@ -135,7 +135,8 @@ class Someone(Protocol):
 
 def person_is(field_name: str, people: Sequence[Someone], shown: str, asked: str = "") -> Condition:
     """Mail from one of `people` ("from": they sent it, or it carries their mail: forwarded and
-    quoted mail names its sender in the text), to them ("to": To or Cc), or with them ("with":
+    quoted mail names its sender in the text), to them ("to": To or Cc, or their reply quoting
+    it; what was sent to them first), or with them ("with":
     sent, received, or named in the text). `asked`: the name as the question says it ("Joe
     Sutton" for Joseph W Sutton), also looked for in the text when it is a full name."""
     sent: list[str] = []
@@ -155,10 +156,30 @@ def person_is(field_name: str, people: Sequence[Someone], shown: str, asked: str
             for name in _text_names(person, asked):
                 parts.append(_ANY_OF.format("d.body", "d.quoted"))
                 params += [like(name)] * 2
-    clause = " OR ".join([*sent, *parts]) or "0"
-    own = field_name == "from" and sent and parts
-    first = (" OR ".join(sent), tuple(sent_params)) if own else None
-    return Condition(field_name, shown, clause, (*sent_params, *params), first=first)
+    replies, reply_params = _replies(people) if field_name == "to" else ([], [])
+    clause = " OR ".join([*sent, *parts, *replies]) or "0"
+    if field_name == "from" and sent and parts:
+        first = (" OR ".join(sent), tuple(sent_params))
+    elif replies and parts:  # mail to them before their replies
+        first = (" OR ".join(parts), tuple(params))
+    else:
+        first = None
+    return Condition(
+        field_name, shown, clause, (*sent_params, *params, *reply_params), first=first
+    )
+
+
+def _replies(people: Sequence[Someone]) -> tuple[list[str], list]:
+    """Mail to someone includes their replies that quote it, as mail from someone includes mail
+    that carries theirs: a mailbox often keeps the reply, quoting what was sent, and not the
+    sent mail itself."""
+    parts, params = [], []
+    for person in people:
+        for pair in sorted(person.froms):
+            parts.append("(d.sender = ? AND coalesce(d.sender_name, '') = ? "
+                         "AND coalesce(d.quoted, '') != '')")  # fmt: skip
+            params += list(pair)
+    return parts, params
 
 
 _ANY_OF = "(coalesce({0}, '') LIKE ? ESCAPE '\\' OR coalesce({1}, '') LIKE ? ESCAPE '\\')"

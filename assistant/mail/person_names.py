@@ -81,6 +81,14 @@ def same_first(a: str, b: str) -> bool:
     return a == b or b in nicknames(a) or a in nicknames(b)
 
 
+def shortened(a: str, b: str) -> bool:
+    """One first name the other cut short (Stan, Stanley; Chris, Christopher): how people
+    shorten a name the nickname list may not hold. Three letters at least, so an initial or
+    two letters join nothing."""
+    short, full = sorted((a.lower(), b.lower()), key=len)
+    return len(short) >= 3 and len(full) > len(short) and full.startswith(short)
+
+
 def words(name: str) -> list[str]:
     return _LETTERS.findall(name.lower())
 

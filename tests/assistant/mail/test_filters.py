@@ -151,3 +151,37 @@ def test_a_condition_that_ranks_lifts_its_mail_and_drops_none(mailbox):
     assert lifted["Budget"] == pytest.approx(plain["Budget"] + PREFERRED_BONUS)
     assert all(lifted[t] == pytest.approx(plain[t]) for t in plain if t != "Budget")
     assert where.describe() == "from: Greg (2 people: ranks, does not filter)"
+
+
+def test_what_i_told_someone_includes_their_reply_quoting_it(tmp_path, store, fake_embedder):
+    """"What did I tell Vince …": mail to him, and his replies that quote it (a mailbox often
+    keeps the reply and not the sent mail), the mail to him ranked first; his other mail is
+    not his to answer. A typed `to:` stays the header's."""
+    from datetime import UTC, datetime
+
+    from assistant.importing.importer import Importer
+    from assistant.mail.reader import QueryReader
+    from tests.conftest import make_email, write_mbox
+
+    jeff, vince = "Jeff Skilling <jeff.skilling@enron.com>", "Vince Kaminski <vince@enron.com>"
+    when = datetime(2001, 11, 14, 10, tzinfo=UTC)
+    sent = make_email("Dabhol numbers", "Send me the Dabhol numbers by Friday.", jeff,
+                      vince, msgid="<a@x>", when=when)  # fmt: skip
+    reply = make_email("Re: Dabhol numbers", "Will do.\n\n> Send me the Dabhol numbers by "
+                       "Friday.", vince, jeff, msgid="<b@x>", when=when,
+                       in_reply_to="<a@x>")  # fmt: skip
+    other = make_email("Lunch", "Lunch on Monday about Dabhol?", vince, jeff, msgid="<c@x>",
+                       when=when)  # fmt: skip
+    mine = [make_email(f"Note {i}", "Thanks.", jeff, "sherri.sera@enron.com", msgid=f"<n{i}@x>",
+                       when=when) for i in range(2)]  # fmt: skip  (Jeff's is the mailbox)
+    box = write_mbox(tmp_path / "box.mbox", [sent, reply, other, *mine])
+    Importer(store, fake_embedder).run([box])
+    reader = QueryReader(store, TODAY, "words")
+    told = reader.read("What did I tell Vince about the Dabhol numbers?").filters
+    assert [c.field for c in told.conditions] == ["to"], told.describe()
+    assert subjects(store, told) == {"Dabhol numbers", "Re: Dabhol numbers"}
+    first_sql, first_params = told.conditions[0].first
+    rows = store.db.execute(f"SELECT d.title FROM documents d WHERE {first_sql}", first_params)
+    assert {r[0] for r in rows} == {"Dabhol numbers"}
+    typed = reader.read("to:vince dabhol").filters
+    assert subjects(store, typed) == {"Dabhol numbers"}

@@ -152,3 +152,20 @@ def test_filters_that_leave_nothing_together_give_way_date_first(book):
     filters = read.read("What did Liz send last week about the offsite?")
     assert [c.field for c in filters.conditions] == ["from"]
     assert [c.field for c in filters.ranked] == ["date"]
+
+
+def test_a_first_name_cut_short_is_the_same_person_under_one_last_name():
+    """stan.horton@ (no display name) and Stanley Horton: one person, though the nickname list
+    does not hold Stan; "Stan" then finds both addresses. Another last name, or two letters,
+    joins nothing."""
+    book = build(MailRows([
+        ("stan.horton@enron.com", "", 1), ("stanley.horton@enron.com", "Stanley Horton", 3),
+        ("stan.smith@enron.com", "", 1), ("ma.horton@enron.com", "", 1),
+        ("mark.horton@enron.com", "Mark Horton", 2),
+    ]))  # fmt: skip
+    stan = sorted(sorted(p.addresses) for p in book.resolve("Stan").people)
+    assert ["stan.horton@enron.com", "stanley.horton@enron.com"] in stan
+    horton = [p for p in book.people if "stanley.horton@enron.com" in p.addresses]
+    assert sorted(horton[0].addresses) == ["stan.horton@enron.com", "stanley.horton@enron.com"]
+    ma = [p for p in book.people if "ma.horton@enron.com" in p.addresses]
+    assert sorted(ma[0].addresses) == ["ma.horton@enron.com"]
