@@ -60,6 +60,7 @@ VARIANTS = {
     "noreader": {"ASSISTANT_MODELS_READER": "none"},
     # the one sentence written by a bigger shipped model ([models] writer; issue 46 asks the
     # writer's default be chosen by quality and time side by side)
+    "writer-smollm2": {"ASSISTANT_MODELS_WRITER": "smollm2-135m"},
     "writer-0.5b": {"ASSISTANT_MODELS_WRITER": "qwen2.5-coder-0.5b"},
     "writer-1.5b": {"ASSISTANT_MODELS_WRITER": "qwen2.5-coder-1.5b"},
 }
