@@ -81,8 +81,15 @@ class ModelsSettings:
     # the model that judges (answer/judge.py): a name of `assistant model` (llm/models.py), a
     # GGUF path, or "none" (the marks then come from the writer's sentence, as before)
     reader: str = "qwen2.5-coder-1.5b"
-    # the model that writes the one sentence: a name or a GGUF path; "": [llm] model_path
+    # the model that writes the one sentence: a name or a GGUF path; "": [llm] model_path if
+    # set, else DEFAULT_WRITER
     writer: str = ""
+
+
+# the writer when none is set, chosen by quality and time side by side (bench/funnel.py's
+# writer designs, bench/results/funnel_writer.json, funnel_writer_new.json): it shares the
+# reader's loaded model, and the night's chunk nodes spare its prefill
+DEFAULT_WRITER = "qwen2.5-coder-1.5b"
 
 
 @dataclass

@@ -44,17 +44,19 @@ def cache_blobs(settings: Settings, cache_dir: Path, db: Database) -> BlobStore:
     return BlobStore(db, cache_dir / "kv", budgets)
 
 
-def make_writer(settings: Settings) -> LocalLLM:
-    """The writer's model: [models] writer, else [llm] model_path, else SmolLM2."""
+def make_writer(settings: Settings) -> tuple[LocalLLM, str]:
+    """The writer's model and a note ("" unless a smaller model writes, for memory): [models]
+    writer, else [llm] model_path (a file the user named), else DEFAULT_WRITER."""
+    from assistant.config_sections import DEFAULT_WRITER
     from assistant.llm import make_llm
 
-    writer = settings.models.writer
-    if writer:
-        from assistant.llm.models import model_path
-        from assistant.llm.weights import default_weights_dir
+    writer, note = settings.models.writer, ""
+    if writer or not settings.llm.model_path:
+        from assistant.llm.models import writer_choice
 
-        settings.llm.model_path = str(model_path(writer, default_weights_dir()))
-    return make_llm(settings.llm)
+        path, note = writer_choice(writer or DEFAULT_WRITER)
+        settings.llm.model_path = str(path)
+    return make_llm(settings.llm), note
 
 
 def make_prompt_cache(

@@ -98,8 +98,10 @@ class Services:
     _blobs: BlobStore | None = field(default=None, repr=False)
     _reader: QueryReader | None = field(default=None, repr=False)
     _judge: Reader | None = field(default=None, repr=False)
-    # why the configured reader model is not the one used ("" when it is): told to the user
+    # why the configured reader (writer) model is not the one used ("" when it is): told to
+    # the user
     reader_note: str = ""
+    writer_note: str = ""
     # held by the precompute pass that is running (the idle one or the one the user asked for)
     precompute_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     kv_budget_auto: bool = False  # the KV budget was sized from the free disk (cache/budget.py)
@@ -201,7 +203,11 @@ class Services:
     @property
     def llm(self) -> LocalLLM:
         """The writer's model: [models] writer, else [llm] model_path, else SmolLM2."""
-        return self._once("_llm", lambda: make_writer(self.settings))
+        def made() -> LocalLLM:
+            llm, self.writer_note = make_writer(self.settings)
+            return llm
+
+        return self._once("_llm", made)
 
     @property
     def judge(self) -> Reader | None:

@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-# the small model stays the test default: no reader model unless a test asks for one (the
-# reader's own tests load the 1.5B model, tests/assistant/answer/test_judge.py)
+# the small model stays the test default: it writes, and no reader model unless a test asks
+# for one (the reader's own tests load the 1.5B model, tests/assistant/answer/test_judge.py)
 os.environ.setdefault("ASSISTANT_MODELS_READER", "none")
+os.environ.setdefault("ASSISTANT_MODELS_WRITER", "smollm2-135m")
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"

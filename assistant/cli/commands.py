@@ -319,8 +319,9 @@ def cmd_ask(ctx: Services, args: Namespace) -> int:
     _warn_unembedded(ctx)
     answerer = ctx.answerer()
     layers = NO_CACHE if args.no_cache else ALL_LAYERS
-    if ctx.reader_note:
-        console.print(f"[yellow]{escape(ctx.reader_note)}[/]")
+    for note in (ctx.reader_note, ctx.writer_note):
+        if note:
+            console.print(f"[yellow]{escape(note)}[/]")
     for event in answerer.answer(args.question, layers, fresh=args.fresh):
         if args.json:
             print(json.dumps(event_dict(event), ensure_ascii=False, default=str), flush=True)

@@ -35,8 +35,9 @@ def cmd_model(ctx: Services, args: Namespace) -> int:
         console.print(f"  file   {r['file']}", soft_wrap=True, markup=False)
         console.print(f"  from   {r['source']}", soft_wrap=True, markup=False)
         console.print(f"  speed  prefill {r['prefill']}, decode {r['decode']}", markup=False)
-    if ctx.reader_note:
-        console.print(f"[yellow]{escape(ctx.reader_note)}[/]")
+    for note in (ctx.reader_note, ctx.writer_note):
+        if note:
+            console.print(f"[yellow]{escape(note)}[/]")
     if not args.measure:
         console.print("[dim]`assistant model --measure` times each model on this machine.[/]")
     return 0

@@ -201,6 +201,17 @@ def reader_choice(setting: str, where: Path | None = None) -> tuple[Path | None,
     """The reader's GGUF for [models] reader, and a note ("" when it is the one set): a catalog
     model that does not fit the free memory gives way to the next smaller one that does, or to
     none (the marks then come from the writer's sentence)."""
+    return _choice(setting, where, "checks the answers", "answers are checked without a reader")
+
+
+def writer_choice(setting: str, where: Path | None = None) -> tuple[Path, str]:
+    """The writer's GGUF, and a note, as the reader's: where no catalog model fits the free
+    memory, the small shipped model writes."""
+    path, note = _choice(setting, where, "writes the sentence", f"{SMOLLM} writes the sentence")
+    return path or default_llm_model(), note
+
+
+def _choice(setting: str, where: Path | None, does: str, without: str) -> tuple[Path | None, str]:
     from assistant.llm.weights import default_weights_dir
 
     where = where or default_weights_dir()
@@ -209,12 +220,10 @@ def reader_choice(setting: str, where: Path | None = None) -> tuple[Path | None,
     free = available_memory()
     order = sorted(serving("reader").values(), key=lambda m: m.size, reverse=True)
     wanted = catalog()[setting]
+    needs = (f"{wanted.name} needs about {wanted.size * 1.5 / 2**30:.1f} GB of free memory "
+             f"({(free or 0) / 2**30:.1f} GB free)")  # fmt: skip
     for model in order[order.index(wanted):]:
         if fits(model, free):
-            note = "" if model is wanted else (
-                f"{wanted.name} needs about {wanted.size * 1.5 / 2**30:.1f} GB of free memory "
-                f"({(free or 0) / 2**30:.1f} GB free): {model.name} checks the answers instead"
-            )
+            note = "" if model is wanted else f"{needs}: {model.name} {does} instead"
             return joined(model, where), note
-    return None, (f"{wanted.name} needs about {wanted.size * 1.5 / 2**30:.1f} GB of free memory "
-                  f"({(free or 0) / 2**30:.1f} GB free): answers are checked without a reader")
+    return None, f"{needs}: {without}"

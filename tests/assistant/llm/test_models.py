@@ -107,3 +107,38 @@ def test_the_reader_gives_way_to_a_smaller_model_where_memory_is_short(tmp_path,
     assert path is None and "checked without a reader" in note
     monkeypatch.setattr(models, "available_memory", lambda: 10_000)
     assert reader_choice("big", tmp_path / "models") == (tmp_path / "models" / "big.gguf", "")
+
+
+def test_the_writer_gives_way_to_the_small_shipped_model_where_nothing_fits(
+    tmp_path, monkeypatch
+):
+    big = fake_model(tmp_path / "b", monkeypatch, [b"B" * 4000], "big")
+    monkeypatch.setattr(models, "catalog", lambda: {"big": big})
+    monkeypatch.setattr(models, "fits", lambda model, free: model.size <= free)
+    monkeypatch.setattr(models, "available_memory", lambda: 500)
+    path, note = models.writer_choice("big", tmp_path / "models")
+    assert path == models.default_llm_model() and "smollm2-135m writes the sentence" in note
+    monkeypatch.setattr(models, "available_memory", lambda: 10_000)
+    assert models.writer_choice("big", tmp_path / "models") == (
+        tmp_path / "models" / "big.gguf", "")  # fmt: skip
+
+
+def test_the_writer_is_the_default_model_unless_a_file_or_a_writer_is_named(monkeypatch):
+    from assistant.config import Settings
+    from assistant.config_sections import DEFAULT_WRITER
+    from assistant.factories import make_writer
+
+    chosen = []
+    monkeypatch.setattr(models, "writer_choice", lambda name: chosen.append(name) or (
+        models.default_llm_model(), ""))  # fmt: skip
+    monkeypatch.setattr("assistant.llm.make_llm", lambda llm: llm.model_path)
+    settings = Settings()
+    settings.models.writer = ""
+    assert make_writer(settings) == (str(models.default_llm_model()), "")
+    assert chosen == [DEFAULT_WRITER]
+    settings = Settings()
+    settings.models.writer, settings.llm.model_path = "", "/my/own.gguf"
+    assert make_writer(settings) == ("/my/own.gguf", "") and chosen == [DEFAULT_WRITER]
+    settings.models.writer = "smollm2-135m"
+    make_writer(settings)
+    assert chosen == [DEFAULT_WRITER, "smollm2-135m"]
