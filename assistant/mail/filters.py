@@ -139,15 +139,10 @@ def person_is(field_name: str, people: Sequence[Someone], shown: str, asked: str
     it; what was sent to them first), or with them ("with":
     sent, received, or named in the text). `asked`: the name as the question says it ("Joe
     Sutton" for Joseph W Sutton), also looked for in the text when it is a full name."""
-    sent: list[str] = []
-    sent_params: list = []
+    sent, sent_params = _sent_by(people) if field_name in ("from", "with") else ([], [])
     parts: list[str] = []
     params: list = []
     for person in people:
-        if field_name in ("from", "with") and person.froms:
-            pairs = sorted(person.froms)
-            sent += ["(d.sender = ? AND coalesce(d.sender_name, '') = ?)"] * len(pairs)
-            sent_params += [v for pair in pairs for v in pair]
         if field_name in ("to", "with") and not person.shared:
             for address in sorted(person.addresses):
                 parts.append(_ANY_OF.format("d.recipients", "d.cc"))
@@ -156,7 +151,10 @@ def person_is(field_name: str, people: Sequence[Someone], shown: str, asked: str
             for name in _text_names(person, asked):
                 parts.append(_ANY_OF.format("d.body", "d.quoted"))
                 params += [like(name)] * 2
-    replies, reply_params = _replies(people) if field_name == "to" else ([], [])
+    replies, reply_params = _sent_by(people) if field_name == "to" else ([], [])
+    if replies:  # mail to them includes their replies that quote it, as mail from someone
+        # includes mail that carries theirs: a mailbox often keeps the reply, not the sent mail
+        replies = [f"(({' OR '.join(replies)}) AND coalesce(d.quoted, '') != '')"]
     clause = " OR ".join([*sent, *parts, *replies]) or "0"
     if field_name == "from" and sent and parts:
         first = (" OR ".join(sent), tuple(sent_params))
@@ -169,17 +167,11 @@ def person_is(field_name: str, people: Sequence[Someone], shown: str, asked: str
     )
 
 
-def _replies(people: Sequence[Someone]) -> tuple[list[str], list]:
-    """Mail to someone includes their replies that quote it, as mail from someone includes mail
-    that carries theirs: a mailbox often keeps the reply, quoting what was sent, and not the
-    sent mail itself."""
-    parts, params = [], []
-    for person in people:
-        for pair in sorted(person.froms):
-            parts.append("(d.sender = ? AND coalesce(d.sender_name, '') = ? "
-                         "AND coalesce(d.quoted, '') != '')")  # fmt: skip
-            params += list(pair)
-    return parts, params
+def _sent_by(people: Sequence[Someone]) -> tuple[list[str], list]:
+    """A clause for each address and name the people send under, and its parameters."""
+    pairs = [pair for person in people for pair in sorted(person.froms)]
+    clauses = ["(d.sender = ? AND coalesce(d.sender_name, '') = ?)"] * len(pairs)
+    return clauses, [value for pair in pairs for value in pair]
 
 
 _ANY_OF = "(coalesce({0}, '') LIKE ? ESCAPE '\\' OR coalesce({1}, '') LIKE ? ESCAPE '\\')"
