@@ -202,7 +202,9 @@ class Services:
 
     @property
     def llm(self) -> LocalLLM:
-        """The writer's model: [models] writer, else [llm] model_path, else SmolLM2."""
+        """The writer's model: [models] writer, else [llm] model_path, else DEFAULT_WRITER
+        (factories.make_writer; `writer_note` says where memory made it a smaller one)."""
+
         def made() -> LocalLLM:
             llm, self.writer_note = make_writer(self.settings)
             return llm

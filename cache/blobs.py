@@ -100,12 +100,11 @@ class BlobStore:
         known = {row[0] for row in self.db.execute("SELECT key FROM blobs")}
         cutoff, files, size = time.time() - older_than, 0, 0
         for path in self.root.glob("*/*"):
-            orphan = path.name.startswith(".") or (
-                path.suffix == ".bin" and path.stem not in known
-            )
+            if not path.name.startswith(".") and (path.suffix != ".bin" or path.stem in known):
+                continue  # a stored blob (or not ours): no stat for each of thousands
             try:
                 stat = path.stat()
-                if orphan and path.is_file() and stat.st_mtime < cutoff:
+                if path.is_file() and stat.st_mtime < cutoff:
                     path.unlink()
                     files, size = files + 1, size + stat.st_size
             except OSError as exc:  # gone meanwhile, or not ours to remove: left as it is
