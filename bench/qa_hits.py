@@ -46,9 +46,8 @@ from _funnel_worker import has  # noqa: E402
 from assistant.answer.answerer import ALL_LAYERS, Answerer  # noqa: E402
 from assistant.answer.evidence import holds  # noqa: E402
 from assistant.answer.qa_memory import find_hit  # noqa: E402
-from assistant.answer.qa_verify import HitVerifier  # noqa: E402
+from assistant.answer.qa_verify import HitVerifier, same_kind, slot_mismatch  # noqa: E402
 from assistant.answer.quoted import clipped, line_key  # noqa: E402
-from assistant.answer.text import asked_kinds  # noqa: E402
 from assistant.events import AnswerDone  # noqa: E402
 from assistant.services import Services, open_services  # noqa: E402
 from cache.qa_bank import QABank  # noqa: E402
@@ -210,12 +209,9 @@ def cuts(ctx: Services, asked: str, stored, found) -> dict:
     """The evidence check's cheap cuts taken one by one (answer/qa_verify.py), so a design that
     keeps some of them replays without the model: both questions ask for the same kind of
     answer, and what they name agrees (Guard.slots, "" when it does)."""
-    ours, theirs = asked_kinds(asked), asked_kinds(stored.question)
-    quoted = " ".join(line for _, line in stored.evidence)
-    header = found.record.text.split("\n", 1)[0] if found.record is not None else ""
-    mismatch = ctx.answerer().verifier.guard.slots(asked, stored.question, quoted, header)
-    return {"kind_ok": not (ours and theirs and ours != theirs),
-            "slots": mismatch.field if mismatch else ""}  # fmt: skip
+    guard = ctx.answerer().verifier.guard
+    return {"kind_ok": same_kind(asked, stored.question),
+            "slots": slot_mismatch(guard, asked, stored, found)}  # fmt: skip
 
 
 def line_detail(found, stored) -> dict:

@@ -134,14 +134,11 @@ class QuestionCheck:
             return Verdict(False, "weak")
         if line_key(entry.evidence[0][1]) != line_key(found.best_line):
             return Verdict(False, "evidence")
-        ours, theirs = asked_kinds(self.question), asked_kinds(entry.question)
-        if ours and theirs and ours != theirs:
+        if not same_kind(self.question, entry.question):
             return Verdict(False, "kind")
-        quoted = " ".join(line for _, line in entry.evidence)
-        header = found.record.text.split("\n", 1)[0] if found.record is not None else ""
-        mismatch = self.verifier.guard.slots(self.question, entry.question, quoted, header)
+        mismatch = slot_mismatch(self.verifier.guard, self.question, entry, found)
         if mismatch:
-            return Verdict(False, f"slots:{mismatch.field}")
+            return Verdict(False, f"slots:{mismatch}")
         same = self.verifier.same
         if same is not None and not repeat and not same(entry.question, self.question):
             return Verdict(False, "reader")
@@ -159,3 +156,18 @@ class QuestionCheck:
             self.question, k=self.verifier.k, query_vector=self.vector
         )
         return {h.chunk_id for h in hits}
+
+
+def same_kind(question: str, stored: str) -> bool:
+    """Both ask for the same kind of answer, where both ask for one (answer/text.py)."""
+    ours, theirs = asked_kinds(question), asked_kinds(stored)
+    return not (ours and theirs and ours != theirs)
+
+
+def slot_mismatch(guard: Guard, question: str, entry: QAEntry, found: Found) -> str:
+    """The slot where what `question` names or adds disagrees with the stored question and its
+    lines (cache/verify.py's Guard.slots), "" where it agrees."""
+    quoted = " ".join(line for _, line in entry.evidence)
+    header = found.record.text.split("\n", 1)[0] if found.record is not None else ""
+    mismatch = guard.slots(question, entry.question, quoted, header)
+    return mismatch.field if mismatch else ""
