@@ -21,6 +21,22 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
 
 
+def real_1_5b() -> Path:
+    """The shipped 1.5B model's file, for the tests of what only a real model shows: a missing
+    part fails with the command that installs it (`make setup` does), and where free memory
+    would give a smaller model the test is skipped, saying so."""
+    from assistant.llm.model_file import LLMError
+    from assistant.llm.models import reader_choice
+
+    try:
+        path, note = reader_choice("qwen2.5-coder-1.5b")
+    except LLMError as exc:
+        pytest.fail(str(exc))
+    if path is None or "1.5b" not in path.name:
+        pytest.skip(note)
+    return path
+
+
 # (subject, body) of mails several tests import, each worded once
 KITCHEN = (
     "Kitchen start",

@@ -18,6 +18,7 @@ from assistant.llm.runtime import LocalLLM
 from assistant.rerank.models import gemma_file
 from cache.kv_tree import KVTree, segment_hash
 from tests.assistant.test_pipeline import build, run
+from tests.conftest import real_1_5b
 
 pytestmark = pytest.mark.slow
 QUESTION = "When does the kitchen demolition start, and which tiles were chosen?"
@@ -207,12 +208,7 @@ def test_placed_chunks_are_moved_beforehand_in_the_side_context(
 @pytest.fixture(scope="module")
 def qwen() -> LocalLLM:
     """The 1.5B writer (issue 47), one thread, as a test worker gets."""
-    from assistant.llm.models import reader_choice
-
-    path, note = reader_choice("qwen2.5-coder-1.5b")
-    if path is None or "1.5b" not in path.name:
-        pytest.skip(note or "the 1.5B model is not here")
-    return LocalLLM(path, 2048, 1)
+    return LocalLLM(real_1_5b(), 2048, 1)
 
 
 def test_at_1_5b_chunk_nodes_reuse_token_identically_and_any_order_places_them(

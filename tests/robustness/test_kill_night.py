@@ -15,7 +15,7 @@ import pytest
 from assistant.importing.importer import Importer
 from assistant.precompute.runner import Precompute
 from assistant.services import open_services
-from tests.conftest import make_email, write_mbox
+from tests.conftest import make_email, real_1_5b, write_mbox
 from tests.robustness.checks import blob_problems, integrity, read_one
 from tests.robustness.test_kill import MAILS, cli, kill_when
 
@@ -87,11 +87,7 @@ def test_a_night_at_1_5b_killed_while_writing_a_node_leaves_the_tree_consistent(
     """The writer at 1.5B (issue 47), whose nodes are the night's dearest work: `kill -9` while
     a chunk node's blob is being written (else just after one is), then every row verifies,
     every finished node restores, and what the killed write left on disk is swept."""
-    from assistant.llm.models import reader_choice
-
-    path, note = reader_choice("qwen2.5-coder-1.5b")
-    if path is None or "0.5b" in path.name:
-        pytest.skip(note or "the 1.5B model is not here")
+    real_1_5b()  # the model is here (and fits), or the test says why not
     monkeypatch.setenv("ASSISTANT_MODELS_WRITER", "qwen2.5-coder-1.5b")
     monkeypatch.setenv("ASSISTANT_LLM_N_THREADS", "1")
     monkeypatch.setenv("ASSISTANT_PRECOMPUTE_DECODE_CUTOFF", "0")  # nodes only, no answers

@@ -12,8 +12,7 @@ from assistant.config import Settings
 from assistant.home import bundled
 from assistant.knowledge.embeddings import make_embedder
 from assistant.knowledge.retrieval import Retriever
-from assistant.llm.model_file import LLMError
-from tests.conftest import TILES, WEDDING, empty_store, import_mails
+from tests.conftest import TILES, WEDDING, empty_store, import_mails, real_1_5b
 
 pytestmark = pytest.mark.slow
 
@@ -103,16 +102,9 @@ def test_no_line_near_the_bar_is_not_found_and_a_middling_one_is_left_to_the_sen
 
 @pytest.fixture(scope="module")
 def reader():
-    from assistant.llm.models import reader_choice
     from assistant.llm.runtime import LocalLLM
 
-    try:
-        path, note = reader_choice("qwen2.5-coder-1.5b")
-    except LLMError as exc:  # make setup installs the parts; say what is missing
-        pytest.fail(str(exc))
-    if path is None:
-        pytest.skip(note)
-    return Reader(LocalLLM(path, 2048, 1), Prompts.read(bundled("prompts")))
+    return Reader(LocalLLM(real_1_5b(), 2048, 1), Prompts.read(bundled("prompts")))
 
 
 def test_the_real_reader_tells_a_line_that_answers_from_one_that_does_not(reader):
