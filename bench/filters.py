@@ -34,7 +34,7 @@ from assistant.config import Settings
 from assistant.home import open_home
 from assistant.mail.query import MailQuery
 from assistant.mail.reader import QueryReader
-from assistant.mail.rows import MailRow, normalized_subject
+from assistant.mail.rows import MailRow, copy_keys, normalized_subject
 from assistant.services import Services, open_services
 
 TODAY = date(2001, 11, 20)
@@ -86,19 +86,27 @@ def mail_of(ctx: Services, document_id: int) -> dict:
 
 
 def rank_of(ctx: Services, rows: list[MailRow], source: str) -> int | None:
-    """1-based row of the answering mail (a copy of it counts), None when absent."""
+    """1-based row of the answering mail, None when absent. A copy of it counts as the app
+    tells copies apart (mail/rows.copy_keys: the content hash, or the same subject and first
+    words where a folder recorded the Date or From differently): a row the app folds copies
+    into stands for all of them."""
+    keys = _copy_keys(ctx, "d.message_id = ?", [source])
     for row in rows:
         mail = mail_of(ctx, row.document_id)
-        if mail["message_id"] == source or source in _copies_ids(ctx, mail):
+        if mail["message_id"] == source or keys & _copy_keys(ctx, "d.id = ?", [row.document_id]):
             return row.rank
     return None
 
 
-def _copies_ids(ctx: Services, mail: dict) -> set[str]:
-    rows = ctx.store.db.execute(
-        "SELECT message_id FROM documents WHERE content_hash = ?", [mail["content_hash"]]
-    )
-    return {r[0] for r in rows.fetchall()}
+def _copy_keys(ctx: Services, where: str, params: list) -> set[str]:
+    """The copy keys of the mails `where` picks (through one chunk of each)."""
+    chunks = ctx.store.db.execute(
+        f"SELECT min(c.id) FROM chunks c JOIN documents d ON d.id = c.document_id WHERE {where} "
+        "GROUP BY d.id",
+        params,
+    ).fetchall()
+    refs = ctx.store.mail.refs([r[0] for r in chunks])
+    return {key for ref in refs.values() for key in copy_keys(ref)}
 
 
 # -- does a row meet the set's filters? checked on the stored mail, not with the app's SQL ------
