@@ -52,8 +52,8 @@ def of_sending(question: str, found: Found) -> bool:
     if noun:
         return noun in MAIL_NOUNS
     prep = lead or (before[-1] if before else "")
-    if prep in _TOPIC_PREPOSITIONS:
-        return False
+    if prep in _TOPIC_PREPOSITIONS and not (prep == "for" and _JUST_PAST.search(found.words)):
+        return False  # "plans for Christmas"; but "what did I ask him for this week" is asked
     if prep in _ATTACHING:
         upto = before if lead else before[:-1]  # the words up to the one the date follows
         head = upto[-1] if upto else ""

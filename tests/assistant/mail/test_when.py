@@ -27,6 +27,8 @@ TODAY = date(2001, 11, 20)
         "anything since Monday?",
         "What did David Aronoff write in August after hearing the news?",
         "Earlier this month, what was the FBI warning about?",
+        "What did I ask Hooker for this week?",
+        "What did he ask for last week?",
     ],
 )
 def test_a_date_of_sending_filters(question):
@@ -46,6 +48,8 @@ def test_a_date_of_sending_filters(question):
         "Who came to the November 2000 CEO conference?",
         "What did Liz say about the Christmas party on December 15?",
         "In April 2001, how long did the MS150 take?",
+        "What did Bob say about the plans for this week?",
+        "What is the agenda for this week?",
     ],
 )
 def test_a_date_of_a_thing_is_a_topic(question):
