@@ -190,25 +190,31 @@ def _add_lines(lines, by_address: dict[str, Person]) -> None:
         who = by_address.get((addresses_of(sender)[:1] or [""])[0])
         targets = addresses_of(to)
         to_one = len(targets) == 1 and targets[0] in by_address
-        if who is not None and who.owner and to_one and (name := pn.greeted(start)):
-            greets[(targets[0], name)] += 1
+        if who is not None and who.owner and to_one:
+            greets.update((targets[0], name) for name in pn.greeted(start))
         if who is not None and not who.owner and (name := pn.signed(end)):
             signs[(next(iter(who.addresses)), name)] += 1
+    # what a name must fit: the first names the headers gave (not one another greeting
+    # added: "Reed and Lana," greets two people on one address)
+    firsts = {id(p): {f for f in p.first if len(f) > 1} for p in by_address.values()}
     for (address, name), n in greets.items():
-        _alias(by_address[address], name, n, f"your mail greets them '{name.title()}'", 1)
+        person = by_address[address]
+        why = f"your mail greets them '{name.title()}'"
+        _alias(person, name, n, why, 1, firsts[id(person)])
     for (address, name), n in signs.items():
-        _alias(by_address[address], name, n, f"their mail is signed '{name.title()}'", 2)
+        person = by_address[address]
+        why = f"their mail is signed '{name.title()}'"
+        _alias(person, name, n, why, 2, firsts[id(person)])
 
 
 def _starts(a: str, b: str) -> bool:
     return min(len(a), len(b)) >= 3 and (a.startswith(b) or b.startswith(a))
 
 
-def _alias(person: Person, name: str, n: int, why: str, unfit_min: int) -> None:
-    """`name` becomes one of the person's first names where it fits one they have (a nickname
-    of it, or the start of it: Sam for Samuel), or where they have none and it was seen
-    `unfit_min` times."""
-    firsts = {f for f in person.first if len(f) > 1}
+def _alias(person: Person, name: str, n: int, why: str, unfit_min: int, firsts: set[str]) -> None:
+    """`name` becomes one of the person's first names where it fits one of `firsts` (theirs
+    from the headers: a nickname of it, or the start of it: Sam for Samuel), or where they
+    have none and it was seen `unfit_min` times."""
     fits = any(pn.same_first(f, name) or _starts(f, name) for f in firsts)
     if name in person.first:
         person.called.add(name)

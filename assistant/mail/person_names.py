@@ -34,12 +34,16 @@ _NOT_GREETED = frozenset(
     note update re fw fwd subject to from sent date cc importance""".split()
 )
 _GREETING = re.compile(
-    r"^\s*(?:(?:dear|hi|hello|hey|greetings,?|good (?:morning|afternoon|evening),?)\s+)?"
+    r"^\s*(?i:(?:dear|hi|hello|hey|greetings,?|good (?:morning|afternoon|evening),?)\s+)?"
     r"(?P<name>[A-Z][a-z]{1,15})\s*(?:[,:!\-–—]|\.\s)"
 )
-_THANKS = re.compile(r"^\s*(?:thanks|thank you)[^,.!\n]{0,40},\s*(?P<name>[A-Z][a-z]{1,15})[.!]")
+_GREETING_TWO = re.compile(
+    r"^\s*(?i:(?:dear|hi|hello|hey)\s+)?(?P<name>[A-Z][a-z]{1,15})\s+(?:and|&)\s+"
+    r"(?P<other>[A-Z][a-z]{1,15})\s*[,:!]"
+)
+_THANKS = re.compile(r"^\s*(?i:thanks|thank you)[^,.!\n]{0,40},\s*(?P<name>[A-Z][a-z]{1,15})[.!]")
 _SIGNED = re.compile(
-    r"^\s*(?:(?:thanks|thank you|regards|best|cheers|love|later|take care),?\s+)?"
+    r"^\s*(?i:(?:thanks|thank you|regards|best|cheers|love|later|take care),?\s+)?"
     r"[-–—~]{0,2}\s*(?P<name>[A-Z][a-z]{1,15})\s*$"
 )
 
@@ -163,15 +167,20 @@ def initial_form(address: str) -> NameForm | None:
     return None
 
 
-def greeted(body_start: str) -> str:
-    """The name a mail's first line greets ("Dave, please …", "Dear Tom,", "Thanks, Rod!"),
-    lowercase; '' when it greets no one by name."""
+def greeted(body_start: str) -> list[str]:
+    """The names a mail's first line greets ("Dave, please …", "Dear Tom,", "Thanks, Rod!",
+    "Reed and Lana, thanks …": a couple on one address), lowercase; [] when it greets no one
+    by name."""
     first_line = body_start.strip().split("\n", 1)[0]
+    match = _GREETING_TWO.match(first_line)
+    if match:
+        two = [match.group("name").lower(), match.group("other").lower()]
+        return two if not set(two) & _NOT_GREETED else []
     for pattern in (_GREETING, _THANKS):
         match = pattern.match(first_line)
         if match and match.group("name").lower() not in _NOT_GREETED:
-            return match.group("name").lower()
-    return ""
+            return [match.group("name").lower()]
+    return []
 
 
 def signed(body_end: str) -> str:

@@ -26,13 +26,21 @@ SENDERS = [
     ("no.address@enron.com", "Jim Derrick", 1),
     ("boethia@hotmail.com", "", 4),  # opaque: signs its mail "Woody"
 ]
-RECIPIENTS = [(OWNER, "Jeff Skilling", 60), ("dave.delainey@enron.com", "David W Delainey", 2)]
+RECIPIENTS = [
+    (OWNER, "Jeff Skilling", 60),
+    ("dave.delainey@enron.com", "David W Delainey", 2),
+    ("rlfossum@mato.com", "", 2),  # a couple's address, no display name
+    ("debra.reed@enron.com", "Debra Reed", 1),
+    ("sherri.sera@enron.com", "Sherri Sera", 1),
+]
 LINES = [
     (OWNER, "dave.delainey@enron.com", "Dave, please disregard my previous note", "Jeff"),
     (OWNER, "dave.delainey@enron.com", "Dave - do you have a date?", "Jeff"),
     ("boethia@hotmail.com", OWNER, "Brothers,", "Go Betas!\n\nWoody"),
     ("boethia@hotmail.com", OWNER, "All,", "see you there\nWoody"),
     ("steven.kean@enron.com", OWNER, "Jeff,", "Thanks,\nSteve"),
+    (OWNER, "rlfossum@mato.com", "Reed and Lana, thanks again for a great stay", "DF"),
+    (OWNER, "sherri.sera@enron.com", "Hi Sher, can you move my 3:00?", "Jeff"),
 ]
 
 
@@ -73,6 +81,15 @@ def test_the_names_the_owners_mail_greets_people_by(book):
     dave = book.resolve("Dave")
     assert names(dave) == ["David W Delainey"]
     assert dave.matches[0].why == "your mail greets them 'Dave' on 2 mails"
+
+
+def test_a_greeting_of_two_names_and_a_capitalised_salutation(book):
+    couple = book.resolve("Lana").one  # "Reed and Lana, thanks …" to an address-only couple
+    assert couple is not None and couple.addresses == {"rlfossum@mato.com"}
+    reed = book.resolve("Reed")  # a first name the user greets with, before Debra Reed's last
+    assert reed.one is couple and "greets them 'Reed'" in reed.matches[0].why
+    sher = book.resolve("Sher").one  # "Hi Sher," (the salutation capitalised)
+    assert sher is not None and sher.name == "Sherri Sera"
 
 
 def test_a_first_name_of_several_people_is_ambiguous(book):
