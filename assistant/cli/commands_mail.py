@@ -91,7 +91,7 @@ def people_lines(resolved) -> list[str]:
         person = m.person
         lines.append(f"  {person.shown()}  ({person.sent} sent, {person.received} received)")
         lines.append(f"    because: {m.why}")
-        lines += [f"    {why}" for why in person.why[:6]]
+        lines += [f"    {why}" for why in person.why[:6] if why != m.why]  # said once
     return lines
 
 

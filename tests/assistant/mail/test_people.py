@@ -7,6 +7,7 @@ from datetime import date
 
 import pytest
 
+from assistant.cli.commands_mail import people_lines
 from assistant.mail.address_book import MailRows, build
 from assistant.mail.mentions import FROM, TO, WITH, mentions
 from assistant.mail.questions import QuestionReader
@@ -186,3 +187,9 @@ def test_a_first_name_cut_short_is_the_same_person_under_one_last_name():
     assert sorted(horton[0].addresses) == ["stan.horton@enron.com", "stanley.horton@enron.com"]
     ma = [p for p in book.people if "ma.horton@enron.com" in p.addresses]
     assert sorted(ma[0].addresses) == ["ma.horton@enron.com"]
+
+
+def test_people_says_why_once(book):
+    lines = people_lines(book.resolve("Sher"))  # the greeting is both the match and a name
+    assert sum("greets them 'Sher'" in line for line in lines) == 1
+    assert any(line.strip().startswith("because: your mail greets them 'Sher'") for line in lines)
