@@ -6,6 +6,7 @@ reaches through the other."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from functools import cached_property, lru_cache, partial
@@ -63,6 +64,9 @@ class PromptCache:
         self.system_prompt = system_prompt
         self.embedder = embedder
         self.activity = activity
+        # when background work ends (epoch seconds; None: no end): a night run sets its
+        # deadline here, so a job long at the 1.5B pace stops within a piece at it too
+        self.stop_at: float | None = None
         # a chunk's segment tokens, remembered: the planner's check, the chunk_kv job and the
         # answers that use the chunk tokenise it once between them
         self._chunk_tokens = lru_cache(maxsize=CHUNK_TOKENS_KEPT)(self._tokenize_chunk)
@@ -180,12 +184,17 @@ class PromptCache:
         """A user question is waiting for the model (background work steps aside)."""
         return self.activity is not None and self.activity.user_waiting()
 
+    def steps_aside(self) -> bool:
+        """Background work stops now: a user question is waiting, or the run's end (`stop_at`)
+        has come."""
+        return self.user_waiting() or (self.stop_at is not None and time.time() >= self.stop_at)
+
     def checker(self, background: bool) -> Check:
-        """What a run calls between pieces: a `background` one raises Preempted when a user
-        question is waiting."""
+        """What a run calls between pieces: a `background` one raises Preempted when it must
+        step aside (`steps_aside`)."""
 
         def check() -> None:
-            if background and self.user_waiting():
+            if background and self.steps_aside():
                 raise Preempted
 
         return check

@@ -88,8 +88,8 @@ class CacheJobs:
         records = self.store.chunk_records([payload["chunk"]])
         if reranker is None or not reranker.active or not records:
             return
-        reranker.precompute([records[0].text], self.cache.user_waiting)
-        if self.cache.user_waiting():
+        reranker.precompute([records[0].text], self.cache.steps_aside)
+        if self.cache.steps_aside():
             raise Preempted
 
     def _decode(self, payload: dict) -> None:

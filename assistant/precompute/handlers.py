@@ -123,11 +123,12 @@ class Handlers(PredictionJobs, CacheJobs):
     def _reimport(self, payload: dict) -> None:
         """The remembered sources read again, as `assistant import` with no path reads them:
         new mail in, mail deleted from them out, then the new chunks embedded. Its writes take
-        the knowledge database's writer lock as every import's do. A user question stops it
-        (the importer checks between messages and between embedding batches): what was stored
-        stays, nothing is removed by the stopped read, and the job goes back in the queue."""
+        the knowledge database's writer lock as every import's do. A user question (or the run's
+        end) stops it (the importer checks between messages and between embedding batches): what
+        was stored stays, nothing is removed by the stopped read, and the job goes back in the
+        queue."""
         paths = [p for p in SourceLog(self.store.db).paths() if p.exists()]
-        report = self.importer.run(paths, cancelled=self.cache.user_waiting)
+        report = self.importer.run(paths, cancelled=self.cache.steps_aside)
         if report.cancelled:
             raise Preempted
 
@@ -137,8 +138,8 @@ class Handlers(PredictionJobs, CacheJobs):
         """Vectors for the chunks that lack one from the encoder in use (an import stopped
         half-way, or [embedding] backend changed), a committed batch at a time: a user question
         stops it between batches, and the job goes back in the queue with what is left."""
-        embed_missing(self.store, self.embedder, cancelled=self.cache.user_waiting)
-        if self.cache.user_waiting() and not self.store.all_embedded(self.embedder.name):
+        embed_missing(self.store, self.embedder, cancelled=self.cache.steps_aside)
+        if self.cache.steps_aside() and not self.store.all_embedded(self.embedder.name):
             raise Preempted
 
     # -- the knowledge abstract ----------------------------------------------------------------
@@ -163,7 +164,7 @@ class Handlers(PredictionJobs, CacheJobs):
             return
 
         def step_aside() -> None:
-            if self.cache.user_waiting():
+            if self.cache.steps_aside():
                 raise Preempted
 
         def select(question: str, k: int, mode: str, budget: Callable[[], None]) -> list[int]:

@@ -190,20 +190,28 @@ class Precompute:
         self.queue.recover()
         self.planner.kv_tree.blobs.sweep_orphans()  # what a killed writer left on disk
         self.plan()
-        while True:
-            stop = self._should_stop(deadline, cancelled, stop_for_user)
-            if stop:
-                report.stopped = stop
-                break
-            job = self.queue.claim()
-            if job is None and not self.plan():
-                break
-            if job is not None:
-                self._pick_threads()
-                self._run_job(job, report)
-                if notify:
-                    done = report.jobs_done + report.failed
-                    notify(PrecomputeProgressed(done, done + self.queue.pending(), _label(job)))
+        # a job stops within a piece at the deadline, as for a user question, and goes back in
+        # the queue: one job at the 1.5B pace (a predicted question answered) outran a
+        # 20-minute night by 4.5 minutes when the deadline was only checked between jobs
+        self.cache.stop_at = deadline
+        try:
+            while True:
+                stop = self._should_stop(deadline, cancelled, stop_for_user)
+                if stop:
+                    report.stopped = stop
+                    break
+                job = self.queue.claim()
+                if job is None and not self.plan():
+                    break
+                if job is not None:
+                    self._pick_threads()
+                    self._run_job(job, report)
+                    if notify:
+                        done = report.jobs_done + report.failed
+                        left = done + self.queue.pending()
+                        notify(PrecomputeProgressed(done, left, _label(job)))
+        finally:
+            self.cache.stop_at = None
         self.cache.llm.use_threads(None)
         report.jobs_left = self.queue.pending()
         report.wall_seconds = time.time() - start

@@ -288,6 +288,27 @@ def test_a_user_question_preempts_a_running_job(tmp_path):
     assert runner.queue.state_of(released[0]) == "done"
 
 
+def test_the_deadline_stops_a_running_job_within_a_piece(tmp_path):
+    """A night's end comes inside a job (one long at the 1.5B pace): the job steps aside as for a
+    user question, goes back in the queue for the next run, and the run stops there."""
+    ctx = make_ctx(tmp_path)
+    ctx.answerer().qa.threshold = 0.5  # below the cutoff: strategy 2, the job decodes
+    ctx.settings.precompute.chunk_nodes = False  # the one job is the decoding one
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
+    queue_questions(runner, ["Tell me everything about the kitchen and what comes next?"])
+    released = []
+    release = runner.queue.release
+    runner.queue.release = lambda job: (released.append(job.key), release(job))
+    answer = ctx.settings.answer  # a decode far longer than the night: no limit, no stop
+    answer.max_tokens, answer.max_sentences, answer.repeat_guard = 2000, 0, "off"
+    draft = runner.cache.draft
+    runner.cache.draft = lambda *a, **k: draft(*a, **{**k, "sentences": 0})
+    report = runner.run(deadline=time.time() + 3.0)
+    assert report.stopped == "deadline"
+    assert released and runner.queue.state_of(released[0]) == "queued"
+    assert runner.cache.stop_at is None  # the user's questions know no deadline
+
+
 def _running(db) -> bool:
     con = sqlite3.connect(db, timeout=5)
     return con.execute("SELECT count(*) FROM jobs WHERE state = 'running'").fetchone()[0] > 0
