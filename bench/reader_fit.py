@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402
     QA_DIR,
     REPO,
+    _jsonl,
     cli_import,
     default_eval_dir,
     log,
@@ -51,6 +52,7 @@ SETS = {
     "fossum": ("fossum", [QA_DIR / "fossum_qa.jsonl"]),  # the second mailbox (data/eval/)
 }
 FIT_SETS = ("demo", "holdout", "real")  # half "a" of these fits; their half "b" reports
+NO_QUOTE = -9.0  # a margin below every bar: the question had no quote to judge
 CONFIRM_GRID = [x / 4 for x in range(-16, 13)]
 NONE_GRID = [x / 4 for x in range(-32, 5)]
 
@@ -97,7 +99,7 @@ def home_for(kind: str, args: argparse.Namespace) -> Path:
 
 
 def questions(files: list[Path]) -> list[dict]:
-    rows = [json.loads(x) for f in files for x in f.read_text().splitlines() if x.strip()]
+    rows = [row for f in files for row in _jsonl(f)]
     for i, row in enumerate(rows):
         row.setdefault("half", "a" if i % 2 == 0 else "b")
     return rows
@@ -118,11 +120,7 @@ def run_set(name: str, args: argparse.Namespace) -> None:
     ctx.settings.models.reader = args.model
     answerer, reader = ctx.answerer(), ctx.judge
     out_path = args.work / f"{name}.jsonl"
-    done = (
-        {json.loads(x)["id"] for x in out_path.read_text().splitlines()}
-        if out_path.exists()
-        else set()
-    )
+    done = set(kept_rows(out_path))
     with out_path.open("a", encoding="utf-8") as out:
         for row in questions(files):
             if row["id"] in done:
@@ -271,6 +269,18 @@ def fit(
     return best
 
 
+def kept_rows(path: Path) -> dict[str, dict]:
+    """The rows kept in `path` (a set's --work/SET.jsonl), by question id; {} when none."""
+    return {r["id"]: r for r in _jsonl(path)} if path.exists() else {}
+
+
+def margins(row: dict) -> list[float]:
+    """A kept row's margins: the quote's (NO_QUOTE where there was no quote), then the next
+    candidates'."""
+    first = row["quote_margin"] if row["quote_margin"] is not None else NO_QUOTE
+    return [first, *(c["margin"] for c in row["candidates"])]
+
+
 def auc(pos: list[float], neg: list[float]) -> float | None:
     if not pos or not neg:
         return None
@@ -283,14 +293,13 @@ def today_rows(args: argparse.Namespace, name: str) -> dict:
     for folder in args.today:
         path = folder / f"{name}-noreader.jsonl"
         if path.exists():
-            rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
-            return {key({"set": name, "id": r["id"]}): r for r in rows}
+            return {key({"set": name, "id": r["id"]}): r for r in _jsonl(path)}
     return {}
 
 
 def summarize(args: argparse.Namespace, names: list[str]) -> None:
     rows = {
-        n: [json.loads(x) for x in (args.work / f"{n}.jsonl").read_text().splitlines()]
+        n: _jsonl(args.work / f"{n}.jsonl")
         for n in names
         if (args.work / f"{n}.jsonl").exists()
     }

@@ -15,7 +15,6 @@ home-fossum: bench/reader_fit.py makes them). Writes bench/results/OUT.json.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import shutil
@@ -27,8 +26,8 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
 
 import numpy as np  # noqa: E402
-from _common import QA_DIR, log, print_table, write_results  # noqa: E402
-from reader_fit import auc  # noqa: E402
+from _common import QA_DIR, _jsonl, log, print_table, write_results  # noqa: E402
+from reader_fit import auc, kept_rows, margins  # noqa: E402
 
 from assistant.knowledge.bm25 import tokenize  # noqa: E402
 from assistant.services import open_services  # noqa: E402
@@ -80,11 +79,6 @@ def features(ctx, question: str) -> dict:
     }
 
 
-def reader_best(row: dict) -> float:
-    first = row["quote_margin"] if row["quote_margin"] is not None else -9.0
-    return max([first, *(c["margin"] for c in row["candidates"])])
-
-
 def main() -> None:
     args = parse_args()
     results: dict = {}
@@ -95,19 +89,14 @@ def main() -> None:
             if not home.exists():
                 shutil.copytree(args.work / f"home-{kind}", home)
             ctx = open_services(home)
-            margins = {}
-            rows_file = args.rows / f"{name}.jsonl"
-            if rows_file.exists():
-                for line in rows_file.read_text().splitlines():
-                    row = json.loads(line)
-                    margins[row["id"]] = reader_best(row)
+            kept = kept_rows(args.rows / f"{name}.jsonl")
+            best = {i: max(margins(r)) for i, r in kept.items()}
             rows = []
-            for line in (QA_DIR / f"{qfile}.jsonl").read_text().splitlines():
-                q = json.loads(line)
+            for q in _jsonl(QA_DIR / f"{qfile}.jsonl"):
                 answerable = q.get("answerable", True) is not False
                 found = features(ctx, q["question"])
                 rows.append({"id": q["id"], "answerable": answerable,
-                             "reader_best": margins.get(q["id"]), **found})  # fmt: skip
+                             "reader_best": best.get(q["id"]), **found})  # fmt: skip
             log(f"{name}: {len(rows)} questions")
             scores = {}
             for feature, sign in {**FEATURES, "reader_best": 1}.items():

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _comm
 import numpy as np  # noqa: E402
 from _common import log, print_table, write_results  # noqa: E402
 from _funnel_worker import has  # noqa: E402
-from reader_fit import SETS, auc, questions  # noqa: E402
+from reader_fit import SETS, auc, kept_rows, margins, questions  # noqa: E402
 
 SYSTEM = (
     "You check answers found in a person's own mail. You are given numbered excerpts of mail "
@@ -60,9 +60,8 @@ def run_set(name: str, args: argparse.Namespace, tmp: Path) -> list[dict]:
 
     kind, files = SETS[name]
     out_path = args.work / f"pointer-{name}.jsonl"
-    kept = [json.loads(x) for x in out_path.read_text().splitlines()] if out_path.exists() else []
-    done = {r["id"] for r in kept}
-    todo = [q for q in questions(files) if q["id"] not in done]
+    kept = list(kept_rows(out_path).values())
+    todo = [q for q in questions(files) if q["id"] not in {r["id"] for r in kept}]
     if not todo:
         return kept
     home = tmp / f"home-{kind}"
@@ -107,13 +106,7 @@ def run_set(name: str, args: argparse.Namespace, tmp: Path) -> list[dict]:
     return kept
 
 
-def pointwise(args: argparse.Namespace, name: str) -> dict:
-    path = args.rows / f"{name}.jsonl"
-    rows = [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
-    return {r["id"]: r for r in rows}
-
-
-def summary(rows: list[dict], margins: dict) -> dict:
+def summary(rows: list[dict], kept: dict) -> dict:
     best = [int(np.argmax(r["p"][1:])) for r in rows]
     answerable = [r for r in rows if r["answerable"]]
     pos_ok = [r["p"][1 + b] for r, b in zip(rows, best, strict=True) if r["facts"][b]]
@@ -131,21 +124,17 @@ def summary(rows: list[dict], margins: dict) -> dict:
         "seconds_p50": float(np.median([r["seconds"] for r in rows])) if rows else None,
         "tokens_p50": float(np.median([r["tokens"] for r in rows])) if rows else None,
     }
-    paired = [(r, margins[r["id"]]) for r in rows if r["id"] in margins]
+    paired = [(r, kept[r["id"]]) for r in rows if r["id"] in kept]
     if paired:
-        def best_margin(m: dict) -> float:
-            first = m["quote_margin"] if m["quote_margin"] is not None else -9.0
-            return max([first, *(c["margin"] for c in m["candidates"])])
-
         def margin_pick(r: dict, m: dict) -> bool:
-            scores = [m["quote_margin"] or -9.0, *(c["margin"] for c in m["candidates"])]
+            scores = margins(m)
             return r["facts"][int(np.argmax(scores))] if len(scores) == len(r["facts"]) else None
 
         picks = [margin_pick(r, m) for r, m in paired if r["answerable"]]
         out["pointwise_right"] = sum(1 for x in picks if x)
         out["auc_pointwise_unanswerable"] = auc(
-            [best_margin(m) for r, m in paired if r["answerable"]],
-            [best_margin(m) for r, m in paired if not r["answerable"]],
+            [max(margins(m)) for r, m in paired if r["answerable"]],
+            [max(margins(m)) for r, m in paired if not r["answerable"]],
         )
     return out
 
@@ -156,7 +145,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.sets.split(","):
             rows = run_set(name, args, Path(tmp))
-            s = summary(rows, pointwise(args, name))
+            s = summary(rows, kept_rows(args.rows / f"{name}.jsonl"))
             results[name] = {**s, "rows": rows}
             table.append([name, s["answerable"], s["any_right"], s["quote_right"],
                           s.get("pointwise_right", "-"), s["pointer_right"],

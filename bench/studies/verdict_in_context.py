@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _comm
 
 from _common import log, print_table, write_results  # noqa: E402
 from _funnel_worker import has  # noqa: E402
-from reader_fit import SETS, auc, questions  # noqa: E402
+from reader_fit import SETS, auc, kept_rows, questions  # noqa: E402
 
 ASK = "Does the quoted evidence state the answer to the question? Reply Yes or No."
 
@@ -54,9 +54,8 @@ def run(args: argparse.Namespace, tmp: Path) -> list[dict]:
 
     kind, files = SETS[args.set]
     out_path = args.work / f"in-context-{args.set}.jsonl"
-    kept = [json.loads(x) for x in out_path.read_text().splitlines()] if out_path.exists() else []
-    done = {r["id"] for r in kept}
-    todo = [q for q in questions(files)[:: args.every] if q["id"] not in done]
+    kept = list(kept_rows(out_path).values())
+    todo = [q for q in questions(files)[:: args.every] if q["id"] not in {r["id"] for r in kept}]
     if not todo:
         return kept
     home = tmp / f"home-{kind}"
@@ -105,10 +104,7 @@ def main() -> None:
     args = parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         rows = run(args, Path(tmp))
-    path = args.rows / f"{args.set}.jsonl"
-    theirs = {}
-    if path.exists():
-        theirs = {r["id"]: r for r in map(json.loads, path.read_text().splitlines())}
+    theirs = kept_rows(args.rows / f"{args.set}.jsonl")
     paired = [r for r in rows if theirs.get(r["id"], {}).get("quote_margin") is not None]
 
     def aucs(score) -> tuple:
