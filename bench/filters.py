@@ -89,11 +89,10 @@ def rank_of(ctx: Services, rows: list[MailRow], source: str) -> int | None:
     """1-based row of the answering mail, None when absent. A copy of it counts as the app
     tells copies apart (mail/rows.copy_keys: the content hash, or the same subject and first
     words where a folder recorded the Date or From differently): a row the app folds copies
-    into stands for all of them."""
+    into stands for all of them (the keys hold the Message-ID, so the mail itself counts)."""
     keys = _copy_keys(ctx, "d.message_id = ?", [source])
     for row in rows:
-        mail = mail_of(ctx, row.document_id)
-        if mail["message_id"] == source or keys & _copy_keys(ctx, "d.id = ?", [row.document_id]):
+        if keys & _copy_keys(ctx, "d.id = ?", [row.document_id]):
             return row.rank
     return None
 
