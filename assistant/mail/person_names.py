@@ -172,14 +172,11 @@ def greeted(body_start: str) -> list[str]:
     "Reed and Lana, thanks …": a couple on one address), lowercase; [] when it greets no one
     by name."""
     first_line = body_start.strip().split("\n", 1)[0]
-    match = _GREETING_TWO.match(first_line)
-    if match:
-        two = [match.group("name").lower(), match.group("other").lower()]
-        return two if not set(two) & _NOT_GREETED else []
-    for pattern in (_GREETING, _THANKS):
+    for pattern in (_GREETING_TWO, _GREETING, _THANKS):
         match = pattern.match(first_line)
-        if match and match.group("name").lower() not in _NOT_GREETED:
-            return [match.group("name").lower()]
+        names = [n.lower() for n in match.groups() if n] if match else []
+        if names and not set(names) & _NOT_GREETED:
+            return names
     return []
 
 
