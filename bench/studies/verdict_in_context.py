@@ -2,8 +2,8 @@
 is most of a written answer's time at 1.5B): the writer's prompt as the app builds it (system,
 chunks, the quote's lines, the question), its one sentence decoded, then one more user turn,
 "Does the quoted evidence state the answer to the question? Reply Yes or No.", and the margin
-log p(Yes) − log p(No). In the app its chunks' KV would come from the tree and the extra turn
-costs a few dozen tokens, instead of the verdict's own ~90. Scored by AUC against the
+log p(Yes) − log p(No). In the app its chunks' KV would come from the tree and only the short
+extra turn would be prefilled, instead of the verdict's own prompt. Scored by AUC against the
 pointwise quote margins of bench/reader_fit.py's rows on the same questions (--rows): the quote
 holds the facts (answerable questions), and answerable vs not (best margin).
 
