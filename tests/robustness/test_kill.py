@@ -60,7 +60,9 @@ def kill_when(proc: subprocess.Popen, ready: Callable[[], bool], timeout: float 
 
 
 def test_import_killed_while_reading_and_while_embedding_resumes_exactly(tmp_path, capsys):
-    box = write_hostile_mailbox(tmp_path / "mail", n_valid=10, huge_mb=4)
+    # enough mail that reading spans several of the importer's quarter-second batches: with 10
+    # it was often stored in one, and the moment to kill it (some mail stored) never came
+    box = write_hostile_mailbox(tmp_path / "mail", n_valid=80, huge_mb=4)
     home = tmp_path / "home"
     db = home / "knowledge.db"
     args = ["import", *map(str, box.paths)]
