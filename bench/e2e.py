@@ -97,6 +97,11 @@ def prepare_base(root: Path, args: argparse.Namespace) -> Services:
 def open_design(design: Design, base: Services, root: Path, max_tokens: int) -> Services:
     home = root / design.name
     shutil.copytree(base.home.root, home, ignore=shutil.ignore_patterns("cache", "run"))
+    return open_copy(design, base, home, max_tokens)
+
+
+def open_copy(design: Design, base: Services, home: Path, max_tokens: int) -> Services:
+    """Services on `home` (a copy of the base home, its caches kept or not) set as `design`."""
     ctx = replace(open_services(home), _embedder=base.embedder)  # one embedder for all
     ctx.settings.answer.max_tokens = max_tokens
     if design.tau is not None:

@@ -5,14 +5,22 @@ beside naive and reactive KV reuse alone (ragcache), each M one run of bench/e2e
 the home. Also the night's coverage of the last six weeks' chunks and the projection of an
 8-hour night from the nodes made per minute; a PNG of the curve beside the JSON.
 
+With --one-night the points are one night, not one per M: the shipped design precomputes up to
+each M in turn, and the questions are asked at each M on a copy of its home (the KV blobs
+hard-linked: a blob is only ever replaced by rename), so answers never feed the night; naive and
+reactive are asked once, beside the shipped design at the first M. A 0-10-30-60-120 curve then
+costs 120 minutes of night, not 220. Each point is written to --keep as it is reached.
+
     python bench/night.py --home H [--questions data/qa/skilling_recent.jsonl]
-                          [--minutes 0,5,10] [--reuse DIR] [--out night]
+                          [--minutes 0,5,10] [--reuse DIR] [--one-night --keep DIR] [--out night]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -39,6 +47,9 @@ def parse_args() -> argparse.Namespace:
                         "only the shipped design is run again for each M)")  # fmt: skip
     parser.add_argument("--reuse", type=Path, help="a folder of this bench's e2e-M.json from "
                         "an earlier run: an M found there is read, not run again")  # fmt: skip
+    parser.add_argument("--one-night", action="store_true", help="one night, asked at each M")
+    parser.add_argument("--keep", type=Path, help="with --one-night: a folder for each point's "
+                        "e2e-M.json as it is reached (kept if the run stops)")  # fmt: skip
     parser.add_argument("--out", default="night")
     return parser.parse_args()
 
@@ -69,6 +80,74 @@ def run_e2e(args: argparse.Namespace, minutes: float, out: Path, designs: list[s
     ]  # fmt: skip
     log(f"{minutes:g} min of precompute, then {n} questions ({', '.join(designs)})")
     subprocess.run(cmd, check=True, cwd=REPO)
+
+
+def one_night_points(args: argparse.Namespace) -> list[dict]:
+    """The points of one night: precompute up to each M, ask on a snapshot of the home."""
+    import e2e
+    from e2e_designs import select
+
+    n = sum(1 for line in args.questions.read_text().splitlines() if line.strip())
+    questions = e2e.questions_for(argparse.Namespace(questions=args.questions, repeats=None,
+                                                     limit=n))  # fmt: skip
+    designs = {d.name: d for d in select(",".join(DESIGNS))}
+    shipped = designs[SHIPPED]
+    keep = args.keep or Path(tempfile.mkdtemp(prefix="night-points-"))
+    keep.mkdir(parents=True, exist_ok=True)
+    points, baseline, done = [], None, 0.0
+    total: dict = {"cpu_seconds": 0.0, "wall_seconds": 0.0, "jobs": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        base = e2e.prepare_base(root, argparse.Namespace(mailbox=None, home=args.home))
+        night = e2e.open_design(shipped, base, root / "night", args.max_tokens)
+        for m in sorted(float(x) for x in args.minutes.split(",")):
+            if m > done:
+                log(f"the night goes on from {done:g} to {m:g} min")
+                got = e2e.precompute(night, shipped, m - done)
+                total = night_total(total, got)
+                done = m
+            home = snapshot(night.home.root, root / f"at-{m:g}" / SHIPPED)
+            runs = [e2e.Run(shipped, ctx=e2e.open_copy(shipped, base, home, args.max_tokens),
+                            precompute=total)]  # fmt: skip
+            if baseline is None:
+                runs += [e2e.Run(designs[d], ctx=e2e.open_design(designs[d], base, root / "base",
+                                 args.max_tokens)) for d in DESIGNS if d != SHIPPED]  # fmt: skip
+            log(f"{m:g} min: {n} questions ({', '.join(r.design.name for r in runs)})")
+            e2e.ask_all(runs, questions)
+            got = {r.design.name: e2e.design_result(r) for r in runs}
+            rows = {r.design.name: r.rows for r in runs}
+            params = {k: str(v) for k, v in vars(args).items()} | {"minutes_now": m}
+            write_results("night", {"designs": got, "runs": rows}, params,
+                          path=keep / f"e2e-{m:g}.json")  # fmt: skip
+            baseline = baseline or {d: got[d] for d in DESIGNS if d != SHIPPED}
+            points.append(point(m, baseline | {SHIPPED: got[SHIPPED]}))
+            del runs  # the snapshot's models and stores go before its files
+            shutil.rmtree(home.parent, ignore_errors=True)
+    return points
+
+
+def night_total(total: dict, got: dict) -> dict:
+    """The night so far: its time and jobs summed, its stores as they are now."""
+    jobs = dict(total["jobs"])
+    for kind, k in got["jobs"].items():
+        jobs[kind] = jobs.get(kind, 0) + k
+    summed = {k: total[k] + got[k] for k in ("cpu_seconds", "wall_seconds")}
+    return got | summed | {"jobs": jobs}
+
+
+def snapshot(home: Path, to: Path) -> Path:
+    """A copy of the night's home as it is now: its databases copied, its KV blobs hard-linked
+    (the blob store replaces a file by rename, never writes into one)."""
+    blobs = home / "cache" / "kv"
+
+    def copy(src: str, dst: str) -> None:
+        if Path(src).is_relative_to(blobs):
+            os.link(src, dst)
+        else:
+            shutil.copy2(src, dst)
+
+    shutil.copytree(home, to, ignore=shutil.ignore_patterns("run"), copy_function=copy)
+    return to
 
 
 def point(minutes: float, designs: dict) -> dict:
@@ -139,7 +218,9 @@ def main() -> None:
         baseline = {d: v for d, v in json.loads(args.baseline.read_text())["designs"].items()
                     if d in DESIGNS and d != SHIPPED}  # fmt: skip
     points = []
-    for m in args.minutes.split(","):
+    if args.one_night:
+        points = one_night_points(args)
+    for m in args.minutes.split(",") if not args.one_night else ():
         designs, baseline = one_night(args, float(m), work, baseline)
         points.append(point(float(m), designs))
     chunks = recent_chunks(args.home)
