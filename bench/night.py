@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import REPO, RESULTS_DIR, log, print_table, write_results  # noqa: E402
+from night_points import night_total, snapshot  # noqa: E402
 
 DESIGNS = ("naive", "ragcache", "full-any-ev")
 SHIPPED = "full-any-ev"
@@ -124,30 +124,6 @@ def one_night_points(args: argparse.Namespace) -> list[dict]:
             del runs  # the snapshot's models and stores go before its files
             shutil.rmtree(home.parent, ignore_errors=True)
     return points
-
-
-def night_total(total: dict, got: dict) -> dict:
-    """The night so far: its time and jobs summed, its stores as they are now."""
-    jobs = dict(total["jobs"])
-    for kind, k in got["jobs"].items():
-        jobs[kind] = jobs.get(kind, 0) + k
-    summed = {k: total[k] + got[k] for k in ("cpu_seconds", "wall_seconds")}
-    return got | summed | {"jobs": jobs}
-
-
-def snapshot(home: Path, to: Path) -> Path:
-    """A copy of the night's home as it is now: its databases copied, its KV blobs hard-linked
-    (the blob store replaces a file by rename, never writes into one)."""
-    blobs = home / "cache" / "kv"
-
-    def copy(src: str, dst: str) -> None:
-        if Path(src).is_relative_to(blobs):
-            os.link(src, dst)
-        else:
-            shutil.copy2(src, dst)
-
-    shutil.copytree(home, to, ignore=shutil.ignore_patterns("run"), copy_function=copy)
-    return to
 
 
 def point(minutes: float, designs: dict) -> dict:

@@ -1,0 +1,45 @@
+"""bench/night.py --one-night asks each point's questions on a snapshot of the night's home: the
+snapshot shares the KV blobs' files but nothing the questions may change reaches the night."""
+
+from __future__ import annotations
+
+import os
+
+from bench.night_points import night_total, snapshot
+from cache.files import replace_atomically
+
+
+def test_a_snapshot_links_the_blobs_copies_the_rest_and_leaves_out_run_markers(tmp_path):
+    home = tmp_path / "night"
+    (home / "cache" / "kv" / "ab").mkdir(parents=True)
+    (home / "run").mkdir()
+    blob = home / "cache" / "kv" / "ab" / "abcd.kv"
+    blob.write_bytes(b"kv of a chunk")
+    (home / "cache" / "qa.db").write_bytes(b"the night's stored answers")
+    (home / "knowledge.db").write_bytes(b"mail")
+    (home / "run" / "precompute.lock").write_text("1234")
+
+    to = snapshot(home, tmp_path / "at-10" / "full-any-ev")
+
+    linked = to / "cache" / "kv" / "ab" / "abcd.kv"
+    assert os.path.samefile(linked, blob)
+    assert not os.path.samefile(to / "cache" / "qa.db", home / "cache" / "qa.db")
+    assert (to / "knowledge.db").read_bytes() == b"mail"
+    assert not (to / "run").exists()
+    # what the questions write goes to the snapshot alone: a blob is replaced by rename, a
+    # database is its own file
+    replace_atomically(linked, lambda tmp: tmp.write_bytes(b"a question's KV"))
+    (to / "cache" / "qa.db").write_bytes(b"answers of the questions")
+    assert blob.read_bytes() == b"kv of a chunk"
+    assert (home / "cache" / "qa.db").read_bytes() == b"the night's stored answers"
+
+
+def test_the_night_so_far_sums_its_time_and_jobs_and_keeps_its_latest_stores():
+    first = {"cpu_seconds": 10.0, "wall_seconds": 6.0, "jobs": {"chunk_kv": 3}, "kv_tree": {"n": 3}}
+    then = {"cpu_seconds": 4.0, "wall_seconds": 2.5, "jobs": {"chunk_kv": 2, "qa": 1},
+            "kv_tree": {"n": 5}}  # fmt: skip
+    start = {"cpu_seconds": 0.0, "wall_seconds": 0.0, "jobs": {}}
+    total = night_total(night_total(start, first), then)
+    assert total["cpu_seconds"] == 14.0 and total["wall_seconds"] == 8.5
+    assert total["jobs"] == {"chunk_kv": 5, "qa": 1}
+    assert total["kv_tree"] == {"n": 5}
