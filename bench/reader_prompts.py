@@ -45,8 +45,10 @@ def shots(n: int) -> str:
 
 def forms() -> dict[str, tuple[str, str, str]]:
     """name → (instruction, prompt, which excerpt: "quote" is the quote's lines alone, "mail"
-    adds its mail's sender · date · subject, "shown" is everything the answer shows: the quote,
-    its mail, and the other mail's line with its mail)."""
+    adds its mail's sender · date · subject ("mail first": before the quote, so that a KV node of
+    the header and a mail line could serve every quote that opens with that line,
+    bench/studies/verdict_tokens.py), "shown" is everything the answer shows: the quote, its
+    mail, and the other mail's line with its mail)."""
     shipped = (REPO / "prompts" / "reader_system.txt").read_text(encoding="utf-8").strip()
     states = (REPO / "prompts" / "reader_states.txt").read_text(encoding="utf-8").strip()
     return {
@@ -55,6 +57,7 @@ def forms() -> dict[str, tuple[str, str, str]]:
         "excerpt-first, task +2 examples": (TASK + shots(2), E_FIRST, "quote"),
         "shipped (excerpt-first, +5 examples)": (shipped, states, "quote"),
         "shipped, the quote and its mail": (shipped, states, "mail"),
+        "shipped, its mail first": (shipped, states, "mail first"),
         "shipped, all that is shown": (shipped, states, "shown"),
     }
 
@@ -64,7 +67,8 @@ def excerpts(found) -> dict[str, str]:
     from assistant.answer.shape import mail_line, mail_of, shown_lines
 
     quote = " ".join(e.sentence for e in found.lines)
-    return {"quote": quote, "mail": f"{quote} ({mail_line(mail_of(found.record))})",
+    where = mail_line(mail_of(found.record))
+    return {"quote": quote, "mail": f"{quote} ({where})", "mail first": f"({where}) {quote}",
             "shown": " / ".join(shown_lines(found))}  # fmt: skip
 
 
