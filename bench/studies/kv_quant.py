@@ -50,6 +50,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--questions", type=Path, nargs="*", default=list(QA_FILES))
     parser.add_argument("--limit", type=int, default=12, help="every n-th question to N (0: all)")
     parser.add_argument("--home", type=Path, help="an imported home to copy (default: import)")
+    parser.add_argument("--model", default="", help="[models] writer (default: the shipped one)")
+    parser.add_argument("--out", default="kv_quant")
     return parser.parse_args()
 
 
@@ -113,6 +115,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for kv_type in TYPES:
             ctx = demo_context(Path(tmp) / kv_type, args.home)
             ctx.settings.llm.kv_type = kv_type
+            ctx.settings.models.writer = args.model or ctx.settings.models.writer
             pipe = ctx.answerer()
             pipes[kv_type] = (pipe, FirstToken(pipe.cache.llm))
         for i, q in enumerate(questions):
@@ -152,7 +155,7 @@ def main() -> None:
         ["KV type", *(label for _, label in COLUMNS)],
         [[t, *(s[k] for k, _ in COLUMNS)] for t, s in summary.items()],
     )
-    write_results("kv_quant", results, {k: str(v) for k, v in vars(args).items()})
+    write_results(args.out, results, {k: str(v) for k, v in vars(args).items()})
 
 
 if __name__ == "__main__":
