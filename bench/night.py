@@ -71,7 +71,7 @@ def one_night(
 
 
 def run_e2e(args: argparse.Namespace, minutes: float, out: Path, designs: list[str]) -> None:
-    n = sum(1 for line in args.questions.read_text().splitlines() if line.strip())
+    n = count_questions(args.questions)
     cmd = [
         sys.executable, str(REPO / "bench" / "e2e.py"), "--home", str(args.home),
         "--questions", str(args.questions), "--limit", str(n), "--designs", ",".join(designs),
@@ -82,12 +82,16 @@ def run_e2e(args: argparse.Namespace, minutes: float, out: Path, designs: list[s
     subprocess.run(cmd, check=True, cwd=REPO)
 
 
+def count_questions(path: Path) -> int:
+    return sum(1 for line in path.read_text().splitlines() if line.strip())
+
+
 def one_night_points(args: argparse.Namespace) -> list[dict]:
     """The points of one night: precompute up to each M, ask on a snapshot of the home."""
     import e2e
     from e2e_designs import select
 
-    n = sum(1 for line in args.questions.read_text().splitlines() if line.strip())
+    n = count_questions(args.questions)
     questions = e2e.questions_for(argparse.Namespace(questions=args.questions, repeats=None,
                                                      limit=n))  # fmt: skip
     designs = {d.name: d for d in select(",".join(DESIGNS))}
@@ -196,9 +200,10 @@ def main() -> None:
     points = []
     if args.one_night:
         points = one_night_points(args)
-    for m in args.minutes.split(",") if not args.one_night else ():
-        designs, baseline = one_night(args, float(m), work, baseline)
-        points.append(point(float(m), designs))
+    else:
+        for m in args.minutes.split(","):
+            designs, baseline = one_night(args, float(m), work, baseline)
+            points.append(point(float(m), designs))
     chunks = recent_chunks(args.home)
     proj = projection(points, chunks)
     print_table(

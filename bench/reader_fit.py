@@ -274,6 +274,16 @@ def kept_rows(path: Path) -> dict[str, dict]:
     return {r["id"]: r for r in _jsonl(path)} if path.exists() else {}
 
 
+def quoted(ctx, answerer, rows: list[dict]):
+    """Each question row with its retrieved chunks and its quote, as the answer path finds them
+    (no model): (row, hits, found); a row whose quote is empty is passed over."""
+    for row in rows:
+        question = row["question"]
+        hits, found = answerer.quote(question, ctx.embedder.embed_batch([question])[0])
+        if found.lines:
+            yield row, hits, found
+
+
 def margins(row: dict) -> list[float]:
     """A kept row's margins: the quote's (NO_QUOTE where there was no quote), then the next
     candidates'."""

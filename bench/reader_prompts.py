@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import QA_DIR, REPO, log, print_table, write_results  # noqa: E402
 from _funnel_worker import has  # noqa: E402
-from reader_fit import auc  # noqa: E402
+from reader_fit import auc, quoted  # noqa: E402
 
 TASK = (
     "You check answers found in a person's own mail. You are given a question and an excerpt "
@@ -80,13 +80,10 @@ def items(home: Path, files: list[Path], n: int, model: str) -> tuple[object, li
     ctx.settings.models.reader = model
     answerer, out = ctx.answerer(), []
     rows = [json.loads(x) for f in files for x in f.read_text().splitlines() if x.strip()][:n]
-    for row in rows:
-        vector = ctx.embedder.embed_batch([row["question"]])[0]
-        _, found = answerer.quote(row["question"], vector)
-        if found.lines:
-            right = bool(has(shown(found), list(row.get("must_contain") or [])))
-            right = right and row.get("answerable", True) is not False
-            out.append((row["question"], excerpts(found), right))
+    for row, _, found in quoted(ctx, answerer, rows):
+        right = bool(has(shown(found), list(row.get("must_contain") or [])))
+        right = right and row.get("answerable", True) is not False
+        out.append((row["question"], excerpts(found), right))
     return ctx, out
 
 

@@ -45,7 +45,7 @@ def neighbours_first(plan, ids: np.ndarray, matrix: np.ndarray) -> list[int]:
     head = plan.chunks[: len(plan.recent_chunks)]
     tail_n = plan.bulk_chunks + plan.copies
     tail = plan.chunks[len(plan.chunks) - tail_n :] if tail_n else []
-    middle = [c for c in plan.chunks[len(head) : len(plan.chunks) - tail_n]]
+    middle = plan.chunks[len(head) : len(plan.chunks) - tail_n]
     row = {int(c): i for i, c in enumerate(ids)}
     unit = matrix.astype(np.float32)
     unit /= np.maximum(np.linalg.norm(unit, axis=1, keepdims=True), 1e-9)

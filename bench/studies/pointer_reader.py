@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _comm
 import numpy as np  # noqa: E402
 from _common import log, print_table, write_results  # noqa: E402
 from _funnel_worker import has  # noqa: E402
-from reader_fit import SETS, auc, kept_rows, margins, questions  # noqa: E402
+from reader_fit import SETS, auc, kept_rows, margins, questions, quoted  # noqa: E402
 
 SYSTEM = (
     "You check answers found in a person's own mail. You are given numbered excerpts of mail "
@@ -73,11 +73,8 @@ def run_set(name: str, args: argparse.Namespace, tmp: Path) -> list[dict]:
     frame = chat_frame(llm)
     digits = [llm.tokenize(str(i))[0] for i in range(10)]
     with out_path.open("a", encoding="utf-8") as out:
-        for q in todo:
+        for q, _, found in quoted(ctx, answerer, todo):
             question, must = q["question"], list(q.get("must_contain") or [])
-            _, found = answerer.quote(question, ctx.embedder.embed_batch([question])[0])
-            if not found.lines:
-                continue
             others = next_candidates(found, question)
             lines = [quote_excerpt(found), *(candidate_excerpt(c) for c in others)]
             facts = [has(shown(found), must)]

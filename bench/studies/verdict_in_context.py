@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _comm
 
 from _common import log, print_table, write_results  # noqa: E402
 from _funnel_worker import has  # noqa: E402
-from reader_fit import SETS, auc, kept_rows, questions  # noqa: E402
+from reader_fit import SETS, auc, kept_rows, questions, quoted  # noqa: E402
 
 ASK = "Does the quoted evidence state the answer to the question? Reply Yes or No."
 
@@ -69,15 +69,12 @@ def run(args: argparse.Namespace, tmp: Path) -> list[dict]:
     extra = f"{turn}user\n{ASK}{frame.tail}" if turn else f"\n{ASK}{frame.tail}"
     yes, no = llm.tokenize("Yes")[0], llm.tokenize("No")[0]
     with out_path.open("a", encoding="utf-8") as out:
-        for q in todo:
+        for q, hits, found in quoted(ctx, answerer, todo):
             question, must = q["question"], list(q.get("must_contain") or [])
-            hits, found = answerer.quote(question, ctx.embedder.embed_batch([question])[0])
-            if not found.lines:
-                continue
             chunks = ctx.settings.answer.prompt_chunks
             read = prompt_records([h.record for h in hits], found, chunks)
-            quoted = [e.sentence for e in found.lines]
-            segments = cache.segments([r.text for r in read], question, quoted)
+            lines = [e.sentence for e in found.lines]
+            segments = cache.segments([r.text for r in read], question, lines)
             started = time.perf_counter()
             pieces = []
             check = cache.checker(False)
