@@ -1,4 +1,5 @@
 """A one-night curve's ratios on the questions whose baseline was asked on a quiet machine
+and the time to first token of the questions whose prompt chunks all came from the tree
 (bench/night.py --one-night asks naive and reactive once, beside the shipped design at the
 first point; if other work shared the cores then, those questions' baseline is slow and every
 later point's ratio looks better than it is). --exclude names the questions (1-based, in the
@@ -20,6 +21,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common
 
 from _common import print_table, write_results  # noqa: E402
+
+
+def median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
 
 
 def numbers(text: str) -> set[int]:
@@ -51,13 +56,20 @@ def main() -> None:
         rows = json.loads(Path(f"{args.points}{m}.json").read_text())["runs"]["full-any-ev"]
         full = mean(rows)
         ratios = {"full_vs_naive": full / naive, "full_vs_reactive": full / reactive}
+        # every question whose prompt chunks all came from the tree (all 41, not only `keep`)
+        covered = [r for r in rows if r["kv_chunks"] and r["kv_chunks_reused"] == r["kv_chunks"]]
+        ratios |= {"covered": len(covered),
+                   "covered_ttft_p50_s": median([r["ttft"] for r in covered]),
+                   "covered_verdict_p50_s": median([r["verdict"] for r in covered])}  # fmt: skip
         points.append({"minutes": float(m), "questions": len(keep), "full_mean_s": full,
                        "naive_mean_s": naive, "reactive_mean_s": reactive} | ratios)  # fmt: skip
     print_table(
         f"the curve on the {len(keep)} questions with a quiet baseline",
-        ["minutes", "full s", "naive s", "reactive s", "full/naive", "full/reactive"],
+        ["minutes", "full s", "naive s", "reactive s", "full/naive", "full/reactive", "covered",
+         "TTFT p50 covered", "verdict p50 covered"],
         [[p["minutes"], p["full_mean_s"], p["naive_mean_s"], p["reactive_mean_s"],
-          p["full_vs_naive"], p["full_vs_reactive"]] for p in points],
+          p["full_vs_naive"], p["full_vs_reactive"], p["covered"], p["covered_ttft_p50_s"],
+          p["covered_verdict_p50_s"]] for p in points],
     )  # fmt: skip
     write_results(args.out, {"points": points}, vars(args))
 
