@@ -84,11 +84,16 @@ def make_lines(
 
 
 def make_judge(
-    settings: Settings, writer: Callable[[], LocalLLM], kv_dir: Path, kept: Verdicts | None = None
+    settings: Settings,
+    writer: Callable[[], LocalLLM],
+    kv_dir: Path,
+    kept: Verdicts | None = None,
+    tree: Callable[[LocalLLM], KVTree] | None = None,
 ) -> tuple[Reader | None, str]:
     """(the reader, "") or (None, why not): the configured model, or on a machine with too
     little free memory for it the smaller shipped one, said so. `writer()` is the writer's
-    model, shared when the reader is the same file; `kept`, its verdicts kept between runs."""
+    model, shared when the reader is the same file; `kept`, its verdicts kept between runs;
+    `tree(model)`, the KV tree its excerpts' nodes are kept in."""
     from assistant.answer.judge import Prompts, Reader
     from assistant.llm.model_file import LLMError
     from assistant.llm.models import reader_choice
@@ -101,7 +106,9 @@ def make_judge(
     if path is None:
         return None, note
     llm = writer() if path == writer().path else LocalLLM(path, 2048, settings.llm.n_threads)
-    return Reader(llm, Prompts.read(bundled("prompts")), kv_dir=kv_dir, kept=kept), note
+    nodes = tree(llm) if tree is not None else None
+    prompts = Prompts.read(bundled("prompts"))
+    return Reader(llm, prompts, kv_dir=kv_dir, kept=kept, nodes=nodes), note
 
 
 def make_answerer(

@@ -223,9 +223,15 @@ class Services:
                     from cache.verdicts import Verdicts
 
                     kv_dir, kept = self.home.cache_dir / "reader", Verdicts(self.cache_db)
-                    made = make_judge(self.settings, lambda: self.llm, kv_dir, kept)
+                    made = make_judge(self.settings, lambda: self.llm, kv_dir, kept, self._tree)
                     self._judge, self.reader_note = made
         return self._judge
+
+    def _tree(self, llm: LocalLLM) -> KVTree:
+        """The KV tree of `llm`'s nodes: the writer's own where the reader is its model."""
+        from cache.kv_tree import KVTree
+
+        return self.kv if llm is self.llm else KVTree(self.cache_db, self.blobs, llm.fingerprint)
 
     @property
     def qa(self) -> QABank:
@@ -338,6 +344,7 @@ class Services:
             check=self.rerank_check(), lock=self.precompute_lock,
             weights_path=self.home.cache_dir / LINE_WEIGHTS,
             recheck=lambda served: self.answerer().recheck(served), importer=self.importer(),
+            judge=lambda: self.judge,
         )  # fmt: skip
 
     def rerank_check(self) -> RerankCheck:

@@ -20,32 +20,27 @@ the other half and on sets no rule was read from; none is read off an evaluation
 from __future__ import annotations
 
 import hashlib
-import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assistant.answer.evidence import Candidate, Evidence, Found, mail_key, shown_lines
+from assistant.answer.excerpts import Excerpt, as_excerpt, excerpt, opening
 from assistant.answer.qa_verify import SameCheck
 from assistant.answer.quoted import answer_span, clipped, line_key, window
-from assistant.answer.shape import mail_line, mail_of
-from assistant.llm.model_file import LLMError
+from assistant.answer.reader_kv import ReaderKV, common
 from assistant.llm.prompt import Frame, chat_frame
 from assistant.llm.runtime import LocalLLM
-from cache.files import replace_atomically
 from cache.verdicts import Verdicts
 
 if TYPE_CHECKING:
-    from assistant.knowledge.store import ChunkRecord
-
-log = logging.getLogger(__name__)
+    from cache.kv_tree import KVTree
 
 READER_PROMPTS = ("reader_system.txt", "reader_states.txt", "reader_same.txt")
 CANDIDATES = 2  # lines judged after a quote the reader does not confirm (each a verdict)
 MAILS = 3  # of at most this many mails
-EXCERPT_CHARS = 320
 
 
 @dataclass(frozen=True)
@@ -95,7 +90,8 @@ class Judged:
 class Reader:
     """The reader model's two questions, each answered by one margin. Holds the model's lock for
     each call; the instruction's KV is kept between calls (whatever else used the model since,
-    the tokens it still holds are checked, not assumed)."""
+    the tokens it still holds are checked, not assumed), and an excerpt's header and first line
+    come from the KV tree's nodes where a night made them (answer/reader_kv.py)."""
 
     def __init__(
         self,
@@ -104,9 +100,10 @@ class Reader:
         bars: Bars = DEFAULT_BARS,
         kv_dir: Path | None = None,
         kept: Verdicts | None = None,
+        nodes: KVTree | None = None,
     ) -> None:
         self.llm, self.prompts, self.bars = llm, prompts, bars
-        self.kv_dir = kv_dir  # where the instruction's KV is kept for the next process
+        self.kv = ReaderKV(llm, kv_dir, nodes)
         self.kept = kept  # "same question" verdicts kept for the next process
         self._frame: Frame | None = None
         self._prefix: list[int] = []
@@ -123,12 +120,20 @@ class Reader:
             self._frame = frame
         return self._frame
 
-    def states(self, question: str, excerpts: Sequence[str]) -> list[float]:
-        """For each excerpt (`excerpt()`), the margin that it states the answer to `question`.
-        The excerpt comes first, as in the instruction's examples."""
+    def states(self, question: str, excerpts: Sequence[Excerpt | str]) -> list[float]:
+        """For each excerpt (excerpts.py; a string: one with no header), the margin that it
+        states the answer to `question`. The excerpt comes first, as in the instruction's
+        examples."""
         asked = " ".join(question.split())
-        return self._margins([self.prompts.states.format(excerpt=e, question=asked)
-                              for e in excerpts])  # fmt: skip
+
+        def prompt(frame: Frame) -> list[tuple[list[str], str]]:
+            out = []
+            for item in excerpts:
+                o = opening(self.prompts.states, as_excerpt(item), asked, frame.tail)
+                out.append(([o.header] if o.line is None else [o.header, o.line], o.rest))
+            return out
+
+        return self._margins(prompt)
 
     def same(self, stored: str, asked: str) -> float:
         """The margin that `stored` asks for the same information as `asked` (kept: a repeat
@@ -138,61 +143,50 @@ class Reader:
         key = hashlib.sha256(f"{self.llm.fingerprint}\n{text}".encode()).hexdigest()
         if key not in self._memo:
             known = self.kept.get(key) if self.kept is not None else None
-            self._memo[key] = known if known is not None else self._margins([text])[0]
-            if known is None and self.kept is not None:
-                self.kept.put(key, self._memo[key])
+            if known is None:
+                known = self._margins(lambda frame: [([], text + frame.tail)])[0]
+                if self.kept is not None:
+                    self.kept.put(key, known)
+            self._memo[key] = known
         return self._memo[key]
 
-    def _instruction(self) -> None:
-        """The model holds the instruction's KV: kept from the last call, else read from
-        `kv_dir` (written by an earlier process: a one-shot `ask` computes only its own
-        prompt), else computed and written there. A file that does not fit is computed again."""
-        prefix = self._prefix
-        if self.llm.held_tokens()[: len(prefix)] == prefix:
-            return
-        name = hashlib.sha256(str(prefix).encode()).hexdigest()[:16]
-        path = self.kv_dir / f"{self.llm.fingerprint}-{name}.kv" if self.kv_dir else None
-        if path is not None and path.is_file():
-            try:
-                self.llm.restore_ranges([path.read_bytes()], prefix)
-                return
-            except (OSError, LLMError) as exc:
-                log.warning("%s: the reader's cached instruction is recomputed (%s)", path, exc)
-        self.llm.reset()
-        self.llm.eval(prefix)
-        if path is not None:
-            blob = self.llm.save_range(0, len(prefix))
-            replace_atomically(path, lambda tmp: tmp.write_bytes(blob))
-
-    def _margins(self, items: Sequence[str]) -> list[float]:
-        """Each item's margin, each prompt the fixed instruction (its KV kept) and the item."""
+    def _margins(self, prompts: Callable[[Frame], list[tuple[list[str], str]]]) -> list[float]:
+        """Each prompt's margin: the fixed instruction (its KV kept), its opening segments
+        (each tokenized on its own: from the KV tree where a night kept them) and the rest."""
         with self._guard, self.llm.for_the_user():
             frame = self._ready()
-            self._instruction()
+            self.kv.instruction(self._prefix)
             out = []
-            for item in items:
-                keep(self.llm, self._prefix)
-                self.llm.eval(self.llm.tokenize(item + frame.tail))
+            for segments, rest in prompts(frame):
+                self.kv.hold(self._prefix, [self.llm.tokenize(s) for s in segments])
+                self.llm.eval(self.llm.tokenize(rest))
                 logits = self.llm.logits()
                 out.append(float(logits[self._yes_no[0]] - logits[self._yes_no[1]]))
             return out
 
+    def keep_nodes(self, where: str, lines: Sequence[str], check: Callable[[], None]) -> int:
+        """The night's: the KV nodes of [instruction, "Excerpt: (where)"] and of each line after
+        it (one mail's lines), those the tree lacks; `check` may raise between nodes to step
+        aside. Returns how many were made."""
+        if self.kv.nodes is None:
+            return 0
+        made = 0
+        with self._guard, self.llm.lock:
+            frame = self._ready()
+            self.kv.instruction(self._prefix)
+            for line in lines:
+                o = opening(self.prompts.states, Excerpt(where, (line,)), "", frame.tail)
+                if o.line is not None:
+                    segments = [self.llm.tokenize(o.header), self.llm.tokenize(o.line)]
+                    made += self.kv.keep(self._prefix, segments, check)
+        return made
 
-def excerpt(text: str, record: ChunkRecord | None) -> str:
-    """What the reader judges of a line: its text, then its mail's sender · date · subject, as
-    the answer shows them (a question may name the person or the day, which the line leaves to
-    the header: bench/results/reader_prompts_shown.json, where the AUC of the quote's margin
-    rose on both sets tried against the line alone)."""
-    text = " ".join(text.split())[:EXCERPT_CHARS]
-    where = mail_line(mail_of(record)) if record is not None else ""
-    return f"{text} ({where})" if where else text
+
+def quote_excerpt(found: Found) -> Excerpt:
+    return excerpt([e.sentence for e in found.lines], found.record)
 
 
-def quote_excerpt(found: Found) -> str:
-    return excerpt(" ".join(e.sentence for e in found.lines), found.record)
-
-
-def candidate_excerpt(candidate: Candidate) -> str:
+def candidate_excerpt(candidate: Candidate) -> Excerpt:
     return excerpt(candidate.line.text, candidate.record)
 
 
@@ -200,11 +194,7 @@ def keep(llm: LocalLLM, tokens: Sequence[int]) -> None:
     """The model's state holds `tokens` and nothing after: what it already holds of them is kept,
     the rest evaluated (in one batch, as a fresh state would evaluate them after the same held
     part: the KV, and so every verdict after it, is the same either way)."""
-    same = 0
-    for a, b in zip(llm.held_tokens(), tokens, strict=False):
-        if a != b:
-            break
-        same += 1
+    same = common(llm.held_tokens(), tokens)
     if same == 0:
         llm.reset()
     else:

@@ -4,9 +4,13 @@ reranker's document KV, pending and stale QA entries answered, and QA entries' K
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 from assistant.answer.evidence import LineFinder, prompt_records
+from assistant.answer.lines import mail_lines
 from assistant.answer.qa_memory import QAMemory
-from assistant.answer.shape import first_sentence
+from assistant.answer.shape import first_sentence, mail_line, mail_of
 from assistant.config_sections import PrecomputeSettings
 from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.store import KnowledgeStore
@@ -14,6 +18,10 @@ from assistant.kv.prompt_cache import Preempted, PromptCache
 from assistant.rerank.selection import Selection
 from cache import policy
 from cache.qa_bank import QABank
+
+if TYPE_CHECKING:
+    from assistant.answer.judge import Reader
+    from assistant.knowledge.store import ChunkRecord
 
 
 class CacheJobs:
@@ -28,6 +36,7 @@ class CacheJobs:
     lines: LineFinder
     settings: PrecomputeSettings
     kv: bool
+    judge: Callable[[], Reader | None] | None
 
     def _populate(self, payload: dict) -> None:
         question, qa = payload["question"], self.qa
@@ -79,7 +88,18 @@ class CacheJobs:
             self.cache.prefill([records[0].text], missing_only=True)
             if self.cache.settings.cache.reuse == "any-order":
                 self.cache.keep_heading()
+            self._reader_nodes(records[0])
         self.lines.chunk_vectors(records)
+
+    def _reader_nodes(self, record: ChunkRecord) -> int:
+        """The reader's nodes for the chunk's lines of three words or more (the lines it judges
+        as candidates: answer/judge.py next_candidates), after its mail's header; steps aside
+        between nodes. Returns how many were made."""
+        reader = self.judge() if self.judge is not None and self.settings.reader_nodes else None
+        if reader is None or not self.kv:
+            return 0
+        lines = [ln.text for ln in mail_lines(record.text) if len(ln.text.split()) >= 3]
+        return reader.keep_nodes(mail_line(mail_of(record)), lines, self.cache.checker(True))
 
     def _doc_kv(self, payload: dict) -> None:
         """The reranker's document KV of a chunk (issue 7): a reranked question then evaluates

@@ -28,6 +28,7 @@ from cache.prediction import History, KnowledgeAbstract
 from cache.qa_entries import Served
 
 if TYPE_CHECKING:
+    from assistant.answer.judge import Reader
     from assistant.importing.importer import Importer  # handed in (PrecomputeParts), not built here
 
 PRIORITY = {
@@ -85,6 +86,7 @@ class Handlers(PredictionJobs, CacheJobs):
         weights_path: Path | None = None,
         recheck: Callable[[Served], bool] | None = None,
         importer: Importer | None = None,
+        judge: Callable[[], Reader | None] | None = None,
     ) -> None:
         """`cache` prefills and decodes, `select` chooses a question's chunks as the answer path
         does, `memory` writes the QA bank. `check`: where detail questions are kept with their
@@ -100,6 +102,7 @@ class Handlers(PredictionJobs, CacheJobs):
         self.weights_path = weights_path  # where a refit of the line scorer goes
         self.recheck = recheck  # a served hit answered afresh (Answerer.recheck)
         self.importer = importer  # reads the remembered sources again
+        self.judge = judge  # the reader, loaded on first use (its excerpts' nodes)
         self.queue = queue
         self.seeds = SEEDS
         self.predictions_first = False  # the planner sets it from what each saved

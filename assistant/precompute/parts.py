@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
     from assistant.answer.evidence import LineFinder
+    from assistant.answer.judge import Reader
     from assistant.answer.qa_memory import QAMemory
     from assistant.config import Settings
     from assistant.importing.importer import Importer
@@ -46,3 +47,6 @@ class PrecomputeParts:
     recheck: Callable[[Served], bool]  # a served hit answered afresh (Answerer.recheck)
     # reads the remembered sources again (job "reimport"); None: the night does not import
     importer: Importer | None = None
+    # the reader (loaded on first use; None: none configured), whose excerpts' KV nodes a
+    # chunk's job makes after the chunk's own
+    judge: Callable[[], Reader | None] | None = None

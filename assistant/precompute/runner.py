@@ -134,6 +134,7 @@ class Precompute:
             self.cache, self.select, parts.memory, parts.store, self.queue, self.abstract,
             History(db), self.settings, kv=kv, check=self.check, lines=parts.lines,
             weights_path=parts.weights_path, recheck=parts.recheck, importer=parts.importer,
+            judge=parts.judge,
         )  # fmt: skip
         self.planner = Planner(parts, self.handlers, self.queue, settle)
 

@@ -41,7 +41,8 @@ def parse_args() -> argparse.Namespace:
 
 
 def rows_for(args: argparse.Namespace, home: Path) -> list[dict]:
-    from assistant.answer.judge import EXCERPT_CHARS, quote_excerpt
+    from assistant.answer.excerpts import EXCERPT_CHARS
+    from assistant.answer.judge import quote_excerpt
     from assistant.answer.shape import mail_line, mail_of
     from assistant.services import open_services
 
@@ -59,7 +60,8 @@ def rows_for(args: argparse.Namespace, home: Path) -> list[dict]:
         _, found = answerer.quote(question, ctx.embedder.embed_batch([question])[0])
         if not found.lines:
             continue
-        excerpt = quote_excerpt(found)
+        shipped = quote_excerpt(found)  # as the reader read it then: the header after
+        excerpt = f"{shipped.text} ({shipped.where})" if shipped.where else shipped.text
         item = reader.prompts.states.format(excerpt=excerpt, question=question) + frame.tail
         where = mail_line(mail_of(found.record)) if found.record is not None else ""
         head, _, rest = item.partition(excerpt)

@@ -48,7 +48,8 @@ class SetReader:
 
     def states(self, question: str, excerpts):
         self.asked += list(excerpts)
-        return [next((m for w, m in self.says.items() if w in e), self.default) for e in excerpts]
+        return [next((m for w, m in self.says.items() if w in str(e)), self.default)
+                for e in excerpts]  # fmt: skip
 
     def same(self, stored: str, asked: str) -> float:
         return 5.0

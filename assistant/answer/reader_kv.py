@@ -1,0 +1,114 @@
+"""Where the reader's prompt KV comes from: the instruction held between calls (else read from
+the file an earlier process wrote, else computed and written), then the excerpt's opening
+segments (answer/excerpts.py) from what the model still holds, from the KV tree's nodes, or
+computed, in that order. A node is put back at the positions it was computed at (nothing
+moves) after the same tokens it was computed after, so a verdict is the same with it as
+without it (tests/assistant/answer/test_reader_kv.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from assistant.llm.model_file import LLMError
+from assistant.llm.runtime import LocalLLM
+from cache.files import replace_atomically
+from cache.kv_tree import KVTree, segment_hash
+
+log = logging.getLogger(__name__)
+
+
+class ReaderKV:
+    def __init__(self, llm: LocalLLM, kv_dir: Path | None, nodes: KVTree | None) -> None:
+        self.llm = llm
+        self.kv_dir = kv_dir  # where the instruction's KV is kept for the next process
+        self.nodes = nodes  # the KV tree under the reader model's fingerprint, or none
+        self.restored = 0  # segments put back from nodes (a bench counts them)
+
+    def instruction(self, prefix: Sequence[int]) -> None:
+        """The model holds the instruction's KV: kept from the last call, else read from
+        `kv_dir` (written by an earlier process: a one-shot `ask` computes only its own
+        prompt), else computed and written there. A file that does not fit is computed again."""
+        prefix = list(prefix)
+        if self.llm.held_tokens()[: len(prefix)] == prefix:
+            return
+        name = hashlib.sha256(str(prefix).encode()).hexdigest()[:16]
+        path = self.kv_dir / f"{self.llm.fingerprint}-{name}.kv" if self.kv_dir else None
+        if path is not None and path.is_file():
+            try:
+                self.llm.restore_ranges([path.read_bytes()], prefix)
+                return
+            except (OSError, LLMError) as exc:
+                log.warning("%s: the reader's cached instruction is recomputed (%s)", path, exc)
+        self.llm.reset()
+        self.llm.eval(prefix)
+        if path is not None:
+            blob = self.llm.save_range(0, len(prefix))
+            replace_atomically(path, lambda tmp: tmp.write_bytes(blob))
+
+    def hold(self, prefix: Sequence[int], segments: Sequence[Sequence[int]]) -> None:
+        """The model holds `prefix` (which it holds already: `instruction`) and then
+        `segments`, and nothing after: what it holds of them is kept, a segment the tree has
+        restored, the rest evaluated."""
+        target = [*prefix, *(t for seg in segments for t in seg)]
+        same = common(self.llm.held_tokens(), target)
+        if same < len(prefix):
+            raise ValueError("the reader's instruction is not held")
+        self.llm.truncate(same)
+        path, start = [segment_hash(prefix)], len(prefix)
+        for seg in segments:
+            path.append(segment_hash(seg))
+            end = start + len(seg)
+            if end > same:
+                if start < same:  # held in part: computed whole, as a node would be
+                    self.llm.truncate(start)
+                if not self._restored(path, seg, start):
+                    self.llm.eval(list(seg))
+                same = end
+            start = end
+
+    def _restored(self, path: list[str], seg: Sequence[int], start: int) -> bool:
+        node = self.nodes.node_blob(path) if self.nodes is not None else None
+        if node is None or node[1] != start + len(seg):
+            return False
+        try:
+            self.llm.append_range(node[0], list(seg), start)
+        except LLMError as exc:  # a blob of another build or shape: computed instead
+            log.warning("a reader KV node is recomputed (%s)", exc)
+            self.llm.truncate(start)
+            return False
+        self.restored += 1
+        return True
+
+    def keep(
+        self, prefix: Sequence[int], segments: Sequence[Sequence[int]], check: Callable[[], None]
+    ) -> int:
+        """The nodes [prefix, segments[0]], [prefix, segments[0], segments[1]] … the tree lacks,
+        computed and stored (the night's); `check` is called before each, and may raise to
+        step aside. Returns how many were stored."""
+        if self.nodes is None:
+            return 0
+        made, path = 0, [segment_hash(prefix)]
+        for depth, seg in enumerate(segments):
+            path.append(segment_hash(seg))
+            if self.nodes.has_blob(path):
+                continue
+            check()
+            self.hold(prefix, segments[:depth])
+            start = self.llm.n_past
+            self.llm.eval(list(seg))
+            blob = self.llm.save_range(start, start + len(seg))
+            made += self.nodes.store(list(path), start + len(seg), blob)
+        return made
+
+
+def common(a: Sequence[int], b: Sequence[int]) -> int:
+    """The length of the longest common prefix of `a` and `b`."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
