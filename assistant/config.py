@@ -99,6 +99,11 @@ def _check_values(settings: Settings) -> None:
         raise ConfigError(
             f"precompute.plan: expected one of {', '.join(PLANS)}, got {settings.precompute.plan!r}"
         )
+    if settings.precompute.reader_nodes not in ("lines", "headers", "none"):
+        raise ConfigError(
+            "precompute.reader_nodes: expected lines, headers or none, "
+            f"got {settings.precompute.reader_nodes!r}"
+        )
     if settings.embedding.backend not in ("auto", "torch", "onnx", "onnx-int8"):
         raise ConfigError(
             "embedding.backend: expected 'auto', 'torch', 'onnx' or 'onnx-int8', "

@@ -193,10 +193,10 @@ class PrecomputeSettings:
     # (the chunks past and predicted questions were answered from, most used first, then the
     # newest) or "newest" (cache/policy.py; bench/results/plan.json)
     plan: str = "recent"
-    # after a chunk's node, the reader's: [instruction, its mail's header] and one per line of
-    # three words or more after it, so that a verdict on a covered line computes only the
-    # question (answer/excerpts.py; bench/results/reader_nodes.json)
-    reader_nodes: bool = True
+    # after a chunk's node, the reader's (answer/excerpts.py): "headers", [instruction, its
+    # mail's header]; "lines", that and one per line of three words or more after it, so that a
+    # verdict on a covered line computes only the question; "none" (bench/studies/reader_nodes.py)
+    reader_nodes: str = "lines"
 
 
 @dataclass

@@ -149,6 +149,7 @@ def ask(ctx: Services, design: Design, q: Question) -> dict[str, Any]:
     ordered = next((e.chunk_ids for e in events if isinstance(e, p.ChunksOrdered)), [])
     reused = next((e for e in events if isinstance(e, p.KVReused)), None)
     depth = reused.segments if reused else 0  # none: a QA-bank hit
+    judged = next((e for e in events if isinstance(e, p.QuoteJudged)), None)
     return {
         "id": q.id,
         "repeat_kind": q.repeat_kind,
@@ -162,6 +163,8 @@ def ask(ctx: Services, design: Design, q: Question) -> dict[str, Any]:
         "prompt_tokens": done.prompt_tokens,
         "rouge_l": rouge_l(done.answer, q.answer),
         "expected": has_expected(done.answer, q.must_contain),
+        "reader_verdict": judged.verdict if judged else "",  # none: no reader, or a QA-bank hit
+        "reader_margin": judged.margin if judged else None,
         **done.timings,
     }
 

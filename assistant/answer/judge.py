@@ -165,20 +165,20 @@ class Reader:
             return out
 
     def keep_nodes(self, where: str, lines: Sequence[str], check: Callable[[], None]) -> int:
-        """The night's: the KV nodes of [instruction, "Excerpt: (where)"] and of each line after
-        it (one mail's lines), those the tree lacks; `check` may raise between nodes to step
-        aside. Returns how many were made."""
+        """The night's: the KV nodes of [instruction, "Excerpt: (where)"] and of each of `lines`
+        (one mail's; none: the header's node alone) after it, those the tree lacks; `check` may
+        raise between nodes to step aside. Returns how many were made."""
         if self.kv.nodes is None:
             return 0
-        made = 0
         with self._guard, self.llm.lock:
             frame = self._ready()
             self.kv.instruction(self._prefix)
+            header = self.llm.tokenize(opening(self.prompts.states, Excerpt(where, ()), "", "").header)
+            made = self.kv.keep(self._prefix, [header], check)
             for line in lines:
                 o = opening(self.prompts.states, Excerpt(where, (line,)), "", frame.tail)
                 if o.line is not None:
-                    segments = [self.llm.tokenize(o.header), self.llm.tokenize(o.line)]
-                    made += self.kv.keep(self._prefix, segments, check)
+                    made += self.kv.keep(self._prefix, [header, self.llm.tokenize(o.line)], check)
         return made
 
 

@@ -92,13 +92,16 @@ class CacheJobs:
         self.lines.chunk_vectors(records)
 
     def _reader_nodes(self, record: ChunkRecord) -> int:
-        """The reader's nodes for the chunk's lines of three words or more (the lines it judges
-        as candidates: answer/judge.py next_candidates), after its mail's header; steps aside
-        between nodes. Returns how many were made."""
-        reader = self.judge() if self.judge is not None and self.settings.reader_nodes else None
+        """The reader's nodes ([precompute] reader_nodes): its mail's header, and after it, for
+        "lines", each of the chunk's lines of three words or more (the lines it judges as
+        candidates: answer/judge.py next_candidates); steps aside between nodes. Returns how
+        many were made."""
+        kind = self.settings.reader_nodes
+        reader = self.judge() if self.judge is not None and kind != "none" else None
         if reader is None or not self.kv:
             return 0
         lines = [ln.text for ln in mail_lines(record.text) if len(ln.text.split()) >= 3]
+        lines = lines if kind == "lines" else []
         return reader.keep_nodes(mail_line(mail_of(record)), lines, self.cache.checker(True))
 
     def _doc_kv(self, payload: dict) -> None:

@@ -35,6 +35,7 @@ def test_defaults_then_file_then_env(tmp_path):
         ('[expert.cache]\nrepair = "sink"\n', "cache.repair: expected none, sink-N"),
         ('[expert.cache]\nrepair = "blend-150"\n', "cache.repair: expected none, sink-N"),
         ('[expert.cache]\nrepair = "evidence-4"\n', "cache.repair: expected none, sink-N"),
+        ('[expert.precompute]\nreader_nodes = "all"\n', "reader_nodes: expected lines, headers"),
     ],
 )
 def test_bad_config_names_file_and_key(tmp_path, text, message):

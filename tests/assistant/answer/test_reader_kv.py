@@ -134,5 +134,8 @@ def test_a_chunks_job_makes_the_readers_nodes_for_its_lines_of_three_words(llm, 
         token_count=40, content_hash="h",
     )  # fmt: skip
     assert handlers._reader_nodes(record) == 3  # the header and the two lines; not "Hi all,"
-    handlers.settings = PrecomputeSettings(reader_nodes=False)
+    handlers.settings = PrecomputeSettings(reader_nodes="none")
     assert handlers._reader_nodes(record) == 0
+    other = ChunkRecord(**{**record.__dict__, "chunk_id": 2, "title": "Desk"})
+    handlers.settings = PrecomputeSettings(reader_nodes="headers")
+    assert handlers._reader_nodes(other) == 1  # its mail's header alone
