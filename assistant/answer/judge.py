@@ -173,7 +173,8 @@ class Reader:
         with self._guard, self.llm.lock:
             frame = self._ready()
             self.kv.instruction(self._prefix)
-            header = self.llm.tokenize(opening(self.prompts.states, Excerpt(where, ()), "", "").header)
+            bare = opening(self.prompts.states, Excerpt(where, ()), "", "")
+            header = self.llm.tokenize(bare.header)
             made = self.kv.keep(self._prefix, [header], check)
             for line in lines:
                 o = opening(self.prompts.states, Excerpt(where, (line,)), "", frame.tail)
