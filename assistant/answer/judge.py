@@ -14,8 +14,9 @@ reader) answers short Yes/No prompts, and its margin log p(Yes) − log p(No) de
 Every prompt opens with one fixed instruction (with worked examples), whose KV stays in the
 model between calls and on disk between processes: a verdict prefills only its excerpt and
 question, and of the excerpt ("Excerpt: (header) line …", answer/excerpts.py) only what a
-night's KV nodes do not hold (answer/reader_kv.py). The bars are fitted by bench/reader_fit.py on half "a" of the fit sets and reported on
-the other half and on sets no rule was read from; none is read off an evaluation set.
+night's KV nodes do not hold (answer/reader_kv.py). The bars are fitted by bench/reader_fit.py
+on half "a" of the fit sets and reported on the other half and on sets no rule was read from;
+none is read off an evaluation set.
 """
 
 from __future__ import annotations

@@ -124,8 +124,8 @@ def test_a_chunks_job_makes_the_readers_nodes_for_its_lines_of_three_words(llm, 
     reader = reader_over(llm, tmp_path)
     cache = SimpleNamespace(embedder=None, checker=lambda background: never)
     handlers = Handlers(
-        cache, None, SimpleNamespace(qa=None), None, None, None, None, PrecomputeSettings(),
-        judge=lambda: reader,
+        cache, None, SimpleNamespace(qa=None), None, None, None, None,
+        PrecomputeSettings(reader_nodes="lines"), judge=lambda: reader,
     )  # fmt: skip
     text = "Hi all,\n\n" + "\n\n".join(LINES) + "\n\nBest,\nAnna"
     record = ChunkRecord(
