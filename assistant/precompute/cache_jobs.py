@@ -91,18 +91,26 @@ class CacheJobs:
             self._reader_nodes(records[0])
         self.lines.chunk_vectors(records)
 
-    def _reader_nodes(self, record: ChunkRecord) -> int:
+    def _reader_lines(self, payload: dict) -> None:
+        """The reader's line nodes of a chunk that has its node (reader_nodes "headers": the
+        planner queues them once no chunk node waits), within the KV budget's headroom."""
+        records = self.store.chunk_records([payload["chunk"]])
+        if records and self._room_for(1):
+            self._reader_nodes(records[0], lines=True)
+
+    def _reader_nodes(self, record: ChunkRecord, lines: bool | None = None) -> int:
         """The reader's nodes ([precompute] reader_nodes): its mail's header, and after it, for
-        "lines", each of the chunk's lines of three words or more (the lines it judges as
-        candidates: answer/judge.py next_candidates); steps aside between nodes. Returns how
-        many were made."""
+        "lines" (or `lines`), each of the chunk's lines of three words or more (the lines it
+        judges as candidates: answer/judge.py next_candidates); steps aside between nodes.
+        Returns how many were made."""
         kind = self.settings.reader_nodes
         reader = self.judge() if self.judge is not None and kind != "none" else None
         if reader is None or not self.kv:
             return 0
-        lines = [ln.text for ln in mail_lines(record.text) if len(ln.text.split()) >= 3]
-        lines = lines if kind == "lines" else []
-        return reader.keep_nodes(mail_line(mail_of(record)), lines, self.cache.checker(True))
+        each = kind == "lines" if lines is None else lines
+        texts = [ln.text for ln in mail_lines(record.text) if len(ln.text.split()) >= 3]
+        texts = texts if each else []
+        return reader.keep_nodes(mail_line(mail_of(record)), texts, self.cache.checker(True))
 
     def _doc_kv(self, payload: dict) -> None:
         """The reranker's document KV of a chunk (issue 7): a reranked question then evaluates

@@ -60,6 +60,7 @@ class Planner:
             + self._plan_predictions()
             + self._plan_doc_kv()
             + self._plan_chunk_nodes()
+            + self._plan_reader_lines()
             + self._plan_conversions()
             + self._plan_rerank_check()
             + self._plan_fit_lines()
@@ -226,6 +227,24 @@ class Planner:
         key = f"chunk_kv:{{}}:{evicted}"
         order, priority = self._node_plan()
         return self._queue_chunks("chunk_kv", fits, key, uncached, order, priority)
+
+    def _plan_reader_lines(self, batch: int = 512) -> int:
+        """Under reader_nodes "headers", the reader's line nodes of the chunks whose node the
+        night made, in the plan's order, once no chunk node waits and as far as the KV
+        budget's room goes: they save a fifth of what a chunk node saves a night second
+        (bench/results/reader_nodes.json)."""
+        if self.settings.reader_nodes != "headers" or not self.handlers.kv:
+            return 0
+        if self.queue.keys("chunk_kv", "queued") or not (self.parts.judge and self.parts.judge()):
+            return 0
+        stats = self.kv_tree.stats()
+        room = policy.kv_room(stats["bytes"], self._kv_budget())
+        fits = min(batch, room // self._bytes_per_node(stats))
+        if fits <= 0:
+            return 0
+        noded = noded_chunks(self.queue)
+        order = (c for c in self._node_plan()[0] if c in noded)
+        return self._queue_chunks("reader_lines", fits, "reader_lines:{}", order=order)
 
     def _node_plan(self) -> tuple[Iterable[int], Callable[[int], int]]:
         """The chunks in the order `[precompute] plan` gives their [system, chunk] nodes, and

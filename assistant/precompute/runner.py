@@ -13,7 +13,8 @@ comes back. Planning, in order of priority:
              chunks past and predicted questions were answered from (most used first),
              "newest" newest first. Whatever the
              question, its first retrieved chunk with a node is then restored (with any-order
-             reuse, every one of them)
+             reuse, every one of them); after each, the reader's node of its mail's header
+             ([precompute] reader_nodes)
   predict    questions are written from the user's history, from single chunks (detail) and
              from the abstract (general); at most `stride` questions per run
   doc_kv     with reranking on, the reranker's document KV of each chunk, newest first, within
@@ -22,6 +23,8 @@ comes back. Planning, in order of priority:
              (strategy 2), as cache/policy.py decides from τ; a prefill only while the KV budget
              has room, and with any-order reuse as one node per chunk, not a prefix path
   decode     KV → QA: pending entries are decoded once τ is below the cutoff
+  reader_lines  under reader_nodes "headers", once no chunk node waits: the reader's node of
+             each line of the chunks that have theirs, in the same order, while there is room
   rebuild    QA → KV: entries whose prefix was evicted are prefilled again while there is room
   rerank_check  with `rerank = "auto"`, nightly: does a reranker beat fused on the predicted
              questions whose source chunk is known (rerank/selfcheck.py)

@@ -266,3 +266,43 @@ def test_each_answer_records_what_it_was_saved(tmp_path):
     list(pipe.answer(KITCHEN))  # served by the stored answer
     kv, prompt, served = pipe.history.db.execute(rows).fetchall()[-1]
     assert (kv, prompt, served) == (0, 0, "predicted:detail")
+
+
+def reader_nodes(ctx) -> tuple[int, int]:
+    """(header nodes, line nodes) with KV under the reader's instruction."""
+    from cache.kv_tree import segment_hash
+
+    reader = ctx.judge
+    root = segment_hash(reader._prefix)
+    count = (
+        "SELECT count(*) FROM kv_nodes n JOIN kv_nodes r ON r.id = n.parent_id {} "
+        "WHERE {}.segment_hash = ? AND n.blob_key IS NOT NULL"
+    )
+    headers = ctx.cache_db.execute(count.format("", "r"), [root]).fetchone()[0]
+    below = "JOIN kv_nodes g ON g.id = r.parent_id"
+    return headers, ctx.cache_db.execute(count.format(below, "g"), [root]).fetchone()[0]
+
+
+@pytest.mark.slow
+def test_the_readers_line_nodes_come_once_every_chunk_has_its_node(tmp_path):
+    """reader_nodes "headers": a chunk's job makes its node and its mail header's reader node;
+    the line nodes are planned only when no chunk node waits, one job per noded chunk."""
+    ctx = make_ctx(tmp_path)
+    ctx.settings.models.reader = "smollm2-135m"  # the reader's nodes, from a small model
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
+    assert runner.planner._plan_reader_lines() == 0  # nothing has its node yet
+    runner.planner._plan_chunk_nodes()
+    assert runner.planner._plan_reader_lines() == 0  # chunk nodes wait
+    while (job := runner.queue.claim(("chunk_kv",))) is not None:
+        runner.handlers.run(job)
+        runner.queue.finish(job, 0.0)
+    chunks = len(ctx.store.chunk_ids())
+    headers, lines = reader_nodes(ctx)
+    assert 0 < headers <= chunks and lines == 0  # a header's node per mail, no line's yet
+    assert runner.planner._plan_reader_lines() == chunks
+    while (job := runner.queue.claim(("reader_lines",))) is not None:
+        assert job.priority == PRIORITY["reader_lines"] > PRIORITY["chunk_kv"]
+        runner.handlers.run(job)
+        runner.queue.finish(job, 0.0)
+    assert reader_nodes(ctx)[1] > 0  # the lines' nodes, after their header's
+    assert runner.planner._plan_reader_lines() == 0  # each chunk's lines once
