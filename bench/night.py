@@ -152,11 +152,12 @@ def point(minutes: float, designs: dict) -> dict:
 
 
 def projection(points: list[dict], chunks_recent: int | None) -> dict:
-    """Nodes an 8-hour night makes at the rate of the longest night measured."""
+    """Chunk nodes an 8-hour night makes at the rate of the longest night measured (its
+    chunk_kv jobs: the tree's node count also holds the reader's header nodes)."""
     longest = max(points, key=lambda p: p["minutes"])
     if not longest["minutes"]:
         return {}
-    per_minute = longest["nodes"] / longest["minutes"]
+    per_minute = longest["jobs"].get("chunk_kv", longest["nodes"]) / longest["minutes"]
     out = {"nodes_per_hour": per_minute * 60, "nodes_8h": per_minute * NIGHT_MINUTES}
     if chunks_recent:
         out["share_of_last_6_weeks_8h"] = min(1.0, out["nodes_8h"] / chunks_recent)
