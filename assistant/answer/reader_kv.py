@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from assistant.kv.prompt_cache import PIECE
 from assistant.llm.model_file import LLMError
 from assistant.llm.runtime import LocalLLM
 from cache.files import replace_atomically
@@ -86,8 +87,9 @@ class ReaderKV:
         self, prefix: Sequence[int], segments: Sequence[Sequence[int]], check: Callable[[], None]
     ) -> int:
         """The nodes [prefix, segments[0]], [prefix, segments[0], segments[1]] … the tree lacks,
-        computed and stored (the night's); `check` is called before each, and may raise to
-        step aside. Returns how many were stored."""
+        computed and stored (the night's), PIECE tokens an eval; `check` is called before each
+        piece, and may raise to step aside (the node is then computed again next time).
+        Returns how many were stored."""
         if self.nodes is None:
             return 0
         made, path = 0, [segment_hash(prefix)]
@@ -95,10 +97,11 @@ class ReaderKV:
             path.append(segment_hash(seg))
             if self.nodes.has_blob(path):
                 continue
-            check()
             self.hold(prefix, segments[:depth])
             start = self.llm.n_past
-            self.llm.eval(list(seg))
+            for at in range(0, len(seg), PIECE):  # a question waits a piece at most
+                check()
+                self.llm.eval(list(seg[at : at + PIECE]))
             blob = self.llm.save_range(start, start + len(seg))
             made += self.nodes.store(list(path), start + len(seg), blob)
         return made

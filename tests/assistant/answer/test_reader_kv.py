@@ -139,3 +139,15 @@ def test_a_chunks_job_makes_the_readers_nodes_for_its_lines_of_three_words(llm, 
     other = ChunkRecord(**{**record.__dict__, "chunk_id": 2, "title": "Desk"})
     handlers.settings = PrecomputeSettings(reader_nodes="headers")
     assert handlers._reader_nodes(other) == 1  # its mail's header alone
+
+
+def test_a_long_line_is_computed_a_piece_at_a_time_so_a_question_waits_a_piece(llm, tmp_path):
+    from assistant.kv.prompt_cache import PIECE
+
+    reader = reader_over(llm, tmp_path)
+    line = " ".join(["The quarterly numbers for the western region were revised again."] * 6)
+    calls: list[int] = []
+    assert reader.keep_nodes(WHERE, [line], lambda: calls.append(1)) == 2
+    tokens = len(llm.tokenize(" " + line))
+    assert tokens > 2 * PIECE
+    assert len(calls) >= 1 + tokens // PIECE  # the header's piece, then the line's each
