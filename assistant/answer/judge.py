@@ -32,7 +32,7 @@ from assistant.answer.evidence import Candidate, Evidence, Found, mail_key, show
 from assistant.answer.excerpts import Excerpt, as_excerpt, excerpt, opening
 from assistant.answer.qa_verify import SameCheck
 from assistant.answer.quoted import answer_span, clipped, line_key, window
-from assistant.answer.reader_kv import ReaderKV, common
+from assistant.answer.reader_kv import ReaderKV
 from assistant.llm.prompt import Frame, chat_frame
 from assistant.llm.runtime import LocalLLM
 from cache.verdicts import Verdicts
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 READER_PROMPTS = ("reader_system.txt", "reader_states.txt", "reader_same.txt")
 CANDIDATES = 2  # lines judged after a quote the reader does not confirm (each a verdict)
 MAILS = 3  # of at most this many mails
+CANDIDATE_WORDS = 3  # a shorter line ("Thanks,", "Hi Anna,") is never a candidate
 
 
 @dataclass(frozen=True)
@@ -193,19 +194,6 @@ def candidate_excerpt(candidate: Candidate) -> Excerpt:
     return excerpt(candidate.line.text, candidate.record)
 
 
-def keep(llm: LocalLLM, tokens: Sequence[int]) -> None:
-    """The model's state holds `tokens` and nothing after: what it already holds of them is kept,
-    the rest evaluated (in one batch, as a fresh state would evaluate them after the same held
-    part: the KV, and so every verdict after it, is the same either way)."""
-    same = common(llm.held_tokens(), tokens)
-    if same == 0:
-        llm.reset()
-    else:
-        llm.truncate(same)
-    if same < len(tokens):
-        llm.eval(list(tokens[same:]))
-
-
 def judge(reader: Reader, question: str, found: Found) -> Judged:
     """The reader's verdict on the scorer's quote, and the quote it leaves (Judged)."""
     if not found.ranked or not found.lines:
@@ -243,6 +231,12 @@ def confirmed(found: Found) -> Found:
     return replace(found, band="answer", judged="confirmed")
 
 
+def judged_line(text: str) -> bool:
+    """A line the reader judges as a candidate (and a night keeps a node of): three words or
+    more."""
+    return len(text.split()) >= CANDIDATE_WORDS
+
+
 def next_candidates(found: Found, question: str, n: int = CANDIDATES) -> list[Candidate]:
     """The scorer's best lines after the quote's, of at most MAILS mails (the quote's first)."""
     shown = set(found.lines)  # Evidence is frozen: the quote's lines, as they are shown
@@ -251,7 +245,7 @@ def next_candidates(found: Found, question: str, n: int = CANDIDATES) -> list[Ca
     for candidate, _ in found.ranked:
         if evidence_of(candidate, question) in shown:
             continue
-        if len(candidate.line.text.split()) < 3:
+        if not judged_line(candidate.line.text):
             continue
         key = mail_key(candidate.record)
         if key not in mails:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from assistant.answer.evidence import LineFinder, prompt_records
+from assistant.answer.judge import judged_line
 from assistant.answer.lines import mail_lines
 from assistant.answer.qa_memory import QAMemory
 from assistant.answer.shape import first_sentence, mail_line, mail_of
@@ -101,17 +102,15 @@ class CacheJobs:
     def _reader_nodes(self, record: ChunkRecord, lines: bool | None = None) -> int:
         """The reader's nodes ([precompute] reader_nodes): its mail's header, and after it, for
         "lines" (or `lines`), each of the chunk's lines of three words or more (the lines it
-        judges as candidates: answer/judge.py next_candidates); steps aside between pieces.
+        judges as candidates: answer/judge.py judged_line); steps aside between pieces.
         Returns how many were made."""
         kind = self.settings.reader_nodes
         reader = self.judge() if self.judge is not None and kind != "none" else None
         if reader is None or not self.kv:
             return 0
         each = kind == "lines" if lines is None else lines
-        texts = [x.text for x in mail_lines(record.text) if len(x.text.split()) >= 3]
-        return reader.keep_nodes(
-            mail_line(mail_of(record)), texts if each else [], self.cache.checker(True)
-        )
+        texts = [x.text for x in mail_lines(record.text) if judged_line(x.text)] if each else []
+        return reader.keep_nodes(mail_line(mail_of(record)), texts, self.cache.checker(True))
 
     def _doc_kv(self, payload: dict) -> None:
         """The reranker's document KV of a chunk (issue 7): a reranked question then evaluates

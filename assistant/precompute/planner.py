@@ -235,14 +235,15 @@ class Planner:
         (bench/results/reader_nodes.json)."""
         if self.settings.reader_nodes != "headers" or not self.handlers.kv:
             return 0
-        if self.queue.keys("chunk_kv", "queued") or not (self.parts.judge and self.parts.judge()):
+        if self.queue.keys("chunk_kv", "queued"):
             return 0
         stats = self.kv_tree.stats()
         room = policy.kv_room(stats["bytes"], self._kv_budget())
         fits = min(batch, room // self._bytes_per_node(stats))
-        if fits <= 0:
-            return 0
         noded = noded_chunks(self.queue)
+        # the reader is loaded (if it is not yet) only once there is something to plan for it
+        if fits <= 0 or not noded or not (self.parts.judge and self.parts.judge()):
+            return 0
         order = (c for c in self._node_plan()[0] if c in noded)
         return self._queue_chunks("reader_lines", fits, "reader_lines:{}", order=order)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from assistant.answer.evidence import LineFinder
-from assistant.answer.judge import Bars, Prompts, Reader, judge, keep, next_candidates
+from assistant.answer.judge import Bars, Prompts, Reader, judge, next_candidates
 from assistant.config import Settings
 from assistant.home import bundled
 from assistant.knowledge.embeddings import make_embedder
@@ -144,7 +144,7 @@ def test_the_instructions_kv_kept_gives_the_margins_a_fresh_model_gives(reader):
     reader.llm.reset()
     fresh = reader.states(question, [line])[0]
     assert kept == pytest.approx(fresh, abs=0.05)
-    keep(reader.llm, reader._prefix)  # a state holding more is cut back to the instruction
+    reader.kv.hold(reader._prefix, [])  # a state holding more is cut back to the instruction
     assert reader.llm.held_tokens() == reader._prefix
 
 
