@@ -284,6 +284,13 @@ def quoted(ctx, answerer, rows: list[dict]):
             yield row, hits, found
 
 
+def header_after(item) -> str:
+    """An excerpt (assistant/answer/excerpts.py) as the reader read it before it read the
+    header first: the text, then " (sender · date · subject)". The finished studies measured
+    that order, and replay in it."""
+    return f"{item.text} ({item.where})" if item.where else item.text
+
+
 def margins(row: dict) -> list[float]:
     """A kept row's margins: the quote's (NO_QUOTE where there was no quote), then the next
     candidates'."""

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _comm
 import numpy as np  # noqa: E402
 from _common import log, print_table, write_results  # noqa: E402
 from _funnel_worker import has  # noqa: E402
-from reader_fit import SETS, auc, kept_rows, margins, questions, quoted  # noqa: E402
+from reader_fit import SETS, auc, header_after, kept_rows, margins, questions, quoted  # noqa: E402
 
 SYSTEM = (
     "You check answers found in a person's own mail. You are given numbered excerpts of mail "
@@ -76,7 +76,8 @@ def run_set(name: str, args: argparse.Namespace, tmp: Path) -> list[dict]:
         for q, _, found in quoted(ctx, answerer, todo):
             question, must = q["question"], list(q.get("must_contain") or [])
             others = next_candidates(found, question)
-            lines = [quote_excerpt(found), *(candidate_excerpt(c) for c in others)]
+            excerpts = [quote_excerpt(found), *(candidate_excerpt(c) for c in others)]
+            lines = [header_after(e) for e in excerpts]  # the order this study measured
             facts = [has(shown(found), must)]
             facts += [has(shown(promoted(found, c, question)), must) for c in others]
             listed = "\n".join(f"{i + 1}. {t}" for i, t in enumerate(lines))

@@ -28,6 +28,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
 
 from _common import log, print_table, write_results  # noqa: E402
+from reader_fit import header_after  # noqa: E402
 
 
 def parse_args() -> argparse.Namespace:
@@ -60,8 +61,7 @@ def rows_for(args: argparse.Namespace, home: Path) -> list[dict]:
         _, found = answerer.quote(question, ctx.embedder.embed_batch([question])[0])
         if not found.lines:
             continue
-        shipped = quote_excerpt(found)  # as the reader read it then: the header after
-        excerpt = f"{shipped.text} ({shipped.where})" if shipped.where else shipped.text
+        excerpt = header_after(quote_excerpt(found))  # as the reader read it then
         item = reader.prompts.states.format(excerpt=excerpt, question=question) + frame.tail
         where = mail_line(mail_of(found.record)) if found.record is not None else ""
         head, _, rest = item.partition(excerpt)
