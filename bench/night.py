@@ -51,7 +51,14 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--keep", type=Path, help="with --one-night: a folder for each point's "
                         "e2e-M.json as it is reached (kept if the run stops)")  # fmt: skip
     parser.add_argument("--out", default="night")
-    return parser.parse_args()
+    args = parser.parse_args()
+    if args.one_night and (args.baseline or args.reuse):
+        # one night asks naive and reactive beside its first point, and its points are read
+        # from its own night: an earlier run's would be another night's
+        parser.error("--one-night runs its own baseline and points: leave out --baseline, --reuse")
+    if args.keep and not args.one_night:
+        parser.error("--keep is where --one-night keeps its points: add --one-night")
+    return args
 
 
 def one_night(

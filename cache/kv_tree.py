@@ -151,6 +151,10 @@ class KVTree:
     def _forget_blob(self, key: str) -> None:
         write(self.db, FORGET_BLOB, [key])
 
+    def evicted_anywhere(self) -> int:
+        """Nodes of every model's tree whose KV was evicted (the node stays, without a blob)."""
+        return self.db.execute("SELECT count(*) FROM kv_nodes WHERE blob_key IS NULL").fetchone()[0]
+
     def stats(self) -> dict[str, int]:
         nodes = self.db.execute(
             "SELECT count(*), count(blob_key) FROM kv_nodes WHERE model = ?", [self.model]

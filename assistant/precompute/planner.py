@@ -232,7 +232,9 @@ class Planner:
         """Under reader_nodes "headers", the reader's line nodes of the chunks whose node the
         night made, in the plan's order, once no chunk node waits and as far as the KV
         budget's room goes: they save a fifth of what a chunk node saves a night second
-        (bench/results/reader_nodes.json)."""
+        (bench/results/reader_nodes.json). The key carries the count of nodes evicted from the
+        tree (any model's: the reader may not be the writer), so a chunk whose line nodes were
+        evicted is queued again; its job makes only the nodes the tree lacks."""
         if self.settings.reader_nodes != "headers" or not self.handlers.kv:
             return 0
         if self.queue.keys("chunk_kv", "queued"):
@@ -245,7 +247,8 @@ class Planner:
         if fits <= 0 or not noded or not (self.parts.judge and self.parts.judge()):
             return 0
         order = (c for c in self._node_plan()[0] if c in noded)
-        return self._queue_chunks("reader_lines", fits, "reader_lines:{}", order=order)
+        key = f"reader_lines:{{}}:{self.kv_tree.evicted_anywhere()}"
+        return self._queue_chunks("reader_lines", fits, key, order=order)
 
     def _node_plan(self) -> tuple[Iterable[int], Callable[[int], int]]:
         """The chunks in the order `[precompute] plan` gives their [system, chunk] nodes, and

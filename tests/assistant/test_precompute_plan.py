@@ -304,5 +304,17 @@ def test_the_readers_line_nodes_come_once_every_chunk_has_its_node(tmp_path):
         assert job.priority == PRIORITY["reader_lines"] > PRIORITY["chunk_kv"]
         runner.handlers.run(job)
         runner.queue.finish(job, 0.0)
-    assert reader_nodes(ctx)[1] > 0  # the lines' nodes, after their header's
+    made = reader_nodes(ctx)[1]
+    assert made > 0  # the lines' nodes, after their header's
     assert runner.planner._plan_reader_lines() == 0  # each chunk's lines once
+    # a line node evicted (the budget's doing) is planned and made again, and only it
+    (key,) = ctx.cache_db.execute(
+        "SELECT blob_key FROM kv_nodes WHERE blob_key IS NOT NULL ORDER BY depth DESC LIMIT 1"
+    ).fetchone()
+    runner.planner.kv_tree.blobs.delete(key)
+    assert reader_nodes(ctx)[1] == made - 1
+    assert runner.planner._plan_reader_lines() == chunks
+    while (job := runner.queue.claim(("reader_lines",))) is not None:
+        runner.handlers.run(job)
+        runner.queue.finish(job, 0.0)
+    assert reader_nodes(ctx)[1] == made
