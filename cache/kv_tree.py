@@ -47,6 +47,9 @@ EVICTION_ORDER = (
     "AND c.blob_key IS NOT NULL), b.hits, coalesce(n.depth, 0) DESC, b.last_used"
 )
 FORGET_BLOB = "UPDATE kv_nodes SET blob_key = NULL WHERE blob_key = ?"
+# a node that had KV and lost it: a node made only on the way to a deeper one keeps n_tokens -1
+# until KV of its own is stored (_ensure_path)
+EVICTED = "blob_key IS NULL AND n_tokens >= 0"
 
 
 class KVTree:
@@ -153,10 +156,20 @@ class KVTree:
 
     def evicted_anywhere(self) -> int:
         """Nodes of every model's tree whose KV was evicted (the node stays, without a blob)."""
-        return self.db.execute("SELECT count(*) FROM kv_nodes WHERE blob_key IS NULL").fetchone()[0]
+        return self.db.execute(f"SELECT count(*) FROM kv_nodes WHERE {EVICTED}").fetchone()[0]
 
     def stats(self) -> dict[str, int]:
+        """Nodes, those with KV, those whose KV was evicted (a node that only leads to a
+        deeper one, such as the reader's instruction kept in its own file, never had any),
+        and the bytes of all KV blobs."""
         nodes = self.db.execute(
-            "SELECT count(*), count(blob_key) FROM kv_nodes WHERE model = ?", [self.model]
+            f"SELECT count(*), count(blob_key), count(*) FILTER (WHERE {EVICTED}) "
+            "FROM kv_nodes WHERE model = ?",
+            [self.model],
         ).fetchone()
-        return {"nodes": nodes[0], "nodes_with_kv": nodes[1], "bytes": self.blobs.used(KIND)}
+        return {
+            "nodes": nodes[0],
+            "nodes_with_kv": nodes[1],
+            "evicted": nodes[2],
+            "bytes": self.blobs.used(KIND),
+        }

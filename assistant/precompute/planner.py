@@ -218,7 +218,7 @@ class Planner:
         stats = self.kv_tree.stats()
         room = policy.kv_room(stats["bytes"], self._kv_budget())
         fits = min(batch, room // self._bytes_per_node(stats))
-        evicted = stats["nodes"] - stats["nodes_with_kv"]
+        evicted = stats["evicted"]
 
         def uncached(chunk_id: int) -> bool:
             records = self.parts.store.chunk_records([chunk_id])
@@ -295,7 +295,7 @@ class Planner:
                 queued += self._enqueue("decode", f"decode:{entry.id}", {"entry": entry.id})
         stats = self.kv_tree.stats()
         room = policy.kv_room(stats["bytes"], self._kv_budget())
-        evicted = stats["nodes"] - stats["nodes_with_kv"]
+        evicted = stats["evicted"]
         if room and evicted and self.handlers.kv:
             candidates = self.handlers.rebuild_candidates()
             for entry_id in policy.pick_rebuilds(candidates, room, self._bytes_per_prompt(stats)):

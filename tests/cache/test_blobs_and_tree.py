@@ -171,3 +171,22 @@ def test_eviction_finds_a_blobs_node_by_index_not_by_scanning_the_tree(blobs, sq
     plan = [row[3] for row in blobs.db.execute(f"EXPLAIN QUERY PLAN {sql}", ["kv"]).fetchall()]
     assert not any(step.startswith("SCAN") for step in plan), plan
     assert any("USING INDEX kv_nodes_blob" in step for step in plan), plan
+
+
+def test_a_node_made_on_the_way_to_a_deeper_one_is_not_counted_as_evicted(blobs):
+    """The reader's instruction (kept in its own file) is a node of the tree only as the parent
+    of its header nodes, and never has KV: the planner re-plans nodes and rebuilds prompts when
+    KV was evicted, so such a node must not count. A node that loses its KV does, here and in
+    the count over every model's tree."""
+    tree = KVTree(blobs.db, blobs, "m")
+    other = KVTree(blobs.db, blobs, "reader")
+    path = [segment_hash([1, 2]), segment_hash([3])]
+    assert other.store(path, 3, b"h" * 10)  # its parent made on the way, without KV
+    assert tree.store([segment_hash([9])], 1, b"s" * 10)
+    assert other.stats()["nodes"] == 2 and other.stats()["evicted"] == 0
+    assert tree.evicted_anywhere() == 0
+    leaf = "SELECT blob_key FROM kv_nodes WHERE model = 'reader' AND depth = 2"
+    blobs.delete(blobs.db.execute(leaf).fetchone()[0])
+    stats = other.stats()
+    assert (stats["nodes"], stats["nodes_with_kv"], stats["evicted"]) == (2, 0, 1)
+    assert tree.stats()["evicted"] == 0 and tree.evicted_anywhere() == 1
