@@ -43,6 +43,8 @@ SETS = {
     "demo": [QA_DIR / "mail_qa.jsonl", QA_DIR / "notes_qa.jsonl"],
     "holdout": [QA_DIR / "evidence_holdout.jsonl"],
     "real": [QA_DIR / "skilling_qa.jsonl"],
+    "new": [QA_DIR / "skilling_new.jsonl"],  # the dev mailbox's later questions
+    "fossum": [QA_DIR / "fossum_qa.jsonl"],  # the second mailbox (data/eval)
 }
 # what a shown line looks like when it cannot answer (typed for the report only)
 _ATTRIBUTION = re.compile(
