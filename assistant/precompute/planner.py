@@ -198,7 +198,7 @@ class Planner:
         n = self.parts.store.count_chunks()
         if n < least:
             return 0
-        step = int(math.log(n / least, 1.5))
+        step = fit_lines_step(n, least)
         return self._enqueue("fit_lines", f"fit_lines:{step}", {"seed": step})
 
     def _plan_selfcheck(self) -> int:
@@ -215,9 +215,7 @@ class Planner:
         evicted later is queued again once the budget has room."""
         if not (self.handlers.kv and self.settings.chunk_nodes):
             return 0
-        stats = self.kv_tree.stats()
-        room = policy.kv_room(stats["bytes"], self._kv_budget())
-        fits = min(batch, room // self._bytes_per_node(stats))
+        stats, fits = self._nodes_with_room(batch)
         evicted = stats["evicted"]
 
         def uncached(chunk_id: int) -> bool:
@@ -239,9 +237,7 @@ class Planner:
             return 0
         if self.queue.keys("chunk_kv", "queued"):
             return 0
-        stats = self.kv_tree.stats()
-        room = policy.kv_room(stats["bytes"], self._kv_budget())
-        fits = min(batch, room // self._bytes_per_node(stats))
+        fits = self._nodes_with_room(batch)[1]
         noded = noded_chunks(self.queue)
         # the reader is loaded (if it is not yet) only once there is something to plan for it
         if fits <= 0 or not noded or not (self.parts.judge and self.parts.judge()):
@@ -249,6 +245,13 @@ class Planner:
         order = (c for c in self._node_plan()[0] if c in noded)
         key = f"reader_lines:{{}}:{self.kv_tree.evicted_anywhere()}"
         return self._queue_chunks("reader_lines", fits, key, order=order)
+
+    def _nodes_with_room(self, most: int) -> tuple[dict[str, int], int]:
+        """The KV tree's stats, and how many more nodes (at most `most`) the budget has room
+        for at the tree's mean node size."""
+        stats = self.kv_tree.stats()
+        room = policy.kv_room(stats["bytes"], self._kv_budget())
+        return stats, min(most, room // self._bytes_per_node(stats))
 
     def _node_plan(self) -> tuple[Iterable[int], Callable[[int], int]]:
         """The chunks in the order `[precompute] plan` gives their [system, chunk] nodes, and
@@ -312,6 +315,12 @@ class Planner:
     @staticmethod
     def _bytes_per_node(stats: dict[str, int]) -> int:
         return policy.node_bytes(stats["bytes"], stats["nodes_with_kv"])
+
+
+def fit_lines_step(chunks: int, least: int = 200) -> int:
+    """The line scorer's refit a mailbox of `chunks` chunks is due (its job key and seed): one
+    from `least` chunks on, another each time the mailbox has grown by half."""
+    return int(math.log(chunks / least, 1.5))
 
 
 def chunk_texts(store: KnowledgeStore) -> coverage.Texts:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import shutil
 import sys
 import time
@@ -28,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _comm
 
 from _common import log, write_results  # noqa: E402
 
+from assistant.precompute.planner import fit_lines_step  # noqa: E402
 from assistant.precompute.runner import Precompute  # noqa: E402
 from assistant.services import LINE_WEIGHTS, open_services  # noqa: E402
 
@@ -44,7 +44,7 @@ def main() -> None:
     shutil.copytree(args.home, args.keep, ignore=shutil.ignore_patterns("cache", "run"))
     ctx = open_services(args.keep)
     chunks = ctx.store.count_chunks()
-    seed = args.seed if args.seed is not None else int(math.log(chunks / 200, 1.5))
+    seed = args.seed if args.seed is not None else fit_lines_step(chunks)
     runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
     runner.queue.enqueue("fit_lines", f"fit_lines:{seed}", {"seed": seed}, 0)
     job = runner.queue.claim(("fit_lines",))
