@@ -8,8 +8,9 @@ the home. Also the night's coverage of the last six weeks' chunks and the projec
 With --one-night the points are one night, not one per M: the shipped design precomputes up to
 each M in turn, and the questions are asked at each M on a copy of its home (the KV blobs
 hard-linked: a blob is only ever replaced by rename), so answers never feed the night; naive and
-reactive are asked once, beside the shipped design at the first M. A 0-10-30-60-120 curve then
-costs 120 minutes of night, not 220. Each point is written to --keep as it is reached.
+reactive are asked once, beside the shipped design at the first M (or read from --baseline, an
+earlier run's on the same home and questions: they do not precompute). A 0-10-30-60-120 curve
+then costs 120 minutes of night, not 220. Each point is written to --keep as it is reached.
 
     python bench/night.py --home H [--questions data/qa/skilling_recent.jsonl]
                           [--minutes 0,5,10] [--reuse DIR] [--one-night --keep DIR] [--out night]
@@ -52,10 +53,9 @@ def parse_args() -> argparse.Namespace:
                         "e2e-M.json as it is reached (kept if the run stops)")  # fmt: skip
     parser.add_argument("--out", default="night")
     args = parser.parse_args()
-    if args.one_night and (args.baseline or args.reuse):
-        # one night asks naive and reactive beside its first point, and its points are read
-        # from its own night: an earlier run's would be another night's
-        parser.error("--one-night runs its own baseline and points: leave out --baseline, --reuse")
+    if args.one_night and args.reuse:
+        # one night's points are read from its own night: an earlier run's would be another's
+        parser.error("--one-night runs its own points: leave out --reuse")
     if args.keep and not args.one_night:
         parser.error("--keep is where --one-night keeps its points: add --one-night")
     return args
@@ -77,6 +77,18 @@ def one_night(
     return baseline | {SHIPPED: got[SHIPPED]}, baseline
 
 
+def read_baseline(args: argparse.Namespace) -> dict:
+    """Naive and reactive from --baseline, which must have asked this run's questions on this
+    run's home: another set's means are no baseline."""
+    got = json.loads(args.baseline.read_text())
+    asked = got.get("args", got.get("params", {}))
+    for key in ("home", "questions"):
+        theirs, ours = asked.get(key), getattr(args, key)
+        if theirs is not None and Path(theirs).resolve() != ours.resolve():
+            sys.exit(f"{args.baseline}: its {key} is {theirs}, this run's is {ours}")
+    return {d: v for d, v in got["designs"].items() if d in DESIGNS and d != SHIPPED}
+
+
 def run_e2e(args: argparse.Namespace, minutes: float, out: Path, designs: list[str]) -> None:
     n = count_questions(args.questions)
     cmd = [
@@ -93,8 +105,9 @@ def count_questions(path: Path) -> int:
     return sum(1 for line in path.read_text().splitlines() if line.strip())
 
 
-def one_night_points(args: argparse.Namespace) -> list[dict]:
-    """The points of one night: precompute up to each M, ask on a snapshot of the home."""
+def one_night_points(args: argparse.Namespace, baseline: dict | None) -> list[dict]:
+    """The points of one night: precompute up to each M, ask on a snapshot of the home;
+    naive and reactive beside the first, unless `baseline` holds them."""
     import e2e
     from e2e_designs import select
 
@@ -105,7 +118,7 @@ def one_night_points(args: argparse.Namespace) -> list[dict]:
     shipped = designs[SHIPPED]
     keep = args.keep or Path(tempfile.mkdtemp(prefix="night-points-"))
     keep.mkdir(parents=True, exist_ok=True)
-    points, baseline, done = [], None, 0.0
+    points, done = [], 0.0
     total: dict = {"cpu_seconds": 0.0, "wall_seconds": 0.0, "jobs": {}}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -201,13 +214,10 @@ def plot(points: list[dict], path: Path) -> None:
 def main() -> None:
     args = parse_args()
     work = Path(tempfile.mkdtemp(prefix="night-"))
-    baseline = None
-    if args.baseline:
-        baseline = {d: v for d, v in json.loads(args.baseline.read_text())["designs"].items()
-                    if d in DESIGNS and d != SHIPPED}  # fmt: skip
+    baseline = read_baseline(args) if args.baseline else None
     points = []
     if args.one_night:
-        points = one_night_points(args)
+        points = one_night_points(args, baseline)
     else:
         for m in args.minutes.split(","):
             designs, baseline = one_night(args, float(m), work, baseline)
