@@ -7,7 +7,10 @@ order asked) to leave out, read off the run's log: the gaps between questions at
 point that were far above the rest.
 
     python bench/studies/night_quiet.py --points bench/results/night_1_5b_e2e \\
-        --minutes 0,10,30,60 --exclude 1,2,9-13,35 [--out night_1_5b_quiet]
+        --minutes 0,10,30,60 --exclude 1,2,9-13,35 [--baseline E2E_JSON] [--out night_1_5b_quiet]
+
+--baseline: the file naive and reactive were asked in, when the night read them from an earlier
+run (bench/night.py --one-night --baseline); otherwise the first point's.
 """
 
 from __future__ import annotations
@@ -40,10 +43,12 @@ def main() -> None:
     parser.add_argument("--points", required=True, help="path prefix of the e2e-M JSONs")
     parser.add_argument("--minutes", default="0,10,30,60")
     parser.add_argument("--exclude", default="", help="questions to leave out: 1,2,9-13")
+    parser.add_argument("--baseline", type=Path, help="where naive and reactive were asked")
     parser.add_argument("--out", default="night_quiet")
     args = parser.parse_args()
     minutes = [m for m in args.minutes.split(",") if m]
-    first = json.loads(Path(f"{args.points}{minutes[0]}.json").read_text())["runs"]
+    first = json.loads((args.baseline or Path(f"{args.points}{minutes[0]}.json")).read_text())
+    first = first["runs"]
     left_out = numbers(args.exclude)
     keep = [k for k in range(len(first["naive"])) if k + 1 not in left_out]
 
@@ -71,7 +76,7 @@ def main() -> None:
           p["full_vs_naive"], p["full_vs_reactive"], p["covered"], p["covered_ttft_p50_s"],
           p["covered_verdict_p50_s"]] for p in points],
     )  # fmt: skip
-    write_results(args.out, {"points": points}, vars(args))
+    write_results(args.out, {"points": points}, {k: str(v) for k, v in vars(args).items()})
 
 
 if __name__ == "__main__":
