@@ -29,11 +29,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import REPO, RESULTS_DIR, log, print_table, write_results  # noqa: E402
-from night_points import night_total, snapshot  # noqa: E402
+from night_points import night_total, projection, snapshot  # noqa: E402
 
 DESIGNS = ("naive", "ragcache", "full-any-ev")
 SHIPPED = "full-any-ev"
-NIGHT_MINUTES = 8 * 60
 
 
 def parse_args() -> argparse.Namespace:
@@ -105,9 +104,10 @@ def count_questions(path: Path) -> int:
     return sum(1 for line in path.read_text().splitlines() if line.strip())
 
 
-def one_night_points(args: argparse.Namespace, baseline: dict | None) -> list[dict]:
+def one_night_points(args: argparse.Namespace, baseline: dict | None) -> tuple[list[dict], int]:
     """The points of one night: precompute up to each M, ask on a snapshot of the home;
-    naive and reactive beside the first, unless `baseline` holds them."""
+    naive and reactive beside the first, unless `baseline` holds them. Also the night's KV
+    budget in bytes (sized to the free disk as its home opened, unless set)."""
     import e2e
     from e2e_designs import select
 
@@ -124,6 +124,7 @@ def one_night_points(args: argparse.Namespace, baseline: dict | None) -> list[di
         root = Path(tmp)
         base = e2e.prepare_base(root, argparse.Namespace(mailbox=None, home=args.home))
         night = e2e.open_design(shipped, base, root / "night", args.max_tokens)
+        budget = night.settings.cache.kv_budget_bytes
         for m in sorted(float(x) for x in args.minutes.split(",")):
             if m > done:
                 log(f"the night goes on from {done:g} to {m:g} min")
@@ -147,7 +148,7 @@ def one_night_points(args: argparse.Namespace, baseline: dict | None) -> list[di
             points.append(point(m, baseline | {SHIPPED: got[SHIPPED]}))
             del runs  # the snapshot's models and stores go before its files
             shutil.rmtree(home.parent, ignore_errors=True)
-    return points
+    return points, budget
 
 
 def point(minutes: float, designs: dict) -> dict:
@@ -166,22 +167,10 @@ def point(minutes: float, designs: dict) -> dict:
         "expected_full": full["quality"]["expected_present"],
         "expected_naive": naive["quality"]["expected_present"],
         "nodes": nodes,
+        "kv_bytes": pre.get("kv_tree", {}).get("bytes", 0),
         "jobs": pre.get("jobs", {}),
         "precompute_wall_s": pre.get("wall_seconds", 0.0),
     }
-
-
-def projection(points: list[dict], chunks_recent: int | None) -> dict:
-    """Chunk nodes an 8-hour night makes at the rate of the longest night measured (its
-    chunk_kv jobs: the tree's node count also holds the reader's header nodes)."""
-    longest = max(points, key=lambda p: p["minutes"])
-    if not longest["minutes"]:
-        return {}
-    per_minute = longest["jobs"].get("chunk_kv", longest["nodes"]) / longest["minutes"]
-    out = {"nodes_per_hour": per_minute * 60, "nodes_8h": per_minute * NIGHT_MINUTES}
-    if chunks_recent:
-        out["share_of_last_6_weeks_8h"] = min(1.0, out["nodes_8h"] / chunks_recent)
-    return out
 
 
 def recent_chunks(home: Path) -> int:
@@ -215,15 +204,15 @@ def main() -> None:
     args = parse_args()
     work = Path(tempfile.mkdtemp(prefix="night-"))
     baseline = read_baseline(args) if args.baseline else None
-    points = []
+    points, budget = [], None
     if args.one_night:
-        points = one_night_points(args, baseline)
+        points, budget = one_night_points(args, baseline)
     else:
         for m in args.minutes.split(","):
             designs, baseline = one_night(args, float(m), work, baseline)
             points.append(point(float(m), designs))
     chunks = recent_chunks(args.home)
-    proj = projection(points, chunks)
+    proj = projection(points, chunks, budget)
     print_table(
         "A night on the real mailbox",
         ["minutes", "full s", "naive s", "reactive s", "full/naive", "full/reactive",

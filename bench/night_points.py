@@ -1,5 +1,5 @@
-"""The parts of bench/night.py --one-night that touch files: the night's home snapshotted at a
-point of the curve, and the night's totals so far."""
+"""The parts of bench/night.py that need no model: the night's home snapshotted at a point of
+the curve (--one-night), the night's totals so far, and the 8-hour projection."""
 
 from __future__ import annotations
 
@@ -30,3 +30,29 @@ def snapshot(home: Path, to: Path) -> Path:
 
     shutil.copytree(home, to, ignore=shutil.ignore_patterns("run"), copy_function=copy)
     return to
+
+
+NIGHT_MINUTES = 8 * 60
+
+
+def projection(points: list[dict], chunks_recent: int | None, budget: int | None = None) -> dict:
+    """Chunk nodes an 8-hour night makes at the rate of the longest night measured (its
+    chunk_kv jobs: the tree's node count also holds the reader's header nodes), and, given the
+    KV budget in bytes, how many of them it holds at that night's bytes per chunk job (a job's
+    header node and the QA bank's prompts counted in): the night stops there, so the share of
+    the last six weeks is of the nodes it holds."""
+    longest = max(points, key=lambda p: p["minutes"])
+    if not longest["minutes"]:
+        return {}
+    made = longest["jobs"].get("chunk_kv", longest["nodes"])
+    per_minute = made / longest["minutes"]
+    out = {"nodes_per_hour": per_minute * 60, "nodes_8h": per_minute * NIGHT_MINUTES}
+    held = out["nodes_8h"]
+    if budget and made and longest.get("kv_bytes"):
+        out["budget_bytes"] = budget
+        out["bytes_per_chunk_job"] = longest["kv_bytes"] / made
+        out["nodes_in_budget"] = budget // out["bytes_per_chunk_job"]
+        held = min(held, out["nodes_in_budget"])
+    if chunks_recent:
+        out["share_of_last_6_weeks_8h"] = min(1.0, held / chunks_recent)
+    return out

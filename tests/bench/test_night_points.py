@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 
-from bench.night_points import night_total, snapshot
+import pytest
+
+from bench.night_points import night_total, projection, snapshot
 from cache.files import replace_atomically
 
 
@@ -43,3 +45,22 @@ def test_the_night_so_far_sums_its_time_and_jobs_and_keeps_its_latest_stores():
     assert total["cpu_seconds"] == 14.0 and total["wall_seconds"] == 8.5
     assert total["jobs"] == {"chunk_kv": 5, "qa": 1}
     assert total["kv_tree"] == {"n": 5}
+
+
+def _point(minutes: float, chunk_jobs: int, kv_bytes: int) -> dict:
+    return {"minutes": minutes, "nodes": chunk_jobs, "jobs": {"chunk_kv": chunk_jobs},
+            "kv_bytes": kv_bytes}  # fmt: skip
+
+
+def test_the_projection_holds_only_what_the_kv_budget_has_room_for():
+    points = [_point(0, 0, 0), _point(60, 1000, 5 * 10**9)]  # 5 MB a chunk job
+
+    free = projection(points, chunks_recent=4000)
+    held = projection(points, chunks_recent=4000, budget=6 * 10**9)
+
+    assert free["nodes_8h"] == held["nodes_8h"] == pytest.approx(8000)
+    assert free["share_of_last_6_weeks_8h"] == 1.0
+    assert held["nodes_in_budget"] == 1200
+    assert held["share_of_last_6_weeks_8h"] == 0.3
+    # a budget with room for the whole night leaves the night's pace the bound
+    assert projection(points, 4000, budget=10**12)["share_of_last_6_weeks_8h"] == 1.0
