@@ -80,7 +80,7 @@ def read_baseline(args: argparse.Namespace) -> dict:
     """Naive and reactive from --baseline, which must have asked this run's questions on this
     run's home: another set's means are no baseline."""
     got = json.loads(args.baseline.read_text())
-    asked = got.get("args", got.get("params", {}))
+    asked = got.get("args", {})
     for key in ("home", "questions"):
         theirs, ours = asked.get(key), getattr(args, key)
         if theirs is not None and Path(theirs).resolve() != ours.resolve():
