@@ -53,7 +53,7 @@ from quality import has_expected, paired, ratio_interval, rouge_l  # noqa: E402
 from assistant import events as p  # noqa: E402
 from assistant.answer.answerer import CacheLayers  # noqa: E402
 from assistant.importing.importer import Importer  # noqa: E402
-from assistant.precompute.runner import Precompute  # noqa: E402
+from assistant.precompute.runner import Precompute, PrecomputeReport  # noqa: E402
 from assistant.services import Services, open_services  # noqa: E402
 
 REPEATS = REPO / "data" / "qa" / "repeats.jsonl"
@@ -121,22 +121,20 @@ def open_copy(design: Design, base: Services, home: Path, max_tokens: int) -> Se
 def precompute(ctx: Services, design: Design, minutes: float) -> dict[str, Any]:
     """Precompute runs (each predicts one stride of questions) until the budget is spent or a
     run finds nothing to do."""
-    deadline, total = time.time() + minutes * 60, {"cpu_seconds": 0.0, "wall_seconds": 0.0}
-    kinds: dict[str, int] = {}
+    deadline, total = time.time() + minutes * 60, PrecomputeReport()
     while time.time() < deadline:
         runner = Precompute(
             ctx.precompute_parts(), settle_seconds=0, kv=design.precompute != "qa_only"
         )
         report = runner.run(deadline=deadline)
-        total["cpu_seconds"] += report.cpu_seconds
-        total["wall_seconds"] += report.wall_seconds
-        for kind, n in report.by_kind.items():
-            kinds[kind] = kinds.get(kind, 0) + n
+        total = total.then(report)
         log(f"{design.name}: {report.summary()}")
         if report.jobs_done == 0 or report.stopped != "finished":
             break
     pipe = ctx.answerer()
-    return total | {"jobs": kinds, "qa_bank": pipe.qa.stats(), "kv_tree": pipe.kv.stats()}
+    times = {"cpu_seconds": total.cpu_seconds, "wall_seconds": total.wall_seconds,
+             "node_seconds": total.node_seconds}  # fmt: skip
+    return times | {"jobs": total.by_kind, "qa_bank": pipe.qa.stats(), "kv_tree": pipe.kv.stats()}
 
 
 # -- asking -----------------------------------------------------------------------------------

@@ -119,7 +119,7 @@ def one_night_points(args: argparse.Namespace, baseline: dict | None) -> tuple[l
     keep = args.keep or Path(tempfile.mkdtemp(prefix="night-points-"))
     keep.mkdir(parents=True, exist_ok=True)
     points, done = [], 0.0
-    total: dict = {"cpu_seconds": 0.0, "wall_seconds": 0.0, "jobs": {}}
+    total: dict = {"cpu_seconds": 0.0, "wall_seconds": 0.0, "node_seconds": 0.0, "jobs": {}}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         base = e2e.prepare_base(root, argparse.Namespace(mailbox=None, home=args.home))
@@ -170,6 +170,7 @@ def point(minutes: float, designs: dict) -> dict:
         "kv_bytes": pre.get("kv_tree", {}).get("bytes", 0),
         "jobs": pre.get("jobs", {}),
         "precompute_wall_s": pre.get("wall_seconds", 0.0),
+        "node_seconds": pre.get("node_seconds", 0.0),
     }
 
 

@@ -9,12 +9,15 @@ from pathlib import Path
 
 
 def night_total(total: dict, got: dict) -> dict:
-    """The night so far: its time and jobs summed, its stores as they are now."""
+    """The night so far: its time and jobs summed, its stores as they are now; `node_seconds`:
+    its wall seconds up to its last chunk node (runner.PrecomputeReport)."""
     jobs = dict(total["jobs"])
     for kind, k in got["jobs"].items():
         jobs[kind] = jobs.get(kind, 0) + k
     summed = {k: total[k] + got[k] for k in ("cpu_seconds", "wall_seconds")}
-    return got | summed | {"jobs": jobs}
+    last = got.get("node_seconds", 0.0)
+    nodes = total["wall_seconds"] + last if last else total.get("node_seconds", 0.0)
+    return got | summed | {"jobs": jobs, "node_seconds": nodes}
 
 
 def snapshot(home: Path, to: Path) -> Path:
@@ -36,16 +39,17 @@ NIGHT_MINUTES = 8 * 60
 
 
 def projection(points: list[dict], chunks_recent: int | None, budget: int | None = None) -> dict:
-    """Chunk nodes an 8-hour night makes at the rate of the longest night measured (its
-    chunk_kv jobs: the tree's node count also holds the reader's header nodes), and, given the
-    KV budget in bytes, how many of them it holds at that night's bytes per chunk job (a job's
-    header node and the QA bank's prompts counted in): the night stops there, so the share of
-    the last six weeks is of the nodes it holds."""
+    """Chunk nodes an 8-hour night makes at the pace of the longest night measured (its
+    chunk_kv jobs: the tree's node count also holds the reader's header nodes; over its time
+    up to its last chunk node where the point has it: a night the budget stopped making nodes
+    went on with other jobs), and, given the KV budget in bytes, how many of them it holds at
+    that night's bytes per chunk job (a job's header node and the QA bank's prompts counted
+    in): the night stops there, so the share of the last six weeks is of the nodes it holds."""
     longest = max(points, key=lambda p: p["minutes"])
     if not longest["minutes"]:
         return {}
     made = longest["jobs"].get("chunk_kv", longest["nodes"])
-    per_minute = made / longest["minutes"]
+    per_minute = made / (longest.get("node_seconds", 0.0) / 60 or longest["minutes"])
     out = {"nodes_per_hour": per_minute * 60, "nodes_8h": per_minute * NIGHT_MINUTES}
     held = out["nodes_8h"]
     if budget and made and longest.get("kv_bytes"):

@@ -80,12 +80,16 @@ class PrecomputeReport:
     wall_seconds: float = 0.0
     stopped: str = "finished"  # finished | deadline | cancelled | preempted
     by_kind: dict[str, int] = field(default_factory=dict)
+    # wall seconds from the start to the end of the last chunk node (0: none made): a night the
+    # KV budget stopped making nodes goes on with other jobs, which its pace must not count
+    node_seconds: float = 0.0
 
     @property
     def nodes_per_hour(self) -> float:
-        """Chunk nodes made per hour of wall time: the night's pace, what a plan's reach in
-        nodes turns into hours (bench/coverage_plan.py)."""
-        return per_hour(self.by_kind.get("chunk_kv", 0), self.wall_seconds)
+        """Chunk nodes made per hour of wall time up to the last of them: the night's pace,
+        what a plan's reach in nodes turns into hours (bench/coverage_plan.py)."""
+        seconds = self.node_seconds or self.wall_seconds
+        return per_hour(self.by_kind.get("chunk_kv", 0), seconds)
 
     def summary(self) -> str:
         kinds = ", ".join(f"{n} {k}" for k, n in sorted(self.by_kind.items())) or "nothing to do"
@@ -110,6 +114,9 @@ class PrecomputeReport:
             wall_seconds=self.wall_seconds + later.wall_seconds,
             stopped=later.stopped,
             by_kind=kinds,
+            node_seconds=(
+                self.wall_seconds + later.node_seconds if later.node_seconds else self.node_seconds
+            ),
         )
 
 
@@ -209,7 +216,8 @@ class Precompute:
                     break
                 if job is not None:
                     self._pick_threads()
-                    self._run_job(job, report)
+                    if self._run_job(job, report) and job.kind == "chunk_kv":
+                        report.node_seconds = time.time() - start
                     if notify:
                         done = report.jobs_done + report.failed
                         left = done + self.queue.pending()
@@ -245,23 +253,25 @@ class Precompute:
             time.sleep(0.2)
         return None
 
-    def _run_job(self, job: Job, report: PrecomputeReport) -> None:
+    def _run_job(self, job: Job, report: PrecomputeReport) -> bool:
+        """Run `job` and count it in `report`; whether it was done."""
         cpu = time.process_time()
         try:
             self.handlers.run(job)
         except Preempted:
             self.queue.release(job)
-            return
+            return False
         except Exception as exc:  # one bad job must not end the run; it is logged and counted
             log.exception("precompute job %s failed", job.key)
             self.queue.fail(job, f"{type(exc).__name__}: {exc}")
             report.failed += 1
-            return
+            return False
         spent = time.process_time() - cpu
         self.queue.finish(job, spent)
         report.jobs_done += 1
         report.cpu_seconds += spent
         report.by_kind[job.kind] = report.by_kind.get(job.kind, 0) + 1
+        return True
 
     # -- status --------------------------------------------------------------------------------
 

@@ -27,3 +27,16 @@ def test_the_report_says_nodes_an_hour() -> None:
     assert night.nodes_per_hour == 160.0
     assert "in 1800s (160 nodes an hour)" in night.summary()
     assert "nodes an hour" not in PrecomputeReport(by_kind={"embed": 1}).summary()
+
+
+def test_the_pace_is_counted_up_to_the_last_chunk_node():
+    """A night the KV budget stopped making nodes half-way went on with other jobs: its pace
+    counts the time up to its last node, also over rounds (the later round's nodes end after
+    the whole earlier round)."""
+    night = PrecomputeReport(wall_seconds=3600.0, by_kind={"chunk_kv": 80}, node_seconds=1800.0)
+    assert night.nodes_per_hour == 160.0
+    first = PrecomputeReport(wall_seconds=600.0, by_kind={"chunk_kv": 10}, node_seconds=300.0)
+    quiet = PrecomputeReport(wall_seconds=600.0, by_kind={"qa": 3})
+    assert first.then(quiet).node_seconds == 300.0
+    more = PrecomputeReport(wall_seconds=600.0, by_kind={"chunk_kv": 5}, node_seconds=120.0)
+    assert first.then(quiet).then(more).node_seconds == 1320.0

@@ -64,3 +64,21 @@ def test_the_projection_holds_only_what_the_kv_budget_has_room_for():
     assert held["share_of_last_6_weeks_8h"] == 0.3
     # a budget with room for the whole night leaves the night's pace the bound
     assert projection(points, 4000, budget=10**12)["share_of_last_6_weeks_8h"] == 1.0
+
+
+def test_the_pace_counts_the_night_only_up_to_its_last_chunk_node():
+    """A night the budget stopped making nodes after 60 of its 120 minutes made them at the
+    pace of those 60 minutes, not of 120; a point without the time keeps its minutes."""
+    stopped = _point(120, 1000, 5 * 10**9) | {"node_seconds": 3600.0}
+    assert projection([stopped], None)["nodes_per_hour"] == pytest.approx(1000)
+    assert projection([_point(120, 1000, 5 * 10**9)], None)["nodes_per_hour"] == pytest.approx(500)
+
+
+def test_the_night_so_far_keeps_the_time_of_its_last_chunk_node():
+    start = {"cpu_seconds": 0.0, "wall_seconds": 0.0, "node_seconds": 0.0, "jobs": {}}
+    first = {"cpu_seconds": 9.0, "wall_seconds": 600.0, "node_seconds": 500.0, "jobs": {}}
+    quiet = {"cpu_seconds": 9.0, "wall_seconds": 600.0, "node_seconds": 0.0, "jobs": {}}
+    again = {"cpu_seconds": 9.0, "wall_seconds": 600.0, "node_seconds": 100.0, "jobs": {}}
+    total = night_total(night_total(start, first), quiet)
+    assert total["node_seconds"] == 500.0  # the second round made no node
+    assert night_total(total, again)["node_seconds"] == 1300.0  # 1,200 s before it, then 100
