@@ -12,6 +12,7 @@ unanswerable question scores.
 from __future__ import annotations
 
 import logging
+import math
 import random
 import re
 from collections.abc import Callable, Sequence
@@ -45,7 +46,10 @@ MISSED = 0.05
 HARD_WEIGHT = 3.0
 HARD = 0.5
 MARKED = 0.15
-HOLD_OUT = 0.3  # of the written questions, kept out of a trial fit to check it on
+# a refit replaces the weights in use only where fits on FOLDS−1 of FOLDS folds of the written
+# questions beat them on the held-out fold beyond chance (a one-sided sign test)
+FOLDS = 5
+SIGNIFICANCE = 0.05
 
 Write = Callable[[str, str], str]  # (passage, seed) → the model's continuation
 Select = Callable[[str, np.ndarray], list[ChunkRecord]]  # the user's path: the prompt's chunks
@@ -209,33 +213,84 @@ def refit(
     current: LineWeights | None = None,
 ) -> LineWeights | None:
     """Weights fitted on `n` written questions about the mailbox; None when fewer than `least`
-    of them brought their source mail into the prompt (too few to fit on), or when a fit on
-    part of them does not beat the `current` weights on the rest (`trial`; a tie keeps them):
-    the night's few, easy questions can fit weights worse than the shipped ones
-    (bench/results/evidence_real_selffit.json)."""
+    of them brought their source mail into the prompt (too few to fit on), or when fits on
+    part of them do not beat the `current` weights on the rest beyond chance (`trial`): the
+    night's few, easy questions can fit weights worse than the shipped ones
+    (bench/results/evidence_real_selffit.json), and a single held-out split flipped its verdict
+    with the KV cache's number type (bench/results/night_refit_real_q8.json)."""
     probes = mailbox.probes(n, rng)
     if len(probes) < least:
         log.info("line weights not refitted: %d usable questions of %d", len(probes), n)
         return None
     if current is not None:
-        ours, theirs, _ = trial(probes, current, rng)
-        if ours <= theirs:
-            log.info("line weights not refitted: a fit did no better than the weights in use")
+        result = trial(probes, current, rng)
+        if not result.better:
+            log.info("line weights not refitted: %s", result)
             return None
     return fit(probes)
 
 
-def trial(
-    probes: Sequence[Probe], current: LineWeights, rng: random.Random
-) -> tuple[float, float, int]:
-    """(a fit on all but HOLD_OUT of the probes, `current`): each one's share of source lines
-    put first on the held-out rest, and how many that rest is."""
+@dataclass
+class Trial:
+    """Fits on all folds but one against the weights in use, each written question scored by
+    the fit that did not see it: `wins` (the fit puts its source line first, the weights in use
+    do not), `losses` (the other way), the one-sided sign test's `p` on them, and how many of
+    the questions (all answerable) each calls "not found"."""
+
+    questions: int
+    wins: int
+    losses: int
+    p: float
+    not_found_fit: int
+    not_found_current: int
+
+    @property
+    def better(self) -> bool:
+        """More source lines first beyond chance, and no more answerable questions called
+        "not found"."""
+        return self.p <= SIGNIFICANCE and self.not_found_fit <= self.not_found_current
+
+    def __str__(self) -> str:
+        return (
+            f"fit {self.wins} wins, {self.losses} losses on {self.questions} held-out "
+            f"questions (p={self.p:.3f}), not found {self.not_found_fit} vs "
+            f"{self.not_found_current}"
+        )
+
+
+def trial(probes: Sequence[Probe], current: LineWeights, rng: random.Random) -> Trial:
+    """`current` against fits on FOLDS−1 of FOLDS folds of the probes, each probe scored by the
+    fit it was held out of (every probe counts once)."""
     shuffled = list(probes)
     rng.shuffle(shuffled)
-    cut = int(len(shuffled) * (1 - HOLD_OUT))
-    fitted, rest = fit(shuffled[:cut]), shuffled[cut:]
-    first = [report(w, rest)["source_line_first"] for w in (fitted, current)]
-    return first[0], first[1], len(rest)
+    folds = [shuffled[i::FOLDS] for i in range(FOLDS)]
+    wins = losses = nf_fit = nf_current = 0
+    for i, held in enumerate(folds):
+        if not held:
+            continue
+        fitted = fit([p for j, f in enumerate(folds) if j != i for p in f])
+        for p in held:
+            ours, our_band = _first(fitted, p)
+            theirs, their_band = _first(current, p)
+            wins += ours and not theirs
+            losses += theirs and not ours
+            nf_fit += our_band == "none"
+            nf_current += their_band == "none"
+    return Trial(len(shuffled), wins, losses, sign_test(wins, losses), nf_fit, nf_current)
+
+
+def _first(weights: LineWeights, probe: Probe) -> tuple[bool, str]:
+    """Whether the weights put the probe's source line first, and the band of their best line."""
+    prob = weights.probability(probe.x)
+    top = int(np.argmax(prob))
+    return bool(probe.y[top]), weights.band(float(prob[top]))
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """The one-sided exact sign test: the chance of `wins` or more of `wins + losses` fair coin
+    tosses (1.0 with no toss)."""
+    n = wins + losses
+    return sum(math.comb(n, k) for k in range(wins, n + 1)) / 2**n if n else 1.0
 
 
 def fit(probes: Sequence[Probe], l2: float = 0.01, steps: int = 2000) -> LineWeights:

@@ -140,8 +140,8 @@ def main() -> None:
         },  # fmt: skip
         "features": list(FEATURES),
         "on_all_probes": fit.report(shipped, probes),
-        # what a night on this mailbox would do (fit.trial): a fit on part of the probes
-        # against the shipped weights on the rest; adopted only when it does better
+        # what a night on this mailbox would do (fit.trial): fits on part of the probes
+        # against the shipped weights on the rest; adopted only when better beyond chance
         "night_guard": guard(probes, args.seed),
         "examples": [p.question for p in probes[:20]],
     }
@@ -150,12 +150,10 @@ def main() -> None:
 
 def guard(probes: list[fit.Probe], seed: int) -> dict:
     """The night's check of its refit (fit.trial) on these probes against the shipped weights:
-    both scores it compares (source line first on the held-out part) and its verdict."""
-    ours, shipped, held_out = fit.trial(probes, DEFAULT_WEIGHTS, random.Random(seed))
-    adopted = ours > shipped
-    log(f"night guard: trial fit {ours:.3f} vs shipped {shipped:.3f} on {held_out} held-out "
-        f"probes: {'adopted' if adopted else 'kept the shipped weights'}")  # fmt: skip
-    return {"held_out": held_out, "trial_fit": ours, "shipped": shipped, "adopted": adopted}
+    the fits' wins and losses on the held-out folds, the sign test and the verdict."""
+    result = fit.trial(probes, DEFAULT_WEIGHTS, random.Random(seed))
+    log(f"night guard: {result}: {'adopted' if result.better else 'kept the shipped weights'}")
+    return asdict(result) | {"adopted": result.better}
 
 
 def _flat(report: dict) -> dict:

@@ -4,6 +4,7 @@ source line, the bars keep their promises on the written questions, hard questio
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import numpy as np
 
@@ -89,15 +90,64 @@ class _Written:
 
 
 def test_a_refit_replaces_the_weights_in_use_only_where_it_does_better_on_held_out_questions():
-    """The night's fit is tried on part of its questions and checked on the rest: weights that
-    already put every source line first are kept (a tie keeps them), weights that miss them are
-    replaced; with no weights to beat, the fit is taken as before."""
+    """The night's fit is tried on folds of its questions and checked on the one held out:
+    weights that already put every source line first are kept (no win at all), weights that
+    miss them and call the questions "not found" are replaced; with no weights to beat, the
+    fit is taken as before."""
     rng = np.random.default_rng(3)
     mailbox = _Written([_probe(rng) for _ in range(60)])
     good = fit.fit(mailbox.probes(60, random.Random(0)))
     assert fit.refit(mailbox, 60, random.Random(1), current=good) is None
-    wrong = LineWeights(tuple(-c for c in good.coef), 0.0, 0.5, 0.2)  # the source line last
+    wrong = LineWeights(tuple(-c for c in good.coef), 0.0, 0.95, 0.9)  # the source line last
     refitted = fit.refit(mailbox, 60, random.Random(1), current=wrong)
     assert refitted is not None and refitted.coef[COS] > 0
     assert fit.refit(mailbox, 60, random.Random(1)) is not None
     assert fit.refit(mailbox, 30, random.Random(1), current=wrong) is None  # too few to fit
+
+
+def _twin(rng: np.random.Generator) -> fit.Probe:
+    """A probe whose second line is its source line's twin but for noise on what tells them
+    (cosine and kind): which of the two comes first is a coin's toss for any weights, and
+    weights that weigh the two features otherwise toss otherwise."""
+    p = _probe(rng)
+    p.x[1] = p.x[0]
+    p.x[1, [COS, KIND]] += rng.normal(0.0, 0.3, 2).astype(np.float32)
+    return p
+
+
+def test_a_fit_that_wins_no_more_questions_than_chance_gives_does_not_replace_the_weights():
+    """Weights in use that weigh cosine alone (and call every question "not found", so that
+    only the lines decide), on questions where the source line and its twin tie: the fit,
+    weighing the kind too, wins some held-out questions and loses about as many (a single
+    split may show it ahead), and is not taken."""
+    rng = np.random.default_rng(4)
+    by_cosine = []
+    for _ in range(60):
+        p = _probe(rng)
+        p.x[0, KIND] = 0.0
+        by_cosine.append(p)
+    current = replace(fit.fit(by_cosine), answer=1.0, weak=1.0)
+    probes = [_twin(rng) for _ in range(80)]
+    result = fit.trial(probes, current, random.Random(0))
+    assert result.wins > result.losses > 5 and result.p > fit.SIGNIFICANCE
+    assert result.not_found_fit <= result.not_found_current and not result.better
+    assert fit.refit(_Written(probes), 80, random.Random(0), current=current) is None
+
+
+def test_a_fit_that_calls_more_answerable_questions_not_found_does_not_replace_the_weights():
+    """Even winning every question beyond chance, a fit whose bar calls more of the written
+    (answerable) questions "not found" than the weights in use keeps them."""
+    rng = np.random.default_rng(5)
+    probes = [_probe(rng) for _ in range(60)]
+    good = fit.fit(probes)
+    anyline = LineWeights(tuple(-c for c in good.coef), 0.0, 0.0, 0.0)  # last line, never none
+    result = fit.trial(probes, anyline, random.Random(0))
+    assert result.p <= fit.SIGNIFICANCE and result.not_found_current == 0
+    assert result.not_found_fit > 0 and not result.better
+
+
+def test_the_sign_test_is_the_binomial_tail() -> None:
+    assert fit.sign_test(0, 0) == 1.0
+    assert fit.sign_test(5, 0) == 1 / 32
+    assert abs(fit.sign_test(8, 2) - 56 / 1024) < 1e-12  # C(10,8)+C(10,9)+C(10,10) over 2^10
+    assert fit.sign_test(2, 8) > 0.9
