@@ -28,6 +28,10 @@ comes back. Planning, in order of priority:
   rebuild    QA → KV: entries whose prefix was evicted are prefilled again while there is room
   rerank_check  with `rerank = "auto"`, nightly: does a reranker beat fused on the predicted
              questions whose source chunk is known (rerank/selfcheck.py)
+  fit_lines  once no chunk node waits, from 200 chunks and again each time the mailbox grew by
+             half: the line scorer refitted on questions the writer writes about lines of this
+             mail, kept only where it beats the weights in use beyond chance (answer/fit.py)
+  qa_selfcheck  served QA hits answered afresh, once a day while some are unchecked
 """
 
 from __future__ import annotations
