@@ -119,9 +119,16 @@ def open_copy(design: Design, base: Services, home: Path, max_tokens: int) -> Se
 
 
 def precompute(ctx: Services, design: Design, minutes: float) -> dict[str, Any]:
+    """A night of `minutes` (`night`), as `night_result` reports it."""
+    return night_result(ctx, night(ctx, design, minutes))
+
+
+def night(
+    ctx: Services, design: Design, minutes: float, so_far: PrecomputeReport | None = None
+) -> PrecomputeReport:
     """Precompute runs (each predicts one stride of questions) until the budget is spent or a
-    run finds nothing to do."""
-    deadline, total = time.time() + minutes * 60, PrecomputeReport()
+    run finds nothing to do, their reports summed onto `so_far` (a night run in parts)."""
+    deadline, total = time.time() + minutes * 60, so_far or PrecomputeReport()
     while time.time() < deadline:
         runner = Precompute(
             ctx.precompute_parts(), settle_seconds=0, kv=design.precompute != "qa_only"
@@ -131,6 +138,12 @@ def precompute(ctx: Services, design: Design, minutes: float) -> dict[str, Any]:
         log(f"{design.name}: {report.summary()}")
         if report.jobs_done == 0 or report.stopped != "finished":
             break
+    return total
+
+
+def night_result(ctx: Services, total: PrecomputeReport) -> dict[str, Any]:
+    """A night's time and jobs (`node_seconds`: its wall seconds up to its last chunk node), and
+    its stores as they are now."""
     pipe = ctx.answerer()
     times = {"cpu_seconds": total.cpu_seconds, "wall_seconds": total.wall_seconds,
              "node_seconds": total.node_seconds}  # fmt: skip

@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import REPO, RESULTS_DIR, log, print_table, write_results  # noqa: E402
-from night_points import night_total, projection, snapshot  # noqa: E402
+from night_points import projection, snapshot  # noqa: E402
 
 DESIGNS = ("naive", "ragcache", "full-any-ev")
 SHIPPED = "full-any-ev"
@@ -111,6 +111,8 @@ def one_night_points(args: argparse.Namespace, baseline: dict | None) -> tuple[l
     import e2e
     from e2e_designs import select
 
+    from assistant.precompute.runner import PrecomputeReport
+
     n = count_questions(args.questions)
     questions = e2e.questions_for(argparse.Namespace(questions=args.questions, repeats=None,
                                                      limit=n))  # fmt: skip
@@ -118,8 +120,7 @@ def one_night_points(args: argparse.Namespace, baseline: dict | None) -> tuple[l
     shipped = designs[SHIPPED]
     keep = args.keep or Path(tempfile.mkdtemp(prefix="night-points-"))
     keep.mkdir(parents=True, exist_ok=True)
-    points, done = [], 0.0
-    total: dict = {"cpu_seconds": 0.0, "wall_seconds": 0.0, "node_seconds": 0.0, "jobs": {}}
+    points, done, report = [], 0.0, PrecomputeReport()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         base = e2e.prepare_base(root, argparse.Namespace(mailbox=None, home=args.home))
@@ -128,9 +129,9 @@ def one_night_points(args: argparse.Namespace, baseline: dict | None) -> tuple[l
         for m in sorted(float(x) for x in args.minutes.split(",")):
             if m > done:
                 log(f"the night goes on from {done:g} to {m:g} min")
-                got = e2e.precompute(night, shipped, m - done)
-                total = night_total(total, got)
+                report = e2e.night(night, shipped, m - done, report)
                 done = m
+            total = e2e.night_result(night, report)
             home = snapshot(night.home.root, root / f"at-{m:g}" / SHIPPED)
             runs = [e2e.Run(shipped, ctx=e2e.open_copy(shipped, base, home, args.max_tokens),
                             precompute=total)]  # fmt: skip

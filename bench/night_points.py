@@ -1,23 +1,11 @@
 """The parts of bench/night.py that need no model: the night's home snapshotted at a point of
-the curve (--one-night), the night's totals so far, and the 8-hour projection."""
+the curve (--one-night) and the 8-hour projection."""
 
 from __future__ import annotations
 
 import os
 import shutil
 from pathlib import Path
-
-
-def night_total(total: dict, got: dict) -> dict:
-    """The night so far: its time and jobs summed, its stores as they are now; `node_seconds`:
-    its wall seconds up to its last chunk node (runner.PrecomputeReport)."""
-    jobs = dict(total["jobs"])
-    for kind, k in got["jobs"].items():
-        jobs[kind] = jobs.get(kind, 0) + k
-    summed = {k: total[k] + got[k] for k in ("cpu_seconds", "wall_seconds")}
-    last = got.get("node_seconds", 0.0)
-    nodes = total["wall_seconds"] + last if last else total.get("node_seconds", 0.0)
-    return got | summed | {"jobs": jobs, "node_seconds": nodes}
 
 
 def snapshot(home: Path, to: Path) -> Path:

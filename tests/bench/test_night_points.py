@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from bench.night_points import night_total, projection, snapshot
+from bench.night_points import projection, snapshot
 from cache.files import replace_atomically
 
 
@@ -36,17 +36,6 @@ def test_a_snapshot_links_the_blobs_copies_the_rest_and_leaves_out_run_markers(t
     assert (home / "cache" / "qa.db").read_bytes() == b"the night's stored answers"
 
 
-def test_the_night_so_far_sums_its_time_and_jobs_and_keeps_its_latest_stores():
-    first = {"cpu_seconds": 10.0, "wall_seconds": 6.0, "jobs": {"chunk_kv": 3}, "kv_tree": {"n": 3}}
-    then = {"cpu_seconds": 4.0, "wall_seconds": 2.5, "jobs": {"chunk_kv": 2, "qa": 1},
-            "kv_tree": {"n": 5}}  # fmt: skip
-    start = {"cpu_seconds": 0.0, "wall_seconds": 0.0, "jobs": {}}
-    total = night_total(night_total(start, first), then)
-    assert total["cpu_seconds"] == 14.0 and total["wall_seconds"] == 8.5
-    assert total["jobs"] == {"chunk_kv": 5, "qa": 1}
-    assert total["kv_tree"] == {"n": 5}
-
-
 def _point(minutes: float, chunk_jobs: int, kv_bytes: int) -> dict:
     return {"minutes": minutes, "nodes": chunk_jobs, "jobs": {"chunk_kv": chunk_jobs},
             "kv_bytes": kv_bytes}  # fmt: skip
@@ -72,13 +61,3 @@ def test_the_pace_counts_the_night_only_up_to_its_last_chunk_node():
     stopped = _point(120, 1000, 5 * 10**9) | {"node_seconds": 3600.0}
     assert projection([stopped], None)["nodes_per_hour"] == pytest.approx(1000)
     assert projection([_point(120, 1000, 5 * 10**9)], None)["nodes_per_hour"] == pytest.approx(500)
-
-
-def test_the_night_so_far_keeps_the_time_of_its_last_chunk_node():
-    start = {"cpu_seconds": 0.0, "wall_seconds": 0.0, "node_seconds": 0.0, "jobs": {}}
-    first = {"cpu_seconds": 9.0, "wall_seconds": 600.0, "node_seconds": 500.0, "jobs": {}}
-    quiet = {"cpu_seconds": 9.0, "wall_seconds": 600.0, "node_seconds": 0.0, "jobs": {}}
-    again = {"cpu_seconds": 9.0, "wall_seconds": 600.0, "node_seconds": 100.0, "jobs": {}}
-    total = night_total(night_total(start, first), quiet)
-    assert total["node_seconds"] == 500.0  # the second round made no node
-    assert night_total(total, again)["node_seconds"] == 1300.0  # 1,200 s before it, then 100
