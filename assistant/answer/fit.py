@@ -331,7 +331,7 @@ def with_bars(weights: LineWeights, probes: Sequence[Probe]) -> LineWeights:
     hard = [p for p in probes if p.hard >= HARD]
     probes = hard if len(hard) >= 20 else probes
     best = np.array([float(weights.probability(p.x).max()) for p in probes])
-    right = np.array([bool(p.y[int(np.argmax(weights.probability(p.x)))]) for p in probes])
+    right = np.array([_first(weights, p)[0] for p in probes])
     absent = np.array(
         [float(weights.probability(p.x_without).max()) for p in probes if p.x_without is not None]
     )
@@ -360,12 +360,11 @@ def report(weights: LineWeights, probes: Sequence[Probe]) -> dict:
     source mail, answers marked."""
     rows, hard = [], []
     for p in probes:
-        prob = weights.probability(p.x)
-        top = int(np.argmax(prob))
+        first, band = _first(weights, p)
         without = float(weights.probability(p.x_without).max()) if p.x_without is not None else 0
-        rows.append((bool(p.y[top]), weights.band(float(prob[top])), weights.band(without)))
+        rows.append((first, band, weights.band(without)))
         if p.hard >= HARD:
-            hard.append(bool(p.y[top]))
+            hard.append(first)
     n = max(len(rows), 1)
     right = [r for r in rows if r[0]]
     return {
