@@ -30,7 +30,8 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import numpy as np
-from _common import REPO, FakeEmbedder, log, percentile, print_table, put_vectors, write_results
+from _common import REPO, log, percentile, print_table, write_results
+from _synthetic import FakeEmbedder, put_vectors
 
 from assistant.config_sections import RetrievalSettings
 from assistant.knowledge.db import open_db

@@ -32,8 +32,6 @@ from _common import (
     DL19,
     QA,
     REPO,
-    BulkDoc,
-    bulk_insert,
     default_eval_dir,
     file_digest,
     import_demo,
@@ -44,14 +42,13 @@ from _common import (
     ndcg_at_k,
     percentile,
     print_table,
-    put_vectors,
     recall_at_k,
     require_demo,
     rss_mib,
     timed,
-    unit_vectors,
     write_results,
 )
+from _synthetic import BulkDoc, bulk_insert, put_vectors, unit_vectors
 
 from assistant.config_sections import EmbeddingSettings, RetrievalSettings
 from assistant.home import open_home

@@ -33,7 +33,6 @@ from typing import Any
 import numpy as np
 import scale_corpus as corpus
 from _common import (
-    FakeEmbedder,
     default_eval_dir,
     import_demo,
     load_dl19,
@@ -44,6 +43,7 @@ from _common import (
     timed,
     write_results,
 )
+from _synthetic import FakeEmbedder
 from hotcold_baseline import plan_uniform
 
 from assistant.config_sections import EmbeddingSettings, RetrievalSettings
@@ -249,8 +249,9 @@ def designs(store, home, index, seeds, traces, exact, args, tmp: Path) -> dict[s
 
 
 def quality(store: KnowledgeStore, embedder, index_dir: Path, eval_dir: Path) -> dict[str, Any]:
-    from _common import BulkDoc, bulk_insert, load_qa, mean
-    from retrieval import bench_qa, dl19_query, dl19_vectors, put_vectors
+    from _common import load_qa, mean
+    from _synthetic import BulkDoc, bulk_insert, put_vectors
+    from retrieval import bench_qa, dl19_query, dl19_vectors
 
     out: dict[str, Any] = {"demo": {}, "dl19": {}}
     for path, min_chunks in (("small (numpy BM25 + flat)", 10**9), ("large (FTS5 + IVF)", 1)):

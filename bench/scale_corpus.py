@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import _common  # noqa: F401  (first: it puts this checkout first on sys.path)
 import numpy as np
 
 from assistant.knowledge.bm25 import tokenize

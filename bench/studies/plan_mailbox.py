@@ -24,7 +24,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
 
-from _common import QA_FILES, REPO, BulkDoc, bulk_insert, put_vectors  # noqa: E402
+from _common import QA_FILES, REPO  # noqa: E402
+from _synthetic import BulkDoc, bulk_insert, put_vectors  # noqa: E402
 from scale_corpus import NOISE, make_seeds, noisy, text  # noqa: E402
 
 from assistant.knowledge.store import KnowledgeStore  # noqa: E402

@@ -33,17 +33,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _comm
 
 from _common import (
     CACHE_DIR,
-    BulkDoc,
-    bulk_insert,
     default_eval_dir,
     load_dl19,
     log,
     mean,
     ndcg_at_k,
     print_table,
-    put_vectors,
     write_results,
 )
+from _synthetic import BulkDoc, bulk_insert, put_vectors
 from pruning import calibrate, replay
 from retrieval import dl19_vectors
 
