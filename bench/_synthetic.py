@@ -1,10 +1,13 @@
 """Synthetic stores for the scale benchmarks: random unit vectors, an embedder that returns them
-at once, and documents and chunks inserted in bulk (bypassing the importer), so a bench measures
-what surrounds the model at sizes no real mailbox here has."""
+at once, documents and chunks inserted in bulk (bypassing the importer), and chunks shaped like
+the demo's (its sentences resampled, names and numbers added), so that a bench measures what
+surrounds the model at sizes no real mailbox here has."""
 
 from __future__ import annotations
 
 import hashlib
+import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -14,6 +17,8 @@ from _common import EMBED_DIM  # first: it puts this checkout first on sys.path
 
 from assistant.ingest.chunking import count_tokens
 from assistant.knowledge.store import KnowledgeStore
+
+NAMES = "Maya Daan Priya Åsa Bram Lotte Joris Femke Sven Ines Tomás Wei Anouk Karin Pieter".split()
 
 
 def unit_vectors(n: int, rng: np.random.Generator, dim: int = EMBED_DIM) -> np.ndarray:
@@ -84,3 +89,31 @@ def put_vectors(store: KnowledgeStore, model: str, ids: np.ndarray, vectors: np.
     for start in range(0, len(ids), 10_000):
         stop = start + 10_000
         store.put_embeddings(model, ids[start:stop].tolist(), vectors[start:stop])
+
+
+def synthetic_docs(texts: list[str], n_chunks: int, seed: int = 7) -> list[BulkDoc]:
+    """n_chunks chunks shaped like the demo's: its sentences resampled, names and numbers added."""
+    rng = random.Random(seed)
+    bodies = [t.split("\n", 1)[-1] for t in texts]  # without the header line
+    sentences = [s for b in bodies for s in re.split(r"(?<=[.!?])\s+|\n+", b) if len(s) > 20]
+    lengths = [len(t.split()) for t in texts]
+    docs, made = [], 0
+    while made < n_chunks:
+        size = min(rng.choice((1, 1, 1, 2, 2, 3)), n_chunks - made)
+        subject = f"{' '.join(rng.choice(sentences).split()[:6])} #{rng.randrange(10_000)}"
+        sender = f"{rng.choice(NAMES)} {rng.choice(NAMES)}sen <p{rng.randrange(10**6)}@ex.org>"
+        chunks = [
+            synthetic_chunk(rng, sentences, rng.choice(lengths), subject) for _ in range(size)
+        ]
+        docs.append(BulkDoc(f"synthetic-{len(docs)}@bench", subject, chunks, sender))
+        made += size
+    return docs
+
+
+def synthetic_chunk(rng: random.Random, sentences: list[str], words: int, subject: str) -> str:
+    day = f"2026-{rng.randrange(1, 13):02d}-{rng.randrange(1, 29):02d}"
+    parts = [f"From: {rng.choice(NAMES)} | Date: {day} | Subject: {subject}"]
+    while sum(len(p.split()) for p in parts) < words:
+        parts.append(rng.choice(sentences))
+    parts.insert(rng.randrange(1, len(parts) + 1), f"{rng.choice(NAMES)} {rng.randrange(10**5)}.")
+    return "\n".join(parts)

@@ -48,7 +48,7 @@ from _common import (
     timed,
     write_results,
 )
-from _synthetic import BulkDoc, bulk_insert, put_vectors, unit_vectors
+from _synthetic import BulkDoc, bulk_insert, put_vectors, synthetic_docs, unit_vectors
 
 from assistant.config_sections import EmbeddingSettings, RetrievalSettings
 from assistant.home import open_home
@@ -72,7 +72,6 @@ DL19_VARIANTS = (
 )
 NAN = float("nan")
 PAUSE = 0.15  # seconds before each timed query
-NAMES = "Maya Daan Priya Åsa Bram Lotte Joris Femke Sven Ines Tomás Wei Anouk Karin Pieter".split()
 
 
 def parse_args() -> argparse.Namespace:
@@ -204,34 +203,6 @@ def query_latency(retriever: Retriever, embedder: Embedder, queries: list[str]) 
         for w, t in times.items()
     }
     return {**stats, "loadavg_1min": os.getloadavg()[0]}
-
-
-def synthetic_docs(texts: list[str], n_chunks: int, seed: int = 7) -> list[BulkDoc]:
-    """n_chunks chunks shaped like the demo's: its sentences resampled, names and numbers added."""
-    rng = random.Random(seed)
-    bodies = [t.split("\n", 1)[-1] for t in texts]  # without the header line
-    sentences = [s for b in bodies for s in re.split(r"(?<=[.!?])\s+|\n+", b) if len(s) > 20]
-    lengths = [len(t.split()) for t in texts]
-    docs, made = [], 0
-    while made < n_chunks:
-        size = min(rng.choice((1, 1, 1, 2, 2, 3)), n_chunks - made)
-        subject = f"{' '.join(rng.choice(sentences).split()[:6])} #{rng.randrange(10_000)}"
-        sender = f"{rng.choice(NAMES)} {rng.choice(NAMES)}sen <p{rng.randrange(10**6)}@ex.org>"
-        chunks = [
-            synthetic_chunk(rng, sentences, rng.choice(lengths), subject) for _ in range(size)
-        ]
-        docs.append(BulkDoc(f"synthetic-{len(docs)}@bench", subject, chunks, sender))
-        made += size
-    return docs
-
-
-def synthetic_chunk(rng: random.Random, sentences: list[str], words: int, subject: str) -> str:
-    day = f"2026-{rng.randrange(1, 13):02d}-{rng.randrange(1, 29):02d}"
-    parts = [f"From: {rng.choice(NAMES)} | Date: {day} | Subject: {subject}"]
-    while sum(len(p.split()) for p in parts) < words:
-        parts.append(rng.choice(sentences))
-    parts.insert(rng.randrange(1, len(parts) + 1), f"{rng.choice(NAMES)} {rng.randrange(10**5)}.")
-    return "\n".join(parts)
 
 
 def bench_synthetic(
