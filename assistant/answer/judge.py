@@ -2,13 +2,15 @@
 reader) answers short Yes/No prompts, and its margin log p(Yes) − log p(No) decides:
 
 - the quote states the answer: confirmed, whatever the writer's sentence says;
-- if not, one of the line scorer's next candidate lines (of at most three mails) does: that
-  line's mail becomes the quote, confirmed;
-- no line comes near: "Not found in your mail";
 - between the bars the reader is unsure, and the writer's sentence decides the mark as before
   (answer/shape.py agrees): the reader's margin tells a right quote from a wrong one at an AUC
   of about 0.7 (bench/results/reader_fit.json), too weak to mark on its own, strong enough to
   confirm at a high bar;
+- below the "not found" bar the reader doubts the quote and judges the line scorer's next
+  candidate lines (of at most three mails): one that states the answer becomes the quote,
+  confirmed; when no line comes near, "Not found in your mail". Between the bars the
+  candidates could only have moved the quote, which they did for 1 of 382 questions at twice
+  the verdicts' time (bench/results/lazy_candidates.json), so they are not asked there;
 - does a stored question ask for the same information as a new one (QA-bank hits).
 
 Every prompt opens with one fixed instruction (with worked examples), whose KV stays in the
@@ -41,7 +43,7 @@ if TYPE_CHECKING:
     from cache.kv_tree import KVTree
 
 READER_PROMPTS = ("reader_system.txt", "reader_states.txt", "reader_same.txt")
-CANDIDATES = 2  # lines judged after a quote the reader does not confirm (each a verdict)
+CANDIDATES = 2  # lines judged after a quote the reader doubts (below the none bar; a verdict each)
 MAILS = 3  # of at most this many mails
 CANDIDATE_WORDS = 3  # a shorter line ("Thanks,", "Hi Anna,") is never a candidate
 
@@ -202,6 +204,8 @@ def judge(reader: Reader, question: str, found: Found) -> Judged:
     verdict, _ = decide(first, [], reader.bars)
     if verdict == "confirmed":
         return Judged("confirmed", confirmed(found), first)
+    if first >= reader.bars.none:  # between the bars: the candidates could only move the quote
+        return Judged("unsure", found, first)
     others = next_candidates(found, question)
     margins = reader.states(question, [candidate_excerpt(c) for c in others]) if others else []
     verdict, best = decide(first, margins, reader.bars)
@@ -215,8 +219,8 @@ def judge(reader: Reader, question: str, found: Found) -> Judged:
 
 def decide(first: float, margins: Sequence[float], bars: Bars) -> tuple[str, int | None]:
     """The verdict over the quote's margin and the next candidates' (judge asks for those only
-    when the quote is not confirmed), and which candidate moves: the rule bench/reader_fit.py
-    replays over kept margins."""
+    when the quote's margin is below `bars.none`), and which candidate moves: the rule
+    bench/reader_fit.py replays over kept margins."""
     if first >= bars.confirm:
         return "confirmed", None
     best = max(range(len(margins)), key=margins.__getitem__, default=None)

@@ -86,11 +86,25 @@ def test_another_line_the_reader_finds_becomes_the_quote(world):
     found = found_for(world, question)
     others = next_candidates(found, question)
     assert others and found.lines
-    target = others[-1]  # the reader says no to the quote, yes to the last candidate only
-    judged = judge(SetReader({target.line.text: 1.5}, default=-1.0), question, found)
+    target = others[-1]  # the reader doubts the quote, says yes to the last candidate only
+    judged = judge(SetReader({target.line.text: 1.5}, default=-4.0), question, found)
     assert judged.verdict == "moved" and judged.found.judged == "confirmed"
     assert judged.found.record.chunk_id == target.record.chunk_id
     assert target.line.text[:40] in " ".join(e.sentence for e in judged.found.lines)
+
+
+def test_a_quote_between_the_bars_is_left_to_the_sentence_without_asking_the_candidates(world):
+    """Between the bars the candidates could only move the quote (bench/results/
+    lazy_candidates.json: 1 of 382 questions): they are not judged, even one that would have
+    reached the confirm bar."""
+    question = "When does Henrik Dahl start?"
+    found = found_for(world, question)
+    others = next_candidates(found, question)
+    assert others
+    reader = SetReader({others[-1].line.text: 1.5}, default=-1.0)
+    judged = judge(reader, question, found)
+    assert judged.verdict == "unsure" and judged.found == found and judged.margin == -1.0
+    assert len(reader.asked) == 1  # the quote's verdict alone
 
 
 def test_no_line_near_the_bar_is_not_found_and_a_middling_one_is_left_to_the_sentence(world):
