@@ -130,11 +130,7 @@ def run_set(name: str, args: argparse.Namespace) -> None:
             hits, found = answerer.quote(q, vector)
             texts = [h.record.text for h in hits]
             started = time.perf_counter()
-            first = (
-                reader.states(q, [quote_excerpt(found)])[0]
-                if found.lines
-                else None
-            )
+            first = reader.states(q, [quote_excerpt(found)])[0] if found.lines else None
             t_quote = time.perf_counter() - started
             others = next_candidates(found, q) if found.lines else []
             started = time.perf_counter()
@@ -172,10 +168,12 @@ def run_set(name: str, args: argparse.Namespace) -> None:
 
 
 def outcome(
-    r: dict, confirm: float, none: float, today: dict | None = None
+    r: dict, confirm: float, none: float, today: dict | None = None, every: bool = False
 ) -> tuple[str, bool | None]:
-    """(verdict, facts shown) under the bars, as answer/judge.py decides. Between the bars the
-    reader is unsure: with `today` (the same question's row of the path without a reader,
+    """(verdict, facts shown) under the bars, as answer/judge.py decides: the candidates count
+    only where the quote's margin is below `none` (`every`: wherever the quote is not
+    confirmed, the rule before bench/results/lazy_candidates.json). Between the bars the reader
+    is unsure: with `today` (the same question's row of the path without a reader,
     bench/funnel.py's "noreader"), the writer's sentence decides as it does there ("sentence"
     confirmed, "marked", or "not found"); without, the quote is marked ("unconfirmed")."""
     from assistant.answer.judge import Bars, decide
@@ -183,7 +181,8 @@ def outcome(
     first, cands = r["quote_margin"], r["candidates"]
     if first is None:
         return "not found", None
-    verdict, best = decide(first, [c["margin"] for c in cands], Bars(confirm, none, 0.0))
+    judged = [c["margin"] for c in cands] if every or first < none else []
+    verdict, best = decide(first, judged, Bars(confirm, none, 0.0))
     if verdict == "confirmed":
         return "confirmed", r["quote_facts"]
     if verdict == "moved":
@@ -316,9 +315,7 @@ def today_rows(args: argparse.Namespace, name: str) -> dict:
 
 def summarize(args: argparse.Namespace, names: list[str]) -> None:
     rows = {
-        n: _jsonl(args.work / f"{n}.jsonl")
-        for n in names
-        if (args.work / f"{n}.jsonl").exists()
+        n: _jsonl(args.work / f"{n}.jsonl") for n in names if (args.work / f"{n}.jsonl").exists()
     }
     today = {n: today_rows(args, n) for n in rows}
     everyone = {k: v for t in today.values() for k, v in t.items()}

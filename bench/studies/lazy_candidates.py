@@ -2,10 +2,11 @@
 bar (issue 47: the candidates' verdicts are more than half of a covered question's verdict time
 at 1.5B), replayed over bench/reader_fit.py's kept rows: no model runs.
 
-judge.py today asks for two more verdicts whenever the quote is not confirmed. Between the bars
-(none ≤ the quote's margin < confirm) those verdicts can only move the quote to a candidate that
-reaches the confirm bar: "not found" needs every margin, the quote's among them, below `none`.
-This replays, at the shipped bars, the shipped rule against the lazy one (candidates only below
+judge.py asked for two more verdicts whenever the quote was not confirmed ("every", until
+75eecaa shipped "lazy"). Between the bars (none ≤ the quote's margin < confirm) those verdicts
+can only move the quote to a candidate that reaches the confirm bar: "not found" needs every
+margin, the quote's among them, below `none`.
+This replays, at the shipped bars, that rule against the lazy one (candidates only below
 `none`) on every set reader_fit kept, with the path without a reader deciding where the reader
 is unsure (bench/funnel.py's "noreader" rows, as reader_fit's "reader + sentence"), and the
 verdicts' time each rule spends (the kept rows' timings: the quote's verdict, then the two
@@ -30,7 +31,7 @@ from reader_fit import SETS, key, metrics, outcome  # noqa: E402
 
 from assistant.answer.judge import DEFAULT_BARS  # noqa: E402
 
-RULES = ("shipped", "lazy")
+RULES = ("every", "lazy")
 
 
 def parse_args() -> argparse.Namespace:
@@ -48,15 +49,13 @@ def judges_candidates(row: dict, rule: str) -> bool:
     first = row["quote_margin"]
     if first is None or first >= DEFAULT_BARS.confirm or not row["candidates"]:
         return False
-    return rule == "shipped" or first < DEFAULT_BARS.none
+    return rule == "every" or first < DEFAULT_BARS.none
 
 
 def judged(row: dict, rule: str, today: dict | None) -> tuple[str, bool | None]:
-    """(verdict, facts shown) under the shipped bars; without the candidates' verdicts the
-    quote's margin decides alone (between the bars: unsure)."""
-    if judges_candidates(row, rule) or rule == "shipped":
-        return outcome(row, DEFAULT_BARS.confirm, DEFAULT_BARS.none, today)
-    return outcome({**row, "candidates": []}, DEFAULT_BARS.confirm, DEFAULT_BARS.none, today)
+    """(verdict, facts shown) under the shipped bars, as reader_fit replays the rule."""
+    bars = (DEFAULT_BARS.confirm, DEFAULT_BARS.none)
+    return outcome(row, *bars, today, every=rule == "every")
 
 
 def seconds(row: dict, rule: str) -> float:
@@ -84,9 +83,9 @@ def per_set(rows: list[dict], today: dict) -> dict:
         }
     changed = [
         {"id": r["id"], "answerable": r["answerable"], "quote_margin": r["quote_margin"],
-         "shipped": judged(r, "shipped", today[key(r)]), "lazy": judged(r, "lazy", today[key(r)])}
+         "every": judged(r, "every", today[key(r)]), "lazy": judged(r, "lazy", today[key(r)])}
         for r in rows
-        if judged(r, "shipped", today[key(r)]) != judged(r, "lazy", today[key(r)])
+        if judged(r, "every", today[key(r)]) != judged(r, "lazy", today[key(r)])
     ]  # fmt: skip
     out["changed"] = changed
     return out
@@ -111,7 +110,7 @@ def main() -> None:
                           m["not_found_unanswerable"]["k"], m["not_found_answerable"]["k"],
                           len(r["changed"]) if rule == "lazy" else ""])  # fmt: skip
     print_table(
-        f"candidates judged always (shipped) vs below the none bar (lazy), bars {DEFAULT_BARS}",
+        f"candidates judged whenever unconfirmed (every) vs below none (lazy), {DEFAULT_BARS}",
         ["set", "rule", "n", "cand. judged", "verdicts s", "shown/top3", "wrong unmarked",
          "right marked", "NF unans.", "NF answ.", "changed"],
         table,
