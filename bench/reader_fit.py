@@ -178,11 +178,11 @@ def outcome(
     confirmed, "marked", or "not found"); without, the quote is marked ("unconfirmed")."""
     from assistant.answer.judge import Bars, decide
 
-    first, cands = r["quote_margin"], r["candidates"]
+    first, cands, bars = r["quote_margin"], r["candidates"], Bars(confirm, none, 0.0)
     if first is None:
         return "not found", None
-    judged = [c["margin"] for c in cands] if every or first < none else []
-    verdict, best = decide(first, judged, Bars(confirm, none, 0.0))
+    judged = [c["margin"] for c in cands] if every or bars.doubts(first) else []
+    verdict, best = decide(first, judged, bars)
     if verdict == "confirmed":
         return "confirmed", r["quote_facts"]
     if verdict == "moved":

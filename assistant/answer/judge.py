@@ -73,6 +73,11 @@ class Bars:
     none: float
     same: float
 
+    def doubts(self, margin: float) -> bool:
+        """The quote's margin is below `none`: only then are the next candidate lines judged
+        (between the bars they could only move the quote; bench/results/lazy_candidates.json)."""
+        return margin < self.none
+
 
 # bench/reader_fit.py's "reader + sentence", fitted on half "a" of the demo questions, the
 # held-out set and the dev mailbox's earlier questions, the reader reading each excerpt header
@@ -208,7 +213,7 @@ def judge(reader: Reader, question: str, found: Found) -> Judged:
     verdict, _ = decide(first, [], reader.bars)
     if verdict == "confirmed":
         return Judged("confirmed", confirmed(found), first)
-    if first >= reader.bars.none:  # between the bars: the candidates could only move the quote
+    if not reader.bars.doubts(first):
         return Judged("unsure", found, first)
     others = next_candidates(found, question)
     margins = reader.states(question, [candidate_excerpt(c) for c in others]) if others else []

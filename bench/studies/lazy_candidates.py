@@ -27,7 +27,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/: _common and the rest
 
 from _common import _jsonl, log, print_table, write_results  # noqa: E402
-from reader_fit import SETS, key, metrics, outcome  # noqa: E402
+from reader_fit import SETS, key, metrics, outcome, today_rows  # noqa: E402
 
 from assistant.answer.judge import DEFAULT_BARS  # noqa: E402
 
@@ -49,7 +49,7 @@ def judges_candidates(row: dict, rule: str) -> bool:
     first = row["quote_margin"]
     if first is None or first >= DEFAULT_BARS.confirm or not row["candidates"]:
         return False
-    return rule == "every" or first < DEFAULT_BARS.none
+    return rule == "every" or DEFAULT_BARS.doubts(first)
 
 
 def judged(row: dict, rule: str, today: dict | None) -> tuple[str, bool | None]:
@@ -64,30 +64,21 @@ def seconds(row: dict, rule: str) -> float:
     return row["t_quote"] + (row["t_candidates"] if judges_candidates(row, rule) else 0.0)
 
 
-def today_of(folders: list[Path], name: str) -> dict:
-    for folder in folders:
-        path = folder / f"{name}-noreader.jsonl"
-        if path.exists():
-            return {key({"set": name, "id": r["id"]}): r for r in _jsonl(path)}
-    return {}
-
-
 def per_set(rows: list[dict], today: dict) -> dict:
     rows = [r for r in rows if key(r) in today]
+    shown = {rule: [judged(r, rule, today[key(r)]) for r in rows] for rule in RULES}
     out: dict = {"n": len(rows)}
     for rule in RULES:
-        triples = [(r, *judged(r, rule, today[key(r)])) for r in rows]
-        out[rule] = metrics(triples) | {
+        out[rule] = metrics([(r, *o) for r, o in zip(rows, shown[rule], strict=True)]) | {
             "verdict_s_mean": sum(seconds(r, rule) for r in rows) / len(rows) if rows else None,
             "candidates_judged": sum(judges_candidates(r, rule) for r in rows),
         }
-    changed = [
+    out["changed"] = [
         {"id": r["id"], "answerable": r["answerable"], "quote_margin": r["quote_margin"],
-         "every": judged(r, "every", today[key(r)]), "lazy": judged(r, "lazy", today[key(r)])}
-        for r in rows
-        if judged(r, "every", today[key(r)]) != judged(r, "lazy", today[key(r)])
+         "every": every, "lazy": lazy}
+        for r, every, lazy in zip(rows, shown["every"], shown["lazy"], strict=True)
+        if every != lazy
     ]  # fmt: skip
-    out["changed"] = changed
     return out
 
 
@@ -96,7 +87,7 @@ def main() -> None:
     results = {}
     for name in SETS:
         path = args.work / f"{name}.jsonl"
-        today = today_of(args.today, name)
+        today = today_rows(args, name)
         if not path.exists() or not today:
             log(f"{name}: no kept rows or no noreader rows, left out")
             continue
