@@ -49,6 +49,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--today", type=date.fromisoformat, default=date(2001, 11, 20))
     parser.add_argument("--bonus", type=float, default=None, help="PREFERRED_BONUS to try")
     parser.add_argument("--first", type=float, default=None, help="FIRST_WEIGHT to try")
+    parser.add_argument(
+        "--unsaid",
+        default=None,
+        help="the filters whose words the ranking text leaves out, comma-separated (UNSAID to "
+        "try; '' for none)",
+    )
     parser.add_argument("--out", default="filters_people")
     args = parser.parse_args()
     args.sets = args.sets or [REPO / "data/qa" / f"{name}.jsonl" for name in DEFAULT_SETS]
@@ -128,6 +134,8 @@ def main() -> None:
         retrieval.PREFERRED_BONUS = args.bonus
     if args.first is not None:
         mail_filters.FIRST_WEIGHT = args.first
+    if args.unsaid is not None:
+        mail_filters.UNSAID = tuple(f for f in args.unsaid.split(",") if f)
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="filters-people-") as tmp:
         ctx = copy_home(args.home, Path(tmp) / "home", args.mbox)
@@ -153,6 +161,7 @@ def main() -> None:
         "today": args.today.isoformat(),
         "preferred_bonus": getattr(retrieval, "PREFERRED_BONUS", None),  # None: before them
         "first_weight": getattr(mail_filters, "FIRST_WEIGHT", None),
+        "unsaid": list(getattr(mail_filters, "UNSAID", ())),  # [] before it
         "address_book_s": book_s,
         "sets": results,
     }

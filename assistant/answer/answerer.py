@@ -69,13 +69,19 @@ ALL_LAYERS = CacheLayers()
 
 @dataclass(frozen=True)
 class Read:
-    """What step 2 read of a question: the question the retriever reads, its vector, the
-    filters (None: the whole mailbox) and the event that shows them (None without filters)."""
+    """What step 2 read of a question: the question the answer reads, its vector, the
+    filters (None: the whole mailbox), the event that shows them (None without filters), and
+    the text and vector the retriever ranks by (the question's, unless a filter stands for
+    some of its words: mail/filters.Filters.unsaid)."""
 
     question: str
     vector: Any
     where: Any = None
     event: FiltersRead | None = None
+    ranked_by: tuple[str, Any] | None = None
+
+    def ranking(self) -> tuple[str, Any]:
+        return self.ranked_by or (self.question, self.vector)
 
 
 NO_CACHE = CacheLayers(qa=False, kv=False)
@@ -146,10 +152,11 @@ class Answerer:
                 yield from self.generate(question, vector, [], layers, clock)
                 return
         question, vector = read.question, read.vector
-        hits = self.select.candidates(question, vector, where=read.where)
+        ranked, ranked_vector = read.ranking()
+        hits = self.select.candidates(ranked, ranked_vector, where=read.where)
         clock.lap("retrieve")
         yield ChunksRetrieved(hits)
-        hits = self.select.rerank(question, hits)
+        hits = self.select.rerank(ranked, hits)
         clock.lap("rerank")
         yield ChunksOrdered([h.chunk_id for h in hits])
         self._accessed(asked, [h.chunk_id for h in hits])
@@ -233,21 +240,27 @@ class Answerer:
         if read.event is not None and not read.event.matched:
             return [], self.lines.find(question, vector, [])
         question, vector = read.question, read.vector
-        hits = self.select.candidates(question, vector, where=read.where)
-        hits = self.select.rerank(question, hits)
+        ranked, ranked_vector = read.ranking()
+        hits = self.select.candidates(ranked, ranked_vector, where=read.where)
+        hits = self.select.rerank(ranked, hits)
         return hits, self.lines.find(question, vector, [h.record for h in hits])
 
     def _read(self, question: str, vector) -> Read:
         """Step 2: the filters of the question's terms or words (assistant/mail/reader.py),
-        and the question the retriever then reads (its terms taken out)."""
+        and the text the retriever then ranks by (its terms taken out; of its words, those a
+        narrowing filter of people stands for). Typed terms are not the question's words, so
+        the rest of the answer reads the text without them; words leave the question whole."""
         query = self.reader.read(question) if self.reader else None
         if query is None or not query.filters:
             return Read(question, vector)
         f = query.filters
         event = FiltersRead(query.text, f.as_dict(), f.describe(), self.reader.count(f), f.source)
-        if f.source == "terms" and query.text and query.text != question:
-            question, vector = query.text, self.embedder.embed_batch([query.text])[0]
-        return Read(question, vector, f, event)
+        if not query.text or query.text == question:
+            return Read(question, vector, f, event)
+        text, text_vector = query.text, self.embedder.embed_batch([query.text])[0]
+        if f.source == "terms":  # the terms are not words of the question: all of it goes
+            return Read(text, text_vector, f, event)
+        return Read(question, vector, f, event, (text, text_vector))
 
     def _accessed(self, asked: int | None, chunk_ids: list[int]) -> None:
         if asked is not None and self.history is not None:

@@ -254,13 +254,15 @@ class Retriever:
     ) -> list[Hit]:
         """The top `k` chunks; `access_weight` is what this question counts for in the large
         index's hot/cold plan (a predicted question: `settings.predicted_weight`). `where`
-        narrows the candidates in SQL before ranking; with no words to rank by, the newest
-        mails it leaves come first."""
+        narrows the candidates in SQL before ranking; with no words to rank by (or none that
+        any mail it leaves has), the newest mails it leaves come first."""
         k = k or self.settings.top_k
-        if where and where.narrows() and not query.strip():
-            ids = self.store.mail.newest_chunk_ids(*where.sql(), k)
-            return [Hit(r.chunk_id, 0.0, None, None, r) for r in self.store.chunk_records(ids)]
+        newest = where is not None and where.narrows()
+        if newest and not query.strip():
+            return self._newest(where, k)
         ranked, bm25, dense = self.rank(query, mode, query_vector, access_weight, where)
+        if newest and not len(ranked.ids):
+            return self._newest(where, k)
         ids = ranked.ids[:k]
         bm25_rank = {int(c): r for r, c in enumerate(bm25.ids.tolist(), 1)} if bm25 else {}
         dense_rank = {int(c): r for r, c in enumerate(dense.ids.tolist(), 1)} if dense else {}
@@ -275,6 +277,10 @@ class Retriever:
             )
             for rec in self.store.chunk_records(ids.tolist())
         ]
+
+    def _newest(self, where: Where, k: int) -> list[Hit]:
+        ids = self.store.mail.newest_chunk_ids(*where.sql(), k)
+        return [Hit(r.chunk_id, 0.0, None, None, r) for r in self.store.chunk_records(ids)]
 
     def rank(
         self,

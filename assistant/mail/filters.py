@@ -22,6 +22,8 @@ NAMES_IN_TEXT = 8  # of a person's names, the most searched for in a mail's text
 # a sender's own mail before mail that only carries theirs, in units of the ranking bonus
 # (knowledge/retrieval.py PREFERRED_BONUS; bench/results/filters_people.json)
 FIRST_WEIGHT = 2.0
+# the filters whose words a question's ranking text leaves out (Filters.unsaid)
+UNSAID: tuple[str, ...] = ("from", "to")
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,7 @@ class Condition:
     ranks: str = ""  # why it ranks instead of filtering ("" for a filter)
     # among the mail it leaves, what comes first (a person's own mail before mail quoting them)
     first: tuple[str, tuple] | None = None
+    said: tuple[int, int] | None = None  # where a question says it (start, end), when read from one
 
     def sql(self) -> tuple[str, list]:
         clause = f"NOT coalesce(({self.clause}), 0)" if self.negated else f"({self.clause})"
@@ -47,6 +50,9 @@ class Condition:
 
     def ranking(self, why: str) -> Condition:
         return replace(self, ranks=why)
+
+    def at(self, start: int, end: int) -> Condition:
+        return replace(self, said=(start, end))
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,18 @@ class Filters:
 
     def describe(self) -> str:
         return " · ".join(c.label() for c in (*self.conditions, *self.ranked))
+
+    def unsaid(self, question: str, fields: Sequence[str] | None = None) -> str:
+        """`question` without the words of the filters of `fields` that narrow: every mail they
+        leave meets them, so those words rank nothing but the mail that also names them in its
+        text (a signature, a quoted header). Conditions that rank keep their words."""
+        fields = UNSAID if fields is None else fields
+        spans = sorted(
+            (c.said for c in self.conditions if c.said and c.field in fields), reverse=True
+        )
+        for start, end in spans:
+            question = question[:start] + " " + question[end:]
+        return " ".join(question.split())
 
     def as_dict(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}

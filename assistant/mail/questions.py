@@ -6,8 +6,10 @@ in words where the question asks when mail was sent (mail/when.py).
 A name that is one person filters; a name several people have, or no one has, ranks instead (their
 mail first, the rest after), and its label says so. A filter never empties the result: a date no
 mail has ranks instead, and where the filters together leave no mail, the date and then the
-people rank instead, one at a time, until some mail is left. The question itself is left whole
-for ranking."""
+people rank instead, one at a time, until some mail is left. The mail is ranked by the question
+without the name of a person a filter narrows to (Filters.unsaid: every mail left is theirs, so
+the name would rank only mail that also writes it, a signature or a quoted header); a name that
+ranks, a date and a subject keep their words. The answer reads the question whole."""
 
 from __future__ import annotations
 
@@ -44,7 +46,7 @@ class QuestionReader:
         filters = filters.plus(list(self._subject(question)))
         found = in_words(question, self.today)
         if found is not None and of_sending(question, found):
-            when = f.date_in(found.range)
+            when = f.date_in(found.range).at(found.start, found.end)
             filters = (
                 filters.plus([when]) if self.count(when) else filters.demoted(when, "no mail then")
             )
@@ -62,11 +64,12 @@ class QuestionReader:
             if people and keys <= seen:
                 continue
             seen |= keys
+            at = (mention.start, mention.end)
             if len(people) == 1:
-                yield f.person_is(mention.role, people, people[0].shown(), mention.name), ""
+                yield f.person_is(mention.role, people, people[0].shown(), mention.name).at(*at), ""
             elif people:
                 condition = f.person_is(mention.role, people, mention.name, mention.name)
-                yield condition, _several(people)
+                yield condition.at(*at), _several(people)
             elif mention.said:
                 yield Condition(mention.role, mention.name, "0"), "no one of that name"
 

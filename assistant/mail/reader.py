@@ -50,8 +50,8 @@ class QueryReader:
             return parse(text, self.today, self.people())
         if self.mode == "terms":
             return MailQuery(text)
-        words = QuestionReader(self.people(), self.count, self.today)
-        return MailQuery(text, words.read(text))
+        filters = QuestionReader(self.people(), self.count, self.today).read(text)
+        return MailQuery(filters.unsaid(text), filters)
 
     def count(self, condition: Condition | Filters) -> int:
         """Mails a condition (or filters) leaves."""

@@ -55,3 +55,25 @@ def test_typed_terms_no_mail_meets_answer_nothing_from_other_mail(answerer):
     assert not any(isinstance(e, p.TokenStreamed | p.ChunksRetrieved) for e in events)
     done = events[-1]
     assert isinstance(done, p.AnswerDone) and done.not_found and done.sources == []
+
+
+def test_the_retriever_ranks_without_the_name_a_filter_stands_for(answerer, monkeypatch):
+    """The name is the filter's; the answer (its quote, the reader, the writer) reads it whole."""
+    asked: dict[str, list[str]] = {"candidates": [], "quote": []}
+    candidates, find = answerer.select.candidates, answerer.lines.find
+
+    def spy_candidates(question, vector, **kw):
+        asked["candidates"].append(question)
+        return candidates(question, vector, **kw)
+
+    def spy_find(question, vector, records):
+        asked["quote"].append(question)
+        return find(question, vector, records)
+
+    monkeypatch.setattr(answerer.select, "candidates", spy_candidates)
+    monkeypatch.setattr(answerer.lines, "find", spy_find)
+    question = "what did Sherri send last week about the board?"
+    events = list(answerer.answer(question, NO_CACHE))
+    read = next(e for e in events if isinstance(e, p.FiltersRead))
+    assert read.text == "what did send last week about the board?"
+    assert asked == {"candidates": [read.text], "quote": [question]}

@@ -97,6 +97,14 @@ def test_terms_alone_list_the_newest_mail_first(mailbox):
     assert titles[0] == "Board meeting agenda" and titles[-1] == "Tickets"
 
 
+def test_words_no_mail_of_the_filter_has_list_its_newest_mail(mailbox):
+    _, retriever, reader = mailbox
+    query = reader.read("zebra from:sherri")  # no mail has "zebra": the filter still shows its
+    titles = [h.record.title for h in retriever.search(query.text, 5, "bm25", where=query.filters)]
+    assert titles[0] == "Board meeting agenda" and titles[-1] == "Tickets"
+    assert retriever.search(query.text, 5, "bm25") == []  # without the filter: nothing matches
+
+
 def test_an_unknown_has_term_is_an_error():
     with pytest.raises(QueryError, match="has:attachment"):
         parse("has:stars", TODAY, None)
