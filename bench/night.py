@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import REPO, RESULTS_DIR, log, print_table, write_results  # noqa: E402
-from night_points import projection, snapshot  # noqa: E402
+from night_points import covered, projection, snapshot  # noqa: E402
 
 DESIGNS = ("naive", "ragcache", "full-any-ev")
 SHIPPED = "full-any-ev"
@@ -62,18 +62,20 @@ def parse_args() -> argparse.Namespace:
 
 def one_night(
     args: argparse.Namespace, minutes: float, work: Path, baseline: dict | None
-) -> tuple[dict, dict]:
+) -> tuple[dict, dict, list[dict]]:
     """bench/e2e.py for `minutes` of precompute: its designs' results (naive and ragcache from
-    `baseline` when given: they do not precompute), and the results to use as the baseline."""
+    `baseline` when given: they do not precompute), the results to use as the baseline, and
+    the shipped design's rows."""
     out = work / f"e2e-{minutes:g}.json"
     if args.reuse and (args.reuse / out.name).exists():
         out = args.reuse / out.name
         log(f"{minutes:g} min: read from {out}")
     else:
         run_e2e(args, minutes, out, [SHIPPED] if baseline else list(DESIGNS))
-    got = json.loads(out.read_text())["designs"]
+    ran = json.loads(out.read_text())
+    got = ran["designs"]
     baseline = baseline or {d: got[d] for d in DESIGNS if d != SHIPPED}
-    return baseline | {SHIPPED: got[SHIPPED]}, baseline
+    return baseline | {SHIPPED: got[SHIPPED]}, baseline, ran["runs"][SHIPPED]
 
 
 def read_baseline(args: argparse.Namespace) -> dict:
@@ -146,13 +148,14 @@ def one_night_points(args: argparse.Namespace, baseline: dict | None) -> tuple[l
             write_results("night", {"designs": got, "runs": rows}, params,
                           path=keep / f"e2e-{m:g}.json")  # fmt: skip
             baseline = baseline or {d: got[d] for d in DESIGNS if d != SHIPPED}
-            points.append(point(m, baseline | {SHIPPED: got[SHIPPED]}))
+            points.append(point(m, baseline | {SHIPPED: got[SHIPPED]}, rows[SHIPPED]))
             del runs  # the snapshot's models and stores go before its files
             shutil.rmtree(home.parent, ignore_errors=True)
     return points, budget
 
 
-def point(minutes: float, designs: dict) -> dict:
+def point(minutes: float, designs: dict, rows: list[dict]) -> dict:
+    """One point of the curve from its designs' results and the shipped design's rows."""
     naive, reactive, full = (designs[d] for d in DESIGNS)
     pre = full.get("precompute", {})
     nodes = pre.get("kv_tree", {}).get("nodes_with_kv", 0)
@@ -172,7 +175,7 @@ def point(minutes: float, designs: dict) -> dict:
         "jobs": pre.get("jobs", {}),
         "precompute_wall_s": pre.get("wall_seconds", 0.0),
         "node_seconds": pre.get("node_seconds", 0.0),
-    }
+    } | covered(rows)
 
 
 def recent_chunks(home: Path) -> int:
@@ -211,17 +214,19 @@ def main() -> None:
         points, budget = one_night_points(args, baseline)
     else:
         for m in args.minutes.split(","):
-            designs, baseline = one_night(args, float(m), work, baseline)
-            points.append(point(float(m), designs))
+            designs, baseline, rows = one_night(args, float(m), work, baseline)
+            points.append(point(float(m), designs, rows))
     chunks = recent_chunks(args.home)
     proj = projection(points, chunks, budget)
     print_table(
         "A night on the real mailbox",
         ["minutes", "full s", "naive s", "reactive s", "full/naive", "full/reactive",
-         "KV chunk hit", "QA hit", "expected full", "expected naive", "nodes"],
+         "KV chunk hit", "QA hit", "expected full", "expected naive", "nodes",
+         "covered q", "covered TTFT p50"],
         [[p["minutes"], p["full_mean_s"], p["naive_mean_s"], p["reactive_mean_s"],
           p["full_vs_naive"], p["full_vs_reactive"], p["kv_chunk_hit"], p["qa_hit"],
-          p["expected_full"], p["expected_naive"], p["nodes"]] for p in points],
+          p["expected_full"], p["expected_naive"], p["nodes"], p["covered_questions"],
+          p["ttft_p50_covered_s"]] for p in points],
         note=f"projection: {proj}",
     )  # fmt: skip
     plot(points, RESULTS_DIR / f"{args.out}.png")

@@ -1,11 +1,13 @@
 """The parts of bench/night.py that need no model: the night's home snapshotted at a point of
-the curve (--one-night) and the 8-hour projection."""
+the curve (--one-night), the covered questions' first token, and the 8-hour projection."""
 
 from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
+from statistics import median
 
 
 def snapshot(home: Path, to: Path) -> Path:
@@ -24,6 +26,20 @@ def snapshot(home: Path, to: Path) -> Path:
 
 
 NIGHT_MINUTES = 8 * 60
+
+
+def covered(rows: Sequence[dict]) -> dict:
+    """Of the questions the model answered (no QA hit), those whose every prompt chunk came
+    from the KV tree: how many, and their first token's p50 and mean (issue 47's ≤ 3 s)."""
+    written = [r for r in rows if not r.get("qa_hit")]
+    full = [r["ttft"] for r in written if r.get("kv_chunks") and
+            r.get("kv_chunks_reused") == r["kv_chunks"] and r.get("ttft") is not None]  # fmt: skip
+    return {
+        "written": len(written),
+        "covered_questions": len(full),
+        "ttft_p50_covered_s": median(full) if full else None,
+        "ttft_mean_covered_s": sum(full) / len(full) if full else None,
+    }
 
 
 def projection(points: list[dict], chunks_recent: int | None, budget: int | None = None) -> dict:

@@ -61,3 +61,19 @@ def test_the_pace_counts_the_night_only_up_to_its_last_chunk_node():
     stopped = _point(120, 1000, 5 * 10**9) | {"node_seconds": 3600.0}
     assert projection([stopped], None)["nodes_per_hour"] == pytest.approx(1000)
     assert projection([_point(120, 1000, 5 * 10**9)], None)["nodes_per_hour"] == pytest.approx(500)
+
+
+def test_covered_questions_are_those_whose_every_prompt_chunk_came_from_the_tree():
+    from bench.night_points import covered
+
+    rows = [
+        {"qa_hit": False, "kv_chunks": 3, "kv_chunks_reused": 3, "ttft": 2.0},
+        {"qa_hit": False, "kv_chunks": 3, "kv_chunks_reused": 3, "ttft": 4.0},
+        {"qa_hit": False, "kv_chunks": 3, "kv_chunks_reused": 2, "ttft": 9.0},  # one prefilled
+        {"qa_hit": True, "kv_chunks": 0, "kv_chunks_reused": 0, "ttft": 0.1},  # served
+        {"qa_hit": False, "kv_chunks": 0, "kv_chunks_reused": 0, "ttft": 0.5},  # no chunks
+    ]
+    got = covered(rows)
+    assert got["written"] == 4 and got["covered_questions"] == 2
+    assert got["ttft_p50_covered_s"] == 3.0 and got["ttft_mean_covered_s"] == 3.0
+    assert covered(rows[2:3])["ttft_p50_covered_s"] is None
