@@ -46,7 +46,7 @@ FEATURES = ("cosine", "near", "bm25", "cover", "kind", "rank", "short", "pointer
 ALSO = 0.5  # another mail's lines are shown too when they score this share of the best
 # lines shown in all: a first line that misses has the facts next to it (evidence_lines_*.json)
 SHOWN = 3
-LINES_VERSION = "lines-7"  # salts the stored line vectors' keys when the splitter changes
+LINES_VERSION = "lines-8"  # salts the stored line vectors' keys when the splitter changes
 
 
 @dataclass(frozen=True)

@@ -111,7 +111,7 @@ def _lines_in_context(text: str) -> Iterator[Line]:
     title = first[len("Note: ") :].strip().lower() if first.startswith("Note: ") else ""
     blocks = list(_blocks(text))
     for i, (kind, block, quoted) in enumerate(blocks):
-        if kind == "heading" or (not lead and _is_title(blocks, i)):
+        if kind == "heading" or (not lead and _is_title(blocks, i) and i < len(blocks) - 1):
             heading, lead = ("" if block.lower() == title else block), ""
             continue
         # a list item, or a short line that gives what the line before it introduced

@@ -265,6 +265,16 @@ def test_a_short_line_standing_alone_is_still_a_heading() -> None:
     ]
 
 
+def test_a_short_line_with_nothing_below_it_heads_nothing_and_is_a_line() -> None:
+    text = (
+        "Please approve the following purchase for Susan Scott.\n\n"
+        "Compaq laptop (1 ea)  $2,745.00 2,745.00 total\n"
+        "Docking stations (2 ea)        587.00 ea 1,174.00 total\n\n"
+        "      4,494.00 grand total\n"
+    )
+    assert split_sentences(text)[-1] == "4,494.00 grand total"
+
+
 def test_prose_with_double_spaces_is_no_table_and_parentheses_hold_their_full_stops() -> None:
     text = (
         "The build out of the Internet and the rapid  deployment of eBusiness is why we\n"
