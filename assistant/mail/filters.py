@@ -96,6 +96,8 @@ class Filters:
         spans = sorted(
             (c.said for c in self.conditions if c.said and c.field in fields), reverse=True
         )
+        if not spans:  # as asked: the answer then ranks by the question it already embedded
+            return question
         for start, end in spans:
             question = question[:start] + " " + question[end:]
         return " ".join(question.split())

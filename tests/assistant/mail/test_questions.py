@@ -98,6 +98,7 @@ def test_a_date_filters_the_mail_only_where_the_question_speaks_of_the_mail(
         # a name that ranks (no one has it) narrows nothing: its words stay
         ("what did Bram send about the kitchen", "what did Bram send about the kitchen"),
         ("what was sent in October about tickets", "what was sent in October about tickets"),
+        ("what was in the 'Dabhol power'  thread\n", "what was in the 'Dabhol power'  thread\n"),
     ],
 )
 def test_the_words_a_person_filter_stands_for_do_not_rank(mailbox, question, ranked_by):
