@@ -100,7 +100,15 @@ _DATE_WORD = re.compile(
 )
 _FIGURE = re.compile(r"\d+(?:[.,:]\d+)*")
 _NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][^\W\d_]+")
-_PLACE = re.compile(r"\b(?:at|in|on|from|near|to|via)\s+(?:the\s+)?[A-Z][^\W\d_]+")
+# a place: "at the Hyatt", "in Houston"; a street address ("509 Main Street", "3402 Washington
+# Ave."); a web address ("www.rei.com"); a field that says where ("Location: …", "PLACE - …")
+_STREET = r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Drive|Dr|Lane|Ln|Parkway|Pkwy|Hwy)"
+_PLACE = re.compile(
+    r"\b(?:at|in|on|from|near|to|via)\s+(?:the\s+)?[A-Z][^\W\d_]+"
+    rf"|\b\d{{1,5}}\s+(?:[A-Z][^\W\d_]*\.?\s+){{1,3}}{_STREET}\b\.?"
+    r"|(?:\bhttps?://|\bwww\.)[\w-]+(?:\.[\w-]+)+"
+    r"|\b(?i:place|where|location|venue|address)\s*[:–-]\s+[A-Z0-9#][^\W_]*"
+)
 _ID = re.compile(r"\b(?=[A-Z0-9-]*[0-9])(?=[A-Z0-9-]*[A-Z])[A-Z0-9][A-Z0-9.-]{3,}\b")
 
 

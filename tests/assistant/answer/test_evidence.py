@@ -393,6 +393,23 @@ def test_on_a_date_is_no_place() -> None:
     assert kind_spans("Dinner on Tuesday at Rye.", question, {"place"}) == ["at Rye"]
 
 
+def test_a_street_a_web_address_or_a_where_field_is_a_place() -> None:
+    """Mail writes where without a preposition too: an address, a web site, "Location: …"."""
+    question = "Where is the happy hour?"
+    for line in (
+        "PLACE: Slainte Irish Pub (Downtown)",
+        "Meet us at 509 Main Street after work.",
+        "speakers - Mayor Brown location - Fire Station #6 date - Thursday",
+        "Could try www.rei.com for the tent.",
+    ):
+        assert "place" in answer_kinds(line, question), line
+    assert kind_spans("Fire Station #6, 3402 Washington Ave.", question, {"place"}) == [
+        "3402 Washington Ave"
+    ]
+    for line in ("- Monday we go", "Total time 2695", "It is 25 miles away."):
+        assert "place" not in answer_kinds(line, question), line
+
+
 def test_a_name_or_a_title_asked_for_is_a_name() -> None:
     """ "What's the name of the case study" asks for a name as "who" does: the line that holds
     a name the question does not (the title) is of the kind asked."""
