@@ -49,7 +49,8 @@ DESIGNS = (
     replace(
         FULL,
         name="full-any",
-        label="full, with any-order KV reuse: every chunk node serves wherever its chunk lands",
+        label="full, with any-order KV reuse: every chunk node serves wherever its chunk lands "
+        '(repair "none": the evidence lines quoted from the moved chunks)',
         reuse=("any-order", "none"),
     ),
     replace(

@@ -1,6 +1,7 @@
 """A simulated night on a real mailbox (issue 33): precompute for M minutes, then the question
 set; mean latency, KV-chunk and QA-bank hit rates and expected strings against M, for the
-shipped design (full-any-ev: both layers, precompute, any-order reuse with evidence repair)
+shipped design (full-any: both layers, precompute, any-order reuse with the repair measured
+for the 1.5B writer, "none"; `--shipped full-any-ev` for the evidence repair of earlier runs)
 beside naive and reactive KV reuse alone (ragcache), each M one run of bench/e2e.py on a copy of
 the home. Also the night's coverage of the last six weeks' chunks and the projection of an
 8-hour night from the nodes made per minute; a PNG of the curve beside the JSON.
@@ -50,6 +51,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--one-night", action="store_true", help="one night, asked at each M")
     parser.add_argument("--keep", type=Path, help="with --one-night: a folder for each point's "
                         "e2e-M.json as it is reached (kept if the run stops)")  # fmt: skip
+    parser.add_argument("--shipped", default="full-any", choices=("full-any", "full-any-ev"),
+                        help="the shipped design's repair: none (the 1.5B writer's, [cache] repair "
+                        "auto) or evidence (runs before stop 59)")  # fmt: skip
     parser.add_argument("--out", default="night")
     args = parser.parse_args()
     if args.one_night and args.reuse:
@@ -195,7 +199,7 @@ def plot(points: list[dict], path: Path) -> None:
 
     xs = [p["minutes"] for p in points]
     fig, ax = plt.subplots(figsize=(6, 3.5))
-    for key, label in (("full_mean_s", "shipped (full-any-ev)"), ("reactive_mean_s",
+    for key, label in (("full_mean_s", f"shipped ({SHIPPED})"), ("reactive_mean_s",
                        "reactive KV reuse"), ("naive_mean_s", "naive")):  # fmt: skip
         ax.plot(xs, [p[key] for p in points], marker="o", label=label)
     ax.set_xlabel("minutes of precompute")
@@ -206,7 +210,9 @@ def plot(points: list[dict], path: Path) -> None:
 
 
 def main() -> None:
+    global DESIGNS, SHIPPED  # the module's functions read the shipped design's name
     args = parse_args()
+    SHIPPED, DESIGNS = args.shipped, ("naive", "ragcache", args.shipped)
     work = Path(tempfile.mkdtemp(prefix="night-"))
     baseline = read_baseline(args) if args.baseline else None
     points, budget = [], None

@@ -7,10 +7,13 @@ question ≤ 3 s on 2 cores). One run, side by side:
    chunk's mail header) and "lines" (that, and one per line of three words or more after it),
    each made as the night's chunk job makes them ([precompute] reader_nodes), timed, with the
    bytes they take;
-3. each question asked of the three copies in turn (bench/e2e.py's full-any-ev design): TTFT,
-   the verdicts' time, total, expected strings, and the reader's verdicts, which must not change.
+3. each question asked of the three copies in turn (bench/e2e.py's full-any design, the shipped
+   repair at 1.5B; `--designs full-any-ev,full-any` asks each copy in both, each in a copy of
+   its own): TTFT, the verdicts' time, total, expected strings, and the reader's verdicts, which
+   must not change.
 
-    python bench/reader_nodes.py --home H --questions Q [--model M] [--out reader_nodes]
+    python bench/reader_nodes.py --home H --questions Q [--model M] [--modes none,headers,lines]
+                                 [--designs full-any] [--out reader_nodes]
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from e2e_questions import load_questions  # noqa: E402
 from night_points import snapshot  # noqa: E402
 
 MODES = ("none", "headers", "lines")
-DESIGN = next(d for d in DESIGNS if d.name == "full-any-ev")
+DESIGN = next(d for d in DESIGNS if d.name == "full-any")  # the nodes' reuse: any-order
 
 
 def parse_args() -> argparse.Namespace:
@@ -45,6 +48,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--model", default="qwen2.5-coder-1.5b", help="writer and reader")
     parser.add_argument("--max-tokens", type=int, default=48)
     parser.add_argument("--limit", type=int, default=0, help="the first N questions (0: all)")
+    parser.add_argument("--modes", default=",".join(MODES), help="reader nodes: none,headers,lines")
+    parser.add_argument("--designs", default="full-any", help="bench/e2e.py designs to ask in")
     parser.add_argument("--out", default="reader_nodes")
     return parser.parse_args()
 
@@ -102,6 +107,8 @@ def reader_nodes(home: Path, chunks: list[int], mode: str) -> dict:
 
 
 def summary(rows: list[dict], base: list[dict]) -> dict:
+    """A variant's figures; its verdicts against `base`'s (the first variant's)."""
+
     def p50(key: str) -> float:
         return statistics.median(r[key] for r in rows)
 
@@ -131,26 +138,34 @@ def main() -> None:
         base = root / "base"
         shutil.copytree(args.home, base, ignore=shutil.ignore_patterns("cache", "run"))
         chunks = cover(base, questions)
+        modes = [m for m in args.modes.split(",") if m]
+        designs = [next(d for d in DESIGNS if d.name == n) for n in args.designs.split(",")]
+        # a variant's name: the reader nodes' mode, with the design where several are asked
+        variants = {(f"{m}/{d.name}" if len(designs) > 1 else m): (m, d)
+                    for m in modes for d in designs}  # fmt: skip
         made, ctxs = {}, {}
-        for mode in MODES:
+        for mode in modes:
             home = snapshot(base, root / mode)
             made[mode] = reader_nodes(home, chunks, mode) if mode != "none" else {}
             log(f"{mode}: {made[mode]}")
         from assistant.services import open_services
 
         base_ctx = any_order(open_services(base))
-        for mode in MODES:
-            ctxs[mode] = open_copy(DESIGN, base_ctx, root / mode, args.max_tokens)
-        rows: dict[str, list[dict]] = {m: [] for m in MODES}
+        for name, (mode, design) in variants.items():
+            home = snapshot(root / mode, root / "asked" / name.replace("/", "-"))
+            ctxs[name] = open_copy(design, base_ctx, home, args.max_tokens)
+        rows: dict[str, list[dict]] = {v: [] for v in variants}
         for i, q in enumerate(questions):
             log(f"[{i + 1}/{len(questions)}] {q.question}")
-            for mode in rotated(MODES, i):
-                judge = ctxs[mode].answerer().judge
+            for name in rotated(tuple(variants), i):
+                judge = ctxs[name].answerer().judge
                 restored = judge.kv.restored if judge is not None else 0
-                row = ask(ctxs[mode], replace(DESIGN, name=mode), q)
+                row = ask(ctxs[name], replace(variants[name][1], name=name), q)
                 row["restored"] = (judge.kv.restored if judge is not None else 0) - restored
-                rows[mode].append(row)
-    results = {m: summary(rows[m], rows["none"]) | {"night": made[m]} for m in MODES}
+                rows[name].append(row)
+    first = next(iter(variants))
+    results = {v: summary(rows[v], rows[first]) | {"night": made[variants[v][0]]}
+               for v in variants}  # fmt: skip
     print_table(
         "covered questions: the reader's excerpt nodes (writer and reader "
         f"{args.model}, {len(questions)} questions, every prompt chunk with its node)",
