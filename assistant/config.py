@@ -153,7 +153,8 @@ def _check_cache(cache: CacheSettings) -> None:
             f"cache.reuse: expected one of {', '.join(REUSE_MODES)}, got {cache.reuse!r}"
         )
     try:
-        parse_repair(cache.repair)
+        if cache.repair != "auto":
+            parse_repair(cache.repair)
     except ValueError as exc:
         raise ConfigError(f"cache.repair: {exc}") from exc
 

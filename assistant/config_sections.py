@@ -123,14 +123,16 @@ class CacheSettings:
     # answer is token-identical to an uncached one); "any-order": every chunk with a
     # [system, chunk] node also serves later in the prompt, its KV moved there (assistant/llm/
     # reuse.py), and `repair` re-decodes some of its tokens: "none" | "sink-N" | "blend-R", or
-    # "evidence": computes the evidence lines over the placed chunks instead of quoting them.
-    # The defaults: "any-order" with "evidence", the repair that holds the facts on both
-    # question sets where "none" loses some (bench/results/reuse_demo_repairs.json,
-    # reuse_holdout_repairs.json; the chunks' KV moved in a side context, llm/mover.py:
-    # reuse_demo_moved.json), and holds them end to end against no cache (e2e_any_ev_demo.json,
-    # e2e_any_ev_holdout.json)
+    # "evidence": computes the evidence lines over the placed chunks instead of quoting them,
+    # or "auto": the repair measured for the writer's model (llm/models.py repair_for).
+    # The defaults: "any-order" with "auto". The 1.5B writer holds its facts with "none" as
+    # with "evidence" and spares the evidence lines' prefill (bench/results/reuse_1_5b_demo.json,
+    # reuse_1_5b_holdout.json); any other model gets "evidence", which holds the facts where
+    # "none" loses some (SmolLM2-135M: reuse_demo_repairs.json, reuse_holdout_repairs.json; the
+    # chunks' KV moved in a side context, llm/mover.py: reuse_demo_moved.json; end to end
+    # against no cache: e2e_any_ev_demo.json, e2e_any_ev_holdout.json)
     reuse: str = "any-order"
-    repair: str = "evidence"
+    repair: str = "auto"
 
     @property
     def kv_budget_bytes(self) -> int:

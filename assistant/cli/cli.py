@@ -183,7 +183,8 @@ def add_reuse(p: argparse.ArgumentParser) -> None:
         type=repair_policy,
         default=None,
         metavar="POLICY",
-        help="with --reuse any-order: none, sink-N, blend-R or evidence (default: [cache] repair)",
+        help="with --reuse any-order: none, sink-N, blend-R, evidence or auto (the writer's "
+        "measured one; default: [cache] repair)",
     )
 
 
@@ -191,7 +192,8 @@ def repair_policy(text: str) -> str:
     from assistant.kv.reuse_policy import parse_repair
 
     try:
-        parse_repair(text)
+        if text != "auto":
+            parse_repair(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from exc
     return text

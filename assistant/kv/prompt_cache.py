@@ -17,6 +17,7 @@ from assistant.config import Settings
 from assistant.events import KVReused, TokenStreamed
 from assistant.kv.reuse_policy import Repair, parse_repair
 from assistant.llm.decoding import TokenSource, answer_steps
+from assistant.llm.models import repair_for
 from assistant.llm.prompt import (
     EVIDENCE_HEAD,
     Segments,
@@ -75,6 +76,11 @@ class PromptCache:
     def frame(self):
         """The model's chat template around the prompt (read when the model is first needed)."""
         return chat_frame(self.llm)
+
+    @property
+    def repair(self) -> str:
+        """[cache] repair, "auto" read as the one measured for the writer's model file."""
+        return repair_for(self.settings.cache.repair, str(getattr(self.llm, "path", "") or ""))
 
     def _tokenize_chunk(self, text: str) -> tuple[int, ...]:
         return tuple(chunk_segment(self.llm, text))
@@ -213,7 +219,7 @@ class PromptCache:
         segment's KV as a tree node), then the question. With [cache] reuse = "any-order" a chunk
         with a [system, chunk] node is placed instead of evaluated."""
         any_order = kv and self.settings.cache.reuse == "any-order"
-        policy = parse_repair(self.settings.cache.repair) if any_order else None
+        policy = parse_repair(self.repair) if any_order else None
         reused = self._prefill_prefix(segments, kv, check, policy, keep)
         clock.lap("kv_load")
         if reused.placed and policy is not None and policy.quotes:

@@ -60,6 +60,9 @@ class Shipped:
     sha256: str
     parts: tuple[Part, ...]
     roles: tuple[str, ...] = ("reader", "writer")  # what it serves: a base model only reranks
+    # the any-order repair measured to hold this writer's facts ([cache] repair = "auto");
+    # "": not measured
+    repair: str = ""
 
     def requirements(self) -> list[str]:
         return [f"{p.package}=={p.version}" for p in self.parts]
@@ -79,7 +82,19 @@ def _shipped(name: str, entry: dict) -> Shipped:
         parts.append(Part(package, entry["version"], package.replace("-", "_"), file, size, sha))
     keys = ("title", "file", "license", "parameters", "size", "sha256")
     roles = tuple(entry.get("roles", ("reader", "writer")))
-    return Shipped(name, *(entry[k] for k in keys), tuple(parts), roles)
+    return Shipped(name, *(entry[k] for k in keys), tuple(parts), roles, entry.get("repair", ""))
+
+
+def repair_for(setting: str, model_path: str) -> str:
+    """[cache] repair for the writer's model file: "auto" is the repair measured for it (the
+    catalog's `repair`: "none" where moved chunk KV alone held the facts, the evidence lines'
+    prefill spared), else "evidence", which holds them where moved KV loses some (SmolLM2-135M:
+    bench/results/reuse_demo_repairs.json; any model not measured)."""
+    if setting != "auto":
+        return setting
+    name = Path(model_path).name if model_path else ""
+    measured = [m.repair for m in catalog().values() if name and m.file == name and m.repair]
+    return measured[0] if measured else "evidence"
 
 
 def serving(role: str) -> dict[str, Shipped]:

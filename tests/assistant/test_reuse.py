@@ -231,3 +231,12 @@ def test_at_1_5b_chunk_nodes_reuse_token_identically_and_any_order_places_them(
     placed, done = run(pipe.answer(QUESTION))
     assert placed.strip() and done.kv_reuse == "any-order"
     assert done.kv_reused_tokens == done.prompt_tokens - fresh_tokens(pipe, done)
+
+
+def test_auto_repair_is_the_one_measured_for_the_loaded_writer(tmp_path, llm, qwen, fake_embedder):
+    """[cache] repair = "auto" reads the writer's model file: the 1.5B quotes its evidence
+    lines from the moved chunks ("none"), the 135M model computes them ("evidence")."""
+    small = pipeline(tmp_path, llm, fake_embedder, "any-order", "auto")
+    assert small.cache.repair == "evidence"
+    (tmp_path / "b").mkdir()
+    assert pipeline(tmp_path / "b", qwen, fake_embedder, "any-order", "auto").cache.repair == "none"

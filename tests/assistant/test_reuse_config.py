@@ -9,12 +9,26 @@ from assistant.cli.cli import build_parser
 from assistant.cli.commands import apply_switches
 from assistant.config import load_settings
 from assistant.kv.reuse_policy import Repair, parse_repair
+from assistant.llm.models import catalog, repair_for
 from assistant.llm.reuse import repair_spans
 
 
-def test_any_order_computing_the_evidence_lines_is_the_default():
+def test_any_order_with_the_repair_measured_for_the_writer_is_the_default():
+    """"auto": the 1.5B writer quotes its evidence lines from the moved chunks ("none": it held
+    its facts so, reuse_1_5b_*.json); the 135M model, a model not in the catalog or none named
+    compute them over the placed chunks ("evidence"); a repair set by name is kept."""
     cache = load_settings(None, env={}).cache
-    assert (cache.reuse, cache.repair) == ("any-order", "evidence")
+    assert (cache.reuse, cache.repair) == ("any-order", "auto")
+    qwen = catalog()["qwen2.5-coder-1.5b"]
+    assert repair_for("auto", f"/models/{qwen.file}") == "none"
+    assert repair_for("auto", "/models/SmolLM2-135M-Instruct.Q4_1.gguf") == "evidence"
+    assert repair_for("auto", "/elsewhere/my-own-model.gguf") == "evidence"
+    assert repair_for("auto", "") == "evidence"
+    assert repair_for("sink-8", f"/models/{qwen.file}") == "sink-8"
+    args = build_parser().parse_args(["ask", "q", "--repair", "auto"])
+    settings = load_settings(None, env={"ASSISTANT_CACHE_REPAIR": "none"})
+    apply_switches(settings, args)
+    assert settings.cache.repair == "auto"
 
 
 def test_the_switch_round_trips_through_file_env_and_command_line(tmp_path):
