@@ -30,7 +30,7 @@ from assistant.config_sections import (
     RerankerSettings,
     RetrievalSettings,
 )
-from assistant.kv.reuse_policy import REUSE_MODES, parse_repair
+from assistant.kv.reuse_policy import REUSE_MODES, check_repair
 from cache.policy import PLANS
 
 __all__ = ["ConfigError", "ConfigWarning", "Settings", "load_settings"]
@@ -153,8 +153,7 @@ def _check_cache(cache: CacheSettings) -> None:
             f"cache.reuse: expected one of {', '.join(REUSE_MODES)}, got {cache.reuse!r}"
         )
     try:
-        if cache.repair != "auto":
-            parse_repair(cache.repair)
+        check_repair(cache.repair)
     except ValueError as exc:
         raise ConfigError(f"cache.repair: {exc}") from exc
 

@@ -189,11 +189,10 @@ def add_reuse(p: argparse.ArgumentParser) -> None:
 
 
 def repair_policy(text: str) -> str:
-    from assistant.kv.reuse_policy import parse_repair
+    from assistant.kv.reuse_policy import check_repair
 
     try:
-        if text != "auto":
-            parse_repair(text)
+        check_repair(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from exc
     return text

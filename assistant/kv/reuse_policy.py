@@ -33,3 +33,10 @@ def parse_repair(text: str) -> Repair:
     raise ValueError(
         f"expected none, sink-N (N ≥ 1), blend-R (R in 1..100) or evidence, got {text!r}"
     )
+
+
+def check_repair(text: str) -> None:
+    """A `[cache] repair` setting: a policy's name, or "auto" (the one measured for the writer's
+    model, llm/models.py repair_for); ValueError otherwise."""
+    if text != "auto":
+        parse_repair(text)

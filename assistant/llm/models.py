@@ -92,9 +92,8 @@ def repair_for(setting: str, model_path: str) -> str:
     bench/results/reuse_demo_repairs.json; any model not measured)."""
     if setting != "auto":
         return setting
-    name = Path(model_path).name if model_path else ""
-    measured = [m.repair for m in catalog().values() if name and m.file == name and m.repair]
-    return measured[0] if measured else "evidence"
+    name = Path(model_path).name  # "" for no path: no catalog file
+    return next((m.repair for m in catalog().values() if m.file == name and m.repair), "evidence")
 
 
 def serving(role: str) -> dict[str, Shipped]:
