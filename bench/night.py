@@ -32,8 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import REPO, RESULTS_DIR, log, print_table, write_results  # noqa: E402
 from night_points import covered, projection, snapshot  # noqa: E402
 
-DESIGNS = ("naive", "ragcache", "full-any-ev")
-SHIPPED = "full-any-ev"
+BASELINES = ("naive", "ragcache")  # asked beside the shipped design (--shipped), which precomputes
 
 
 def parse_args() -> argparse.Namespace:
@@ -70,16 +69,17 @@ def one_night(
     """bench/e2e.py for `minutes` of precompute: its designs' results (naive and ragcache from
     `baseline` when given: they do not precompute), the results to use as the baseline, and
     the shipped design's rows."""
+    shipped = args.shipped
     out = work / f"e2e-{minutes:g}.json"
     if args.reuse and (args.reuse / out.name).exists():
         out = args.reuse / out.name
         log(f"{minutes:g} min: read from {out}")
     else:
-        run_e2e(args, minutes, out, [SHIPPED] if baseline else list(DESIGNS))
+        run_e2e(args, minutes, out, [shipped] if baseline else [*BASELINES, shipped])
     ran = json.loads(out.read_text())
     got = ran["designs"]
-    baseline = baseline or {d: got[d] for d in DESIGNS if d != SHIPPED}
-    return baseline | {SHIPPED: got[SHIPPED]}, baseline, ran["runs"][SHIPPED]
+    baseline = baseline or {d: got[d] for d in BASELINES}
+    return baseline | {shipped: got[shipped]}, baseline, ran["runs"][shipped]
 
 
 def read_baseline(args: argparse.Namespace) -> dict:
@@ -91,7 +91,7 @@ def read_baseline(args: argparse.Namespace) -> dict:
         theirs, ours = asked.get(key), getattr(args, key)
         if theirs is not None and Path(theirs).resolve() != ours.resolve():
             sys.exit(f"{args.baseline}: its {key} is {theirs}, this run's is {ours}")
-    return {d: v for d, v in got["designs"].items() if d in DESIGNS and d != SHIPPED}
+    return {d: v for d, v in got["designs"].items() if d in BASELINES}
 
 
 def run_e2e(args: argparse.Namespace, minutes: float, out: Path, designs: list[str]) -> None:
@@ -122,8 +122,8 @@ def one_night_points(args: argparse.Namespace, baseline: dict | None) -> tuple[l
     n = count_questions(args.questions)
     questions = e2e.questions_for(argparse.Namespace(questions=args.questions, repeats=None,
                                                      limit=n))  # fmt: skip
-    designs = {d.name: d for d in select(",".join(DESIGNS))}
-    shipped = designs[SHIPPED]
+    designs = {d.name: d for d in select(",".join([*BASELINES, args.shipped]))}
+    shipped = designs[args.shipped]
     keep = args.keep or Path(tempfile.mkdtemp(prefix="night-points-"))
     keep.mkdir(parents=True, exist_ok=True)
     points, done, report = [], 0.0, PrecomputeReport()
@@ -138,12 +138,12 @@ def one_night_points(args: argparse.Namespace, baseline: dict | None) -> tuple[l
                 report = e2e.night(night, shipped, m - done, report)
                 done = m
             total = e2e.night_result(night, report)
-            home = snapshot(night.home.root, root / f"at-{m:g}" / SHIPPED)
+            home = snapshot(night.home.root, root / f"at-{m:g}" / shipped.name)
             runs = [e2e.Run(shipped, ctx=e2e.open_copy(shipped, base, home, args.max_tokens),
                             precompute=total)]  # fmt: skip
             if baseline is None:
                 runs += [e2e.Run(designs[d], ctx=e2e.open_design(designs[d], base, root / "base",
-                                 args.max_tokens)) for d in DESIGNS if d != SHIPPED]  # fmt: skip
+                                 args.max_tokens)) for d in BASELINES]  # fmt: skip
             log(f"{m:g} min: {n} questions ({', '.join(r.design.name for r in runs)})")
             e2e.ask_all(runs, questions)
             got = {r.design.name: e2e.design_result(r) for r in runs}
@@ -151,16 +151,17 @@ def one_night_points(args: argparse.Namespace, baseline: dict | None) -> tuple[l
             params = {k: str(v) for k, v in vars(args).items()} | {"minutes_now": m}
             write_results("night", {"designs": got, "runs": rows}, params,
                           path=keep / f"e2e-{m:g}.json")  # fmt: skip
-            baseline = baseline or {d: got[d] for d in DESIGNS if d != SHIPPED}
-            points.append(point(m, baseline | {SHIPPED: got[SHIPPED]}, rows[SHIPPED]))
+            baseline = baseline or {d: got[d] for d in BASELINES}
+            points.append(point(m, baseline | {shipped.name: got[shipped.name]},
+                                rows[shipped.name], shipped.name))  # fmt: skip
             del runs  # the snapshot's models and stores go before its files
             shutil.rmtree(home.parent, ignore_errors=True)
     return points, budget
 
 
-def point(minutes: float, designs: dict, rows: list[dict]) -> dict:
+def point(minutes: float, designs: dict, rows: list[dict], shipped: str) -> dict:
     """One point of the curve from its designs' results and the shipped design's rows."""
-    naive, reactive, full = (designs[d] for d in DESIGNS)
+    naive, reactive, full = (designs[d] for d in (*BASELINES, shipped))
     pre = full.get("precompute", {})
     nodes = pre.get("kv_tree", {}).get("nodes_with_kv", 0)
     return {
@@ -191,7 +192,7 @@ def recent_chunks(home: Path) -> int:
     return len(runner.planner.coverage().recent_chunks)
 
 
-def plot(points: list[dict], path: Path) -> None:
+def plot(points: list[dict], path: Path, shipped: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -199,7 +200,7 @@ def plot(points: list[dict], path: Path) -> None:
 
     xs = [p["minutes"] for p in points]
     fig, ax = plt.subplots(figsize=(6, 3.5))
-    for key, label in (("full_mean_s", f"shipped ({SHIPPED})"), ("reactive_mean_s",
+    for key, label in (("full_mean_s", f"shipped ({shipped})"), ("reactive_mean_s",
                        "reactive KV reuse"), ("naive_mean_s", "naive")):  # fmt: skip
         ax.plot(xs, [p[key] for p in points], marker="o", label=label)
     ax.set_xlabel("minutes of precompute")
@@ -210,9 +211,7 @@ def plot(points: list[dict], path: Path) -> None:
 
 
 def main() -> None:
-    global DESIGNS, SHIPPED  # the module's functions read the shipped design's name
     args = parse_args()
-    SHIPPED, DESIGNS = args.shipped, ("naive", "ragcache", args.shipped)
     work = Path(tempfile.mkdtemp(prefix="night-"))
     baseline = read_baseline(args) if args.baseline else None
     points, budget = [], None
@@ -221,7 +220,7 @@ def main() -> None:
     else:
         for m in args.minutes.split(","):
             designs, baseline, rows = one_night(args, float(m), work, baseline)
-            points.append(point(float(m), designs, rows))
+            points.append(point(float(m), designs, rows, args.shipped))
     chunks = recent_chunks(args.home)
     proj = projection(points, chunks, budget)
     print_table(
@@ -235,7 +234,7 @@ def main() -> None:
           p["ttft_p50_covered_s"]] for p in points],
         note=f"projection: {proj}",
     )  # fmt: skip
-    plot(points, RESULTS_DIR / f"{args.out}.png")
+    plot(points, RESULTS_DIR / f"{args.out}.png", args.shipped)
     params = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
     write_results(args.out, {"points": points, "projection": proj, "recent_chunks": chunks},
                   params)  # fmt: skip
