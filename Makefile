@@ -28,6 +28,7 @@ test:
 
 lint:
 	$(PYTHON) -m ruff check assistant cache tests bench
+	$(PYTHON) -m ruff format --check assistant cache tests bench
 
 bench:
 	HF_HUB_OFFLINE=1 $(PYTHON) bench/import.py --copies 29

@@ -111,7 +111,7 @@ def main() -> None:
         imports = [sys.executable, "-c", IMPORT_COMMANDS]
         walls: dict[str, dict[str, list[float]]] = {k: {"ask": [], "imports": []} for k in codes}
         for run in range(args.runs + 1):  # the first round warms the page cache, not kept
-            for name, code in (codes.items() if run % 2 else reversed(codes.items())):
+            for name, code in codes.items() if run % 2 else reversed(codes.items()):
                 seconds, out = timed(ask, code)
                 if REMEMBERED not in out:
                     raise SystemExit(f"{name}: the ask was not served from the bank:\n{out}")

@@ -166,8 +166,10 @@ def _table(title: str, columns: dict[str, dict]) -> None:
     out = []
     for label, sets in columns.items():
         for name, s in sets.items():
-            nf = [s.get(k) or {"k": "–", "n": "–"} for k in
-                  ("not_found_unanswerable", "not_found_answerable", "wrong_as_answer")]
+            nf = [
+                s.get(k) or {"k": "–", "n": "–"}
+                for k in ("not_found_unanswerable", "not_found_answerable", "wrong_as_answer")
+            ]
             out.append([f"{name}/{label}", s["questions"], s["facts_top3"], s["facts_evidence"],
                         s["facts_best"], s["ratio"], s["lost"],
                         *(f"{x['k']}/{x['n']}" for x in nf),

@@ -224,8 +224,11 @@ def main() -> None:
     results, table = {}, []
     for name in args.sets.split(","):
         log(f"set {name}: {', '.join(designs)}")
-        rows = saved_rows(name, designs, work_dir) if args.summarize else run_set(
-            name, designs, args, work_dir)
+        rows = (
+            saved_rows(name, designs, work_dir)
+            if args.summarize
+            else run_set(name, designs, args, work_dir)
+        )
         if not all(rows.values()):
             continue
         results[name] = {d: {"summary": summary(rows[d]), "rows": rows[d]} for d in designs}

@@ -57,9 +57,7 @@ def paired(pairs, key: str) -> np.ndarray:
     return np.array(values, dtype=float).reshape(-1, 2)
 
 
-def ratio_interval(
-    pairs: np.ndarray, draws: int = 5000, seed: int = 0, stat=np.sum
-) -> list[float]:
+def ratio_interval(pairs: np.ndarray, draws: int = 5000, seed: int = 0, stat=np.sum) -> list[float]:
     """Bootstrap 95% interval of stat(design) / stat(reference) (the sum, or `stat`: np.median
     for a ratio of p50s) over paired rows [design, reference] (one per question or run,
     resampled together): how far the ratio on this many rows can be told from 1."""

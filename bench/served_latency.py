@@ -103,11 +103,13 @@ def report(rows: list[dict], served: list[dict], args: argparse.Namespace) -> No
 
     lines = [
         (name, sum(key in r for r in served), p(key, 50), p(key, 90))
-        for name, key in (("warm, the reader's call included", "seconds"),
-                          ("  of which the quote", "quote_s"),
-                          ("  the same-question check alone", "same_check_s"),
-                          ("one-shot ask, the reader's call included", "one_shot_s"),
-                          ("one-shot ask, its verdict kept", "again_s"))  # fmt: skip
+        for name, key in (
+            ("warm, the reader's call included", "seconds"),
+            ("  of which the quote", "quote_s"),
+            ("  the same-question check alone", "same_check_s"),
+            ("one-shot ask, the reader's call included", "one_shot_s"),
+            ("one-shot ask, its verdict kept", "again_s"),
+        )  # fmt: skip
     ]
     print_table(
         f"Served from the QA bank: {len(served)} of {len(rows)} paraphrases (seconds)",

@@ -59,8 +59,11 @@ _ASKS = (
         r"version)\b",
     ),
     ("name", r"\b(who|whom|whose)\b"),
-    ("name", r"\bwhat(?:'s|’s| is| was| are| were) (?:the |its |his |her |their |our |my )?"
-             r"(?:[\w'’]+ )?(?:name|title)s?\b"),
+    (
+        "name",
+        r"\bwhat(?:'s|’s| is| was| are| were) (?:the |its |his |her |their |our |my )?"
+        r"(?:[\w'’]+ )?(?:name|title)s?\b",
+    ),
     ("place", r"\bwhere\b"),
 )
 _ASK_PATTERNS = tuple((kind, re.compile(pattern, re.IGNORECASE)) for kind, pattern in _ASKS)
@@ -206,8 +209,8 @@ _CUES = {"reason": _REASON, "decision": _DECISION}
 
 
 def asked_cues(question: str) -> set[str]:
-    """"reason" for a why-question, "decision" for a yes/no question about one ("did I accept
-    …", "did we decide to go ahead …")."""
+    """The cue "reason" for a why-question, "decision" for a yes/no question about one ("did I
+    accept …", "did we decide to go ahead …")."""
     return {cue for cue, pattern in _CUE_ASKS if pattern.search(question)}
 
 
@@ -221,7 +224,8 @@ def holds_cue(line: str, question: str, cues: set[str]) -> bool:
 
 
 def _is_new_place(match: str, asked: str) -> bool:
-    """"at Rye", "in Houston": not a place the question names, nor a date ("on June 12")."""
+    """A new place ("at Rye", "in Houston"): not a place the question names, nor a date ("on June
+    12")."""
     word = match.split()[-1]
     return word.lower() not in asked and not _DATE_WORD.fullmatch(word)
 

@@ -221,4 +221,3 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 130
-

@@ -48,9 +48,11 @@ def role_row(ctx: Services, role: str, measure: bool) -> dict:
     from assistant.llm.models import model_path
     from assistant.llm.weights import default_weights_dir
 
-    setting = getattr(ctx.settings.models, role) or (
-        ctx.settings.llm.model_path if role == "writer" else ""
-    ) or "smollm2-135m"
+    setting = (
+        getattr(ctx.settings.models, role)
+        or (ctx.settings.llm.model_path if role == "writer" else "")
+        or "smollm2-135m"
+    )
     row = {"role": role, "setting": setting, "file": "—", "size": "—", "source": source(setting)}
     row |= {"prefill": "—", "decode": "—"}
     if setting == "none":

@@ -72,8 +72,8 @@ class SentenceTransformerEmbedder:
 @contextmanager
 def _threads_for(n_texts: int) -> Iterator[None]:
     """One torch thread for a question or two: on 2 cores, a second thread for so little work
-    only contends with BLAS threads and is many times slower under load (measured once while the
-box was busy; docs/benchmarks.md)."""
+    only contends with BLAS threads and is many times slower under load (measured once while
+    the box was busy; docs/benchmarks.md)."""
     import torch
 
     before = torch.get_num_threads()

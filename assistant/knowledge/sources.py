@@ -68,7 +68,6 @@ class SourceLog:
         ).fetchall()
         return [Path(r[0]) for r in rows]
 
-
     def mboxes(self) -> list[Path]:
         """The mbox files imports have read."""
         rows = self.db.execute("SELECT path FROM sources WHERE kind = 'mbox' ORDER BY rowid")

@@ -115,9 +115,7 @@ def model_path(name_or_path: str, where: Path) -> Path:
         return joined(catalog()[name_or_path], where)
     path = Path(name_or_path).expanduser()
     if not path.is_file():
-        raise LLMError(
-            f"{path}: model not found; name one of {', '.join(names())} or a GGUF file"
-        )
+        raise LLMError(f"{path}: model not found; name one of {', '.join(names())} or a GGUF file")
     return path
 
 
@@ -236,7 +234,7 @@ def _choice(setting: str, where: Path | None, does: str, without: str) -> tuple[
     wanted = catalog()[setting]
     needs = (f"{wanted.name} needs about {wanted.size * 1.5 / 2**30:.1f} GB of free memory "
              f"({(free or 0) / 2**30:.1f} GB free)")  # fmt: skip
-    for model in order[order.index(wanted):]:
+    for model in order[order.index(wanted) :]:
         if fits(model, free):
             note = "" if model is wanted else f"{needs}: {model.name} {does} instead"
             return joined(model, where), note

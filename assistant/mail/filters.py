@@ -182,9 +182,7 @@ def person_is(field_name: str, people: Sequence[Someone], shown: str, asked: str
         first = (" OR ".join(parts), tuple(params))
     else:
         first = None
-    return Condition(
-        field_name, shown, clause, (*sent_params, *params, *reply_params), first=first
-    )
+    return Condition(field_name, shown, clause, (*sent_params, *params, *reply_params), first=first)
 
 
 def _sent_by(people: Sequence[Someone]) -> tuple[list[str], list]:

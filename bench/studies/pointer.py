@@ -82,8 +82,10 @@ def main() -> None:
         rows.append({"id": q["id"], "good": [holds(t, q["must_contain"]) for t in texts],
                      "scorer": [p for _, p in ranked], "pointer": pointer.tolist(),
                      "seconds": seconds, "tokens": len(tokens)})  # fmt: skip
-        log(f"{q['id']}: scorer {rows[-1]['good'][0]}, pointer "
-            f"{rows[-1]['good'][int(pointer.argmax())]}")
+        log(
+            f"{q['id']}: scorer {rows[-1]['good'][0]}, pointer "
+            f"{rows[-1]['good'][int(pointer.argmax())]}"
+        )
     summary = summarize(rows)
     print_table(f"the model's pointer, {args.questions.name}", ["pick", "lines holding the facts"],
                 [[k, f"{v}/{len(rows)}"] for k, v in summary["first"].items()])  # fmt: skip
@@ -102,8 +104,9 @@ def summarize(rows: list[dict]) -> dict:
     }
     for w in FUSION_WEIGHTS:
         picks[f"scorer x pointer^{w:g}"] = first(
-            lambda r, w=w: np.log(np.array(r["scorer"]) + 1e-9)
-            + w * np.log(np.array(r["pointer"]) + 1e-9)
+            lambda r, w=w: (
+                np.log(np.array(r["scorer"]) + 1e-9) + w * np.log(np.array(r["pointer"]) + 1e-9)
+            )
         )
     return {"first": picks, "pointer_seconds_p50": float(np.median([r["seconds"] for r in rows]))}
 

@@ -99,8 +99,10 @@ def run_set(name: str, args: argparse.Namespace, tmp: Path) -> list[dict]:
             out.write(json.dumps(row) + "\n")
             out.flush()
             kept.append(row)
-            log(f"{name} {q['id']}: none {p[0]:.2f}, best {int(p[1:].argmax()) + 1} "
-                f"({'right' if facts[int(p[1:].argmax())] else 'wrong'}), {row['seconds']:.1f} s")
+            log(
+                f"{name} {q['id']}: none {p[0]:.2f}, best {int(p[1:].argmax()) + 1} "
+                f"({'right' if facts[int(p[1:].argmax())] else 'wrong'}), {row['seconds']:.1f} s"
+            )
     return kept
 
 
@@ -124,6 +126,7 @@ def summary(rows: list[dict], kept: dict) -> dict:
     }
     paired = [(r, kept[r["id"]]) for r in rows if r["id"] in kept]
     if paired:
+
         def margin_pick(r: dict, m: dict) -> bool:
             scores = margins(m)
             return r["facts"][int(np.argmax(scores))] if len(scores) == len(r["facts"]) else None

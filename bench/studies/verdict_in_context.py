@@ -92,8 +92,10 @@ def run(args: argparse.Namespace, tmp: Path) -> list[dict]:
             out.write(json.dumps(row) + "\n")
             out.flush()
             kept.append(row)
-            log(f"{q['id']}: {row['margin']:+.2f} ({'right' if row['quote_facts'] else 'wrong'}"
-                f"{'' if row['answerable'] else ', unanswerable'}), {row['seconds']:.1f} s")
+            log(
+                f"{q['id']}: {row['margin']:+.2f} ({'right' if row['quote_facts'] else 'wrong'}"
+                f"{'' if row['answerable'] else ', unanswerable'}), {row['seconds']:.1f} s"
+            )
     return kept
 
 

@@ -147,8 +147,13 @@ def answering_files() -> dict[str, tuple[str, bytes]]:
 def hostile_files() -> list[tuple[str, str, str, bytes, str]]:
     """(message id, file name, content type, bytes, what its one warning says)."""
     return [
-        ("locked", "salary.pdf", af.PDF, af.encrypted_pdf([["Salary slip"]], "secret"),
-         "encrypted"),
+        (
+            "locked",
+            "salary.pdf",
+            af.PDF,
+            af.encrypted_pdf([["Salary slip"]], "secret"),
+            "encrypted",
+        ),
         ("cut", "scan.pdf", af.PDF, af.pdf_bytes([["A scanned letter"]])[:300], "unreadable"),
         ("bomb", "report.docx", af.DOCX, af.zip_bomb_docx(120), "zip bomb"),
         ("binary", "dump.txt", "text/plain", os.urandom(50_000), "binary"),

@@ -214,8 +214,12 @@ def test_ask_fresh_answers_afresh_and_tightens_only_a_wrong_remembered_answer(
     monkeypatch.setenv("ASSISTANT_ANSWER_MAX_TOKENS", "12")
     box = write_mbox(
         tmp_path / "box.mbox",
-        [make_email(subject="Kitchen", body="Demolition starts on Monday 2 March, the tiles "
-                    "come on Friday 6 March.")],  # fmt: skip
+        [
+            make_email(
+                subject="Kitchen",
+                body="Demolition starts on Monday 2 March, the tiles come on Friday 6 March.",
+            )
+        ],  # fmt: skip
     )
     home = str(tmp_path / "h")
     assert main(["import", "--home", home, str(box)]) == 0

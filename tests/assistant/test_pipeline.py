@@ -111,8 +111,9 @@ def test_paraphrase_above_tau_is_served_from_the_qa_bank(tmp_path, llm):
     found = [e for e in events if isinstance(e, p.QAHitFound)]
     assert len(found) == 1 and found[0].similarity >= 0.8 and found[0].made > 0
     # the quote comes first (no model), then the hit its evidence decided
-    assert events.index(found[0]) > events.index(next(e for e in events
-                                                      if isinstance(e, p.QuoteFound)))
+    assert events.index(found[0]) > events.index(
+        next(e for e in events if isinstance(e, p.QuoteFound))
+    )
     assert not any(isinstance(e, p.TokenStreamed | p.KVReused) for e in events)
     done = events[-1]
     assert done.qa_hit and done.answer == first.answer

@@ -14,9 +14,9 @@ from assistant.llm.reuse import repair_spans
 
 
 def test_any_order_with_the_repair_measured_for_the_writer_is_the_default():
-    """"auto": the 1.5B writer quotes its evidence lines from the moved chunks ("none": it held
-    its facts so, reuse_1_5b_*.json); the 135M model, a model not in the catalog or none named
-    compute them over the placed chunks ("evidence"); a repair set by name is kept."""
+    """The repair "auto": the 1.5B writer quotes its evidence lines from the moved chunks ("none":
+    it held its facts so, reuse_1_5b_*.json); the 135M model, a model not in the catalog or none
+    named compute them over the placed chunks ("evidence"); a repair set by name is kept."""
     cache = load_settings(None, env={}).cache
     assert (cache.reuse, cache.repair) == ("any-order", "auto")
     qwen = catalog()["qwen2.5-coder-1.5b"]

@@ -139,7 +139,7 @@ def test_no_line_over_the_bar_is_not_found_with_the_nearest_mails(fake_embedder)
 
 
 def test_a_quote_without_the_kind_asked_is_not_found_however_high_it_scores(fake_embedder):
-    """"How much" answered by a line with no figure, "when" by one with no date: the quote
+    """A "how much" answered by a line with no figure, "when" by one with no date: the quote
     cannot be the answer, so it is not given as one; a quote holding the kind is."""
     always = LineWeights(DEFAULT_WEIGHTS.coef, 50.0, 0.5, 0.2)
     finder = LineFinder(fake_embedder)
@@ -155,7 +155,7 @@ def test_a_quote_without_the_kind_asked_is_not_found_however_high_it_scores(fake
 
 
 def test_a_cost_wants_an_amount_and_a_time_of_day_a_clock_not_any_figure_or_date(fake_embedder):
-    """"How much does it cost" quoted by a line with a figure but no amount, "what time" by one
+    """A "how much does it cost" quoted by a line with a figure but no amount, "what time" by one
     with a date but no time of day: not found. The amount or the time in the other mail shown
     makes that mail the quote."""
     always = LineWeights(DEFAULT_WEIGHTS.coef, 50.0, 0.5, 0.2)
@@ -385,8 +385,8 @@ def test_a_why_or_a_did_i_accept_question_favours_the_line_with_the_reason_or_th
 
 
 def test_on_a_date_is_no_place() -> None:
-    """ "on June 12" is a date, not a place: a where-question's line holds a place only with a
-    place's name after its preposition."""
+    """The words "on June 12" are a date, not a place: a where-question's line holds a place only
+    with a place's name after its preposition."""
     question = "Where is the dinner?"
     assert "place" not in answer_kinds("It begins with a dinner on June 12.", question)
     assert "place" in answer_kinds("The dinner is at La Panetiere in Rye.", question)
@@ -411,8 +411,8 @@ def test_a_street_a_web_address_or_a_where_field_is_a_place() -> None:
 
 
 def test_a_name_or_a_title_asked_for_is_a_name() -> None:
-    """ "What's the name of the case study" asks for a name as "who" does: the line that holds
-    a name the question does not (the title) is of the kind asked."""
+    """The question "What's the name of the case study" asks for a name as "who" does: the line that
+    holds a name the question does not (the title) is of the kind asked."""
     for question in (
         "What's the name of the case study Howard wants to feature us in?",
         "What is the restaurant's name?",

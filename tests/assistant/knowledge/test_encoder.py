@@ -190,7 +190,7 @@ def test_a_home_switched_to_int8_is_re_embedded_never_mixed(tmp_path, capsys):
     assert json.loads(captured.out) == []  # float vectors are not searched with int8 ones
     assert f"3 of 3 chunks have no vector from the encoder all-MiniLM-L6-v2{INT8_SUFFIX}" in err
     assert "3 hold vectors of all-MiniLM-L6-v2," in err
-    assert "re-embed them, or set [expert.embedding] backend = \"onnx\"" in err
+    assert 're-embed them, or set [expert.embedding] backend = "onnx"' in err
 
     assert main(["import", "--home", str(home), "--json"]) == 0  # no path: re-embed
     assert json.loads(capsys.readouterr().out)["embedded"] == 3

@@ -109,9 +109,7 @@ def test_the_reader_gives_way_to_a_smaller_model_where_memory_is_short(tmp_path,
     assert reader_choice("big", tmp_path / "models") == (tmp_path / "models" / "big.gguf", "")
 
 
-def test_the_writer_gives_way_to_the_small_shipped_model_where_nothing_fits(
-    tmp_path, monkeypatch
-):
+def test_the_writer_gives_way_to_the_small_shipped_model_where_nothing_fits(tmp_path, monkeypatch):
     big = fake_model(tmp_path / "b", monkeypatch, [b"B" * 4000], "big")
     monkeypatch.setattr(models, "catalog", lambda: {"big": big})
     monkeypatch.setattr(models, "fits", lambda model, free: model.size <= free)

@@ -162,7 +162,7 @@ def test_a_condition_that_ranks_lifts_its_mail_and_drops_none(mailbox):
 
 
 def test_what_i_told_someone_includes_their_reply_quoting_it(tmp_path, store, fake_embedder):
-    """"What did I tell Vince …": mail to him, and his replies that quote it (a mailbox often
+    """Asked "What did I tell Vince …": mail to him, and his replies that quote it (a mailbox often
     keeps the reply and not the sent mail), the mail to him ranked first; his other mail is
     not his to answer. A typed `to:` stays the header's."""
     from datetime import UTC, datetime
@@ -180,8 +180,12 @@ def test_what_i_told_someone_includes_their_reply_quoting_it(tmp_path, store, fa
                        in_reply_to="<a@x>")  # fmt: skip
     other = make_email("Lunch", "Lunch on Monday about Dabhol?", vince, jeff, msgid="<c@x>",
                        when=when)  # fmt: skip
-    mine = [make_email(f"Note {i}", "Thanks.", jeff, "sherri.sera@enron.com", msgid=f"<n{i}@x>",
-                       when=when) for i in range(2)]  # fmt: skip  (Jeff's is the mailbox)
+    mine = [
+        make_email(
+            f"Note {i}", "Thanks.", jeff, "sherri.sera@enron.com", msgid=f"<n{i}@x>", when=when
+        )
+        for i in range(2)
+    ]  # fmt: skip  (Jeff's is the mailbox)
     box = write_mbox(tmp_path / "box.mbox", [sent, reply, other, *mine])
     Importer(store, fake_embedder).run([box])
     reader = QueryReader(store, TODAY, "words")

@@ -21,8 +21,9 @@ class RecordingRetriever:
     def vectors(self, chunk_ids):
         return {}
 
-    def search(self, query, k=None, mode="hybrid", query_vector=None, access_weight=1.0,
-               where=None):
+    def search(
+        self, query, k=None, mode="hybrid", query_vector=None, access_weight=1.0, where=None
+    ):
         self.weights.append(access_weight)
         return []
 

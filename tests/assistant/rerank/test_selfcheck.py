@@ -24,8 +24,9 @@ class FusedRetriever:
     """Fused order: the source of question i ranks at (i mod 6) + 1 among the candidates, so
     fused has it in the top 3 for half the questions."""
 
-    def search(self, question: str, k: int, mode="hybrid", query_vector=None, access_weight=1.0,
-               where=None):
+    def search(
+        self, question: str, k: int, mode="hybrid", query_vector=None, access_weight=1.0, where=None
+    ):
         source = int(question.split()[-1])
         others = [c for c in range(N_CHUNKS) if c != source]
         order = others[:]
