@@ -35,7 +35,7 @@ def cmd_model(ctx: Services, args: Namespace) -> int:
         console.print(f"  file   {r['file']}", soft_wrap=True, markup=False)
         console.print(f"  from   {r['source']}", soft_wrap=True, markup=False)
         console.print(f"  speed  prefill {r['prefill']}, decode {r['decode']}", markup=False)
-    for note in (ctx.reader_note, ctx.writer_note):
+    for note in dict.fromkeys([*(r["note"] for r in rows), ctx.reader_note, ctx.writer_note]):
         if note:
             console.print(f"[yellow]{escape(note)}[/]")
     if not args.measure:
@@ -44,23 +44,29 @@ def cmd_model(ctx: Services, args: Namespace) -> int:
 
 
 def role_row(ctx: Services, role: str, measure: bool) -> dict:
+    """The role's setting and the file that serves it, chosen as the app chooses it
+    (factories.make_writer, make_judge): a model that does not fit the free memory gives way to
+    a smaller one, and `note` says so."""
+    from assistant.config_sections import DEFAULT_WRITER
     from assistant.llm.model_file import LLMError
-    from assistant.llm.models import model_path
-    from assistant.llm.weights import default_weights_dir
+    from assistant.llm.models import reader_choice, writer_choice
 
-    setting = (
-        getattr(ctx.settings.models, role)
-        or (ctx.settings.llm.model_path if role == "writer" else "")
-        or "smollm2-135m"
-    )
+    models, llm = ctx.settings.models, ctx.settings.llm
+    if role == "writer":
+        setting = models.writer or llm.model_path or DEFAULT_WRITER
+        choose = writer_choice if models.writer or not llm.model_path else None
+    else:
+        setting, choose = models.reader, reader_choice
     row = {"role": role, "setting": setting, "file": "—", "size": "—", "source": source(setting)}
-    row |= {"prefill": "—", "decode": "—"}
+    row |= {"prefill": "—", "decode": "—", "note": ""}
     if setting == "none":
         return row
     try:
-        path = model_path(setting, default_weights_dir())
+        path, row["note"] = choose(setting) if choose else (Path(setting).expanduser(), "")
     except LLMError as exc:
         return row | {"file": f"not available: {exc}"}
+    if path is None or not path.is_file():
+        return row | {"file": f"not available: {path or row['note']}"}
     row |= {"file": str(path), "size": f"{path.stat().st_size / 2**20:,.0f} MiB"}
     speed = measured(path, ctx.settings.llm.n_threads, measure)
     if speed:

