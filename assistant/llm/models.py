@@ -204,9 +204,15 @@ def available_memory() -> int | None:
     return None
 
 
+def needs(model: Shipped) -> int:
+    """The free memory, in bytes, the model takes: its weights and a working margin (its KV,
+    the encoder)."""
+    return int(model.size * 1.5) + (512 << 20)
+
+
 def fits(model: Shipped, free: int | None) -> bool:
-    """The model's weights and a working margin (its KV, the encoder) fit in `free` bytes."""
-    return free is None or free >= model.size * 1.5 + (512 << 20)
+    """The model fits in `free` bytes (None: the system does not say; it is tried)."""
+    return free is None or free >= needs(model)
 
 
 def reader_choice(setting: str, where: Path | None = None) -> tuple[Path | None, str]:
@@ -232,10 +238,10 @@ def _choice(setting: str, where: Path | None, does: str, without: str) -> tuple[
     free = available_memory()
     order = sorted(serving("reader").values(), key=lambda m: m.size, reverse=True)
     wanted = catalog()[setting]
-    needs = (f"{wanted.name} needs about {wanted.size * 1.5 / 2**30:.1f} GB of free memory "
+    short = (f"{wanted.name} needs about {needs(wanted) / 2**30:.1f} GB of free memory "
              f"({(free or 0) / 2**30:.1f} GB free)")  # fmt: skip
     for model in order[order.index(wanted) :]:
         if fits(model, free):
-            note = "" if model is wanted else f"{needs}: {model.name} {does} instead"
+            note = "" if model is wanted else f"{short}: {model.name} {does} instead"
             return joined(model, where), note
-    return None, f"{needs}: {without}"
+    return None, f"{short}: {without}"

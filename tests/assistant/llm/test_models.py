@@ -140,3 +140,16 @@ def test_the_writer_is_the_default_model_unless_a_file_or_a_writer_is_named(monk
     settings.models.writer = "smollm2-135m"
     make_writer(settings)
     assert chosen == [DEFAULT_WRITER, "smollm2-135m"]
+
+
+def test_the_memory_a_note_asks_for_is_what_the_choice_needs(tmp_path, monkeypatch):
+    """The note names the free memory `fits` asks for (the weights and a 512 MiB margin), not
+    the weights' share alone: with a little less free than that, it gives way and says so."""
+    big = fake_model(tmp_path / "b", monkeypatch, [b"B" * 4000], "big")
+    monkeypatch.setattr(models, "catalog", lambda: {"big": big})
+    monkeypatch.setattr(models, "available_memory", lambda: models.needs(big) - 1)
+    path, note = reader_choice("big", tmp_path / "models")
+    assert path is None and f"big needs about {models.needs(big) / 2**30:.1f} GB" in note
+    assert models.needs(big) / 2**30 >= 0.5  # the margin is counted: 4,000 bytes of weights
+    monkeypatch.setattr(models, "available_memory", lambda: models.needs(big))
+    assert reader_choice("big", tmp_path / "models")[0] == tmp_path / "models" / "big.gguf"
