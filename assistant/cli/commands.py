@@ -357,8 +357,12 @@ def cmd_precompute(ctx: Services, args: Namespace) -> int:
     from assistant.precompute.runner import Precompute
     from assistant.precompute.schedule import deadline_from
 
-    if args.ac_only and on_ac() is False:
-        console.print("On battery power: nothing done (--ac-only).")
+    # the night timer passes --ac-only; [precompute] ac_only holds for every run
+    ac_only = "--ac-only" if args.ac_only else ""
+    if not ac_only and ctx.settings.precompute.ac_only:
+        ac_only = "[precompute] ac_only"
+    if ac_only and on_ac() is False:
+        console.print(f"On battery power: nothing done ({ac_only}).", markup=False)
         return 0
     runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
     if args.status:

@@ -94,3 +94,22 @@ def test_a_tick_does_nothing_while_the_user_is_active(tmp_path):
     assert (
         IdleScheduler(ctx.settings.precompute, ctx.presence, _no_parts).tick() is None
     )  # would need models if it ran
+
+
+def test_precompute_on_battery_keeps_to_the_ac_only_setting(tmp_path, monkeypatch, capsys):
+    """[precompute] ac_only holds for `assistant precompute` too, not only for the app's idle
+    runs: on battery it does nothing and says why; without the setting or --ac-only it runs."""
+    from assistant.cli import main
+    from assistant.precompute import idle
+
+    monkeypatch.setattr(idle, "on_ac", lambda *a: False)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text("[precompute]\nac_only = true\n", encoding="utf-8")
+    assert main(["precompute", "--status", "--home", str(home)]) == 0
+    assert "On battery power: nothing done ([precompute] ac_only)." in capsys.readouterr().err
+    (home / "config.toml").write_text("[precompute]\nac_only = false\n", encoding="utf-8")
+    assert main(["precompute", "--status", "--home", str(home)]) == 0
+    assert "On battery power" not in capsys.readouterr().err
+    assert main(["precompute", "--status", "--ac-only", "--home", str(home)]) == 0
+    assert "nothing done (--ac-only)." in capsys.readouterr().err
