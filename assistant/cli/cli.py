@@ -42,7 +42,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="the mails that best match a question or query terms (`assistant help search`)",
     )
     p.add_argument("query", help='words, "phrases" and terms: from: to: date: subject: …')
-    p.add_argument("-k", "--top", type=int, default=None, help="how many mails (default 10)")
+    p.add_argument(
+        "-k",
+        "--top",
+        type=int,
+        default=None,
+        help="how many mails (default: [retrieval] top_k, 10)",
+    )
     p.add_argument("--mode", choices=["hybrid", "bm25", "dense"], default="hybrid")
     add_rerank(p)
     add_filters(p)

