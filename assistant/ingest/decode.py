@@ -31,14 +31,26 @@ def decode_bytes(data: bytes, charset: str | None) -> tuple[str, int, str | None
     warning = None
     if charset:
         try:
-            codec = codecs.lookup(_alias(charset)).name
+            info = codecs.lookup(_alias(charset))
         except LookupError:
-            codec, warning = None, f"unknown charset {charset!r}; decoded as UTF-8/Windows-1252"
+            info, warning = None, f"unknown charset {charset!r}; decoded as UTF-8/Windows-1252"
+        if info is not None and not info._is_text_encoding:
+            # a transfer encoding or a codec Python keeps for bytes ("quoted-printable",
+            # "base64", "hex"): a mix-up with Content-Transfer-Encoding, no text's charset
+            info = None
+            warning = f"charset {charset!r} is no text encoding; decoded as UTF-8/Windows-1252"
+        codec = info.name if info is not None else None
         if codec == "ascii":
             codec = None  # 8-bit bytes under a us-ascii label are nearly always UTF-8
         if codec:
-            text = data.decode(codec, errors="replace")
-            return text, _replaced(text, data), warning
+            try:
+                text = data.decode(codec, errors="replace")
+            except (LookupError, UnicodeError) as exc:  # "idna", "undefined": no replacing
+                warning = (
+                    f"charset {charset!r} cannot decode ({exc}); decoded as UTF-8/Windows-1252"
+                )
+            else:
+                return text, _replaced(text, data), warning
     try:
         return data.decode("utf-8"), 0, warning
     except UnicodeDecodeError:

@@ -90,6 +90,19 @@ def test_unknown_charset_is_decoded_with_a_warning():
     assert any("unknown charset" in w for w in doc.warnings)
 
 
+def test_a_charset_label_that_is_no_text_encoding_is_read_as_text_with_a_warning():
+    """'charset=quoted-printable' (the transfer encoding in the wrong field), 'base64', 'idna',
+    'undefined': Python knows the name, but not as a text encoding; the mail is still read."""
+    for label in ("quoted-printable", "base64", "idna", "undefined", "hex"):
+        raw = (
+            b"From: a@example.nl\nSubject: mixed up\nMessage-ID: <mix.1@x>\n"
+            b"Content-Type: text/plain; charset=" + label.encode() + b"\n\ncaf\xc3\xa9 ok\n"
+        )
+        doc = parse_email(raw, "x")
+        assert doc.text.startswith("café ok"), label
+        assert any(label in w and "decoded as UTF-8" in w for w in doc.warnings), label
+
+
 def test_undecodable_bytes_are_replaced_and_counted():
     raw = (
         b"From: a@example.nl\nSubject: bad utf8\nMessage-ID: <bad.1@x>\n"
