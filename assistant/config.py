@@ -10,6 +10,7 @@ caller and passed in; nothing here is global.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -88,6 +89,7 @@ def load_settings(
 
 def _check_values(settings: Settings) -> None:
     """The settings that take one of a few values, once file and environment are merged."""
+    _check_finite(settings)
     _check_answer(settings.answer)
     _check_cache(settings.cache)
     _check_mail(settings.mail)
@@ -156,6 +158,29 @@ def _check_cache(cache: CacheSettings) -> None:
         check_repair(cache.repair)
     except ValueError as exc:
         raise ConfigError(f"cache.repair: {exc}") from exc
+    # 0 is "sized to the disk" for the KV budget only: a QA budget of 0 would drop every
+    # remembered answer as the next one is stored
+    if cache.qa_budget_mb <= 0:
+        raise ConfigError(
+            f"cache.qa_budget_mb: expected a size in MB above 0, got {cache.qa_budget_mb}"
+        )
+    if cache.kv_budget_mb < 0:
+        raise ConfigError(
+            f"cache.kv_budget_mb: expected 0 (10% of the free disk) or a size in MB, "
+            f"got {cache.kv_budget_mb}"
+        )
+
+
+def _check_finite(settings: Settings) -> None:
+    """A number the TOML file wrote as inf or nan is no size, no threshold, no duration."""
+    for section in dataclasses.fields(settings):
+        values = getattr(settings, section.name)
+        if not dataclasses.is_dataclass(values):
+            continue
+        for key in dataclasses.fields(values):
+            value = getattr(values, key.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ConfigError(f"{section.name}.{key.name}: expected a number, got {value}")
 
 
 def _file_values(settings: Settings, path: Path) -> dict[str, dict[str, Any]]:

@@ -180,3 +180,21 @@ def test_the_cli_says_where_an_old_key_belongs_and_names_a_misspelt_one(tmp_path
     err = capsys.readouterr().err
     assert "unknown key retrieval.topk (did you mean [retrieval] top_k?)" in err
     assert str(home / "config.toml") in err
+
+
+def test_a_budget_that_would_drop_every_answer_or_is_no_number_is_an_error(tmp_path):
+    """qa_budget_mb = 0 read as 'auto' (as kv_budget_mb's 0 is) would evict every remembered
+    answer as the next is stored; inf or nan (valid TOML) is no size. Each names its key."""
+    cfg = tmp_path / "config.toml"
+    for text, key in (
+        ("[cache]\nqa_budget_mb = 0\n", "cache.qa_budget_mb"),
+        ("[cache]\nkv_budget_mb = -5\n", "cache.kv_budget_mb"),
+        ("[cache]\nkv_budget_mb = inf\n", "cache.kv_budget_mb"),
+        ("[expert.cache]\nqa_threshold = nan\n", "cache.qa_threshold"),
+    ):
+        cfg.write_text(text, encoding="utf-8")
+        with pytest.raises(ConfigError, match=key) as caught:
+            load_settings(cfg, env={})
+        assert str(cfg) in str(caught.value)
+    cfg.write_text("[cache]\nkv_budget_mb = 0\nqa_budget_mb = 8\n", encoding="utf-8")
+    assert load_settings(cfg, env={}).cache.qa_budget_mb == 8
