@@ -72,8 +72,23 @@ def touch_private(path: Path) -> Path:
     return path
 
 
+class HomeError(RuntimeError):
+    """The home folder cannot be made or used; the message names it and what to do."""
+
+
 def open_home(root: Path | str | None = None) -> Home:
-    return Home(Path(root).expanduser() if root else default_home()).ensure()
+    """The home at `root` (else the default), made private if new. Kept absolute: the night's
+    timer and a later run from another folder name the same one."""
+    path = (Path(root).expanduser() if root else default_home()).absolute()
+    try:
+        return Home(path).ensure()
+    except FileExistsError:
+        raise HomeError(f"{path}: a file, not a folder; choose another --home") from None
+    except OSError as exc:
+        raise HomeError(
+            f"{path}: cannot be used as the home folder ({exc.strerror or exc}); choose another "
+            "--home, or make it yours (an earlier run with sudo leaves it root's)"
+        ) from None
 
 
 def bundled(name: str) -> Path:

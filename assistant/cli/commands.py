@@ -24,7 +24,7 @@ from assistant.cli.answer_output import (
 )
 from assistant.cli.output import dump_json
 from assistant.config import ConfigError, ConfigWarning, Settings, load_settings
-from assistant.home import bundled, open_home, touch_private
+from assistant.home import HomeError, bundled, open_home, touch_private
 from assistant.importing.importer import ImportProgressed, ImportReport
 from assistant.ingest import SourceError
 from assistant.knowledge.db import DatabaseError
@@ -55,7 +55,7 @@ def user_errors() -> tuple[type[Exception], ...]:
 
     return (
         ConfigError, DatabaseError, ModelMissing, SourceError, FileNotFoundError, LLMError,
-        DateError, QueryError,
+        DateError, QueryError, HomeError,
     )  # fmt: skip
 
 

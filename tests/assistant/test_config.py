@@ -198,3 +198,25 @@ def test_a_budget_that_would_drop_every_answer_or_is_no_number_is_an_error(tmp_p
         assert str(cfg) in str(caught.value)
     cfg.write_text("[cache]\nkv_budget_mb = 0\nqa_budget_mb = 8\n", encoding="utf-8")
     assert load_settings(cfg, env={}).cache.qa_budget_mb == 8
+
+
+def test_a_home_that_cannot_be_one_is_a_clear_error(tmp_path, capsys, monkeypatch):
+    """--home naming a file (the mailbox, say) or a folder the user cannot change: an error
+    naming the folder and what to do, not a traceback; a relative --home is kept absolute."""
+    from assistant.cli import main
+    from assistant.home import HomeError
+
+    mailbox = tmp_path / "inbox.mbox"
+    mailbox.write_text("From x\n", encoding="utf-8")
+    assert main(["stats", "--home", str(mailbox)]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {mailbox}: a file, not a folder" in err and mailbox.read_text() == "From x\n"
+    monkeypatch.chdir(tmp_path)
+    assert open_home("h").root == tmp_path / "h"
+
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr("assistant.home.os.chmod", refused)
+    with pytest.raises(HomeError, match="cannot be used as the home folder .Permission denied"):
+        open_home(tmp_path / "theirs")
