@@ -127,11 +127,13 @@ def use(ctx: Services, role: str, name: str) -> int:
     import tomlkit
 
     from assistant.home import replace_atomically
-    from assistant.llm.models import model_path
+    from assistant.llm.models import SMOLLM, catalog, model_path
     from assistant.llm.weights import default_weights_dir
 
     if not (role == "reader" and name == "none"):
         path = model_path(name, default_weights_dir())  # LLMError: the message says what to do
+        if name not in (*catalog(), SMOLLM):  # a file: absolute, found from any folder at night
+            name = str(path.absolute())
         console.print(f"{role}: {name} → {path}", markup=False)
     config = ctx.home.config_file
     text = config.read_text(encoding="utf-8") if config.exists() else ""

@@ -53,3 +53,19 @@ def test_model_names_the_writer_the_app_loads_when_none_is_set(tmp_path, capsys,
     assert "free memory" in writer["note"] and "smollm2-135m writes" in writer["note"]
     assert reader["setting"] == DEFAULT_WRITER and reader["file"].startswith("not available")
     assert "checked without a reader" in reader["note"]
+
+
+def test_model_use_keeps_a_file_named_from_here_absolute(tmp_path, capsys, monkeypatch):
+    """`model use writer ./my.gguf` stores the file's absolute path: config.toml is read from
+    any folder, and by the night's timer from the user's home."""
+    from assistant.llm.model_file import default_llm_model
+
+    gguf = tmp_path / "mine.gguf"
+    gguf.symlink_to(default_llm_model())
+    home = tmp_path / "home"
+    monkeypatch.chdir(tmp_path)
+    assert main(["model", "use", "writer", "mine.gguf", "--home", str(home)]) == 0
+    settings = load_settings(home / "config.toml", env={})
+    assert settings.models.writer == str(gguf)
+    assert main(["model", "use", "writer", "smollm2-135m", "--home", str(home)]) == 0
+    assert load_settings(home / "config.toml", env={}).models.writer == "smollm2-135m"
