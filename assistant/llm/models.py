@@ -126,8 +126,15 @@ def joined(model: Shipped, where: Path) -> Path:
         return target
     for part in model.parts:  # every part present before a gigabyte is written
         part_path(part)
-    replace_atomically(target, lambda tmp: _join(model, tmp), suffix=".part")
-    _mark(target, model)
+    try:
+        replace_atomically(target, lambda tmp: _join(model, tmp), suffix=".part")
+        _mark(target, model)
+    except OSError as exc:  # a full disk, a folder left root's: nothing half-written is kept
+        raise LLMError(
+            f"{target}: cannot write the joined model ({exc.strerror or exc}); it takes "
+            f"{model.size / 2**30:.1f} GB in {where}: free that, make the folder yours, or set "
+            "[models] reader and writer to smollm2-135m (or the reader to none)"
+        ) from None
     return target
 
 

@@ -153,3 +153,19 @@ def test_the_memory_a_note_asks_for_is_what_the_choice_needs(tmp_path, monkeypat
     assert models.needs(big) / 2**30 >= 0.5  # the margin is counted: 4,000 bytes of weights
     monkeypatch.setattr(models, "available_memory", lambda: models.needs(big))
     assert reader_choice("big", tmp_path / "models")[0] == tmp_path / "models" / "big.gguf"
+
+
+def test_a_full_disk_while_joining_names_the_file_the_size_and_the_way_out(tmp_path, monkeypatch):
+    """The first question joins a gigabyte into the user cache: a full disk or a folder that
+    is not the user's is an LLMError (the app's message), not a raw OSError; nothing is kept."""
+    model = fake_model(tmp_path, monkeypatch, [b"x" * 64, b"y" * 64])
+
+    def full(target, write, suffix=".tmp"):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(models, "replace_atomically", full)
+    with pytest.raises(LLMError, match="No space left on device") as caught:
+        joined(model, tmp_path / "models")
+    message = str(caught.value)
+    assert str(tmp_path / "models" / model.file) in message and "smollm2-135m" in message
+    assert not (tmp_path / "models" / model.file).exists()
