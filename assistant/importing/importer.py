@@ -195,11 +195,15 @@ class Importer:
         self, path: Path, report: ImportReport, notify, cancelled, reads: Reads
     ) -> None:
         path = path.absolute()  # mail is stored with a path that means the same from anywhere
+        skipped: list[Issue] = []  # folders and files under `path` it cannot look at
         try:
-            sources = detect_sources(path)
+            sources = detect_sources(path, skipped)
         except SourceError as exc:
             _note(report, Issue(str(path), "", exc.reason))
             return
+        for issue in skipped:
+            reads.failed_on(issue)  # not read this time is not deleted
+            _note(report, issue)
         seen_notes: set[str] = set()
         plans = [(s, self.sources.plan(s.path, s.kind)) for s in sources]
         total = sum(s.count(plan.offset) for s, plan in plans if plan.action != "skip")

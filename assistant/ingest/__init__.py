@@ -55,18 +55,23 @@ class Source:
         return len(eml_files(self.path) if self.kind == "eml" else note_files(self.path))
 
 
-def detect_sources(path: Path) -> list[Source]:
+def detect_sources(path: Path, skipped: list[Issue] | None = None) -> list[Source]:
     """What a path holds: an mbox file, a Maildir, .eml files, notes — or a folder of several.
 
     Folders are searched recursively; each eml/notes Source covers the files directly in its folder.
     """
-    if not path.exists():
-        raise SourceError(path, "no such file or folder")
-    if path.is_file():
-        return [_detect_file(path)]
-    if is_maildir(path):
-        return [Source("maildir", path)]
-    sources = _detect_folder(path)
+    skipped = [] if skipped is None else skipped
+    try:
+        if not path.exists():
+            raise SourceError(path, "no such file or folder")
+        if path.is_file():
+            return [_detect_file(path)]
+        if is_maildir(path):
+            return [Source("maildir", path)]
+        path.iterdir().close()  # a folder that cannot be listed is said so, not "nothing here"
+    except OSError as exc:
+        raise SourceError(path, _unreadable(exc)) from None
+    sources = _detect_folder(path, skipped)
     if not sources:
         raise SourceError(
             path,
@@ -97,20 +102,45 @@ def _is_mbox(path: Path) -> bool:
     return path.suffix.lower() not in {".eml", *NOTE_SUFFIXES} and starts_with_headers(path)
 
 
-def _detect_folder(path: Path) -> list[Source]:
-    children = sorted(p for p in path.iterdir() if not p.name.startswith("."))
-    maildirs = [p for p in children if is_maildir(p)]
+def _detect_folder(path: Path, skipped: list[Issue]) -> list[Source]:
+    """The sources under `path`; a folder or file that cannot be looked at (lost+found, a
+    folder another user owns, a mail store the system guards) goes to `skipped` and the rest
+    is imported."""
+    try:
+        children = sorted(p for p in path.iterdir() if not p.name.startswith("."))
+    except OSError as exc:
+        skipped.append(Issue(str(path), "", _unreadable(exc)))
+        return []
+    maildirs, folders, files = [], [], []
+    for child in children:
+        try:
+            if is_maildir(child):
+                maildirs.append(child)
+            elif child.is_file():
+                child.open("rb").close()  # else an mbox it cannot read would pass unsaid
+                files.append(child)
+            elif child.is_dir():
+                folders.append(child)
+        except OSError as exc:
+            skipped.append(Issue(str(child), "", _unreadable(exc)))
     sources = [Source("maildir", p) for p in maildirs]
-    rest = [p for p in children if p not in maildirs]
-    for child in rest:
-        if child.is_file() and _is_mbox(child):
+    dirs, readable = set(folders), set(files)
+    for child in children:  # in name order, as before
+        if child in dirs:
+            sources.extend(_detect_folder(child, skipped))
+        elif child in readable and _is_mbox(child):
             sources.append(Source("mbox", child))
-        elif child.is_dir():
-            sources.extend(_detect_folder(child))
-    if any(p.name.lower().endswith(".emlx") and p.is_file() for p in rest):
+    if any(p.name.lower().endswith(".emlx") for p in files):
         sources.append(Source("emlx", path))
-    if any(p.suffix.lower() == ".eml" and p.is_file() for p in rest):
+    if any(p.suffix.lower() == ".eml" for p in files):
         sources.append(Source("eml", path))
-    if any(p.suffix.lower() in NOTE_SUFFIXES and p.is_file() for p in rest):
+    if any(p.suffix.lower() in NOTE_SUFFIXES for p in files):
         sources.append(Source("notes", path))
     return sources
+
+
+def _unreadable(exc: OSError) -> str:
+    return (
+        f"cannot be read ({exc.strerror or exc}); skipped: check its permissions (on macOS, "
+        "give the terminal Full Disk Access to read Mail's folders)"
+    )

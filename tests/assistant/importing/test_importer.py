@@ -229,3 +229,43 @@ def test_folder_of_mixed_sources_is_detected(tmp_path):
     (tmp_path / "notes" / "n.md").write_text("# N\ntext")
     kinds = sorted((s.kind, Path(s.path).name) for s in detect_sources(tmp_path))
     assert kinds == [("eml", tmp_path.name), ("mbox", "archive"), ("notes", "notes")]
+
+
+def test_a_folder_or_mbox_it_cannot_read_is_said_and_the_rest_imported(
+    tmp_path, monkeypatch, store, fake_embedder
+):
+    """~/Mail with a subfolder another user owns (lost+found, a guarded mail store) and an mbox
+    the user may not read: each is an error naming it and what to do, the rest is imported,
+    and mail stored from them earlier is kept. (Root reads any file: the refusals are made.)"""
+    mail = tmp_path / "Mail"
+    guarded = mail / "guarded"
+    guarded.mkdir(parents=True)
+    good = write_mbox(mail / "inbox.mbox", _messages(2, "g"))
+    locked = write_mbox(mail / "locked.mbox", _messages(1, "l"))
+    write_mbox(guarded / "old.mbox", _messages(1, "o"))
+    importer = Importer(store, fake_embedder)
+    assert importer.run([mail]).added == 4
+    real_iterdir, real_open = Path.iterdir, Path.open
+
+    def iterdir(self):
+        if self == guarded:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_iterdir(self)
+
+    def open_(self, *args, **kwargs):
+        if self == locked:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_open(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "iterdir", iterdir)
+    monkeypatch.setattr(Path, "open", open_)
+    os.utime(good, (1, 1))  # touched: read again
+    report = importer.run([mail])
+    said = {e.path: e.reason for e in report.errors}
+    assert set(said) == {str(guarded), str(locked)}
+    assert all(
+        "cannot be read (Permission denied)" in r and "permissions" in r for r in said.values()
+    )
+    assert report.duplicates == 2 and store.stats()["documents"] == 4  # nothing stored is lost
+    with pytest.raises(SourceError, match="cannot be read"):
+        detect_sources(guarded)
