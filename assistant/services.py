@@ -40,7 +40,7 @@ from assistant.factories import (
     make_writer,
 )
 from assistant.home import Home, open_home
-from assistant.knowledge.db import open_db
+from assistant.knowledge.db import DatabaseError, open_db
 from assistant.knowledge.embeddings import SentenceTransformerEmbedder, make_embedder
 from assistant.knowledge.retrieval import Retriever
 from assistant.knowledge.shipped import ModelMissing
@@ -307,10 +307,9 @@ class Services:
 
     @property
     def cache_db(self) -> Database:
-        """The cache database, opened once."""
-        from cache.db import open_cache_db
-
-        return self._once("_cache_db", lambda: open_cache_db(self.home.cache_dir / "qa.db"))
+        """The cache database, opened once; a damaged file is an error that names it and says
+        what moving it aside costs (only what the caches hold), as the knowledge bank's does."""
+        return self._once("_cache_db", lambda: _open_cache(self.home.cache_dir / "qa.db"))
 
     @property
     def blobs(self) -> BlobStore:
@@ -352,6 +351,22 @@ class Services:
         from assistant.rerank.selfcheck import RerankCheck
 
         return RerankCheck(self.home.cache_dir / "rerank_check.json")
+
+
+def _open_cache(path: Path) -> Database:
+    import sqlite3
+
+    from cache.db import open_cache_db
+
+    try:
+        return open_cache_db(path)
+    except sqlite3.DatabaseError as exc:
+        raise DatabaseError(
+            f"{path}: not a usable SQLite database ({exc}). It holds only caches (remembered "
+            "answers, prepared prompts, the chat's history, the reader's verdicts): move it "
+            "aside, with the qa.db-wal and qa.db-shm beside it, and the app starts a new one; "
+            "your mail is not in it."
+        ) from exc
 
 
 def open_services(

@@ -53,6 +53,17 @@ def test_corrupt_database_names_the_file(tmp_path, capsys):
     assert "knowledge.db" in err and "Move it aside" in err
 
 
+def test_a_damaged_cache_database_names_the_file_and_what_moving_it_costs(tmp_path, capsys):
+    home = tmp_path / "h"
+    (home / "cache").mkdir(parents=True)
+    damaged = home / "cache" / "qa.db"
+    damaged.write_bytes(b"this is not sqlite" * 100)
+    assert main(["precompute", "--status", "--home", str(home)]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {damaged}: not a usable SQLite database" in err and "move it aside" in err
+    assert damaged.read_bytes() == b"this is not sqlite" * 100  # left as it was
+
+
 @pytest.mark.slow
 def test_import_search_stats_json_with_the_real_embedder(tmp_path, capsys):
     box = write_mbox(
