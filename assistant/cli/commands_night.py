@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from argparse import Namespace
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,11 @@ def cmd_night(ctx: Services, args: Namespace) -> int:
     env, console = dict(os.environ), Console()
     run, which = timer.run_command, timer.default_which
     if args.action == "install":
-        night = timer.Night(ctx.home.root, args.at, args.until, not args.on_battery)
+        try:
+            night = timer.Night(ctx.home.root, args.at, args.until, not args.on_battery)
+        except ValueError as exc:  # nothing is written for a time the timer could not keep
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         done = timer.install(night, env, run, which)
     elif args.action == "uninstall":
         done = timer.uninstall(env, run, which)

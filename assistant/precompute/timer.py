@@ -5,6 +5,8 @@ crontab."""
 
 from __future__ import annotations
 
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -23,12 +25,28 @@ def run_command(argv: Sequence[str], stdin: str | None = None) -> tuple[int, str
     return done.returncode, done.stdout
 
 
+_HHMM = re.compile(r"([01]?\d|2[0-3]):([0-5]\d)")
+
+
+def time_of_day(text: str, name: str) -> str:
+    """`text` as HH:MM, or a ValueError naming the switch: checked before anything is written,
+    since a timer with a bad time fails every night, unseen."""
+    match = _HHMM.fullmatch(text.strip())
+    if not match:
+        raise ValueError(f"{name}: not a time of day: {text!r} (a 24-hour time, like 07:00)")
+    return f"{int(match[1]):02d}:{match[2]}"
+
+
 @dataclass(frozen=True)
 class Night:
     home: Path
     start: str = "01:00"  # local time the night starts
     morning: str = "07:00"  # and stops
     ac_only: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "start", time_of_day(self.start, "--at"))
+        object.__setattr__(self, "morning", time_of_day(self.morning, "--until"))
 
     def command(self) -> list[str]:
         argv = [sys.executable, "-m", "assistant.cli", "precompute", "--home", str(self.home)]
@@ -43,7 +61,7 @@ def unit_dir(env: Mapping[str, str]) -> Path:
 def service_text(night: Night) -> str:
     return (
         "[Unit]\nDescription=assistant: the night's precompute\n\n"
-        f"[Service]\nType=oneshot\nNice=10\nExecStart={' '.join(night.command())}\n"
+        f"[Service]\nType=oneshot\nNice=10\nExecStart={_systemd_join(night.command())}\n"
     )
 
 
@@ -56,7 +74,20 @@ def timer_text(night: Night) -> str:
 
 def cron_line(night: Night) -> str:
     hour, minute = night.start.split(":")
-    return f"{int(minute)} {int(hour)} * * * {' '.join(night.command())} {MARK}"
+    command = shlex.join(night.command()).replace("%", "\\%")  # cron reads % as a newline
+    return f"{int(minute)} {int(hour)} * * * {command} {MARK}"
+
+
+def _systemd_join(argv: Sequence[str]) -> str:
+    """ExecStart's words: a word with a space or a quote double-quoted, and systemd's own
+    specifiers and variables (%, $) doubled, so a home under "Application Support" stays one."""
+    words = []
+    for arg in argv:
+        arg = arg.replace("%", "%%").replace("$", "$$")
+        if re.search(r"[\s\"'\\]", arg):
+            arg = '"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        words.append(arg)
+    return " ".join(words)
 
 
 def install(night: Night, env: Mapping[str, str], run: Run, which: Which) -> list[str]:
@@ -70,7 +101,9 @@ def install(night: Night, env: Mapping[str, str], run: Run, which: Which) -> lis
         return done + _systemctl(run, ["daemon-reload"], ["enable", "--now", f"{UNIT}.timer"])
     if which("crontab"):
         lines = [*_cron_lines(run), cron_line(night)]
-        run(["crontab", "-"], "\n".join(lines) + "\n")
+        rc, _ = run(["crontab", "-"], "\n".join(lines) + "\n")
+        if rc != 0:
+            return [f"crontab refused the line (exit {rc}): {lines[-1]}"]
         return [f"added to the crontab: {lines[-1]}"]
     return ["neither systemctl nor crontab found: run `assistant precompute --until` yourself"]
 

@@ -104,3 +104,39 @@ def test_the_night_says_what_it_puts_first_and_why():
     assert said.startswith("predictions first: KV nodes saved 1,800 prompt tokens")
     assert "answered predictions 4,200 (2 hits) in the last 7 days" in said
     assert balance(Savings(1800, 0, 2100.0)).startswith("KV nodes first")
+
+
+def test_a_home_with_a_space_stays_one_word_and_a_bad_time_writes_nothing(
+    tmp_path, monkeypatch, capsys
+):
+    """macOS's home is under "Application Support": the unit's ExecStart and the crontab line
+    keep it one argument (and cron's % escaped); "1am" is refused before anything is written,
+    "1:05" kept as 01:05; a crontab that refuses the line is said, not "added"."""
+    import shlex
+
+    home = tmp_path / "Application Support" / "50% mail"
+    night = timer.Night(home, "1:05", "7:00")
+    assert (night.start, night.morning) == ("01:05", "07:00")
+    service = timer.service_text(night)
+    assert f'--home "{str(home).replace("%", "%%")}" --until 07:00' in service
+    line = timer.cron_line(night)
+    assert line.startswith("5 1 * * * ") and line.endswith(timer.MARK)
+    words = shlex.split(line[len("5 1 * * * ") : -len(timer.MARK)].replace("\\%", "%"))
+    assert words[words.index("--home") + 1] == str(home)
+    for bad in ("1am", "25:00", "7"):
+        with pytest.raises(ValueError, match="not a time of day"):
+            timer.Night(home, bad)
+    run = Recorder()
+    monkeypatch.setattr(timer, "run_command", run)
+    monkeypatch.setattr(timer, "default_which", _which("systemctl"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    assert main(["night", "install", "--home", str(tmp_path / "h"), "--until", "7am"]) == 2
+    assert "--until: not a time of day: '7am'" in capsys.readouterr().err
+    assert run.calls == [] and not (tmp_path / "cfg").exists()
+    refusing = Recorder()
+
+    def refusing_run(argv, stdin=None):  # crontab that will not take the new table
+        return (1, "") if argv == ["crontab", "-"] else refusing(argv, stdin)
+
+    done = timer.install(night, {"HOME": str(tmp_path)}, refusing_run, _which("crontab"))
+    assert done[0].startswith("crontab refused the line (exit 1)")
