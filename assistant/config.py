@@ -73,18 +73,20 @@ def load_settings(
     env = os.environ if env is None else env
     _apply(settings, _env_overrides(settings, env), source="env")
     settings.rerank = env.get("ASSISTANT_RERANK", settings.rerank)
-    if settings.rerank in RETIRED:
-        raise ConfigError(f"rerank = {settings.rerank!r} was removed: {RETIRED[settings.rerank]}")
-    if settings.rerank not in RERANK_MODES:
-        raise ConfigError(
-            f"rerank: expected one of {', '.join(RERANK_MODES)}, got {settings.rerank!r}"
-        )
     try:
+        _check_rerank(settings.rerank)
         _check_values(settings)
     except ConfigError as exc:
         where = f"{config_file} or " if config_file is not None and config_file.exists() else ""
         raise ConfigError(f"{exc} (set in {where}the environment)") from None
     return settings
+
+
+def _check_rerank(rerank: str) -> None:
+    if rerank in RETIRED:
+        raise ConfigError(f"rerank = {rerank!r} was removed: {RETIRED[rerank]}")
+    if rerank not in RERANK_MODES:
+        raise ConfigError(f"rerank: expected one of {', '.join(RERANK_MODES)}, got {rerank!r}")
 
 
 def _check_values(settings: Settings) -> None:

@@ -110,6 +110,11 @@ def _take_section(
             why = RETIRED_KEYS[name, key]
             warnings.warn(f"{source}: {name}.{key} is ignored: {why}", ConfigWarning, stacklevel=2)
             continue
+        if key not in keys and key in SWITCHES:  # written below a [section] header: TOML's
+            raise ConfigError(  # rule puts it in that section
+                f"{source}: {key} is read as {name}.{key}: a top-level key such as {key} goes "
+                f"above the first [section] of the file"
+            )
         if key not in keys:
             raise ConfigError(f"{source}: unknown key {name}.{key}{_nearest_key(name, key, known)}")
         if is_user_key(name, key) == expert:

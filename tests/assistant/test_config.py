@@ -220,3 +220,18 @@ def test_a_home_that_cannot_be_one_is_a_clear_error(tmp_path, capsys, monkeypatc
     monkeypatch.setattr("assistant.home.os.chmod", refused)
     with pytest.raises(HomeError, match="cannot be used as the home folder .Permission denied"):
         open_home(tmp_path / "theirs")
+
+
+def test_rerank_below_a_section_and_a_retired_rerank_name_the_file(tmp_path):
+    """`rerank = "full"` appended after a [section] (as after `model use` rewrote the file) is
+    in that section by TOML's rule: the error says so rather than "did you mean writer"; a
+    retired or unknown rerank value names the file it was set in."""
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[models]\nwriter = "smollm2-135m"\nrerank = "full"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="rerank is read as models.rerank: a top-level key"):
+        load_settings(cfg, env={})
+    for value, said in (("pruned", "was removed"), ("fast", "expected one of")):
+        cfg.write_text(f'rerank = "{value}"\n', encoding="utf-8")
+        with pytest.raises(ConfigError, match=said) as caught:
+            load_settings(cfg, env={})
+        assert str(cfg) in str(caught.value)
