@@ -203,13 +203,14 @@ def print_report(ctx: Services, report: ImportReport) -> None:
         )
     for issue in (report.errors + report.warnings)[:20]:
         console.print(
-            f"  [{'red' if issue.severity == 'error' else 'yellow'}]{issue}[/]",
+            f"  [{'red' if issue.severity == 'error' else 'yellow'}]{escape(str(issue))}[/]",
             markup=True,
             highlight=False,
         )
     hidden = len(report.errors) + len(report.warnings) - 20
     if hidden > 0:
-        console.print(f"  … and {hidden} more in {ctx.home.log_dir / 'assistant.log'}")
+        log_file = escape(str(ctx.home.log_dir / "assistant.log"))
+        console.print(f"  … and {hidden} more in {log_file}")
 
 
 def _report_dict(report: ImportReport) -> dict:
