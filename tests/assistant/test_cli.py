@@ -274,8 +274,8 @@ def test_a_broken_attachment_is_one_warning_and_its_library_logs_go_to_the_log(t
 
 
 def test_an_import_issue_is_printed_as_written_whatever_brackets_its_path_holds(capsys):
-    """A folder named "[Gmail]" or "a[/b" in an issue: printed whole, not read as markup (one
-    vanished, the other raised a MarkupError and ended the import's report)."""
+    """A folder named "[archive]" or "[/old]" in an issue: printed whole, not read as markup
+    (the one vanished, the other raised a MarkupError that ended the import's report)."""
     from types import SimpleNamespace
 
     from assistant.cli.commands import print_report
@@ -283,7 +283,7 @@ def test_an_import_issue_is_printed_as_written_whatever_brackets_its_path_holds(
     from assistant.ingest import Issue
 
     report = ImportReport()
-    report.errors = [Issue("/mail/[Gmail]/a[/b.mbox", "", "cannot be read (Permission denied)")]
+    report.errors = [Issue("/mail/[archive]/[/old].mbox", "", "cannot be read (Permission denied)")]
     print_report(SimpleNamespace(home=SimpleNamespace(log_dir=None)), report)
     out = capsys.readouterr()
-    assert "/mail/[Gmail]/a[/b.mbox: cannot be read" in out.out + out.err
+    assert "/mail/[archive]/[/old].mbox: cannot be read" in out.out + out.err
