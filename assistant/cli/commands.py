@@ -146,7 +146,12 @@ def cmd_app(ctx: Services, args: Namespace) -> int:
 def cmd_import(ctx: Services, args: Namespace) -> int:
     from assistant.knowledge.sources import SourceLog
 
-    paths = args.paths or [p for p in SourceLog(ctx.store.db).paths() if p.exists()]
+    paths = args.paths
+    if not paths:  # the remembered ones; one not there now (a drive not mounted) is said
+        remembered = SourceLog(ctx.store.db).paths()
+        paths = [p for p in remembered if p.exists()]
+        for gone in (p for p in remembered if p not in paths):
+            console.print(f"not there now, skipped (its mail is kept): {gone}", markup=False)
     report = import_with_progress(ctx, paths)
     if args.json:
         dump_json(_report_dict(report))

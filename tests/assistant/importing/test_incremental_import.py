@@ -65,3 +65,19 @@ def test_import_with_no_path_reads_the_remembered_sources_again(tmp_path, capsys
     assert main(["import", "--home", home, "--json"]) == 0
     out = capsys.readouterr().out
     assert '"added": 2' in out and '"sources_appended": 1' in out
+
+
+def test_import_with_no_path_says_which_remembered_source_is_not_there(tmp_path, capsys):
+    """A remembered mbox on a drive not mounted now: said, skipped, its mail kept."""
+    (tmp_path / "usb").mkdir()
+    away = write_mbox(tmp_path / "usb" / "old.mbox", mails(0, 2))
+    here = write_mbox(tmp_path / "box.mbox", mails(2, 1))
+    home = str(tmp_path / "h")
+    assert main(["import", "--home", home, str(away), str(here)]) == 0
+    away.rename(tmp_path / "elsewhere.mbox")
+    capsys.readouterr()
+    assert main(["import", "--home", home, "--json"]) == 0
+    out = capsys.readouterr()
+    assert f"not there now, skipped (its mail is kept): {away}" in out.err
+    assert main(["stats", "--home", home, "--json"]) == 0
+    assert '"documents": 3' in capsys.readouterr().out
