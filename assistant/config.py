@@ -97,6 +97,12 @@ def _check_values(settings: Settings) -> None:
     _check_mail(settings.mail)
     if settings.llm.weights not in ("auto", "as-is"):
         raise ConfigError(f"llm.weights: expected auto or as-is, got {settings.llm.weights!r}")
+    for section in ("llm", "reranker"):
+        if getattr(settings, section).n_threads < 0:
+            raise ConfigError(
+                f"{section}.n_threads: expected 0 (chosen for this machine) or a number of "
+                f"threads, got {getattr(settings, section).n_threads}"
+            )
     if settings.llm.kv_type not in ("f16", "q8_0", "q4_0"):
         raise ConfigError(f"llm.kv_type: expected f16, q8_0 or q4_0, got {settings.llm.kv_type!r}")
     if settings.precompute.plan not in PLANS:

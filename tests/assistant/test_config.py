@@ -191,6 +191,7 @@ def test_a_budget_that_would_drop_every_answer_or_is_no_number_is_an_error(tmp_p
         ("[cache]\nkv_budget_mb = -5\n", "cache.kv_budget_mb"),
         ("[cache]\nkv_budget_mb = inf\n", "cache.kv_budget_mb"),
         ("[expert.cache]\nqa_threshold = nan\n", "cache.qa_threshold"),
+        ("[llm]\nn_threads = -1\n", "llm.n_threads"),
     ):
         cfg.write_text(text, encoding="utf-8")
         with pytest.raises(ConfigError, match=key) as caught:
