@@ -12,7 +12,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 from rich.table import Table
 
 from assistant.cli.answer_output import (
@@ -22,31 +22,15 @@ from assistant.cli.answer_output import (
     quote_block,
     reuse_note,
 )
-from assistant.cli.output import dump_json
+from assistant.cli.output import PROGRESS_COLUMNS, console, dump_json
 from assistant.config import ConfigError, ConfigWarning, Settings, load_settings
-from assistant.home import HomeError, bundled, open_home, touch_private
-from assistant.importing.importer import ImportProgressed, ImportReport
+from assistant.home import HomeError, open_home, touch_private
 from assistant.ingest import SourceError
 from assistant.knowledge.db import DatabaseError
 from assistant.knowledge.embeddings import vectors_notice
 from assistant.knowledge.shipped import ModelMissing
 from assistant.llm import LLMError
 from assistant.services import Services, open_services
-
-console = Console(stderr=True, soft_wrap=True)
-
-
-_PROGRESS_COLUMNS = (
-    TextColumn("{task.description}"),
-    BarColumn(),
-    MofNCompleteColumn(),
-    TextColumn("{task.fields[rate]:>8.1f}/s"),
-    TimeElapsedColumn(),
-)
-
-
-# what the embedding bar says: the import need not be waited for
-EMBEDDING_LABEL = "embedding chunks (search and ask work meanwhile)"
 
 
 def user_errors() -> tuple[type[Exception], ...]:
@@ -68,11 +52,9 @@ def run_command(args: Namespace) -> int:
     _log_to_file(ctx)
     handler = {
         None: cmd_app,
-        "import": cmd_import,
         "search": cmd_search,
         "show": cmd_show,
         "stats": cmd_stats,
-        "demo": cmd_demo,
         "ask": cmd_ask,
         "precompute": cmd_precompute,
     }
@@ -84,6 +66,10 @@ def run_command(args: Namespace) -> int:
         from assistant.cli.commands_night import cmd_night
 
         return cmd_night(ctx, args)
+    if args.command in ("import", "demo"):
+        from assistant.cli import commands_import
+
+        return getattr(commands_import, f"cmd_{args.command}")(ctx, args)
     if args.command in ("thread", "threads", "chat", "people"):
         from assistant.cli import commands_mail
 
@@ -141,88 +127,6 @@ def cmd_app(ctx: Services, args: Namespace) -> int:
 
     make_app(ctx).run()
     return 0
-
-
-def cmd_import(ctx: Services, args: Namespace) -> int:
-    from assistant.knowledge.sources import SourceLog
-
-    paths = args.paths
-    if not paths:  # the remembered ones; one not there now (a drive not mounted) is said
-        remembered = SourceLog(ctx.store.db).paths()
-        paths = [p for p in remembered if p.exists()]
-        for gone in (p for p in remembered if p not in paths):
-            console.print(f"not there now, skipped (its mail is kept): {gone}", markup=False)
-    report = import_with_progress(ctx, paths)
-    if args.json:
-        dump_json(_report_dict(report))
-    else:
-        print_report(ctx, report)
-    return 1 if report.seen == 0 and report.errors else 0
-
-
-def cmd_demo(ctx: Services, args: Namespace) -> int:
-    data = bundled("data")
-    report = import_with_progress(ctx, [data / "mail" / "demo.mbox", data / "notes"])
-    print_report(ctx, report)
-    console.print(
-        f"\nDemo imported into {ctx.home.root}. Try: "
-        f'[bold]assistant --home {ctx.home.root} search "when does the kitchen work start"[/]'
-    )
-    return 0
-
-
-def import_with_progress(ctx: Services, paths: list[Path]) -> ImportReport:
-    importer = ctx.importer()
-    with Progress(*_PROGRESS_COLUMNS, console=console, transient=False) as progress:
-        tasks: dict[str, int] = {}
-
-        def notify(event: ImportProgressed) -> None:
-            label = "reading mail & notes" if event.phase == "read" else EMBEDDING_LABEL
-            if event.phase not in tasks:
-                tasks[event.phase] = progress.add_task(label, total=event.total, rate=0.0)
-            task = tasks[event.phase]
-            elapsed = progress.tasks[task].elapsed or 1e-9
-            progress.update(
-                task,
-                completed=event.done,
-                total=max(event.total, event.done),
-                rate=event.done / elapsed,
-            )
-
-        return importer.run(paths, notify)
-
-
-def print_report(ctx: Services, report: ImportReport) -> None:
-    from rich.markup import escape
-
-    console.print(f"[bold]Import:[/] {report.summary()}")
-    rate = report.seen / report.read_seconds if report.read_seconds else 0.0
-    console.print(
-        f"read {report.seen} items in {report.read_seconds:.1f}s ({rate:.0f}/s); "
-        f"embedded {report.embedded} chunks in {report.embed_seconds:.1f}s"
-    )
-    for folder, counts in sorted(report.folders.items()):
-        console.print(
-            f"  {escape(folder)}: {counts['added']} added, {counts['already']} already stored",
-            highlight=False,
-        )
-    for issue in (report.errors + report.warnings)[:20]:
-        console.print(
-            f"  [{'red' if issue.severity == 'error' else 'yellow'}]{escape(str(issue))}[/]",
-            markup=True,
-            highlight=False,
-        )
-    hidden = len(report.errors) + len(report.warnings) - 20
-    if hidden > 0:
-        log_file = escape(str(ctx.home.log_dir / "assistant.log"))
-        console.print(f"  … and {hidden} more in {log_file}")
-
-
-def _report_dict(report: ImportReport) -> dict:
-    data = asdict(report)
-    data["errors"] = [asdict(i) for i in report.errors]
-    data["warnings"] = [asdict(i) for i in report.warnings]
-    return data
 
 
 def cmd_search(ctx: Services, args: Namespace) -> int:
@@ -379,7 +283,7 @@ def cmd_precompute(ctx: Services, args: Namespace) -> int:
     except ValueError as exc:
         console.print(f"error: {exc}")
         return 2
-    with Progress(*_PROGRESS_COLUMNS, console=console) as progress:
+    with Progress(*PROGRESS_COLUMNS, console=console) as progress:
         task = progress.add_task("precomputing", total=None, rate=0.0)
 
         def notify(event) -> None:

@@ -1,10 +1,23 @@
-"""What the CLI writes to stdout for `--json` (the times it shows are clock.local_time, shared
-with the TUI, which imports nothing of cli)."""
+"""What the CLI writes: to stdout for `--json` (the times it shows are clock.local_time, shared
+with the TUI, which imports nothing of cli); the console the commands talk on (stderr) and
+their progress bar's columns."""
 
 from __future__ import annotations
 
 import json
 import sys
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+
+console = Console(stderr=True, soft_wrap=True)
+PROGRESS_COLUMNS = (
+    TextColumn("{task.description}"),
+    BarColumn(),
+    MofNCompleteColumn(),
+    TextColumn("{task.fields[rate]:>8.1f}/s"),
+    TimeElapsedColumn(),
+)
 
 
 def dump_json(value) -> None:

@@ -278,7 +278,7 @@ def test_an_import_issue_is_printed_as_written_whatever_brackets_its_path_holds(
     (the one vanished, the other raised a MarkupError that ended the import's report)."""
     from types import SimpleNamespace
 
-    from assistant.cli.commands import print_report
+    from assistant.cli.commands_import import print_report
     from assistant.importing.importer import ImportReport
     from assistant.ingest import Issue
 
