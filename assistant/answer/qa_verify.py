@@ -112,6 +112,10 @@ class QuestionCheck:
         if mode == "evidence":
             if entry.evidence and self.found is not None:
                 return self.evidence(entry, self.found)
+            if not entry.answer and self.found is not None and not self.found.not_found:
+                # a kept "not found" (the night's: no sentence, no lines) while this
+                # question's own quote finds a line: the mail answers now, it is written
+                return Verdict(False, "found now")
             mode = "guard"  # a question-only entry, or no lines to compare: today's guard
         if "guard" in mode:
             mismatch = self.verifier.guard.check(self.question, entry.question)

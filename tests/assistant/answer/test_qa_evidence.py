@@ -108,3 +108,15 @@ def test_nothing_found_is_never_served(world):
         assert verdict(world, bank, entry, question).reason == "not found"
     else:  # the line scorer quotes something: it is not the stored line
         assert not verdict(world, bank, entry, question).served
+
+
+def test_a_remembered_not_found_is_not_served_where_the_quote_finds_a_line(world):
+    """The night keeps a question whose quote found nothing with no sentence and no lines; a
+    later question (the same one, after mail that answers it came) whose own quote finds a
+    line gets a written answer, not the remembered empty one."""
+    question = "When does Henrik Dahl start?"
+    vector, hits, found = quote(world, question)
+    assert not found.not_found
+    bank = QABank(open_cache_db(None), 0.95, 1 << 20, 0.83, evidence_threshold=0.55)
+    entry = bank.add(question, vector, "", [str(h.chunk_id) for h in hits], evidence=[])
+    assert verdict(world, bank, entry, question).reason == "found now"
