@@ -56,7 +56,11 @@ class ImportScreen(Screen[None]):
     @on(DirectoryTree.FileSelected)
     @on(DirectoryTree.DirectorySelected)
     def _picked(self, event: DirectoryTree.FileSelected | DirectoryTree.DirectorySelected) -> None:
-        self.query_one("#path", Input).value = str(event.path)
+        """The picked path into the field, and the field focused: the next Enter imports it,
+        as the line under the tree says (in the tree, Enter would only pick again)."""
+        path = self.query_one("#path", Input)
+        path.value = str(event.path)
+        path.focus()
 
     @on(Input.Submitted, "#path")
     @on(Button.Pressed, "#start")

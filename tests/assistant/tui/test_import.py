@@ -126,3 +126,20 @@ async def test_the_header_says_how_far_embedding_is_on_every_screen(store, tmp_p
         assert "search and ask work meanwhile" in app.sub_title
         importing.post_message(WorkFailed("import", "disk full"))
         await wait_for(pilot, lambda: app.sub_title == "0 mails · 0 notes")
+
+
+async def test_a_picked_path_is_imported_with_the_next_enter(store, tmp_path):
+    """Pick in the tree, then Enter, as the line under it says: the pick focuses the field."""
+    from types import SimpleNamespace
+
+    box = write_mbox(tmp_path / "picked.mbox", [make_email(subject="Hi", msgid="<p@x>")])
+    services, _, _ = make_services(store, tmp_path)
+    async with AssistantApp(services).run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+o")
+        screen = pilot.app.screen
+        screen.query_one("#browser").focus()
+        screen._picked(SimpleNamespace(path=box))
+        await pilot.pause()
+        assert pilot.app.focused is screen.query_one("#path", Input)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "Done: 1 added" in text(screen, "#summary"))
