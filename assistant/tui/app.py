@@ -104,8 +104,10 @@ class AssistantApp(App[None]):
             cache.show_idle(line)
 
     async def on_event(self, event: events.Event) -> None:
-        """Every keypress is user activity: the idle scheduler waits for the user to be away."""
-        if isinstance(event, events.Key):
+        """Every keypress, click and scroll is user activity: the idle scheduler waits for the
+        user to be away (reading an answer with the mouse is not being away)."""
+        if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown,
+                              events.MouseScrollUp)):  # fmt: skip
             self.services.activity()
         await super().on_event(event)
 

@@ -343,3 +343,17 @@ async def test_the_readers_verdict_replaces_checking_in_place(rig, margin, reply
         await wait_for(pilot, lambda: not turn.running)
         assert line(turn, "flag") == flag and line(turn, "quote") == QUOTE
         assert rig.pipeline.done.band == ("answer" if flag is None else "weak")
+
+
+async def test_a_click_or_a_scroll_is_activity_as_a_key_is(rig):
+    """Reading an answer with the mouse is not being away: the idle precompute waits."""
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        before = len(rig.activity)
+        await pilot.click("#question")
+        await pilot.pause()
+        assert len(rig.activity) > before
+        before = len(rig.activity)
+        await pilot.mouse_down("#question")
+        await pilot.pause()
+        assert len(rig.activity) > before
