@@ -113,7 +113,7 @@ def services_for(ctx: Services) -> AppServices:
     return AppServices(
         knowledge=ctx.store,
         answerer=answerer,
-        importer=Lazy(lambda: _warm(ctx, _importer(ctx))),
+        importer=Lazy(lambda: _warm_importer(ctx, _importer(ctx))),
         # "precompute now" is asked for: no settling wait after an import (as the CLI's)
         precompute=lambda: _precompute(ctx, answerer),
         demo_paths=[data / "mail" / "demo.mbox", data / "notes"],
@@ -152,6 +152,12 @@ def _importer(ctx: Services) -> Importer:
     from assistant.knowledge.store import KnowledgeStore
 
     return ctx.importer(KnowledgeStore(open_db(ctx.home.knowledge_db)))
+
+
+def _warm_importer(ctx: Services, importer: Importer) -> Importer:
+    """The importer with its encoder loaded now; without one (missing, its export failed) it
+    reads and stores the mail as the CLI's does, and its report says why nothing is embedded."""
+    return _warm(ctx, importer) if importer.embedder is not None else importer
 
 
 def _warm(ctx: Services, value: T) -> T:

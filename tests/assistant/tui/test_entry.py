@@ -56,3 +56,20 @@ async def test_the_app_shows_its_notice_when_it_opens(loaded_store, tmp_path):
     async with quiet.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert not list(quiet._notifications)
+
+
+def test_the_apps_import_without_an_encoder_stores_the_mail_as_the_clis_does():
+    """Services.importer builds a reader-only Importer where the encoder cannot be had; the
+    app's warm-up must not ask for the encoder again (it raised, and the import failed)."""
+    from types import SimpleNamespace
+
+    from assistant.knowledge.shipped import ModelMissing
+    from assistant.tui.backend import _warm_importer
+
+    class NoEncoder:
+        @property
+        def embedder(self):
+            raise ModelMissing("the encoder's model is not installed")
+
+    importer = SimpleNamespace(embedder=None)
+    assert _warm_importer(NoEncoder(), importer) is importer
