@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,6 +26,7 @@ __all__ = ["IdleScheduler", "Precompute", "PrecomputeProgressed", "PrecomputeRep
 
 log = logging.getLogger(__name__)
 POWER = Path("/sys/class/power_supply")
+RETRY_SECONDS = 600  # a failed idle pass is tried again after this long
 
 
 def on_ac(root: Path = POWER) -> bool | None:
@@ -61,6 +63,7 @@ class IdleScheduler:
         self.scheduler = BackgroundScheduler(daemon=True)
         self._running = threading.Lock()
         self._stop = threading.Event()
+        self._retry_at = 0.0  # after a failed pass: not before then (monotonic seconds)
 
     def start(self) -> None:
         self.scheduler.add_job(
@@ -76,6 +79,8 @@ class IdleScheduler:
     def due(self) -> bool:
         """The user has been away long enough, and the power source allows it."""
         settings = self.settings
+        if time.monotonic() < self._retry_at:
+            return False
         if settings.ac_only and self.power() is False:
             return False
         return self.presence.idle_seconds() >= settings.idle_minutes * 60
@@ -90,6 +95,12 @@ class IdleScheduler:
             )
         except PrecomputeBusy:
             log.info("idle precompute skipped: a precompute asked for by the user is running")
+            return None
+        except Exception:  # noqa: BLE001 (a model that will not load, a full disk: in the log)
+            # APScheduler's own logger has no handler here: said in assistant.log, and not
+            # tried again every half minute (a failing model export would run each time)
+            self._retry_at = time.monotonic() + RETRY_SECONDS
+            log.exception("idle precompute failed; tried again in %d minutes", RETRY_SECONDS // 60)
             return None
         else:
             log.info("idle precompute: %s", report.summary())

@@ -113,3 +113,26 @@ def test_precompute_on_battery_keeps_to_the_ac_only_setting(tmp_path, monkeypatc
     assert "On battery power" not in capsys.readouterr().err
     assert main(["precompute", "--status", "--ac-only", "--home", str(home)]) == 0
     assert "nothing done (--ac-only)." in capsys.readouterr().err
+
+
+def test_a_failed_idle_pass_is_logged_and_not_tried_again_at_once(tmp_path, caplog):
+    """A model that will not load: the pass's error goes to the app's log (APScheduler's own
+    logger has no handler), and the next ticks wait RETRY_SECONDS instead of failing anew
+    every half minute."""
+    from assistant.precompute import idle
+
+    ctx = _ctx(tmp_path, idle_minutes=0)
+    calls = []
+
+    def broken_parts():
+        calls.append(1)
+        raise RuntimeError("the writer's model will not load")
+
+    scheduler = IdleScheduler(ctx.settings.precompute, ctx.presence, broken_parts)
+    with caplog.at_level("ERROR", logger="assistant"):
+        assert scheduler.tick() is None
+    assert "idle precompute failed" in caplog.text and "will not load" in caplog.text
+    assert scheduler.tick() is None and calls == [1] and not scheduler.due()
+    scheduler._retry_at = time.monotonic() - 1
+    assert scheduler.due()
+    assert idle.RETRY_SECONDS >= 300
