@@ -41,6 +41,9 @@ def relay_answer(
     """Stream one answer; stop (closing the generator, which releases the model) once
     `cancelled()` turns true."""
     started = time.perf_counter()
+    if cancelled():  # stopped while the models loaded: not asked, not kept in the history
+        post(AnswerStopped(turn, time.perf_counter() - started))
+        return
     post(AnswerStatusChanged(turn, "searching your mail and notes…"))
     relay = _Relay(turn, knowledge)
     events = answerer.answer(question)

@@ -28,7 +28,7 @@ from assistant.tui.relay import relay_answer
 from assistant.tui.screens.message import MessageScreen
 from assistant.tui.tally import Tally
 from assistant.tui.widgets.sources import SourceItem, SourcesPanel
-from assistant.tui.widgets.turn import Turn
+from assistant.tui.widgets.turn import STOPPING, Turn
 from assistant.tui.widgets.welcome import Welcome
 
 log = logging.getLogger(__name__)
@@ -144,7 +144,7 @@ class ChatScreen(Screen[None]):
     def action_stop(self) -> None:
         if self.answering:
             self.workers.cancel_group(self, "answer")
-            self._turn(self.turn).set_status("stopping…")
+            self._turn(self.turn).set_status(STOPPING)
 
     def action_next_pane(self) -> None:
         """Question → Sources → conversation → question; elsewhere (the welcome's buttons) the

@@ -16,6 +16,8 @@ from assistant.answer import shape
 from assistant.events import AnswerDone, QuestionRewritten, QuoteFound
 from assistant.tui.widgets.sources import mail_line
 
+STOPPING = "stopping…"  # the badge from Esc until the answer has stopped
+
 SPAN = "bold"  # the answer span inside the quote
 # the lines under the question, in order; each hidden until it has something to show
 LINES = ("rewrite", "flag", "quote", "mail", "also", "sentence", "reason")
@@ -115,8 +117,11 @@ class Turn(Vertical):
             self._show("flag", shape.CHECKING)
 
     def set_status(self, status: str) -> None:
-        if self.running:
-            self.query_one(".badge", Static).update(status)
+        """The badge; once "stopping…" is shown, only the stop itself changes it (a status
+        posted by a step that was under way reads as if Esc had been ignored)."""
+        badge = self.query_one(".badge", Static)
+        if self.running and str(badge.content) != STOPPING:
+            badge.update(status)
 
     def finish(self, done: AnswerDone) -> None:
         if not self.quoted:  # no quote came before: the answer as the core wrote it

@@ -3,6 +3,8 @@ marked sentence's reason."""
 
 from __future__ import annotations
 
+import pytest
+
 from assistant.answer.evidence import Evidence
 from assistant.events import AnswerDone, QuoteFound
 from assistant.tui.widgets.turn import badge, marked, nearest_text, quote_text, reason, source_line
@@ -44,3 +46,41 @@ def test_only_a_shown_sentence_with_faults_is_marked_with_its_reason():
     assert marked(shown) and reason(shown) == "(“$2 billion” is not in the quoted mail)"
     dropped = done(sentence="", unsupported=["$2 billion"], drafted="It was $2 billion.")
     assert not marked(dropped) and not marked(done(sentence="It was $1.2 billion."))
+
+
+def test_a_question_stopped_while_the_models_load_is_not_asked():
+    """Esc during "loading the models…": once the load ends the relay says stopped, and the
+    answerer is never asked (it would record the question in the history the night predicts
+    from, and the badge would go back to "searching…" as if Esc had been ignored)."""
+    from assistant.tui.messages import AnswerStopped
+    from assistant.tui.relay import relay_answer
+
+    class NotToBeAsked:
+        def answer(self, question):
+            raise AssertionError("a stopped question is not asked")
+
+    posted = []
+    relay_answer(NotToBeAsked(), None, 3, "When?", posted.append, lambda: True)
+    assert [type(m) for m in posted] == [AnswerStopped] and posted[0].turn == 3
+
+
+@pytest.mark.asyncio
+async def test_stopping_is_not_overwritten_by_a_status_under_way():
+    from textual.app import App
+    from textual.widgets import Static
+
+    from assistant.tui.widgets.turn import STOPPING, Turn
+
+    class One(App):
+        def compose(self):
+            yield Turn(1, "When?")
+
+    async with One().run_test() as pilot:
+        turn = pilot.app.query_one(Turn)
+        turn.set_status(STOPPING)
+        turn.set_status("searching your mail and notes…")
+        await pilot.pause()
+        assert str(turn.query_one(".badge", Static).content) == STOPPING
+        turn.stop(1.0)
+        await pilot.pause()
+        assert "stopped after" in str(turn.query_one(".badge", Static).content)
