@@ -53,11 +53,18 @@ class AssistantApp(App[None]):
         self.install_screen(CacheScreen(self.services, self.tally), "cache")
         self.push_screen(ChatScreen(self.services, self.tally))
         self.services.activity()  # opening the app is activity: the idle wait starts now
-        if self.services.notice:
-            self.notify(self.services.notice, severity="warning", timeout=60)
+        self.run_worker(self._read_notice, thread=True, group="notice")
         if self.services.idle is not None:
             self.scheduler = self.services.idle(self._idle_progressed, self._idle_done)
             self.scheduler.start()
+
+    def _read_notice(self) -> None:
+        """On a worker: the notice may scan the vectors or load the encoder, which the first
+        frame does not wait for."""
+        notice = self.services.notice
+        text = notice() if callable(notice) else notice
+        if text:
+            self.call_from_thread(self.notify, text, severity="warning", timeout=60)
 
     def on_unmount(self) -> None:
         if self.scheduler is not None:

@@ -97,7 +97,8 @@ class AppServices:
     activity: Callable[[], None] = lambda: None  # marks the user active for the idle scheduler
     idle: IdleFactory | None = None  # started with the app, shut down when it ends
     browse_root: Path = field(default_factory=Path.home)
-    notice: str = ""  # shown when the app opens: e.g. why search by meaning skips some chunks
+    # shown when the app opens (read on a worker): e.g. why search by meaning skips some chunks
+    notice: str | Callable[[], str] = ""
     # an answerer whose retrieval looks first in the given threads (a follow-up's); None: the
     # chat rewrites follow-ups but retrieves as for any question
     focused: Callable[[Sequence[str]], AnswererLike] | None = None
@@ -122,7 +123,7 @@ def services_for(ctx: Services) -> AppServices:
         idle=lambda notify, done: IdleScheduler(
             ctx.settings.precompute, ctx.presence, ctx.precompute_parts, notify, done
         ),
-        notice=_vectors_notice(ctx),
+        notice=lambda: _vectors_notice(ctx),
         focused=ctx.focused_answerer,
     )
 
@@ -131,10 +132,15 @@ def _vectors_notice(ctx: Services) -> str:
     """What `search` says when chunks lack this encoder's vectors (embedding.backend changed, or
     an import stopped) and no import is embedding them; empty when none lacks one."""
     from assistant.knowledge.embeddings import vectors_notice
+    from assistant.knowledge.shipped import ModelMissing
 
     if not ctx.store.count_chunks() or ctx.presence.embedding_running():
         return ""
-    return vectors_notice(ctx.store, ctx.embedder.name, ctx.embedder.backend) or ""
+    try:
+        embedder = ctx.embedder
+    except ModelMissing as exc:  # the app opens all the same: search by words still works
+        return str(exc)
+    return vectors_notice(ctx.store, embedder.name, embedder.backend) or ""
 
 
 def _precompute(ctx: Services, answerer: Lazy[AnswererLike]) -> Precompute:

@@ -18,7 +18,7 @@ def test_bare_assistant_opens_the_app_on_the_given_home(tmp_path, monkeypatch, c
     assert app.services.knowledge.stats()["documents"] == 0
     assert [p.name for p in app.services.demo_paths] == ["demo.mbox", "notes"]
     assert not app.services.answerer.ready  # the models load on first use, in a worker
-    assert app.services.notice == ""  # nothing to embed
+    assert app.services.notice() == ""  # nothing to embed
     assert main(["--home", str(home), "stats", "--json"]) == 0
     assert '"documents": 0' in capsys.readouterr().out
 
@@ -37,7 +37,7 @@ def test_the_app_says_when_chunks_lack_its_encoders_vectors(tmp_path, monkeypatc
     box = write_mbox(tmp_path / "in.mbox", [make_email(body="The tiles arrive Monday.")])
     Importer(KnowledgeStore(open_db(home.knowledge_db)), FakeEmbedder()).run([box])
     assert main(["--home", str(home.root)]) == 0
-    notice = opened[0].services.notice
+    notice = opened[0].services.notice()  # read on a worker once the app is up
     assert "1 of 1 chunks have no vector from the encoder" in notice
     assert "hold vectors of fake-hash-64" in notice and "`assistant import`" in notice
 
@@ -73,3 +73,28 @@ def test_the_apps_import_without_an_encoder_stores_the_mail_as_the_clis_does():
 
     importer = SimpleNamespace(embedder=None)
     assert _warm_importer(NoEncoder(), importer) is importer
+
+
+def test_the_app_opens_without_its_encoder_and_says_why(tmp_path, monkeypatch):
+    """Mail stored, the encoder's model missing (the import stored it unembedded): the app
+    opens, and its notice is the missing model's message, not an exit before the first frame."""
+    from assistant.home import open_home
+    from assistant.importing.importer import Importer
+    from assistant.knowledge.db import open_db
+    from assistant.knowledge.shipped import ModelMissing
+    from assistant.knowledge.store import KnowledgeStore
+    from assistant.services import Services
+    from tests.conftest import FakeEmbedder, make_email, write_mbox
+
+    opened: list[AssistantApp] = []
+    monkeypatch.setattr(AssistantApp, "run", lambda self: opened.append(self))
+    home = open_home(tmp_path / "home")
+    box = write_mbox(tmp_path / "in.mbox", [make_email(body="The tiles arrive Monday.")])
+    Importer(KnowledgeStore(open_db(home.knowledge_db)), FakeEmbedder()).run([box])
+
+    def missing(self):
+        raise ModelMissing("the encoder's model is not installed: run make setup")
+
+    monkeypatch.setattr(Services, "embedder", property(missing))
+    assert main(["--home", str(home.root)]) == 0
+    assert opened[0].services.notice() == "the encoder's model is not installed: run make setup"
