@@ -271,6 +271,16 @@ class KnowledgeStore(ThreadRows, VectorRows, SourceRows):
         doc["attachments"] = json.loads(row[-1] or "[]")
         return doc
 
+    def library_counts(self) -> dict[str, int]:
+        """Documents, emails and notes: the few counts the app's header and welcome need
+        (stats() reads every chunk and vector besides)."""
+        kinds = dict(self.db.execute("SELECT kind, count(*) FROM documents GROUP BY kind"))
+        return {
+            "documents": sum(kinds.values()),
+            "emails": kinds.get("email", 0),
+            "notes": kinds.get("note", 0),
+        }
+
     def stats(self) -> dict[str, int | dict[str, int]]:
         q = self.db.execute
         kinds = dict(q("SELECT kind, count(*) FROM documents GROUP BY kind").fetchall())

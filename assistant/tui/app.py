@@ -19,7 +19,7 @@ from assistant.tui.messages import (
     WorkFailed,
 )
 from assistant.tui.screens.cache import CacheScreen
-from assistant.tui.screens.chat import ChatScreen, library_line
+from assistant.tui.screens.chat import ChatScreen
 from assistant.tui.screens.import_ import ImportScreen
 from assistant.tui.tally import Tally
 from assistant.tui.throttle import Throttle
@@ -103,7 +103,9 @@ class AssistantApp(App[None]):
     @on(WorkFailed)
     def _import_over(self, m: ImportFinished | WorkFailed) -> None:
         if isinstance(m, ImportFinished) or m.job == "import":
-            self.sub_title = library_line(self.services.knowledge.stats())
+            for screen in self.screen_stack:  # its header line and welcome, read on a worker
+                if isinstance(screen, ChatScreen):
+                    screen.refresh_library()
 
     def _show_idle(self, line: str) -> None:
         cache = self.get_screen("cache")

@@ -118,6 +118,13 @@ class WorkFailed(Message):
 
 
 @dataclass
+class LibraryRead(Message):
+    """What the knowledge bank holds, read on a worker (documents, emails, notes)."""
+
+    counts: dict
+
+
+@dataclass
 class CacheStatsRead(Message):
     qa: dict[str, int]
     kv: dict[str, int]

@@ -20,6 +20,7 @@ from assistant.tui.messages import (
     AnswerFinished,
     AnswerStatusChanged,
     AnswerStopped,
+    LibraryRead,
     QuoteShown,
     RewriteShown,
     SourcesFound,
@@ -68,20 +69,32 @@ class ChatScreen(Screen[None]):
         self.query_one("#conversation", VerticalScroll).anchor()
         self.query_one("#question", Input).focus()
 
-    async def on_screen_resume(self) -> None:
-        """Offer the demo or an import while the knowledge bank is empty (checked again on
-        every return to the chat, so an import from the Import screen clears it)."""
-        stats = self.services.knowledge.stats()
-        self.app.sub_title = library_line(stats)  # an import's embedding line comes back
+    def on_screen_resume(self) -> None:
+        self.refresh_library()
+
+    def refresh_library(self) -> None:
+        """Read what the bank holds on a worker (a large bank's counts take a while), then
+        offer the demo or an import while it is empty: on every return to the chat, and when
+        an import ends (the app calls this), so an import run in the background clears it."""
+        self.run_worker(self._read_library, thread=True, group="library", exclusive=True)
+
+    def _read_library(self) -> None:
+        self.post_message(LibraryRead(self.services.knowledge.library_counts()))
+
+    @on(LibraryRead)
+    async def _library_read(self, m: LibraryRead) -> None:
+        self.app.sub_title = library_line(m.counts)  # an import's embedding line comes back
         # with its next progress message
-        empty = not stats["documents"]
+        empty = not m.counts["documents"]
         shown = self.query(Welcome)
         if empty and not shown:
             await self.query_one("#conversation").mount(Welcome(id="welcome"))
-            self.query_one("#demo", Button).focus()  # Enter loads the demo
+            if self.is_current:
+                self.query_one("#demo", Button).focus()  # Enter loads the demo
         elif shown and not empty:
             await shown.remove()
-            self.query_one("#question", Input).focus()
+            if self.is_current:
+                self.query_one("#question", Input).focus()
 
     @on(Button.Pressed, "#demo")
     async def _demo(self) -> None:

@@ -143,3 +143,26 @@ async def test_a_picked_path_is_imported_with_the_next_enter(store, tmp_path):
         assert pilot.app.focused is screen.query_one("#path", Input)
         await pilot.press("enter")
         await wait_for(pilot, lambda: "Done: 1 added" in text(screen, "#summary"))
+
+
+async def test_an_import_that_ends_in_the_background_clears_the_welcome(store, tmp_path):
+    """Demo, then Esc back to the chat before it is done: when the import ends, the welcome
+    goes and the question field has the focus (Enter pressed the Demo button again)."""
+    services, _, _ = make_services(store, tmp_path)
+    gate, importer = threading.Event(), services.importer
+    services.importer = Lazy(lambda: (gate.wait(60), importer.get())[1])  # the models load
+    app = AssistantApp(services)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.screen.query(Welcome))
+        await pilot.press("enter")  # the demo button has the focus
+        await wait_for(pilot, lambda: isinstance(app.screen, ImportScreen))
+        importing = app.screen
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChatScreen))
+        await pilot.pause(0.3)
+        assert app.screen.query(Welcome) and store.stats()["documents"] == 0
+        gate.set()
+        await wait_for(pilot, lambda: not importing.running, timeout=60)
+        await wait_for(pilot, lambda: not app.screen.query(Welcome))
+        assert app.focused is app.screen.query_one("#question", Input)
+        assert app.sub_title.endswith("notes") or "embedded" in app.sub_title
