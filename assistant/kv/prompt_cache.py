@@ -68,6 +68,7 @@ class PromptCache:
         # when background work ends (epoch seconds; None: no end): a night run sets its
         # deadline here, so a job long at the 1.5B pace stops within a piece at it too
         self.stop_at: float | None = None
+        self.cancelled: Callable[[], bool] | None = None  # the run's own stop (quit, `s`)
         # a chunk's segment tokens, remembered: the planner's check, the chunk_kv job and the
         # answers that use the chunk tokenise it once between them
         self._chunk_tokens = lru_cache(maxsize=CHUNK_TOKENS_KEPT)(self._tokenize_chunk)
@@ -191,9 +192,11 @@ class PromptCache:
         return self.activity is not None and self.activity.user_waiting()
 
     def steps_aside(self) -> bool:
-        """Background work stops now: a user question is waiting, or the run's end (`stop_at`)
-        has come."""
-        return self.user_waiting() or (self.stop_at is not None and time.time() >= self.stop_at)
+        """Background work stops now: a user question is waiting, the run's end (`stop_at`)
+        has come, or the run was stopped (`cancelled`: the app quits, the user pressed stop)."""
+        if self.user_waiting() or (self.stop_at is not None and time.time() >= self.stop_at):
+            return True
+        return self.cancelled is not None and self.cancelled()
 
     def checker(self, background: bool) -> Check:
         """What a run calls between pieces: a `background` one raises Preempted when it must

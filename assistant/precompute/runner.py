@@ -208,7 +208,7 @@ class Precompute:
         # a job stops within a piece at the deadline, as for a user question, and goes back in
         # the queue: at the 1.5B pace a job running at the deadline outran a 20-minute night by
         # 4.5 minutes when the deadline was only checked between jobs
-        self.cache.stop_at = deadline
+        self.cache.stop_at, self.cache.cancelled = deadline, cancelled  # within a piece too
         try:
             while True:
                 stop = self._should_stop(deadline, cancelled, stop_for_user)
@@ -227,7 +227,7 @@ class Precompute:
                         left = done + self.queue.pending()
                         notify(PrecomputeProgressed(done, left, _label(job)))
         finally:
-            self.cache.stop_at = None
+            self.cache.stop_at, self.cache.cancelled = None, None
         self.cache.llm.use_threads(None)
         report.jobs_left = self.queue.pending()
         report.wall_seconds = time.time() - start

@@ -309,6 +309,29 @@ def test_the_deadline_stops_a_running_job_within_a_piece(tmp_path):
     assert runner.cache.stop_at is None  # the user's questions know no deadline
 
 
+def test_a_stopped_run_stops_a_running_job_within_a_piece(tmp_path):
+    """The app quits or the user presses stop (`cancelled`) inside a job: the job steps aside
+    within a piece and goes back in the queue, as at a deadline, instead of decoding on (at the
+    1.5B pace, minutes) with the app's window already gone."""
+    ctx = make_ctx(tmp_path)
+    ctx.answerer().qa.threshold = 0.5  # below the cutoff: strategy 2, the job decodes
+    ctx.settings.precompute.chunk_nodes = False  # the one job is the decoding one
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
+    queue_questions(runner, ["Tell me everything about the kitchen and what comes next?"])
+    released = []
+    release = runner.queue.release
+    runner.queue.release = lambda job: (released.append(job.key), release(job))
+    answer = ctx.settings.answer  # a decode with no end of its own
+    answer.max_tokens, answer.max_sentences, answer.repeat_guard = 2000, 0, "off"
+    draft = runner.cache.draft
+    runner.cache.draft = lambda *a, **k: draft(*a, **{**k, "sentences": 0})
+    stop_at = time.time() + 3.0
+    report = runner.run(cancelled=lambda: time.time() >= stop_at)
+    assert report.stopped == "cancelled" and time.time() - stop_at < 30
+    assert released and runner.queue.state_of(released[0]) == "queued"
+    assert runner.cache.cancelled is None  # the user's questions are not stopped by it
+
+
 def _running(db) -> bool:
     con = sqlite3.connect(db, timeout=5)
     return con.execute("SELECT count(*) FROM jobs WHERE state = 'running'").fetchone()[0] > 0

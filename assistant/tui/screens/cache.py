@@ -167,7 +167,7 @@ class CacheScreen(Screen[None]):
 
     def action_stop(self) -> None:
         self.workers.cancel_group(self, "precompute")
-        self.query_one("#precompute-status", Static).update("Precompute: stopping after this job…")
+        self.query_one("#precompute-status", Static).update("Precompute: stopping…")
 
     @work(thread=True, exclusive=True, group="precompute")
     def precompute(self) -> None:

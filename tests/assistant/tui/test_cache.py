@@ -51,7 +51,7 @@ async def test_counts_after_a_question_and_precompute_now(rig):
 
 
 @pytest.mark.asyncio
-async def test_stop_key_ends_the_run_after_its_current_job(loaded_store, tmp_path):
+async def test_stop_key_ends_the_run(loaded_store, tmp_path):
     questions = [f"question {i}" for i in range(5)]
     services, _, _ = make_services(loaded_store, tmp_path, questions=questions)
     precompute = services.precompute()
@@ -73,7 +73,7 @@ async def test_stop_key_ends_the_run_after_its_current_job(loaded_store, tmp_pat
         await wait_for(pilot, second_job.is_set)
         await wait_for(pilot, lambda: str(status.content).startswith("Precompute: 1/5"))
         await pilot.press("s")
-        assert str(status.content) == "Precompute: stopping after this job…"
+        assert str(status.content) == "Precompute: stopping…"
         release.set()  # the held job ends; the run checks for the stop before the next
         await wait_for(pilot, lambda: not screen.running)
         assert str(status.content) == "Precompute ran 2 jobs, stopped: cancelled"
