@@ -174,7 +174,9 @@ def guard_design(ctx: Services) -> tuple[QABank, HitVerifier]:
 def decide(ctx: Services, pairs: list[Pair]) -> list[Outcome]:
     answerer: Answerer = ctx.answerer()
     guard_bank, guard = guard_design(ctx)
-    today = HitVerifier(ctx.retriever, ctx.settings.cache)  # the evidence check, no reader
+    # the evidence check's cuts; the reader's "same" is replayed from its margins, and the
+    # design without a reader adds the word guard (_qa_replay.no_reader)
+    today = HitVerifier(ctx.retriever, ctx.settings.cache, same=lambda stored, asked: True)
     entries = {e.question: e for e in ctx.qa.entries()}
     out = []
     for pair in pairs:

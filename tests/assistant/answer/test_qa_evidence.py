@@ -34,7 +34,8 @@ def world(tmp_path_factory):
     store = empty_store()
     import_mails(store, embedder, tmp_path_factory.mktemp("mail") / "box.mbox", MAILS, "e")
     retriever = Retriever(store, embedder, None)
-    verifier = HitVerifier(retriever, CacheSettings())
+    # a reader that judges every pair the same: these tests are of the evidence check's cuts
+    verifier = HitVerifier(retriever, CacheSettings(), same=lambda stored, asked: True)
     return embedder, retriever, LineFinder(embedder), verifier
 
 
@@ -120,3 +121,15 @@ def test_a_remembered_not_found_is_not_served_where_the_quote_finds_a_line(world
     bank = QABank(open_cache_db(None), 0.95, 1 << 20, 0.83, evidence_threshold=0.55)
     entry = bank.add(question, vector, "", [str(h.chunk_id) for h in hits], evidence=[])
     assert verdict(world, bank, entry, question).reason == "found now"
+
+
+def test_without_a_reader_only_what_the_text_shows_the_same_is_served(world):
+    """No reader (set to none, not loaded, memory short) to judge "the same question": the
+    question guard's word check decides, so a paraphrase on the stored line is answered
+    afresh and the same question again is served (bench/results/no_reader_guard.json)."""
+    bank, entry = stored(world, "When does Henrik Dahl start?", "Henrik starts on 3 March.")
+    alone = HitVerifier(world[1], CacheSettings())
+    for question, reason in (("When is Henrik Dahl's first day?", "guard:"),
+                             ("when does Henrik Dahl start", "ok")):  # fmt: skip
+        vector, _, found = quote(world, question)
+        assert alone.verdict(question, vector, bank.get(entry), found).reason.startswith(reason)
