@@ -176,7 +176,8 @@ class Services:
 
     def focused_answerer(self, threads: Sequence[str]) -> Answerer:
         """An answerer over the same parts whose retrieval puts the chunks of `threads` first
-        (a follow-up's: assistant/mail/focus.py)."""
+        (a follow-up's: assistant/mail/focus.py), with the filters read from the rewritten
+        question's words as any question's (bench/results/followups_filters.json)."""
         from assistant.answer.answerer import Answerer
         from assistant.mail.focus import FocusedSelection
 
@@ -184,7 +185,7 @@ class Services:
         select = FocusedSelection(self.selection, threads)
         return Answerer(
             a.settings, a.store, a.embedder, select, a.cache, a.memory, a.lines, a.activity,
-            a.history, judge=a.judge,
+            a.history, reader=a.reader, judge=a.judge,
         )  # fmt: skip
 
     def lines(self) -> LineFinder:

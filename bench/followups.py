@@ -67,6 +67,8 @@ def run_one(ctx: Services, conv: dict) -> dict:
     focused = mails(focus_first(rewritten_hits, rw.focus))
     three = tuple(dict.fromkeys(s["thread"] for s in sources[:3] if s["thread"]))
     focused3 = mails(focus_first(rewritten_hits, three))
+    app = _quoted_mails(ctx, rw.standalone, rw.focus, filters=False)
+    app_filters = _quoted_mails(ctx, rw.standalone, rw.focus, filters=True)
     source = conv["source"]
     return {
         "id": conv["id"],
@@ -78,7 +80,23 @@ def run_one(ctx: Services, conv: dict) -> dict:
         "rewritten": source in rewritten,
         "rewritten_focus": source in focused,
         "rewritten_focus3": source in focused3,
+        "app": source in app,
+        "app_filters": source in app_filters,
     }
+
+
+def _quoted_mails(ctx: Services, question: str, focus, filters: bool) -> list[str]:
+    """The top mails of the app's own follow-up path (Services.focused_answerer: the last
+    turn's thread first), with or without the filters read from the rewritten question's
+    words (the answerer's QueryReader); the candidates its quote is found in."""
+    from assistant.answer.answerer import Answerer
+
+    a = ctx.focused_answerer(focus)
+    reader = ctx.answerer().reader if filters else None
+    a = Answerer(a.settings, a.store, a.embedder, a.select, a.cache, a.memory, a.lines,
+                 a.activity, a.history, reader=reader, judge=a.judge)  # fmt: skip
+    hits, _ = a.quote(question, ctx.embedder.embed_batch([question])[0])
+    return mails(hits)
 
 
 def scaled_seconds(ctx: Services, copies: int = 48) -> tuple[int, float]:
@@ -114,6 +132,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--home", type=Path, default=Path("/work/eval/home"))
     parser.add_argument("--set", type=Path, default=REPO / "data/qa/skilling_followups.jsonl")
+    parser.add_argument("--out", default="followups")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="followups-") as tmp:
         before = copy_home(args.home, Path(tmp))
@@ -138,7 +157,14 @@ def run(ctx: Services, args: argparse.Namespace, before: int) -> None:
     n = len(rows)
     share = {
         k: sum(r[k] for r in rows) / n
-        for k in ("alone", "rewritten", "rewritten_focus", "rewritten_focus3")
+        for k in (
+            "alone",
+            "rewritten",
+            "rewritten_focus",
+            "rewritten_focus3",
+            "app",
+            "app_filters",
+        )  # fmt: skip
     }
     share["first_found"] = sum(r["first_found"] for r in rows) / n
     counts = {"chunks_before": before, "chunks_after": ctx.store.count_chunks(),
@@ -151,12 +177,14 @@ def run(ctx: Services, args: argparse.Namespace, before: int) -> None:
             ["rewritten (rules)", share["rewritten"]],
             ["rewritten + first source's thread first (shipped)", share["rewritten_focus"]],
             ["rewritten + first 3 sources' threads first", share["rewritten_focus3"]],
+            ["the app's follow-up path (focused answerer), its candidates", share["app"]],
+            ["the same with the rewritten question's filters", share["app_filters"]],
             ["(first question's mail in its top 3)", share["first_found"]],
         ],
     )
     print_table("Threads", ["", "count"], [[k, v] for k, v in counts.items()])
     data = {"top": TOP, "conversations": n, "share": share, "threads": counts, "rows": rows}
-    path = write_results("followups", data, {"home": args.home, "set": args.set})
+    path = write_results(args.out, data, {"home": args.home, "set": args.set})
     log(f"wrote {path}")
 
 

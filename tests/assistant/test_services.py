@@ -54,3 +54,12 @@ def test_threads_asking_at_once_get_one_answerer_and_one_model(tmp_path, monkeyp
         t.join(120)
     assert len(got) == 4 and all(p is got[0] for p in got)
     assert len(loads) == 1
+
+
+def test_a_follow_up_reads_its_filters_as_any_question_does(tmp_path):
+    """The follow-up's answerer (its last turn's thread first) reads from:/date: filters from
+    the rewritten question's words too ("what did she send last week?" → "… Sherri …")."""
+    ctx = open_services(tmp_path / "home")
+    focused = ctx.focused_answerer(("thread-1",))
+    assert focused.reader is not None and focused.reader is ctx.answerer().reader
+    assert focused.select is not ctx.answerer().select  # its own, the thread first
