@@ -140,6 +140,14 @@ _ATTACHMENTS = """
 # | ''), read by the night's coverage plan; NULL for mail stored before, filled by a re-import.
 _BULK = "ALTER TABLE documents ADD COLUMN bulk TEXT;"
 
+# The highest chunk id ever given (store.py `_insert`): SQLite gives a new row max(id) + 1, so
+# the ids of the newest mail's chunks came back after it was removed (a note edited, mail gone
+# from its mbox), and the QA bank, which finds mail newer than an answer by id, missed them.
+_CHUNK_ID_HIGH = """
+        INSERT OR IGNORE INTO meta VALUES
+            ('chunk_id_high', (SELECT coalesce(max(id), 0) FROM chunks));
+"""
+
 # Named migrations, applied in order, each in one transaction with its record in _migrations.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
@@ -151,6 +159,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0006_documents_folder", "CREATE INDEX IF NOT EXISTS documents_folder ON documents(folder);"),
     ("0007_attachments", _ATTACHMENTS),
     ("0008_bulk_mark", _BULK),
+    ("0009_chunk_id_high", _CHUNK_ID_HIGH),
 ]
 
 

@@ -80,8 +80,15 @@ class KnowledgeStore(ThreadRows, VectorRows, SourceRows):
         return int(self.db.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()[0])
 
     def max_chunk_id(self) -> int:
-        """The newest chunk's id: chunks added later have larger ids."""
-        return int(self.db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0])
+        """The highest chunk id ever given: chunks added later have larger ids (an id is never
+        given twice, `_insert`)."""
+        return int(
+            self.db.execute(
+                "SELECT max(coalesce((SELECT max(id) FROM chunks), 0), "
+                "coalesce((SELECT CAST(value AS INTEGER) FROM meta "
+                "WHERE key = 'chunk_id_high'), 0))"
+            ).fetchone()[0]
+        )
 
     def count_chunks(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM chunks").fetchone()[0])
@@ -173,16 +180,22 @@ class KnowledgeStore(ThreadRows, VectorRows, SourceRows):
     def _insert(self, doc: Document, chunks: Sequence[Chunk], key: str) -> None:
         row = _document_row(doc, key)
         doc_id = self.db["documents"].insert(row).last_pk
+        first = self.max_chunk_id() + 1  # never an id a removed chunk had
         self.db["chunks"].insert_all(
             {
+                "id": first + i,
                 "document_id": doc_id,
                 "ordinal": c.ordinal,
                 "text": c.text,
                 "token_count": c.token_count,
                 "content_hash": c.content_hash,
             }
-            for c in chunks
+            for i, c in enumerate(chunks)
         )
+        if chunks:
+            self.db.execute(
+                "UPDATE meta SET value = ? WHERE key = 'chunk_id_high'", [first + len(chunks) - 1]
+            )
         if doc.attachments:
             self.db["attachments"].insert_all(
                 {"document_id": doc_id, **asdict(a)} for a in doc.attachments

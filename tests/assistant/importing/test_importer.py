@@ -269,3 +269,22 @@ def test_a_folder_or_mbox_it_cannot_read_is_said_and_the_rest_imported(
     assert report.duplicates == 2 and store.stats()["documents"] == 4  # nothing stored is lost
     with pytest.raises(SourceError, match="cannot be read"):
         detect_sources(guarded)
+
+
+def test_a_chunk_id_is_never_given_twice(tmp_path, store, fake_embedder):
+    """A note edited (its chunks deleted, new ones stored) while it is the newest document:
+    SQLite would give the new chunks the removed ones' ids, and the QA bank, which finds mail
+    newer than an answer by id (max_chunk_id), would not see them as new."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "plan.md").write_text("# Plan\nThe roofers come on Tuesday.", encoding="utf-8")
+    importer = Importer(store, fake_embedder)
+    importer.run([notes])
+    before = {r[0] for r in store.db.execute("SELECT id FROM chunks")}
+    high = store.max_chunk_id()
+    (notes / "plan.md").write_text("# Plan\nThe roofers come on Friday now.", encoding="utf-8")
+    os.utime(notes / "plan.md", (1, 1))
+    importer.run([notes])
+    after = {r[0] for r in store.db.execute("SELECT id FROM chunks")}
+    assert after and not before & after and min(after) > high
+    assert store.max_chunk_id() == max(after)
