@@ -268,11 +268,12 @@ class QABank:
         version: int,
         watermark: int = 0,
         evidence: Sequence[tuple[int, str]] = (),
+        origin: str | None = None,  # who answered it now (None: kept as it was)
     ) -> None:
         with transaction(self.db):
             self.db.execute(
                 "UPDATE qa_entries SET answer = ?, sources = ?, knowledge_version = ?, stale = 0, "
-                "chunk_watermark = ?, answered_at = ?, evidence = ?, "
+                "chunk_watermark = ?, answered_at = ?, evidence = ?, origin = coalesce(?, origin), "
                 "size = length(question) + length(embedding) + ? WHERE id = ?",
                 [
                     answer,
@@ -281,6 +282,7 @@ class QABank:
                     watermark,
                     time.time(),
                     evidence_json(evidence),
+                    origin,
                     len(answer.encode()),
                     entry_id,
                 ],

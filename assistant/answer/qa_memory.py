@@ -121,7 +121,8 @@ class QAMemory:
             and self.verifier.same_question(question, near.entry)
         )
         if same and (near.entry.answer is None or near.entry.stale):
-            if answer is not None:
-                self.qa.set_answer(near.entry.id, answer, sources, version, watermark, evidence)
+            if answer is not None:  # filled in by whoever answered it now (its mark says so)
+                self.qa.set_answer(near.entry.id, answer, sources, version, watermark, evidence,
+                                   origin)  # fmt: skip
             return near.entry.id
         return self.qa.add(question, vector, answer, sources, version, origin, watermark, evidence)

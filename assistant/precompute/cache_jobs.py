@@ -130,9 +130,14 @@ class CacheJobs:
             self._answer_again(entry.id, entry.question, entry.origin)
 
     def _refresh(self, payload: dict) -> None:
+        """A stale answer answered again from the mail as it is now. A user's answer was kept
+        because the reader confirmed its quote; the night's is not judged, so it is kept as
+        "refreshed" and the reader judges it when it is first served, as the night's other
+        answers are (answer/answerer.py)."""
         entry = self.qa.get(payload["entry"])
         if entry is not None and entry.stale:
-            self._answer_again(entry.id, entry.question, entry.origin)
+            origin = "refreshed" if entry.origin == "user" else entry.origin
+            self._answer_again(entry.id, entry.question, origin)
 
     def _answer_again(self, entry_id: int, question: str, origin: str) -> None:
         vector = self.qa.vector(entry_id)

@@ -201,6 +201,8 @@ def test_new_mail_that_answers_an_old_question_makes_it_stale_and_it_is_refreshe
     assert report.by_kind.get("refresh") == 1
     refreshed = pipe.qa.get(entry.id)
     assert not refreshed.stale and str(new_chunk) in refreshed.sources
+    # the night's answer, not judged by the reader: judged when first served, not "confirmed"
+    assert entry.origin == "user" and refreshed.origin == "refreshed"
     hit = pipe.memory.lookup(vector)
     assert hit is not None and hit.entry.id == entry.id
 
