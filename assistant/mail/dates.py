@@ -153,6 +153,8 @@ def term(text: str, today: date) -> DateRange:
         left, right = text.split("..", 1)
         start = term(left, today).start if left else None
         end = term(right, today).end if right else None
+        if start is not None and end is not None and start > end:
+            raise DateError(f"date:{text}: it starts after it ends; did you mean {right}..{left}?")
         return DateRange(start, end)
     found = relative(text, today) or _iso_range(text) or _ago(text, today)
     if found is None and text.lower() in WEEKDAYS:
@@ -184,7 +186,10 @@ def _ago(text: str, today: date) -> DateRange | None:
         return None
     n, unit = int(match.group(1)), match.group(2)
     days = {"d": 1, "w": 7, "m": 30, "y": 365}[unit] * n
-    return DateRange(today - timedelta(days=days), today)
+    try:  # 7d: today and the 6 days before it, as "the past 7 days" in words
+        return DateRange(today - timedelta(days=max(days - 1, 0)), today)
+    except OverflowError:
+        raise DateError(f"date:{text}: further back than dates go") from None
 
 
 # -- dates in a question's words ------------------------------------------------------------------

@@ -100,7 +100,8 @@ def test_leap_day():
         ("this-month", "2001-11-01..2001-11-20"),
         ("last-month", "2001-10-01..2001-10-31"),
         ("friday", "2001-11-16"),
-        ("7d", "2001-11-13..2001-11-20"),
+        ("7d", "2001-11-14..2001-11-20"),  # 7 days with today, as "the past 7 days"
+        ("1d", "2001-11-20"),
     ],
 )
 def test_date_terms(value, expected):
@@ -110,6 +111,17 @@ def test_date_terms(value, expected):
 @pytest.mark.parametrize("value", ["2001-02-29", "2001-13", "soon", "10/05/2001"])
 def test_a_bad_date_term_says_what_is_understood(value):
     with pytest.raises(DateError, match=f"date:{value}"):
+        term(value, TUE)
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [("2001-12..2001-10", "starts after it ends; did you mean 2001-10..2001-12"),
+     ("3000y", "further back than dates go"), ("999999d", "further back")],
+)  # fmt: skip
+def test_a_reversed_range_or_a_span_past_the_calendar_is_said(value, said):
+    """A range the wrong way round found nothing and said nothing; 3000y was an OverflowError."""
+    with pytest.raises(DateError, match=said):
         term(value, TUE)
 
 
