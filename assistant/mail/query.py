@@ -21,6 +21,9 @@ _TOKEN = re.compile(
 )
 
 
+_EXCLUDED = re.compile(r"[^\W\d_]")  # `-lunch`: an excluded word starts with a letter
+
+
 class QueryError(ValueError):
     """A term that cannot be read; the message names it and what is understood."""
 
@@ -37,11 +40,19 @@ class MailQuery:
 
 
 def has_terms(text: str) -> bool:
-    """Whether `text` holds a query term (`from:x`, a known field), so it is read as a query."""
-    return any(
+    """Whether `text` is read as a query: it holds a term (`from:x`, a known field) or an
+    exclusion (`-lunch`, `-"board meeting"`), or it is only quoted phrases ('"board meeting"');
+    a question that quotes a phrase among its words is read as a question."""
+    tokens = list(_TOKEN.finditer(text))
+    if any(
         (m.group("field") or "").lower() in TERMS and (m.group("value") or m.group("qvalue"))
-        for m in _TOKEN.finditer(text)
-    )
+        for m in tokens
+    ):
+        return True
+    if any(m.group("neg") and (_EXCLUDED.match(m.group("word") or "") or m.group("phrase"))
+           for m in tokens):  # fmt: skip
+        return True
+    return bool(tokens) and all(m.group("phrase") is not None for m in tokens)
 
 
 def parse(text: str, today: date, people: People) -> MailQuery:
@@ -53,6 +64,9 @@ def parse(text: str, today: date, people: People) -> MailQuery:
         neg = bool(m.group("neg"))
         name = (m.group("field") or "").lower()
         value = m.group("qvalue") if m.group("qvalue") is not None else m.group("value")
+        quoted = m.group("qvalue") is not None or m.group("phrase") is not None
+        if quoted and m.group(0).count('"') == 1:  # the rest of the query would be its value
+            raise QueryError(f'{m.group(0)}: the quote is not closed; close it with a "')
         if name in TERMS and value:
             conditions.append(_condition(name, value, neg, today, people))
         elif m.group("phrase") is not None:
@@ -77,7 +91,9 @@ def _condition(name: str, value: str, neg: bool, today: date, people: People) ->
     if name == "from":
         return f.sender_is(people.containing(value), value, neg)
     if name in ("to", "cc"):
-        columns = ["d.recipients", "d.recipient_names"] if name == "to" else ["d.cc", "d.cc_names"]
+        # to: any recipient, To or Cc, as notmuch's and as "sent to Greg" in words; cc: Cc only
+        cc = ["d.cc", "d.cc_names"]
+        columns = ["d.recipients", "d.recipient_names", *cc] if name == "to" else cc
         return f.words_in(name, columns, value.split(), value, neg)
     if name == "subject":
         return f.words_in("subject", ["d.title"], [value], value, neg)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.mail.query import QueryError, parse
+from assistant.mail.people import People
+from assistant.mail.query import QueryError, has_terms, parse
 
 from .conftest import TODAY
 
@@ -35,8 +36,8 @@ def test_names_are_kept_from_display_names_and_export_headers(mailbox):
         ("from:sherri", {"Board meeting agenda", "Tickets"}),
         ('from:"Klaus Schwab"', {"Annual meeting"}),  # the name only an X-From header gives
         ("from:weforum", {"Annual meeting"}),
-        ("to:greg", {"Tickets"}),
-        ("to:grissom", {"Tickets"}),
+        ("to:greg", {"Tickets", "Budget"}),  # Greg Grissom is in Budget's Cc
+        ("to:grissom", {"Tickets", "Budget"}),  # To or Cc, as notmuch's to:
         ("cc:grissom", {"Budget"}),
         ("subject:dabhol", {"Dabhol power", "Re: Dabhol power"}),
         (
@@ -103,6 +104,23 @@ def test_words_no_mail_of_the_filter_has_list_its_newest_mail(mailbox):
     titles = [h.record.title for h in retriever.search(query.text, 5, "bm25", where=query.filters)]
     assert titles[0] == "Board meeting agenda" and titles[-1] == "Tickets"
     assert retriever.search(query.text, 5, "bm25") == []  # without the filter: nothing matches
+
+
+@pytest.mark.parametrize(
+    ("text", "query"),
+    [('"board meeting" -lunch', True), ("-lunch", True), ('"board meeting"', True),
+     ('-"dabhol power"', True), ('What was said at the "board meeting"?', False),
+     ("What is the re-org about?", False), ("e-mail at -5 degrees", False)],
+)  # fmt: skip
+def test_an_exclusion_or_phrases_alone_are_read_as_a_query(text, query):
+    """`-lunch` and a phrase alone are terms (search.md): read as words, `-lunch` ranked mail
+    about lunch higher; a question that quotes a phrase among its words stays a question."""
+    assert has_terms(text) is query
+
+
+def test_an_unclosed_quote_is_an_error_not_a_value_that_swallows_the_rest():
+    with pytest.raises(QueryError, match="the quote is not closed"):
+        parse('subject:"board meeting date:2001 budget', TODAY, People([]))
 
 
 def test_an_unknown_has_term_is_an_error():
