@@ -22,6 +22,25 @@ _DATA_LINE = re.compile(rb"^[^a-z\n]{40,}$", re.MULTILINE)
 _NOT_ESCAPES = re.compile(rb"\S*(?:://|www\.)\S*|=\?[^?\s]+\?[QqBb]\?[^?\s]*\?=")
 
 
+# labels mailers write that Python's codecs do not know: the "-i"/"-e" variants of the Hebrew
+# and Arabic ISO sets (Outlook's usual label on Hebrew mail) are the same bytes as the base set;
+# "unknown-8bit" is almost always Windows-1252. Registered for the whole process, so that the
+# email package reads encoded words (=?iso-8859-8-i?Q?…?=) in headers with them too.
+_KNOWN_AS = {
+    "iso_8859_8_i": "iso8859_8", "iso_8859_8_e": "iso8859_8",
+    "iso_8859_6_i": "iso8859_6", "iso_8859_6_e": "iso8859_6",
+    "unknown_8bit": "cp1252", "x_unknown": "cp1252",
+}  # fmt: skip
+
+
+def _search(name: str) -> codecs.CodecInfo | None:
+    known = _KNOWN_AS.get(name.replace("-", "_"))
+    return codecs.lookup(known) if known else None
+
+
+codecs.register(_search)
+
+
 def decode_bytes(data: bytes, charset: str | None) -> tuple[str, int, str | None]:
     """Decode `data`; return (text, replaced_count, warning).
 
@@ -60,7 +79,7 @@ def decode_bytes(data: bytes, charset: str | None) -> tuple[str, int, str | None
 
 def _alias(charset: str) -> str:
     cs = charset.strip().strip('"').lower()
-    return {"unknown-8bit": "cp1252", "x-unknown": "cp1252", "ansi_x3.4-1968": "ascii"}.get(cs, cs)
+    return {"ansi_x3.4-1968": "ascii"}.get(cs, cs)  # unknown-8bit and the like: _KNOWN_AS
 
 
 def _replaced(text: str, data: bytes) -> int:

@@ -170,3 +170,16 @@ def test_headers_read_as_the_default_policy_reads_them_each_parsed_once():
     assert ours["To"].addresses == stdlib["To"].addresses
     assert ours.get_params() == stdlib.get_params()
     assert ours["Content-Type"] is ours["Content-Type"]  # parsed once, not at every read
+
+
+def test_hebrew_outlooks_charset_label_reads_in_headers_and_body():
+    """iso-8859-8-i (Outlook's label on Hebrew mail) and unknown-8bit are not Python's names:
+    the sender's name, the subject and the body came out as U+FFFD or Windows-1252, uncounted."""
+    raw = (
+        b"From: =?iso-8859-8-i?Q?=F9=EC=E5=ED?= <a@example.nl>\n"
+        b"Subject: =?unknown-8bit?Q?Caf=E9?=\nMessage-ID: <he.1@x>\n"
+        b"Content-Type: text/plain; charset=iso-8859-8-i\n\n\xf9\xec\xe5\xed ok\n"
+    )
+    doc = parse_email(raw, "x")
+    assert doc.sender.startswith("\u05e9\u05dc\u05d5\u05dd") and doc.title == "Caf\u00e9"
+    assert doc.text.startswith("\u05e9\u05dc\u05d5\u05dd ok") and not doc.warnings
