@@ -71,7 +71,7 @@ def parse_email(
     message_id = _first_id(_header(msg, "Message-ID"))
     subject = _header(msg, "Subject").strip()
     sender = _header(msg, "From")
-    date = _parse_date(_header(msg, "Date"))
+    date = _parse_date(_header(msg, "Date")) or _received_date(msg)
     # from the body alone, as sent: a mail stored before attachments were read, or before
     # quoted-printable that no header declared was decoded, is still unchanged
     hashed = own if as_sent is None else split_reply(as_sent)[0]
@@ -145,7 +145,7 @@ def _header(msg: Message, name: str) -> str:
         return "" if value is None else str(value)
     except Exception as exc:  # noqa: BLE001 - a malformed header must not cost the whole message
         log.info("header %s unreadable (%s: %s); raw values kept", name, type(exc).__name__, exc)
-        raw = msg.get_all(name) or []
+        raw = [v for k, v in msg.raw_items() if k.lower() == name.lower()]  # not parsed again
         return " ".join(str(v) for v in raw)
 
 
@@ -166,10 +166,22 @@ def _parse_date(value: str) -> datetime | None:
         return None
     try:
         date = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError) as exc:
-        log.info("date %r unreadable (%s); the message is kept undated", value, exc)
+    except (TypeError, ValueError, IndexError, OverflowError) as exc:
+        log.info("date %r unreadable (%s)", value, exc)
         return None
     return date.replace(tzinfo=UTC) if date.tzinfo is None else date
+
+
+def _received_date(msg: Message) -> datetime | None:
+    """Where the Date header is missing or unreadable: when the first server received the
+    mail (its Received lines' dates, after the ';', the last one added first), else undated.
+    An undated mail matches no date: term and comes last in the night's plan."""
+    for line in reversed(msg.get_all("Received") or []):
+        stamp = str(line).rpartition(";")[2].strip()
+        date = _parse_date(stamp) if stamp else None
+        if date is not None:
+            return date
+    return None
 
 
 def _hash(subject: str, sender: str, date: datetime | None, text: str) -> str:

@@ -183,3 +183,22 @@ def test_hebrew_outlooks_charset_label_reads_in_headers_and_body():
     doc = parse_email(raw, "x")
     assert doc.sender.startswith("\u05e9\u05dc\u05d5\u05dd") and doc.title == "Caf\u00e9"
     assert doc.text.startswith("\u05e9\u05dc\u05d5\u05dd ok") and not doc.warnings
+
+
+def test_a_mail_whose_date_cannot_be_read_is_dated_by_its_first_server():
+    """No Date, or one that is no date ('2026-01-01 10:00:00', an offset that overflows): the
+    mail was undated (in no date: search, last in the night's plan), or skipped whole for the
+    overflow. The first server's Received date stands in; with none, it stays undated."""
+    received = (
+        b"Received: from mx by inbox; Tue, 5 Mar 2019 10:00:02 +0000\n"
+        b"Received: from laptop by mx; Tue, 5 Mar 2019 10:00:00 +0000\n"
+    )
+    for date in (b"", b"Date: 2026-01-01 10:00:00\n",
+                 b"Date: Mon, 1 Jan 2020 00:00:00 +99999999999999999999\n"):  # fmt: skip
+        raw = b"From: a@example.nl\nSubject: s\nMessage-ID: <d.1@x>\n" + date + received + b"\nhi\n"
+        doc = parse_email(raw, "x")
+        assert doc.date is not None and doc.date.isoformat() == "2019-03-05T10:00:00+00:00"
+    assert (
+        parse_email(b"From: a@example.nl\nSubject: s\nMessage-ID: <d.2@x>\n\nhi\n", "x").date
+        is None
+    )
