@@ -23,6 +23,7 @@ from pathlib import PurePath
 from assistant.ingest.attachment_formats import FORMATS, Cut, Refused
 from assistant.ingest.attachment_limits import DEFAULT_LIMITS, Limits
 from assistant.ingest.bounds import bound_text
+from assistant.ingest.forwarded import forwarded
 from assistant.ingest.types import Attachment
 
 SECTION_START = re.compile(r"^\[Attachment: (.+)\]$", re.M)
@@ -187,6 +188,12 @@ def read_attachments(
     sections: list[str] = []
     warnings: list[str] = []
     for part in msg.walk():
+        if part.get_content_type() == "message/rfc822":  # a mail forwarded as an attachment
+            name, text, size = forwarded(part)
+            if name:
+                listed.append(Attachment(name=name, content_type="message/rfc822", size=size))
+                sections.append(section(name, text))
+            continue  # its own attachments come next in the walk, read as any
         if part.is_multipart():
             continue
         attached = is_attachment(part)

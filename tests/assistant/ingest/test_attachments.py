@@ -280,3 +280,27 @@ def test_a_body_with_a_file_name_is_listed_but_not_read_twice():
     doc = parse_email(msg.as_bytes(), "box")
     assert doc.text == "The only text, in a part with a file name."
     assert [a.name for a in doc.attachments] == ["note.txt"]
+
+
+def test_a_mail_forwarded_as_an_attachment_is_read_with_the_mail():
+    """Outlook's and Apple Mail's "forward as attachment" (a message/rfc822 part): its sender,
+    date, subject and text are the mail's, and a file attached to it is read as any; it was
+    dropped whole, not even listed."""
+    from assistant.ingest.emails import parse_email
+
+    raw = (
+        b"From: a@x.org\nSubject: FYI\nMessage-ID: <fwd.1@x>\nMIME-Version: 1.0\n"
+        b'Content-Type: multipart/mixed; boundary="B"\n\n--B\nContent-Type: text/plain\n\n'
+        b"FYI see below.\n--B\nContent-Type: message/rfc822\n\n"
+        b"From: Carol <c@y.org>\nDate: Tue, 5 Mar 2019 10:00:00 +0000\nSubject: Q3 budget\n"
+        b'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="C"\n\n'
+        b"--C\nContent-Type: text/plain\n\nThe budget for Q3 is 42000 euros.\n"
+        b'--C\nContent-Type: text/plain; name="note.txt"\nContent-Disposition: attachment; '
+        b'filename="note.txt"\n\nRoom 4B is booked.\n--C--\n--B--\n'
+    )
+    doc = parse_email(raw, "x")
+    assert doc.text.startswith("FYI see below.")
+    assert "[Attachment: forwarded mail: Q3 budget]\nFrom: Carol <c@y.org>" in doc.text
+    assert "The budget for Q3 is 42000 euros." in doc.text and "Room 4B is booked." in doc.text
+    assert [a.name for a in doc.attachments] == ["forwarded mail: Q3 budget", "note.txt"]
+    assert doc.attachments[0].content_type == "message/rfc822" and doc.attachments[0].size > 0
