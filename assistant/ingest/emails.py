@@ -50,6 +50,10 @@ class _ParsedOnce(HeaderRegistry):
 _POLICY = policy.default.clone(header_factory=_ParsedOnce())
 
 log = logging.getLogger(__name__)
+# a plain-text part this short may be a stub ("your mail client cannot display this message")
+# beside the HTML that holds the mail: the HTML is read where it says several times more
+STUB = 400
+_WORDS = re.compile(r"\w+")
 
 
 def parse_email(
@@ -66,6 +70,12 @@ def parse_email(
     warnings: list[str] = []
     body_part = _body_part(msg)
     body, replaced, as_sent = _body_text(body_part, warnings, max_part_bytes)
+    if body_part is not None and body_part.get_content_subtype() == "plain" and len(body) < STUB:
+        html = _html_alternative(msg)
+        if html is not None:
+            read = _body_text(html, [], max_part_bytes)
+            if _a_stub(body, read[0]):
+                body_part, (body, replaced, as_sent) = html, read
     own, quoted = split_reply(body)
     attachments, sections, attachment_warnings = read_attachments(msg, body=body_part)
     message_id = _first_id(_header(msg, "Message-ID"))
@@ -207,6 +217,21 @@ def _body_text(
     warnings.extend(w for w in (cut, warning, *left_out) if w)
     as_sent = None if decoded is None else _readable(part, payload)[0]
     return text, replaced if text else 0, as_sent  # bytes of a part left out were not replaced
+
+
+def _a_stub(plain: str, html: str) -> bool:
+    """The plain text is no rendering of the HTML ("your mail client cannot display this
+    message"): most of its words are not the HTML's, and the HTML says more."""
+    ours, theirs = set(_WORDS.findall(plain.lower())), set(_WORDS.findall(html.lower()))
+    return len(html.strip()) > len(plain.strip()) and len(ours & theirs) <= len(ours) / 2
+
+
+def _html_alternative(msg: Message) -> Message | None:
+    """The HTML a mail offers beside its plain text (multipart/alternative), if any."""
+    try:
+        return msg.get_body(preferencelist=("html",))
+    except Exception:  # noqa: BLE001 - an odd MIME tree: the plain text stays
+        return None
 
 
 def _as_is(part: Message) -> bool:

@@ -3,6 +3,8 @@ from __future__ import annotations
 from email import policy
 from email.parser import BytesParser
 
+import pytest
+
 from assistant.ingest import emails
 from assistant.ingest.emails import parse_email, read_message
 from assistant.ingest.types import Document, Issue
@@ -202,3 +204,23 @@ def test_a_mail_whose_date_cannot_be_read_is_dated_by_its_first_server():
         parse_email(b"From: a@example.nl\nSubject: s\nMessage-ID: <d.2@x>\n\nhi\n", "x").date
         is None
     )
+
+
+@pytest.mark.parametrize(
+    ("plain", "kept"),
+    [(b"Your email client cannot display this message.", "html"), (b"", "html"),
+     (b"Your flight KL1234 departs at 09:40.", "plain")],
+)  # fmt: skip
+def test_a_stub_or_empty_plain_part_gives_way_to_the_html_beside_it(plain, kept):
+    """The plain alternative was always read, so a stub ("cannot display this message") or an
+    empty one hid the HTML that holds the mail; a plain text that renders the HTML is kept."""
+    raw = (
+        b"From: a@x.org\nSubject: Flight\nMessage-ID: <fl.1@x>\nMIME-Version: 1.0\n"
+        b'Content-Type: multipart/alternative; boundary="B"\n\n--B\nContent-Type: text/plain\n\n'
+        + plain
+        + b"\n--B\nContent-Type: text/html\n\n<html><body><p>Your flight KL1234 departs"
+        b" at 09:40 from gate D7.</p></body></html>\n--B--\n"
+    )
+    text = parse_email(raw, "x").text
+    assert text == ("Your flight KL1234 departs at 09:40 from gate D7." if kept == "html"
+                    else plain.decode())  # fmt: skip
