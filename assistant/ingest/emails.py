@@ -76,6 +76,9 @@ def parse_email(
             read = _body_text(html, [], max_part_bytes)
             if _a_stub(body, read[0]):
                 body_part, (body, replaced, as_sent) = html, read
+    for more in _more_plain_text(msg, body_part):  # split around an inline image (Apple Mail)
+        text, n, _ = _body_text(more, warnings, max_part_bytes)
+        body, replaced = f"{body}\n\n{text}" if text.strip() else body, replaced + n
     own, quoted = split_reply(body)
     attachments, sections, attachment_warnings = read_attachments(msg, body=body_part)
     message_id = _first_id(_header(msg, "Message-ID"))
@@ -217,6 +220,30 @@ def _body_text(
     warnings.extend(w for w in (cut, warning, *left_out) if w)
     as_sent = None if decoded is None else _readable(part, payload)[0]
     return text, replaced if text else 0, as_sent  # bytes of a part left out were not replaced
+
+
+def _more_plain_text(msg: Message, body: Message | None) -> list[Message]:
+    """The other inline plain-text parts of a multipart/mixed mail whose body is plain text: a
+    mail written around an inline image or file comes as text, image, text. Not the parts of an
+    alternative group (the body's other renderings) nor of a forwarded mail."""
+    if body is None or body.get_content_subtype() != "plain" or not msg.is_multipart():
+        return []
+    out: list[Message] = []
+
+    def visit(part: Message) -> None:
+        if part.get_content_type() == "message/rfc822":
+            return
+        if part.is_multipart():
+            if part.get_content_subtype() != "alternative":
+                for sub in part.get_payload():
+                    visit(sub)
+            return
+        if part is not body and part.get_content_type() == "text/plain" and not is_attachment(part):
+            out.append(part)
+
+    if msg.get_content_subtype() == "mixed":
+        visit(msg)
+    return out
 
 
 def _a_stub(plain: str, html: str) -> bool:

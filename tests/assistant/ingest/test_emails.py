@@ -224,3 +224,19 @@ def test_a_stub_or_empty_plain_part_gives_way_to_the_html_beside_it(plain, kept)
     text = parse_email(raw, "x").text
     assert text == ("Your flight KL1234 departs at 09:40 from gate D7." if kept == "html"
                     else plain.decode())  # fmt: skip
+
+
+def test_text_written_around_an_inline_image_is_read_whole():
+    """Apple Mail sends a mail written around an inline image as text, image, text: only the
+    first text was read, the rest lost. The parts of an alternative group are not added."""
+    raw = (
+        b"From: a@x.org\nSubject: Contract\nMessage-ID: <ap.1@x>\nMIME-Version: 1.0\n"
+        b'Content-Type: multipart/mixed; boundary="B"\n\n'
+        b"--B\nContent-Type: text/plain\n\nHere is the contract.\n"
+        b'--B\nContent-Type: image/jpeg; name="scan.jpg"\nContent-Disposition: inline; '
+        b'filename="scan.jpg"\nContent-Transfer-Encoding: base64\n\n/9j/4AAQ\n'
+        b"--B\nContent-Type: text/plain\n\nPlease sign page 3 by Friday.\n--B--\n"
+    )
+    doc = parse_email(raw, "x")
+    assert doc.text == "Here is the contract.\n\nPlease sign page 3 by Friday."
+    assert [a.name for a in doc.attachments] == ["scan.jpg"]
