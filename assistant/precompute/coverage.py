@@ -19,7 +19,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 from assistant.knowledge.thread_rows import MailHeaders
 from assistant.mail import bulk
@@ -52,12 +52,16 @@ def mails_of(headers: Sequence[MailHeaders]) -> list[Mail]:
     return out
 
 
-def today_of(mails: Sequence[Mail], pinned: str = "") -> datetime | None:
+def today_of(
+    mails: Sequence[Mail], pinned: str = "", now: datetime | None = None
+) -> datetime | None:
     """`pinned` (an ISO date) or the newest mail's date: a mailbox read years later is still
-    planned around its own last weeks."""
+    planned around its own last weeks. A date past tomorrow (a spam's, a device's wrong clock:
+    "2099") is no mail's sending day, and would leave the last six weeks holding it alone."""
     if pinned:
         return sent_at(pinned)
-    dated = [m.when for m in mails if m.when is not None]
+    latest = (now or datetime.now(UTC)) + timedelta(days=1)
+    dated = [m.when for m in mails if m.when is not None and m.when <= latest]
     return max(dated) if dated else None
 
 

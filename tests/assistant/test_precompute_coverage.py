@@ -53,6 +53,16 @@ def test_the_last_six_weeks_count_from_the_newest_mail_or_a_pinned_today():
     assert coverage.covered(plan, {100, 300, 999}) == 2 / 8
 
 
+def test_a_mail_dated_in_the_future_does_not_become_today():
+    """A spam or a device with a wrong clock dated 2099: it was 'today', so the last six weeks
+    held it alone; it counts as no sending day now (a mailbox read years later still plans
+    around its own newest mail)."""
+    box = _box() + [_mail(6, "2099-01-01T09:00:00+00:00", "You have won", "spam@lottery.biz")]
+    plan = coverage.plan(box, _chunks(box), {})
+    assert plan.recent_chunks >= {100, 101, 200, 201, 300, 301, 500, 501}
+    assert coverage.today_of(coverage.mails_of(box)).year == 2001
+
+
 def test_a_floor_of_exploration_draws_from_what_the_ranking_leaves_last():
     plan = coverage.plan(_box(), _chunks(_box()), {})
     assert sorted(plan.chunks) == sorted(c for ids in _chunks(_box()).values() for c in ids)
