@@ -147,7 +147,9 @@ class KnowledgeStore(ThreadRows, VectorRows, SourceRows):
             self._fill_names(existing, doc)
             self._fill_bulk(existing, doc)
             return ("duplicate" if doc.kind == "email" else "unchanged"), doc.source_key
-        if doc.kind == "note":
+        if doc.kind == "note" or _same_place(existing, doc):
+            # a note edited; or the same mail file read again and read otherwise now (a new
+            # reading of its charset, its date, its parts), kept once, not twice
             self._delete_document(existing["id"])
             self._insert(doc, chunks, doc.source_key)
             return "updated", doc.source_key
@@ -316,6 +318,13 @@ class KnowledgeStore(ThreadRows, VectorRows, SourceRows):
                 ).fetchall()
             ),
         }
+
+
+def _same_place(existing: dict, doc: Document) -> bool:
+    """The stored mail was read from where `doc` was: the same file (Maildir, .eml), or the
+    same place in the same mbox."""
+    same_file = existing.get("source_path") == doc.source_path and bool(doc.source_path)
+    return same_file and existing.get("source_offset") == doc.source_offset
 
 
 def _like_prefix(prefix: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -288,3 +289,32 @@ def test_a_chunk_id_is_never_given_twice(tmp_path, store, fake_embedder):
     after = {r[0] for r in store.db.execute("SELECT id FROM chunks")}
     assert after and not before & after and min(after) > high
     assert store.max_chunk_id() == max(after)
+
+
+def test_a_mail_file_read_otherwise_now_is_kept_once(tmp_path, store, fake_embedder, monkeypatch):
+    """A Maildir mail read again by a newer version that reads it otherwise (its charset, its
+    date, its parts: another content hash for the same Message-ID at the same file) replaces
+    its row; it was added again under <id>#<hash>, the mail twice in search and the plan."""
+    from assistant.ingest import emails
+
+    root = tmp_path / "Maildir"
+    for sub in ("cur", "new", "tmp"):
+        (root / sub).mkdir(parents=True)
+    mail = make_email(subject="Roof", body="The roofers come on Tuesday.", msgid="<roof@x>")
+    (root / "cur" / "1.host:2,S").write_bytes(mail.as_bytes())
+    importer = Importer(store, fake_embedder)
+    assert importer.run([root]).added == 1
+    real = emails.parse_email
+    monkeypatch.setattr(
+        emails,
+        "parse_email",
+        lambda *a, **k: replace(
+            real(*a, **k), text="The roofers come on Tuesday, read better.", content_hash="other"
+        ),
+    )
+    importer.run([root])
+    assert store.stats()["documents"] == 1
+    keys = [r[0] for r in store.db.execute("SELECT source_key FROM documents")]
+    assert keys == ["roof@x"]
+    chunks = [r[0] for r in store.db.execute("SELECT text FROM chunks")]
+    assert any("read better" in c for c in chunks)

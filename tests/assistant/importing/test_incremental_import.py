@@ -49,8 +49,8 @@ def test_an_mbox_changed_in_the_middle_is_read_whole_and_adds_nothing_twice(tmp_
     box.write_bytes(text + write_mbox(tmp_path / "m.mbox", mails(4, 1)).read_bytes())
     report = Importer(store, None).run([box], embed=False)
     assert report.sources_appended == 0 and report.seen == 5  # read whole
-    assert report.added == 2  # the new mail, and the changed one
-    assert report.removed == 1  # the old text of the changed one: no longer in the mbox
+    assert report.added == 1  # the new mail
+    assert report.updated == 1 and report.removed == 0  # the changed one, in its place
     assert store.count_chunks() == 5
 
 
