@@ -214,17 +214,19 @@ class Importer:
                 report.sources_skipped += 1
                 continue
             report.sources_appended += plan.action == "append"
+            resume = None  # where the source's last message starts (an mbox's)
             with _Batches(self.store, self.batch_seconds) as batches:
                 for item in source.read(max_part_bytes, plan.offset):
                     if cancelled():
                         return
+                    resume = _offset_of(item, resume)
                     self._store_item(source, item, report, seen_notes, reads)
                     batches.stored()
                     done += 1
                     if notify:
                         name, errors = str(source.path), len(report.errors)
                         notify(ImportProgressed("read", done, total, name, errors))
-            self.sources.remember(source.path, source.kind)
+            self.sources.remember(source.path, source.kind, resume)
             if source.kind == "mbox" and plan.action == "full":
                 reads.whole.add(reads.where(str(source.path)))
         self.sources.remember(path, "path")
@@ -321,6 +323,16 @@ _COUNTER = {
 def _count_folder(report: ImportReport, folder: str, outcome: str) -> None:
     counts = report.folders.setdefault(folder or "(none)", {"added": 0, "already": 0})
     counts["added" if outcome in ("added", "updated") else "already"] += 1
+
+
+def _offset_of(item: Document | Issue, last: int | None) -> int | None:
+    """Where in its mbox `item` starts (an Issue says "offset N"); `last` where it says none."""
+    if isinstance(item, Document):
+        return item.source_offset if item.source_offset is not None else last
+    where = item.where.split()
+    return (
+        int(where[1]) if len(where) == 2 and where[0] == "offset" and where[1].isdigit() else last
+    )
 
 
 def _note(report: ImportReport, issue: Issue) -> None:

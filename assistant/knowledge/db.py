@@ -160,6 +160,8 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0007_attachments", _ATTACHMENTS),
     ("0008_bulk_mark", _BULK),
     ("0009_chunk_id_high", _CHUNK_ID_HIGH),
+    # where an mbox's last message starts: an append is read from there (knowledge/sources.py)
+    ("0010_sources_resume", "ALTER TABLE sources ADD COLUMN resume INTEGER;"),
 ]
 
 

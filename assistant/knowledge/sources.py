@@ -36,29 +36,32 @@ class SourceLog:
         if kind != "mbox":
             return Plan("full")
         row = self.db.execute(
-            "SELECT size, mtime, tail FROM sources WHERE path = ? AND kind = ?",
+            "SELECT size, mtime, tail, resume FROM sources WHERE path = ? AND kind = ?",
             [str(path.resolve()), kind],
         ).fetchone()
         if row is None:
             return Plan("full")
-        size, mtime, tail = row
+        size, mtime, tail, resume = row
         stat = path.stat()
         if stat.st_size == size and stat.st_mtime == mtime:
             return Plan("skip")
         if stat.st_size > size and tail_hash(path, size) == tail:
-            return Plan("append", size)
+            # from the last message read, not the old end: a mail client may have been
+            # writing it then, and its rest came with the append (read again, it replaces it)
+            return Plan("append", resume if resume is not None and resume <= size else size)
         return Plan("full")
 
-    def remember(self, path: Path, kind: str) -> None:
+    def remember(self, path: Path, kind: str, resume: int | None = None) -> None:
         """`path` was read to its end as it is now (kind "path": a path the user gave, which
-        `assistant import` with no path reads again)."""
+        `assistant import` with no path reads again); `resume`: where an mbox's last message
+        starts."""
         stat = path.stat()
         tail = tail_hash(path, stat.st_size) if kind == "mbox" else ""
         write(
             self.db,
-            "INSERT OR REPLACE INTO sources (path, kind, size, mtime, tail, imported) "
-            "VALUES (?,?,?,?,?,?)",
-            [str(path.resolve()), kind, stat.st_size, stat.st_mtime, tail, time.time()],
+            "INSERT OR REPLACE INTO sources (path, kind, size, mtime, tail, imported, resume) "
+            "VALUES (?,?,?,?,?,?,?)",
+            [str(path.resolve()), kind, stat.st_size, stat.st_mtime, tail, time.time(), resume],
         )
 
     def paths(self) -> list[Path]:

@@ -36,7 +36,9 @@ def test_an_unchanged_mbox_is_skipped_and_an_appended_one_read_from_its_end(tmp_
     with box.open("ab") as fh:
         fh.write(more.read_bytes())
     appended = Importer(store, None).run([box], embed=False)
-    assert (appended.added, appended.seen, appended.sources_appended) == (3, 3, 1)
+    # read from the last message read before (it may have been cut): found stored, and the 3
+    assert (appended.added, appended.seen, appended.sources_appended) == (3, 4, 1)
+    assert appended.duplicates == 1
     assert SourceLog(store.db).plan(box, "mbox").action == "skip"
     assert size < box.stat().st_size
 
@@ -81,3 +83,24 @@ def test_import_with_no_path_says_which_remembered_source_is_not_there(tmp_path,
     assert f"not there now, skipped (its mail is kept): {away}" in out.err
     assert main(["stats", "--home", home, "--json"]) == 0
     assert '"documents": 3' in capsys.readouterr().out
+
+
+def test_a_message_being_written_as_the_import_read_it_is_read_whole_after_the_append(tmp_path):
+    """The night's re-import read the mbox while the mail client was writing its last message:
+    that message was stored cut, and the append was read from the old end, so its rest became
+    'not an email'. The append is read from where the last message starts: read again whole,
+    it replaces the cut one."""
+    last = make_email(subject="Contract", body="Here is the contract.\nThe price is 42000 euros.",
+                      msgid="<c@x>")  # fmt: skip
+    whole = write_mbox(tmp_path / "whole.mbox", [*mails(0, 2), last]).read_bytes()
+    box = tmp_path / "box.mbox"
+    box.write_bytes(whole[: whole.index(b"Here is the contract.\n") + 22])  # a line end, cut
+    store = fresh(tmp_path)
+    assert Importer(store, None).run([box], embed=False).added == 3
+    box.write_bytes(whole + write_mbox(tmp_path / "m.mbox", mails(3, 1)).read_bytes())
+    again = Importer(store, None).run([box], embed=False)
+    assert again.sources_appended == 1 and again.errors == []
+    assert again.added == 1 and again.updated == 1  # mail 3, and the contract read whole
+    assert store.stats()["documents"] == 4
+    texts = " ".join(r[0] for r in store.db.execute("SELECT text FROM chunks"))
+    assert "42000 euros" in texts and texts.count("Here is the contract.") == 1
