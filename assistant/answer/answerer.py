@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from assistant.answer.evidence import Found, LineFinder, prompt_records
 from assistant.answer.judge import Judged, Reader, judge, promoted_to
 from assistant.answer.qa_memory import QAMemory, find_hit
-from assistant.answer.qa_verify import HitVerifier
+from assistant.answer.qa_verify import HitVerifier, disagree, moved_off
 from assistant.answer.shape import (
     NO_SENTENCE,
     Sentence,
@@ -26,7 +26,6 @@ from assistant.answer.shape import (
     shown,
     sources_of,
 )
-from assistant.answer.text import asked_kinds, kind_terms
 from assistant.clock import Clock
 from assistant.config import Settings
 from assistant.events import (
@@ -164,8 +163,9 @@ class Answerer:
         clock.mark("quote")
         yield quote_found(found, checking=self.judge is not None)
         if fresh:
+            scored = found  # the quote a plain ask would look its stored answer up with
             found = yield from self._judged(question, found, clock)
-            yield from self._fresh(question, vector, hits, found, layers, clock)
+            yield from self._fresh(question, vector, hits, found, layers, clock, scored=scored)
             return
         hit = self.lookup(question, vector, found) if layers.qa else None
         clock.lap("qa_lookup")
@@ -198,19 +198,23 @@ class Answerer:
 
     def _fresh(
         self, question: str, vector, hits: list[Hit], found: Found, layers: CacheLayers,
-        clock: Clock, background: bool = False,
+        clock: Clock, background: bool = False, scored: Found | None = None,
     ) -> Iterator[Event]:  # fmt: skip
-        """The answer from scratch; then the bank's would-be hit compared with it."""
+        """The answer from scratch; then the bank's would-be hit compared with it. `scored`:
+        the line scorer's quote, where the reader judged it into `found`: the hit a plain ask
+        would serve is the one looked up with it, and one the reader moved off or found
+        nothing in is a wrong answer too."""
+        scored = scored or found
         would = None
-        if layers.qa and not found.not_found:
-            would = find_hit(self.qa, vector, self.verifier.check(question, vector, found))
+        if layers.qa and not scored.not_found:
+            would = find_hit(self.qa, vector, self.verifier.check(question, vector, scored))
         done = None
         for event in self._write(question, vector, hits, found, layers, clock, background):
             done = event if isinstance(event, AnswerDone) else done
             yield event
         if would is not None and done is not None:
-            served = self._served(question, found, hits, would.entry, clock)
-            if disagree(served, done):
+            served = self._served(question, scored, hits, would.entry, clock)
+            if moved_off(scored, found) or disagree(served, done):
                 self.qa.refuse(would.entry.id, would.similarity)
                 yield HitTightened(would.entry.question, would.similarity, would.entry.id)
 
@@ -380,18 +384,3 @@ class Answerer:
             sentence=sentence.text,
             band=band,
         )
-
-
-def disagree(served: AnswerDone, fresh: AnswerDone) -> bool:
-    """Whether a served answer is wrong beside the one made afresh: both quote the same line
-    (the hit's condition), so they differ in the model's sentence: the fresh one is confirmed
-    and the served one is not, or each names a term of the kind asked that the other does not
-    (6 March against 2 March; "March" against "2 March" is not a disagreement)."""
-    if fresh.band != "answer":
-        return False  # the fresh answer settles nothing
-    if served.band != "answer" or served.span != fresh.span:
-        return True
-    asked = asked_kinds(fresh.question)
-    ours = kind_terms(served.sentence, served.question, asked)
-    theirs = kind_terms(fresh.sentence, fresh.question, asked)
-    return bool(ours - theirs and theirs - ours)

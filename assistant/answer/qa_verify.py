@@ -26,9 +26,10 @@ import numpy as np
 
 from assistant.answer.evidence import Found
 from assistant.answer.quoted import line_key
-from assistant.answer.text import asked_kinds
+from assistant.answer.text import asked_kinds, kind_terms
 from assistant.config import ConfigError
 from assistant.config_sections import CacheSettings
+from assistant.events import AnswerDone
 from assistant.knowledge.retrieval import Retriever
 from cache.qa_entries import QAEntry
 from cache.verify import Guard
@@ -181,3 +182,25 @@ def slot_mismatch(guard: Guard, question: str, entry: QAEntry, found: Found) -> 
     header = found.record.text.split("\n", 1)[0] if found.record is not None else ""
     mismatch = guard.slots(question, entry.question, quoted, header)
     return mismatch.field if mismatch else ""
+
+
+def moved_off(scored: Found, judged: Found) -> bool:
+    """The reader found nothing in the scorer's quote, or moved it to another line."""
+    if judged.not_found:
+        return True
+    return line_key(judged.best_line) != line_key(scored.best_line)
+
+
+def disagree(served: AnswerDone, fresh: AnswerDone) -> bool:
+    """Whether a served answer is wrong beside the one made afresh: both quote the same line
+    (the hit's condition), so they differ in the model's sentence: the fresh one is confirmed
+    and the served one is not, or each names a term of the kind asked that the other does not
+    (6 March against 2 March; "March" against "2 March" is not a disagreement)."""
+    if fresh.band != "answer":
+        return False  # the fresh answer settles nothing
+    if served.band != "answer" or served.span != fresh.span:
+        return True
+    asked = asked_kinds(fresh.question)
+    ours = kind_terms(served.sentence, served.question, asked)
+    theirs = kind_terms(fresh.sentence, fresh.question, asked)
+    return bool(ours - theirs and theirs - ours)

@@ -143,7 +143,7 @@ def test_continuation_logprobs_agree_with_greedy_choice(llm):
 
 
 def test_the_self_check_answers_a_served_hit_afresh_and_tightens_a_wrong_one(tmp_path, llm):
-    from assistant.answer.answerer import disagree
+    from assistant.answer.qa_verify import disagree
     from assistant.clock import Clock
     from assistant.knowledge.embeddings import make_embedder
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.answer.answerer import disagree
+from assistant.answer.qa_verify import disagree
 from assistant.events import AnswerDone
 
 Q = "When does the demolition start?"

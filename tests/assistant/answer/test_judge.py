@@ -225,3 +225,20 @@ def test_a_same_question_verdict_is_kept_for_the_next_process():
     other.fingerprint = "model-b"  # another model's verdicts are its own
     with pytest.raises(Asked):
         Reader(other, prompts, kept=kept).same("When does Henrik start?", "Henrik's first day?")
+
+
+def test_ask_fresh_tightens_a_remembered_answer_the_reader_now_finds_nothing_in(tmp_path):
+    """`ask --fresh` looked the would-be hit up with the reader's judged quote: where the reader
+    moved off the line the entry stands on, or found nothing, no entry was found and none
+    tightened, and the next plain ask served the same answer. It is looked up with the line
+    scorer's quote, as a plain ask serves it, and a reader that leaves that line tightens it."""
+    from assistant import events as p
+
+    reader = SetReader({"3 March": 2.0})
+    question = "When does Henrik Dahl start?"
+    pipe, events = answer_with(tmp_path / "a", reader, question)
+    assert [e for e in events if isinstance(e, p.QuoteJudged)][0].verdict == "confirmed"
+    assert any(isinstance(e, p.QAHitFound) for e in pipe.answer(question))  # remembered
+    reader.says = {}  # now it finds nothing in any line
+    fresh = list(pipe.answer(question, fresh=True))
+    assert any(isinstance(e, p.HitTightened) for e in fresh)
