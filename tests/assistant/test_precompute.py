@@ -290,21 +290,28 @@ def test_a_user_question_preempts_a_running_job(tmp_path):
     assert runner.queue.state_of(released[0]) == "done"
 
 
-def test_the_deadline_stops_a_running_job_within_a_piece(tmp_path):
-    """A night's end comes inside a job (one long at the 1.5B pace): the job steps aside as for a
-    user question, goes back in the queue for the next run, and the run stops there."""
+def _one_endless_decode(tmp_path) -> tuple[Precompute, list[str]]:
+    """A run whose one job decodes far longer than any test waits (no limit, no stop), and the
+    keys of the jobs it puts back in the queue."""
     ctx = make_ctx(tmp_path)
     ctx.answerer().qa.threshold = 0.5  # below the cutoff: strategy 2, the job decodes
     ctx.settings.precompute.chunk_nodes = False  # the one job is the decoding one
     runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
     queue_questions(runner, ["Tell me everything about the kitchen and what comes next?"])
-    released = []
+    released: list[str] = []
     release = runner.queue.release
     runner.queue.release = lambda job: (released.append(job.key), release(job))
-    answer = ctx.settings.answer  # a decode far longer than the night: no limit, no stop
+    answer = ctx.settings.answer
     answer.max_tokens, answer.max_sentences, answer.repeat_guard = 2000, 0, "off"
     draft = runner.cache.draft
     runner.cache.draft = lambda *a, **k: draft(*a, **{**k, "sentences": 0})
+    return runner, released
+
+
+def test_the_deadline_stops_a_running_job_within_a_piece(tmp_path):
+    """A night's end comes inside a job (one long at the 1.5B pace): the job steps aside as for a
+    user question, goes back in the queue for the next run, and the run stops there."""
+    runner, released = _one_endless_decode(tmp_path)
     report = runner.run(deadline=time.time() + 3.0)
     assert report.stopped == "deadline"
     assert released and runner.queue.state_of(released[0]) == "queued"
@@ -315,18 +322,7 @@ def test_a_stopped_run_stops_a_running_job_within_a_piece(tmp_path):
     """The app quits or the user presses stop (`cancelled`) inside a job: the job steps aside
     within a piece and goes back in the queue, as at a deadline, instead of decoding on (at the
     1.5B pace, minutes) with the app's window already gone."""
-    ctx = make_ctx(tmp_path)
-    ctx.answerer().qa.threshold = 0.5  # below the cutoff: strategy 2, the job decodes
-    ctx.settings.precompute.chunk_nodes = False  # the one job is the decoding one
-    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
-    queue_questions(runner, ["Tell me everything about the kitchen and what comes next?"])
-    released = []
-    release = runner.queue.release
-    runner.queue.release = lambda job: (released.append(job.key), release(job))
-    answer = ctx.settings.answer  # a decode with no end of its own
-    answer.max_tokens, answer.max_sentences, answer.repeat_guard = 2000, 0, "off"
-    draft = runner.cache.draft
-    runner.cache.draft = lambda *a, **k: draft(*a, **{**k, "sentences": 0})
+    runner, released = _one_endless_decode(tmp_path)
     stop_at = time.time() + 3.0
     report = runner.run(cancelled=lambda: time.time() >= stop_at)
     assert report.stopped == "cancelled" and time.time() - stop_at < 30
