@@ -31,15 +31,13 @@ def no_reader(rows: list[dict]) -> list[dict]:
     """The rows as the app serves them without a reader: every cut of the evidence check
     passed, and the question guard's word check where it is not the same question again
     (answer/qa_verify.py)."""
-    from assistant.answer.quoted import line_key
+    from assistant.answer.qa_verify import unjudged_mismatch
     from cache.verify import Guard
 
-    guard, out = Guard(), []
-    for r in rows:
-        repeat = line_key(r["asked"]) == line_key(r["stored"])
-        same = repeat or guard.check(r["asked"], r["stored"]) is None
-        out.append({**r, "served": bool(r.get("today_served")) and same})
-    return out
+    guard = Guard()
+    return [{**r, "served": bool(r.get("today_served"))
+             and unjudged_mismatch(guard, r["asked"], r["stored"]) is None}
+            for r in rows]  # fmt: skip
 
 
 def replayed(rows: list[dict], bar: float) -> list[dict]:
