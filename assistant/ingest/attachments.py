@@ -24,6 +24,7 @@ from assistant.ingest.attachment_formats import FORMATS, Cut, Refused
 from assistant.ingest.attachment_limits import DEFAULT_LIMITS, Limits
 from assistant.ingest.bounds import bound_text
 from assistant.ingest.forwarded import forwarded
+from assistant.ingest.parts import disposed_as_attachment, is_attachment
 from assistant.ingest.types import Attachment
 
 SECTION_START = re.compile(r"^\[Attachment: (.+)\]$", re.M)
@@ -168,14 +169,6 @@ def _short(exc: Exception) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def is_attachment(part: Message) -> bool:
-    return _disposed_as_attachment(part) or bool(part.get_filename())
-
-
-def _disposed_as_attachment(part: Message) -> bool:
-    return (part.get("Content-Disposition") or "").lower().startswith("attachment")
-
-
 def read_attachments(
     msg: Message, limits: Limits = DEFAULT_LIMITS, body: Message | None = None
 ) -> tuple[list[Attachment], list[str], list[str]]:
@@ -278,7 +271,7 @@ def _encoded_size(part: Message) -> int:
 
 def _part_text(part: Message, name: str, size: int, limits: Limits) -> tuple[str, str | None]:
     kind = kind_of(name, part.get_content_type())
-    if kind is None or (kind == "html" and not _disposed_as_attachment(part)):
+    if kind is None or (kind == "html" and not disposed_as_attachment(part)):
         return "", None  # an inline HTML part with a name is the body's alternative, not a file
     if size > limits.max_bytes:  # refused before the payload is decoded: no copy of it made
         return "", f"attachment {name!r}: {_too_big(size, limits)}"

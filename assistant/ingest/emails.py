@@ -14,16 +14,11 @@ from email.utils import getaddresses, parsedate_to_datetime
 from functools import lru_cache
 
 from assistant.ingest.attachment_limits import DEFAULT_LIMITS
-from assistant.ingest.attachments import (
-    is_attachment,
-    leave_out_large_parts,
-    left_out_size,
-    read_attachments,
-)
-from assistant.ingest.bounds import DEFAULT_MAX_PART_BYTES, bound_text, cut_part
-from assistant.ingest.decode import decode_bytes, undeclared_qp, utf8_headers
-from assistant.ingest.html import html_to_text
+from assistant.ingest.attachments import leave_out_large_parts, left_out_size, read_attachments
+from assistant.ingest.bounds import DEFAULT_MAX_PART_BYTES, cut_part
+from assistant.ingest.decode import undeclared_qp, utf8_headers
 from assistant.ingest.names import names
+from assistant.ingest.parts import body_part, header, is_attachment, readable
 from assistant.ingest.quotes import split_reply
 from assistant.ingest.types import Document, Issue, NotAnEmail
 
@@ -68,23 +63,23 @@ def parse_email(
     if not present.intersection(_KEY_HEADERS):
         raise NotAnEmail("no email headers (From, To, Subject, Date or Message-ID) found")
     warnings: list[str] = []
-    body_part = _body_part(msg)
-    body, replaced, as_sent = _body_text(body_part, warnings, max_part_bytes)
-    if body_part is not None and body_part.get_content_subtype() == "plain" and len(body) < STUB:
+    text_part = body_part(msg)
+    body, replaced, as_sent = _body_text(text_part, warnings, max_part_bytes)
+    if text_part is not None and text_part.get_content_subtype() == "plain" and len(body) < STUB:
         html = _html_alternative(msg)
         if html is not None:
             read = _body_text(html, [], max_part_bytes)
             if _a_stub(body, read[0]):
-                body_part, (body, replaced, as_sent) = html, read
-    for more in _more_plain_text(msg, body_part):  # split around an inline image (Apple Mail)
+                text_part, (body, replaced, as_sent) = html, read
+    for more in _more_plain_text(msg, text_part):  # split around an inline image (Apple Mail)
         text, n, _ = _body_text(more, warnings, max_part_bytes)
         body, replaced = f"{body}\n\n{text}" if text.strip() else body, replaced + n
     own, quoted = split_reply(body)
-    attachments, sections, attachment_warnings = read_attachments(msg, body=body_part)
-    message_id = _first_id(_header(msg, "Message-ID"))
-    subject = _header(msg, "Subject").strip()
-    sender = _header(msg, "From")
-    date = _parse_date(_header(msg, "Date")) or _received_date(msg)
+    attachments, sections, attachment_warnings = read_attachments(msg, body=text_part)
+    message_id = _first_id(header(msg, "Message-ID"))
+    subject = header(msg, "Subject").strip()
+    sender = header(msg, "From")
+    date = _parse_date(header(msg, "Date")) or _received_date(msg)
     # from the body alone, as sent: a mail stored before attachments were read, or before
     # quoted-printable that no header declared was decoded, is still unchanged
     hashed = own if as_sent is None else split_reply(as_sent)[0]
@@ -101,14 +96,14 @@ def parse_email(
         source_offset=offset,
         message_id=message_id,
         thread_id=_thread_id(msg) or message_id,
-        in_reply_to=_first_id(_header(msg, "In-Reply-To")),
-        references=_ID.findall(_header(msg, "References")),
+        in_reply_to=_first_id(header(msg, "In-Reply-To")),
+        references=_ID.findall(header(msg, "References")),
         sender=sender,
-        recipients=_header(msg, "To"),
-        cc=_header(msg, "Cc"),
-        sender_name=names(sender, _header(msg, "X-From")),
-        recipient_names=names(_header(msg, "To"), _header(msg, "X-To")),
-        cc_names=names(_header(msg, "Cc"), _header(msg, "X-cc")),
+        recipients=header(msg, "To"),
+        cc=header(msg, "Cc"),
+        sender_name=names(sender, header(msg, "X-From")),
+        recipient_names=names(header(msg, "To"), header(msg, "X-To")),
+        cc_names=names(header(msg, "Cc"), header(msg, "X-cc")),
         date=date,
         bulk=bulk_mark(msg),
         folder=folder,
@@ -123,12 +118,12 @@ def bulk_mark(msg: Message) -> str:
     """How the mail's headers say it was sent to many: "list" (List-Id, List-Unsubscribe or
     Precedence: list), "bulk" (Precedence: bulk or junk), "auto" (Auto-Submitted other than
     "no", RFC 3834), or "" for none of these. The night plans such mail last."""
-    precedence = _header(msg, "Precedence").strip().lower()
-    if _header(msg, "List-Id") or _header(msg, "List-Unsubscribe") or precedence == "list":
+    precedence = header(msg, "Precedence").strip().lower()
+    if header(msg, "List-Id") or header(msg, "List-Unsubscribe") or precedence == "list":
         return "list"
     if precedence in ("bulk", "junk"):
         return "bulk"
-    auto = _header(msg, "Auto-Submitted").strip().lower()
+    auto = header(msg, "Auto-Submitted").strip().lower()
     return "auto" if auto and auto != "no" else ""
 
 
@@ -152,26 +147,16 @@ def display_name(address: str) -> str:
     return name or addr or address
 
 
-def _header(msg: Message, name: str) -> str:
-    try:
-        value = msg.get(name)
-        return "" if value is None else str(value)
-    except Exception as exc:  # noqa: BLE001 - a malformed header must not cost the whole message
-        log.info("header %s unreadable (%s: %s); raw values kept", name, type(exc).__name__, exc)
-        raw = [v for k, v in msg.raw_items() if k.lower() == name.lower()]  # not parsed again
-        return " ".join(str(v) for v in raw)
-
-
 def _first_id(value: str) -> str:
     match = _ID.search(value)
     return match.group(1) if match else value.strip().strip("<>")
 
 
 def _thread_id(msg: Message) -> str:
-    refs = _ID.findall(_header(msg, "References"))
+    refs = _ID.findall(header(msg, "References"))
     if refs:
         return refs[0]
-    return _first_id(_header(msg, "In-Reply-To"))
+    return _first_id(header(msg, "In-Reply-To"))
 
 
 def _parse_date(value: str) -> datetime | None:
@@ -216,9 +201,9 @@ def _body_text(
         return "", 0, None
     payload, cut = cut_part(part.get_payload(decode=True) or b"", max_bytes)
     decoded = undeclared_qp(payload) if _as_is(part) else None
-    text, replaced, warning, left_out = _readable(part, payload if decoded is None else decoded)
+    text, replaced, warning, left_out = readable(part, payload if decoded is None else decoded)
     warnings.extend(w for w in (cut, warning, *left_out) if w)
-    as_sent = None if decoded is None else _readable(part, payload)[0]
+    as_sent = None if decoded is None else readable(part, payload)[0]
     return text, replaced if text else 0, as_sent  # bytes of a part left out were not replaced
 
 
@@ -265,29 +250,6 @@ def _as_is(part: Message) -> bool:
     """Whether the part's bytes were taken as they are (no transfer encoding declared)."""
     declared = str(part.get("Content-Transfer-Encoding", "")).strip().lower()
     return declared in ("", "7bit", "8bit", "binary")
-
-
-def _readable(part: Message, payload: bytes) -> tuple[str, int, str | None, list[str]]:
-    """(text, undecodable bytes, charset warning, warnings of what was left out)."""
-    text, replaced, warning = decode_bytes(payload, part.get_content_charset())
-    if part.get_content_subtype() == "html":
-        text = html_to_text(text)
-    text, left_out = bound_text(text)
-    return text, replaced, warning, left_out
-
-
-def _body_part(msg: EmailMessage) -> Message | None:
-    try:
-        part = msg.get_body(preferencelist=("plain", "html"))
-    except Exception as exc:  # noqa: BLE001 - odd MIME trees: fall back to a walk
-        log.info("MIME tree unreadable (%s: %s); walking its parts", type(exc).__name__, exc)
-        part = None
-    if part is not None:
-        return part
-    for sub in msg.walk():
-        if sub.get_content_maintype() == "text" and not is_attachment(sub):
-            return sub
-    return None
 
 
 def _defect_warnings(msg: Message) -> list[str]:

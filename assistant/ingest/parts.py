@@ -1,0 +1,58 @@
+"""A message's headers and text parts, read whatever its MIME tree: the mail's own
+(ingest/emails.py), its attachments' (ingest/attachments.py) and a forwarded mail's inside it
+(ingest/forwarded.py) are read alike."""
+
+from __future__ import annotations
+
+import logging
+from email.message import Message
+
+from assistant.ingest.bounds import bound_text
+from assistant.ingest.decode import decode_bytes
+from assistant.ingest.html import html_to_text
+
+log = logging.getLogger(__name__)
+
+
+def header(msg: Message, name: str) -> str:
+    """A header's value; a malformed one's raw text rather than the whole message lost."""
+    try:
+        value = msg.get(name)
+        return "" if value is None else str(value)
+    except Exception as exc:  # noqa: BLE001 - a malformed header must not cost the whole message
+        log.info("header %s unreadable (%s: %s); raw values kept", name, type(exc).__name__, exc)
+        raw = [v for k, v in msg.raw_items() if k.lower() == name.lower()]  # not parsed again
+        return " ".join(str(v) for v in raw)
+
+
+def readable(part: Message, payload: bytes) -> tuple[str, int, str | None, list[str]]:
+    """(text, undecodable bytes, charset warning, warnings of what was left out)."""
+    text, replaced, warning = decode_bytes(payload, part.get_content_charset())
+    if part.get_content_subtype() == "html":
+        text = html_to_text(text)
+    text, left_out = bound_text(text)
+    return text, replaced, warning, left_out
+
+
+def body_part(msg: Message) -> Message | None:
+    """The part that holds the message's text: its plain text, else its HTML, else its first
+    text part that is no attachment."""
+    try:
+        part = msg.get_body(preferencelist=("plain", "html"))
+    except Exception as exc:  # noqa: BLE001 - odd MIME trees: fall back to a walk
+        log.info("MIME tree unreadable (%s: %s); walking its parts", type(exc).__name__, exc)
+        part = None
+    if part is not None:
+        return part
+    for sub in msg.walk():
+        if sub.get_content_maintype() == "text" and not is_attachment(sub):
+            return sub
+    return None
+
+
+def is_attachment(part: Message) -> bool:
+    return disposed_as_attachment(part) or bool(part.get_filename())
+
+
+def disposed_as_attachment(part: Message) -> bool:
+    return (part.get("Content-Disposition") or "").lower().startswith("attachment")
