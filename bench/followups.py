@@ -89,12 +89,9 @@ def _quoted_mails(ctx: Services, question: str, focus, filters: bool) -> list[st
     """The top mails of the app's own follow-up path (Services.focused_answerer: the last
     turn's thread first), with or without the filters read from the rewritten question's
     words (the answerer's QueryReader); the candidates its quote is found in."""
-    from assistant.answer.answerer import Answerer
-
-    a = ctx.focused_answerer(focus)
-    reader = ctx.answerer().reader if filters else None
-    a = Answerer(a.settings, a.store, a.embedder, a.select, a.cache, a.memory, a.lines,
-                 a.activity, a.history, reader=reader, judge=a.judge)  # fmt: skip
+    a = ctx.focused_answerer(focus)  # a fresh one each call: its reader is set for this ask
+    if not filters:
+        a.reader = None
     hits, _ = a.quote(question, ctx.embedder.embed_batch([question])[0])
     return mails(hits)
 
