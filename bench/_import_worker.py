@@ -32,7 +32,11 @@ def run(mbox: Path, embed_limit: int) -> dict:
     import assistant
     from assistant.config import ChunkingSettings, EmbeddingSettings
     from assistant.home import open_home
-    from assistant.importing.importer import Importer
+
+    try:
+        from assistant.importing.importer import Importer
+    except ModuleNotFoundError:  # before the importer moved into importing/ (e.g. ace8a82)
+        from assistant.importer import Importer  # type: ignore[no-redef]
     from assistant.knowledge.db import open_db
     from assistant.knowledge.embeddings import make_embedder
     from assistant.knowledge.store import KnowledgeStore
