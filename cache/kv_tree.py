@@ -159,17 +159,18 @@ class KVTree:
         return self.db.execute(f"SELECT count(*) FROM kv_nodes WHERE {EVICTED}").fetchone()[0]
 
     def stats(self) -> dict[str, int]:
-        """Nodes, those with KV, those whose KV was evicted (a node that only leads to a
-        deeper one, such as the reader's instruction kept in its own file, never had any),
-        and the bytes of all KV blobs."""
-        nodes = self.db.execute(
-            f"SELECT count(*), count(blob_key), count(*) FILTER (WHERE {EVICTED}) "
-            "FROM kv_nodes WHERE model = ?",
-            [self.model],
-        ).fetchone()
-        return {
-            "nodes": nodes[0],
-            "nodes_with_kv": nodes[1],
-            "evicted": nodes[2],
-            "bytes": self.blobs.used(KIND),
-        }
+        """This model's nodes (node_counts) and the bytes of all KV blobs."""
+        return {**node_counts(self.db, self.model), "bytes": self.blobs.used(KIND)}
+
+
+def node_counts(db: Database, model: str | None = None) -> dict[str, int]:
+    """Nodes, those with KV, those whose KV was evicted (a node that only leads to a deeper one,
+    such as the reader's instruction kept in its own file, never had any): of `model`'s tree,
+    or (None) of every model's, as the one KV budget holds them. Reads `db` alone: no model."""
+    where, params = ("WHERE model = ?", [model]) if model is not None else ("", [])
+    nodes = db.execute(
+        f"SELECT count(*), count(blob_key), count(*) FILTER (WHERE {EVICTED}) "
+        f"FROM kv_nodes {where}",
+        params,
+    ).fetchone()
+    return {"nodes": nodes[0], "nodes_with_kv": nodes[1], "evicted": nodes[2]}

@@ -383,15 +383,16 @@ class QABank:
             return dropped
 
     def stats(self) -> dict[str, int]:
-        row = self.db.execute(
-            "SELECT count(*), count(answer), coalesce(sum(stale), 0), coalesce(sum(hits), 0) "
-            "FROM qa_entries"
-        ).fetchone()
-        return {
-            "entries": row[0],
-            "answered": row[1],
-            "pending": row[0] - row[1],
-            "stale": row[2],
-            "hits": row[3],
-            "bytes": self.used_bytes(),
-        }
+        return bank_stats(self.db)
+
+
+def bank_stats(db: Database) -> dict[str, int]:
+    """Entries (answered, pending, stale), all-time hits and bytes, read from `db` alone: no
+    encoder, no write (the cache screen's counts, cache/counts.py)."""
+    entries, answered, stale, hits, size = db.execute(
+        "SELECT count(*), count(answer), coalesce(sum(stale), 0), coalesce(sum(hits), 0), "
+        "coalesce(sum(size), 0) FROM qa_entries"
+    ).fetchone()
+    pending = entries - answered
+    return {"entries": entries, "answered": answered, "pending": pending, "stale": stale,
+            "hits": hits, "bytes": int(size)}  # fmt: skip

@@ -47,6 +47,7 @@ from assistant.precompute.handlers import Handlers
 from assistant.precompute.parts import PrecomputeParts
 from assistant.precompute.planner import Planner
 from assistant.rerank import selfcheck
+from cache.counts import precompute_counts
 from cache.jobs import Job, JobQueue
 from cache.prediction import History, KnowledgeAbstract
 from cache.runs import RunLog
@@ -280,14 +281,8 @@ class Precompute:
     # -- status --------------------------------------------------------------------------------
 
     def status(self) -> dict:
-        counts = self.queue.counts()
         return {
-            "jobs_queued": counts["queued"] + counts["running"],
-            "jobs_done": counts["done"],
-            "jobs_failed": counts["failed"],
-            "predicted_pending": self.qa.stats()["pending"],
-            "abstract_items": self.abstract.count(),
-            "last_run": self.runs.last(),
+            **precompute_counts(self.parts.cache_db),
             "coverage": self.planner.covered(),
             "rerank": self._rerank_status(),
         }

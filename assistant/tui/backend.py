@@ -1,5 +1,6 @@
 """What the app needs from the rest of the program, behind one seam: `services_for(ctx)` wires the
-real Answerer, importer and precompute; pilot tests pass fakes of the same shape."""
+real Answerer, importer, precompute and the caches' counts; pilot tests pass fakes of the same
+shape."""
 
 from __future__ import annotations
 
@@ -14,18 +15,12 @@ if TYPE_CHECKING:
     from assistant.knowledge.store import ChunkRecord
     from assistant.precompute.idle import Precompute
     from assistant.services import Services
+    from cache.counts import CacheCounts
 
 T = TypeVar("T")
 
 
-class Stats(Protocol):
-    def stats(self) -> dict[str, int]: ...
-
-
 class AnswererLike(Protocol):
-    qa: Stats
-    kv: Stats
-
     def answer(self, question: str) -> Iterator[Any]: ...
 
     def refuse_hit(self, question: str) -> Any: ...
@@ -96,6 +91,8 @@ class AppServices:
     precompute: Callable[[], PrecomputeLike] | None  # a fresh one per run; None: no precompute
     demo_paths: list[Path]
     kv_budget_bytes: int
+    # what the caches hold, read from their database on a worker: no model loads for it
+    cache_counts: Callable[[], CacheCounts]
     activity: Callable[[], None] = lambda: None  # marks the user active for the idle scheduler
     idle: IdleFactory | None = None  # started with the app, shut down when it ends
     browse_root: Path = field(default_factory=Path.home)
@@ -121,6 +118,7 @@ def services_for(ctx: Services) -> AppServices:
         precompute=lambda: _precompute(ctx, answerer),
         demo_paths=[data / "mail" / "demo.mbox", data / "notes"],
         kv_budget_bytes=settings.cache.kv_budget_bytes,
+        cache_counts=lambda: _cache_counts(ctx),
         activity=ctx.activity,
         idle=lambda notify, done: IdleScheduler(
             ctx.settings.precompute, ctx.presence, ctx.precompute_parts, notify, done
@@ -128,6 +126,20 @@ def services_for(ctx: Services) -> AppServices:
         notice=lambda: _vectors_notice(ctx),
         focused=ctx.focused_answerer,
     )
+
+
+def _cache_counts(ctx: Services) -> CacheCounts:
+    """The cache screen's counts, from the cache database alone, and the reranking setting with
+    what is on (the reranker is made, its model is not loaded): opening the screen loads no
+    model; its `p` does, as the precompute needs them."""
+    from assistant.rerank import selfcheck
+    from cache.counts import cache_counts
+
+    counts = cache_counts(ctx.cache_db, ctx.blobs)
+    setting = ctx.settings.rerank
+    current = "off" if setting == "off" else ctx.reranker.current
+    counts.precompute["rerank"] = selfcheck.status(setting, current, ctx.rerank_check())
+    return counts
 
 
 def _vectors_notice(ctx: Services) -> str:

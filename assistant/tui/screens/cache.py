@@ -1,5 +1,6 @@
 """Cache & scheduler: what the QA bank and the KV tree hold, what the precompute has queued and
-done, this session's hit rates; `p` runs the precompute now, in a worker with a progress bar."""
+done, this session's hit rates (read from the cache database, no model loaded); `p` runs the
+precompute now, in a worker with a progress bar (loading the models first if not yet)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ from assistant.clock import local_time
 from assistant.tui.backend import AppServices
 from assistant.tui.messages import (
     CacheStatsRead,
-    JobStatusChanged,
     PrecomputeFinished,
     PrecomputeReported,
     WorkFailed,
@@ -140,12 +140,11 @@ class CacheScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="cache-stats")
     def read_stats(self) -> None:
+        """The counts, read from the cache database: no model loads for them."""
         try:
-            if not self.services.answerer.ready:
-                self.post_message(JobStatusChanged("stats", "Loading the models…"))
-            answerer = self.services.answerer.get()
-            pc = self.services.precompute().status() if self.services.precompute else None
-            self.post_message(CacheStatsRead(answerer.qa.stats(), answerer.kv.stats(), pc))
+            counts = self.services.cache_counts()
+            pc = counts.precompute if self.services.precompute else None
+            self.post_message(CacheStatsRead(counts.qa, counts.kv, pc))
         except Exception as exc:  # the worker's boundary: report it, keep the app running
             log.exception("reading the cache stats failed")
             self.post_message(WorkFailed("stats", str(exc) or type(exc).__name__))
@@ -162,7 +161,9 @@ class CacheScreen(Screen[None]):
     def action_precompute(self) -> None:
         self.running = True
         self.refresh_bindings()
-        self.query_one("#precompute-status", Static).update("Precompute: starting…")
+        # a run needs the models: the first one loads them (the counts did not)
+        starting = "starting…" if self.services.answerer.ready else "loading the models…"
+        self.query_one("#precompute-status", Static).update(f"Precompute: {starting}")
         self.precompute()
 
     def action_stop(self) -> None:
@@ -202,10 +203,6 @@ class CacheScreen(Screen[None]):
     @on(PrecomputeFinished)
     def _precompute_finished(self, m: PrecomputeFinished) -> None:
         self._precompute_ended(f"Precompute ran {m.summary}")
-
-    @on(JobStatusChanged)
-    def _status(self, m: JobStatusChanged) -> None:
-        self.query_one("#cache-stats", Static).update(m.status)
 
     @on(WorkFailed)
     def _failed(self, m: WorkFailed) -> None:

@@ -9,6 +9,7 @@ import pytest
 from assistant.importing.importer import Importer
 from assistant.tui.app import AssistantApp
 from assistant.tui.backend import AppServices, Lazy
+from cache.counts import CacheCounts
 from tests.assistant.tui.fakes import FakeAnswerer, FakePrecompute, FakeScheduler
 from tests.conftest import DATA, FakeEmbedder, make_email, write_mbox
 
@@ -47,6 +48,10 @@ def make_services(store, tmp_path, delay: float = 0.01, questions=("what about t
         precompute=lambda: precompute,
         demo_paths=[DATA / "mail" / "demo.mbox", DATA / "notes"],
         kv_budget_bytes=2**20,
+        # the fakes' counts: their in-memory QA bank and KV tree, the fake precompute's queue
+        cache_counts=lambda: CacheCounts(
+            pipeline.qa.stats(), pipeline.kv.stats(), precompute.status()
+        ),
         activity=lambda: activity.append(1),
         idle=FakeScheduler,
         browse_root=tmp_path,

@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
 import pytest
 from textual.widgets import ProgressBar, Static
 
+from assistant import services as services_module
+from assistant.services import open_services
 from assistant.tui.app import AssistantApp
+from assistant.tui.backend import services_for
 from assistant.tui.messages import CacheStatsRead
 from assistant.tui.screens.cache import CacheScreen, cache_rows
 from assistant.tui.tally import Tally
+from cache.jobs import JobQueue
+from cache.kv_tree import KVTree, segment_hash
+from cache.qa_bank import QABank
+from cache.runs import RunLog
 from tests.assistant.tui.conftest import SIZE, make_services, wait_for
+from tests.assistant.tui.fakes import FakeScheduler
 from tests.assistant.tui.test_chat import ask
 
 
@@ -118,3 +127,63 @@ async def test_the_idle_scheduler_runs_with_the_app_and_reports_on_the_cache_scr
         await wait_for(pilot, lambda: "Last idle precompute" in str(idle.content))
         assert str(idle.content) == "Last idle precompute: 3 jobs, stopped: cancelled"
     assert scheduler.stopped
+
+
+@pytest.fixture
+def no_model_loads(monkeypatch) -> list[str]:
+    """Services' encoder, writer and answerer factories record the attempt and refuse: what
+    tried to load a model is listed."""
+    loads: list[str] = []
+
+    def refuse(name: str):
+        def made(*args, **kwargs):
+            loads.append(name)
+            raise RuntimeError(f"{name}: no model may load here")
+
+        return made
+
+    for name in ("make_embedder", "make_writer", "make_answerer"):
+        monkeypatch.setattr(services_module, name, refuse(name))
+    return loads
+
+
+@pytest.mark.asyncio
+async def test_the_counts_come_from_the_cache_db_and_load_no_model(tmp_path, no_model_loads):
+    """The real wiring (services_for) over a home whose cache database holds entries, nodes of
+    two models, jobs and a run: the screen shows them with no model loaded; `p` is what loads."""
+    ctx = open_services(tmp_path / "home")
+    db = ctx.cache_db
+    bank = QABank(db, 0.95, 2**20)
+    bank.add("when do the tiles arrive", np.array([1.0, 0.0], np.float32), "On 9 March.")
+    bank.add("who lays the tiles", np.array([0.0, 1.0], np.float32), None, origin="predicted")
+    path = [segment_hash([1]), segment_hash([2])]
+    KVTree(db, ctx.blobs, "writer").store(path, 200, b"\0" * 3000)  # a node without KV on the way
+    KVTree(db, ctx.blobs, "reader").store(path[:1], 100, b"\0" * 1000)
+    queue = JobQueue(db)
+    queue.enqueue("decode", "decode:1")
+    queue.enqueue("decode", "decode:2")
+    queue.finish(queue.claim(), 0.5)
+    runs = RunLog(db)
+    runs.close(runs.open(), 1, 0.5, "finished")
+
+    services = services_for(ctx)
+    services.idle = FakeScheduler  # the idle precompute is not this screen's doing
+    async with AssistantApp(services).run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+b")
+        screen = pilot.app.screen
+        assert isinstance(screen, CacheScreen)
+        await wait_for(pilot, lambda: screen.stats is not None)
+        shown = rows(screen)
+        assert shown["QA bank"].startswith("2 entries: 1 answered, 1 pending, 0 stale")
+        assert shown["KV tree"].startswith("3 nodes (2 with KV) · 4 KB of")
+        assert shown["Predicted"] == "1 question waiting for an answer"
+        assert shown["Job queue"] == "1 queued · 1 done · 0 failed"
+        assert shown["Last precompute"].endswith("1 job · 0.5 s CPU · stopped: finished")
+        assert shown["Reranking"] == "auto → the fused order"
+        assert no_model_loads == [] and not services.answerer.ready
+
+        await pilot.press("p")  # a run needs the models: here they are refused
+        status = screen.query_one("#precompute-status", Static)
+        await wait_for(pilot, lambda: not screen.running)
+        assert str(status.content).startswith("Precompute failed: make_embedder")
+        assert no_model_loads == ["make_embedder"]
