@@ -7,8 +7,9 @@ read, or a path that could not be opened, removes nothing); a mail whose message
 error this time is kept; a mail read from a file is removed only once that file is gone (a folder
 that cannot be listed looks empty, its files are still there); a mail in an mbox only when that
 mbox was read whole. A mail is one row however many folders hold a copy (KnowledgeStore.upsert),
-so it is removed only when no read of this run saw it, and no mbox left unread this run (skipped
-as unchanged, read from its old end, or another remembered path) holds its Message-ID.
+so it is removed only when no read of this run saw it, no remembered Maildir holds its file now
+(moved to a folder another remembered path reads), and no mbox left unread this run (skipped as
+unchanged, read from its old end, or another remembered path) holds its Message-ID.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assistant.importing.maildir_moves import elsewhere
 from assistant.ingest.types import Document, Issue
 from assistant.knowledge.source_rows import Move, StoredMail
 from assistant.knowledge.store import KnowledgeStore
@@ -68,9 +70,13 @@ class Swept:
     moved: int = 0
 
 
-def sweep(store: KnowledgeStore, reads: Reads, mboxes: Iterable[Path]) -> Swept:
+def sweep(
+    store: KnowledgeStore, reads: Reads, mboxes: Iterable[Path], maildirs: Iterable[Path] = ()
+) -> Swept:
     """Remove the mail under `reads.roots` that vanished, move the mail that moved. `mboxes`:
-    the remembered mboxes; those not read whole this run may hold a copy of a vanished mail."""
+    the remembered mboxes; those not read whole this run may hold a copy of a vanished mail.
+    `maildirs`: the remembered Maildirs; a vanished Maildir mail whose file one holds now (moved
+    to a folder not read this run) is moved there, not removed (maildir_moves.py)."""
     rows = {row.id: row for root in reads.roots for row in store.mail_from(root)}
     vanished: list[StoredMail] = []
     moves: list[Move] = []
@@ -85,7 +91,9 @@ def sweep(store: KnowledgeStore, reads: Reads, mboxes: Iterable[Path]) -> Swept:
             swept.moved += new.path != where
         else:
             vanished.append(row)
-    store.move_mail(moves)
+    found, vanished = elsewhere(vanished, maildirs)  # moved to a Maildir not read this run
+    store.move_mail(moves + found)
+    swept.moved += len(found)
     unread = [p for p in mboxes if reads.where(str(p)) not in reads.whole]
     gone = _not_in(vanished, unread, store)
     swept.removed_chunks = store.remove_mail([row.id for row in gone])

@@ -185,7 +185,7 @@ class Importer:
 
     def _sweep(self, reads: Reads, report: ImportReport) -> None:
         """Remove the mail that vanished from the paths read to their end; note moved mail."""
-        swept = sweep(self.store, reads, self.sources.mboxes())
+        swept = sweep(self.store, reads, self.sources.mboxes(), self.sources.maildirs())
         report.removed += swept.removed
         report.moved += swept.moved
         if swept.removed_chunks and self.on_removed is not None:

@@ -27,14 +27,16 @@ def count_maildir(root: Path) -> int:
 
 
 def _messages(root: Path) -> Iterator[tuple[str, Path]]:
-    for folder, box in _boxes(root):
+    for folder, box in boxes(root):
         for sub in ("new", "cur"):
             for file in sorted((box / sub).glob("*")) if (box / sub).is_dir() else []:
                 if not file.name.startswith(".") and file.is_file():
                     yield folder, file
 
 
-def _boxes(root: Path) -> Iterator[tuple[str, Path]]:
+def boxes(root: Path) -> Iterator[tuple[str, Path]]:
+    """The folders of the Maildir at `root` (itself as INBOX, then its subfolders by name), each
+    with the name its mail is stored under."""
     if is_maildir(root):
         yield "INBOX", root
     for dirpath, dirnames, _files in os.walk(root):

@@ -76,6 +76,11 @@ class SourceLog:
         rows = self.db.execute("SELECT path FROM sources WHERE kind = 'mbox' ORDER BY rowid")
         return [Path(r[0]) for r in rows.fetchall()]
 
+    def maildirs(self) -> list[Path]:
+        """The Maildirs imports have read."""
+        rows = self.db.execute("SELECT path FROM sources WHERE kind = 'maildir' ORDER BY rowid")
+        return [Path(r[0]) for r in rows.fetchall()]
+
 
 def tail_hash(path: Path, end: int) -> str:
     with path.open("rb") as fh:

@@ -234,3 +234,68 @@ def test_a_remembered_mbox_that_cannot_be_read_keeps_every_mail(tmp_path, store,
     monkeypatch.setattr("assistant.importing.import_sweep._message_ids_in", lambda path, ids: None)
     report = Importer(store, fake_embedder).run([tmp_path / "Mail"])
     assert report.removed == 0 and counts(store)[0] == 4
+
+
+def two_maildirs(tmp_path, store, fake_embedder) -> tuple[Path, Path, list[str]]:
+    """~/Mail/INBOX (m0..m2) and ~/Mail/Archive (a0), two Maildirs of their own (as mbsync lays
+    them out), imported once through ~/Mail: both are remembered."""
+    (tmp_path / "Mail").mkdir()
+    _, keys = maildir_of(tmp_path / "Mail" / "INBOX", mails(0, 3))
+    maildir_of(tmp_path / "Mail" / "Archive", mails(0, 1, "a"))
+    Importer(store, fake_embedder).run([tmp_path / "Mail"])
+    assert counts(store) == (4, 4, 4)
+    return tmp_path / "Mail" / "INBOX", tmp_path / "Mail" / "Archive", keys
+
+
+def test_a_mail_moved_to_another_remembered_maildir_is_kept_until_that_is_read(
+    tmp_path, store, fake_embedder
+):
+    inbox, archive, keys = two_maildirs(tmp_path, store, fake_embedder)
+    doc_id = store.db.execute("SELECT id FROM documents WHERE message_id = 'm1@x.nl'").fetchone()
+    moved = archive / "cur" / f"{keys[1]}:2,S"
+    os.rename(inbox / "new" / keys[1], moved)  # the mail client archived it, and marked it read
+    report = Importer(store, fake_embedder).run([inbox])  # Archive is not read this time
+    assert (report.removed, report.moved, report.added) == (0, 1, 0)
+    row = store.db.execute("SELECT id, source_path FROM documents WHERE message_id = 'm1@x.nl'")
+    assert row.fetchone() == (doc_id[0], str(moved.resolve()))  # the same mail, its vectors kept
+    assert counts(store) == (4, 4, 4)
+    report = Importer(store, fake_embedder).run([archive])  # read later: found where it is
+    assert (report.removed, report.added, report.moved) == (0, 0, 0)
+    assert counts(store) == (4, 4, 4)
+    moved.unlink()  # deleted for real from where it went: removed when that is read
+    report = Importer(store, fake_embedder).run([archive])
+    assert report.removed == 1 and "m1@x.nl" not in message_ids(store)
+
+
+def test_a_mail_deleted_while_another_maildir_is_remembered_is_removed(
+    tmp_path, store, fake_embedder
+):
+    inbox, _archive, keys = two_maildirs(tmp_path, store, fake_embedder)
+    (inbox / "new" / keys[2]).unlink()
+    report = Importer(store, fake_embedder).run([inbox])
+    assert (report.removed, report.moved) == (1, 0) and counts(store) == (3, 3, 3)
+    assert "m2@x.nl" not in message_ids(store)
+
+
+def test_another_mail_under_the_same_file_name_does_not_keep_a_deleted_one(
+    tmp_path, store, fake_embedder
+):
+    inbox, archive, keys = two_maildirs(tmp_path, store, fake_embedder)
+    (inbox / "new" / keys[0]).unlink()
+    (archive / "cur" / f"{keys[0]},S=99:2,S").write_bytes(mails(7, 1, "z")[0].as_bytes())
+    report = Importer(store, fake_embedder).run([inbox])
+    assert report.removed == 1 and "m0@x.nl" not in message_ids(store)
+
+
+def test_a_remembered_maildir_that_cannot_be_listed_keeps_the_mail(
+    tmp_path, store, fake_embedder, monkeypatch
+):
+    inbox, _archive, keys = two_maildirs(tmp_path, store, fake_embedder)
+    (inbox / "new" / keys[1]).unlink()
+
+    def unlistable(folder):
+        raise PermissionError(13, "Permission denied", folder)
+
+    monkeypatch.setattr("assistant.importing.maildir_moves._names", unlistable)
+    report = Importer(store, fake_embedder).run([inbox])
+    assert report.removed == 0 and counts(store) == (4, 4, 4)
