@@ -187,6 +187,13 @@ _VERDICTS = """
 CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, margin REAL NOT NULL);
 """
 
+_QA_JUDGED = """
+-- the reader confirmed the entry's quote, when its answer was kept or when a reader first served
+-- it: an answer kept with no reader (none set, not loaded, memory short) or by the night is
+-- judged when first served. Entries from before this column are unjudged: no one knows
+ALTER TABLE qa_entries ADD COLUMN judged INTEGER NOT NULL DEFAULT 0;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
     ("0002_precompute", _PRECOMPUTE),
@@ -200,6 +207,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0010_run_kinds", _RUN_KINDS),
     ("0011_history_saved", _HISTORY_SAVED),
     ("0012_verdicts", _VERDICTS),
+    ("0013_qa_judged", _QA_JUDGED),
 ]
 
 

@@ -36,7 +36,7 @@ from cache.qa_entries import (
     COLUMNS,
     QAEntry,
     QAHit,
-    Served,
+    ServedLog,
     chunk_ids_of,
     entry_of,
     entry_size,
@@ -49,7 +49,7 @@ log = logging.getLogger(__name__)
 CANDIDATES = 4  # entries a verified lookup checks at most (each check may retrieve)
 
 
-class QABank:
+class QABank(ServedLog):  # the served hits' log: qa_entries.ServedLog
     def __init__(
         self,
         db: Database,
@@ -233,6 +233,7 @@ class QABank:
         origin: str = "user",
         watermark: int = 0,
         evidence: Sequence[tuple[int, str]] = (),
+        judged: bool = False,  # a reader confirmed its quote (QAEntry.judged)
     ) -> int:
         blob = np.asarray(vector, dtype=np.float32).tobytes()
         now = time.time()
@@ -240,7 +241,7 @@ class QABank:
             entry_id = self.db.execute(
                 "INSERT INTO qa_entries (question, embedding, answer, sources, knowledge_version, "
                 "origin, size, created, answered_at, last_used, chunk_watermark, encoder, "
-                "evidence) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "evidence, judged) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
                     question,
                     blob,
@@ -255,6 +256,7 @@ class QABank:
                     watermark,
                     self.encoder,
                     evidence_json(evidence),
+                    int(judged),
                 ],
             ).lastrowid
             self.evict(keep=entry_id)
@@ -269,12 +271,13 @@ class QABank:
         watermark: int = 0,
         evidence: Sequence[tuple[int, str]] = (),
         origin: str | None = None,  # who answered it now (None: kept as it was)
+        judged: bool = False,  # a reader confirmed the new answer's quote
     ) -> None:
         with transaction(self.db):
             self.db.execute(
                 "UPDATE qa_entries SET answer = ?, sources = ?, knowledge_version = ?, stale = 0, "
                 "chunk_watermark = ?, answered_at = ?, evidence = ?, origin = coalesce(?, origin), "
-                "size = length(question) + length(embedding) + ? WHERE id = ?",
+                "judged = ?, size = length(question) + length(embedding) + ? WHERE id = ?",
                 [
                     answer,
                     json.dumps(list(sources)),
@@ -283,32 +286,17 @@ class QABank:
                     time.time(),
                     evidence_json(evidence),
                     origin,
+                    int(judged),
                     len(answer.encode()),
                     entry_id,
                 ],
             )
             self.evict(keep=entry_id)
 
-    def log_served(self, entry_id: int, question: str, similarity: float) -> None:
-        """Remember that `entry_id` was served to `question` (the night's self-check samples
-        these)."""
-        write(
-            self.db,
-            "INSERT INTO qa_served (entry_id, question, similarity, served) VALUES (?,?,?,?)",
-            [entry_id, question, similarity, time.time()],
-        )
-
-    def unchecked(self, limit: int) -> list[Served]:
-        """Served hits the self-check has not answered afresh yet, newest first."""
-        rows = self.db.execute(
-            "SELECT id, entry_id, question, similarity FROM qa_served WHERE checked IS NULL "
-            "ORDER BY served DESC, id DESC LIMIT ?",
-            [limit],
-        )
-        return [Served(*r) for r in rows.fetchall()]
-
-    def checked(self, served_id: int) -> None:
-        write(self.db, "UPDATE qa_served SET checked = ? WHERE id = ?", [time.time(), served_id])
+    def mark_judged(self, entry_id: int) -> None:
+        """A reader confirmed the entry's quote when it served it: served as judged from now on
+        (until its answer is written again)."""
+        write(self.db, "UPDATE qa_entries SET judged = 1 WHERE id = ?", [entry_id])
 
     def confirm(self, entry_id: int, watermark: int) -> None:
         """The answer still holds with every chunk up to `watermark`."""

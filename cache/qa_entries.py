@@ -1,13 +1,19 @@
 """What the QA bank stores and hands out: an entry (a question, its answer or none yet, the
 chunks and lines it was made from), a hit (an entry and its similarity to the asked question),
-a served hit (for the night's self-check), and the row ↔ entry conversions of qa_entries.
+a served hit and the log of them (for the night's self-check), and the row ↔ entry conversions
+of qa_entries.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+from sqlite_utils import Database
+
+from cache.db import write
 
 
 @dataclass(frozen=True)
@@ -25,6 +31,9 @@ class QAEntry:
     # the lines the answer quoted, (chunk id, line) in order; empty: a question-only entry
     evidence: tuple[tuple[int, str], ...] = ()
     answered_at: float | None = None  # when the answer was made (time.time())
+    # the reader confirmed its quote: when it was kept, or when a reader first served it (an
+    # answer kept with no reader, or the night's, is judged when first served: answerer.py)
+    judged: bool = False
 
     @property
     def chunk_ids(self) -> list[int]:
@@ -52,7 +61,7 @@ class QAHit:
 
 COLUMNS = (
     "id, question, answer, sources, knowledge_version, stale, origin, hits, chunk_watermark, "
-    "refused_at, evidence, answered_at"
+    "refused_at, evidence, answered_at, judged"
 )
 
 
@@ -60,7 +69,7 @@ def entry_of(row: Sequence) -> QAEntry:
     sources = json.loads(row[3])
     evidence = tuple((int(c), str(line)) for c, line in json.loads(row[10] or "[]"))
     return QAEntry(row[0], row[1], row[2], sources, row[4], bool(row[5]), *row[6:10], evidence,
-                   row[11])  # fmt: skip
+                   row[11], bool(row[12]))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -71,6 +80,33 @@ class Served:
     entry_id: int
     question: str
     similarity: float
+
+
+class ServedLog:
+    """The QA bank's log of the hits it served (`qa_served`), which the night's self-check
+    samples and answers afresh (QABank is one)."""
+
+    db: Database
+
+    def log_served(self, entry_id: int, question: str, similarity: float) -> None:
+        """Remember that `entry_id` was served to `question`."""
+        write(
+            self.db,
+            "INSERT INTO qa_served (entry_id, question, similarity, served) VALUES (?,?,?,?)",
+            [entry_id, question, similarity, time.time()],
+        )
+
+    def unchecked(self, limit: int) -> list[Served]:
+        """Served hits the self-check has not answered afresh yet, newest first."""
+        rows = self.db.execute(
+            "SELECT id, entry_id, question, similarity FROM qa_served WHERE checked IS NULL "
+            "ORDER BY served DESC, id DESC LIMIT ?",
+            [limit],
+        )
+        return [Served(*r) for r in rows.fetchall()]
+
+    def checked(self, served_id: int) -> None:
+        write(self.db, "UPDATE qa_served SET checked = ? WHERE id = ?", [time.time(), served_id])
 
 
 def evidence_json(lines: Sequence[tuple[int, str]]) -> str:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from assistant.answer.evidence import Found, LineFinder, prompt_records
 from assistant.answer.judge import Judged, Reader, judge, promoted_to
 from assistant.answer.qa_memory import QAMemory, find_hit
-from assistant.answer.qa_verify import HitVerifier, disagree, moved_off
+from assistant.answer.qa_verify import HitVerifier, confirms_entry, disagree, moved_off
 from assistant.answer.shape import (
     NO_SENTENCE,
     Sentence,
@@ -170,12 +170,11 @@ class Answerer:
         hit = self.lookup(question, vector, found) if layers.qa else None
         clock.lap("qa_lookup")
         if hit is not None:
-            if self.judge is not None:  # the stored answer's line: a user's answer was kept
-                found = promoted_to(found, hit.entry.evidence, question)  # only if confirmed
-                if hit.entry.origin == "user":
-                    yield QuoteJudged("confirmed", 0.0, quote_found(found))
-                else:  # the night's answers are judged when first served
-                    found = yield from self._judged(question, found, clock)
+            if self.judge is not None and hit.entry.judged:  # a reader confirmed its line
+                found = promoted_to(found, hit.entry.evidence, question)
+                yield QuoteJudged("confirmed", 0.0, quote_found(found))
+            elif self.judge is not None:  # kept with no reader, or the night's: judged now
+                found = yield from self._judged_hit(question, found, hit.entry, clock)
             self.qa.log_served(hit.entry.id, question, hit.similarity)
             yield QAHitFound(hit.entry.question, hit.similarity, hit.entry.id,
                              hit.entry.answered_at or 0.0)  # fmt: skip
@@ -195,6 +194,17 @@ class Answerer:
         seconds = time.perf_counter() - started
         yield QuoteJudged(judged.verdict, judged.margin, quote_found(judged.found), seconds)
         return judged.found
+
+    def _judged_hit(
+        self, question: str, found: Found, entry: QAEntry, clock: Clock
+    ) -> Iterator[Event]:
+        """The reader's verdict on a hit no reader judged, as on a fresh answer's quote (the
+        sentence decides the mark unless it confirms); once it confirms the entry's own line,
+        the entry is served confirmed from then on. Returns the quote."""
+        judged = yield from self._judged(question, found, clock)
+        if confirms_entry(entry, found, judged):
+            self.qa.mark_judged(entry.id)
+        return judged
 
     def _fresh(
         self, question: str, vector, hits: list[Hit], found: Found, layers: CacheLayers,
@@ -337,7 +347,8 @@ class Answerer:
         sentence, faults = checked_sentence(draft, found, question, [r.text for r in read])
         doubted = self.judge is not None and final_band(found, sentence) != "answer"
         if layers.qa and not doubted:  # kept, and checked again when it is served
-            self.memory.keep(question, vector, first_sentence(draft), hits, "user", found)
+            judged = self.judge is not None  # else a reader judges it when it is first served
+            self.memory.keep(question, vector, first_sentence(draft), hits, "user", found, judged)
         yield self._done(question, found, records, clock, draft, sentence, faults, reused)
 
     def _served(

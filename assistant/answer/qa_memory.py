@@ -92,14 +92,16 @@ class QAMemory:
         hits: Sequence[Hit],
         origin: str,
         found: Found | None = None,
+        judged: bool = False,
     ) -> None:
         """Remember an answer made from `hits`, with the lines its quote showed (`found`: what a
         later question's own quote must show for the answer to be served to it), unless an
-        import is still embedding: dense search then saw only part of the mail."""
+        import is still embedding: dense search then saw only part of the mail. `judged`: a
+        reader judged its quote (else one judges it when it is first served)."""
         if self.store.all_embedded(self.embedder.name):
             chunk_ids = [str(h.record.ref()["chunk_id"]) for h in hits]
             lines = found.evidence() if found is not None else []
-            self.remember(question, vector, answer, chunk_ids, origin, lines)
+            self.remember(question, vector, answer, chunk_ids, origin, lines, judged)
 
     def remember(
         self,
@@ -109,6 +111,7 @@ class QAMemory:
         sources: list[str],
         origin: str = "user",
         evidence: Sequence[tuple[int, str]] = (),
+        judged: bool = False,
     ) -> int:
         """Store an answer (or a pending entry) in the QA bank. A pending or stale entry for the
         same question (as similar as a hit needs, and passing the guard, so that a near-miss
@@ -123,6 +126,7 @@ class QAMemory:
         if same and (near.entry.answer is None or near.entry.stale):
             if answer is not None:  # filled in by whoever answered it now (its mark says so)
                 self.qa.set_answer(near.entry.id, answer, sources, version, watermark, evidence,
-                                   origin)  # fmt: skip
+                                   origin, judged)  # fmt: skip
             return near.entry.id
-        return self.qa.add(question, vector, answer, sources, version, origin, watermark, evidence)
+        return self.qa.add(question, vector, answer, sources, version, origin, watermark, evidence,
+                           judged)  # fmt: skip

@@ -197,6 +197,16 @@ def moved_off(scored: Found, judged: Found) -> bool:
     return line_key(judged.best_line) != line_key(scored.best_line)
 
 
+def confirms_entry(entry: QAEntry, scored: Found, judged: Found) -> bool:
+    """The reader's quote for a question served `entry` confirms the entry's own line: its
+    first evidence line, or (an entry without one) the line scorer's quote, not moved."""
+    if judged.judged != "confirmed":
+        return False
+    if entry.evidence:
+        return line_key(judged.best_line) == line_key(entry.evidence[0][1])
+    return not moved_off(scored, judged)
+
+
 def disagree(served: AnswerDone, fresh: AnswerDone) -> bool:
     """Whether a served answer is wrong beside the one made afresh: both quote the same line
     (the hit's condition), so they differ in the model's sentence: the fresh one is confirmed

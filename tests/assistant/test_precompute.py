@@ -185,6 +185,7 @@ def test_new_mail_that_answers_an_old_question_makes_it_stale_and_it_is_refreshe
     list(pipe.answer(question))
     (entry,) = pipe.qa.entries()
     assert entry.answer is not None and not entry.stale
+    pipe.qa.mark_judged(entry.id)  # as a reader's confirmed answer is
 
     news = make_email(
         subject="Roof repair",
@@ -202,7 +203,7 @@ def test_new_mail_that_answers_an_old_question_makes_it_stale_and_it_is_refreshe
     refreshed = pipe.qa.get(entry.id)
     assert not refreshed.stale and str(new_chunk) in refreshed.sources
     # the night's answer, not judged by the reader: judged when first served, not "confirmed"
-    assert entry.origin == "user" and refreshed.origin == "refreshed"
+    assert entry.origin == "user" and refreshed.origin == "refreshed" and not refreshed.judged
     hit = pipe.memory.lookup(vector)
     assert hit is not None and hit.entry.id == entry.id
 

@@ -263,3 +263,40 @@ def test_served_hits_are_logged_until_the_self_check_has_seen_them():
     assert [s.question for s in served] == ["demolition start date?", "when will demolition begin"]
     bank.checked(served[0].id)
     assert [s.question for s in bank.unchecked(10)] == ["when will demolition begin"]
+
+
+def test_an_answer_records_whether_a_reader_judged_it_and_a_new_answer_is_judged_anew(bank):
+    unjudged = bank.add("when does the kitchen work start", unit(1, 0, 0), "On 2 March.")
+    judged = bank.add("what tiles did we choose", unit(0, 1, 0), "Mosa.", judged=True)
+    assert not bank.get(unjudged).judged and bank.get(judged).judged
+    bank.mark_judged(unjudged)  # a reader confirmed it when it first served it
+    assert bank.get(unjudged).judged
+    bank.mark_stale([judged])
+    bank.set_answer(judged, "Mosa, Warm Grey.", ["9"], version=2)  # the night's, no reader
+    assert not bank.get(judged).judged
+    bank.set_answer(judged, "Mosa tiles.", ["9"], version=3, judged=True)
+    assert bank.get(judged).judged
+
+
+def test_answers_stored_before_the_judged_column_are_unjudged_and_kept(tmp_path):
+    """No one knows whether a reader judged an answer kept before entries said so (one kept
+    with the reader off was kept the same): it opens unjudged, its answer as it was."""
+    from sqlite_utils import Database
+
+    from cache.db import MIGRATIONS, apply_migrations, connect
+
+    path = tmp_path / "qa.db"
+    before = Database(connect(path))
+    apply_migrations(before, [m for m in MIGRATIONS if m[0] != "0013_qa_judged"])
+    before.execute(
+        "INSERT INTO qa_entries (question, embedding, answer, sources, size, created, last_used, "
+        "evidence) VALUES ('kitchen start', ?, 'On 2 March.', '[\"7\"]', 60, 0, 0, ?)",
+        [unit(1, 0, 0).tobytes(), '[[7, "Demolition starts on Monday 2 March."]]'],
+    )
+    before.conn.close()
+    bank = QABank(open_cache_db(path), 0.9, 10_000)
+    [entry] = bank.entries()
+    assert entry.answer == "On 2 March." and entry.origin == "user" and entry.sources == ["7"]
+    assert entry.evidence == ((7, "Demolition starts on Monday 2 March."),)
+    assert not entry.judged
+    assert bank.lookup(unit(1, 0, 0)).entry.id == entry.id  # still served

@@ -55,8 +55,9 @@ class SetReader:
         return 5.0
 
 
-def answer_with(tmp_path, reader: SetReader, question: str):
-    """The whole answer path (the real line scorer and SmolLM2 writing) with `reader`."""
+def answer_with(tmp_path, reader: SetReader | None, question: str):
+    """The whole answer path (the real line scorer and SmolLM2 writing) with `reader` (None:
+    the reader off)."""
     from assistant.answer.answerer import Answerer
     from assistant.llm import make_llm
     from tests.assistant.wiring import answerer_over
@@ -242,3 +243,58 @@ def test_ask_fresh_tightens_a_remembered_answer_the_reader_now_finds_nothing_in(
     reader.says = {}  # now it finds nothing in any line
     fresh = list(pipe.answer(question, fresh=True))
     assert any(isinstance(e, p.HitTightened) for e in fresh)
+
+
+def served_with(pipe, reader: SetReader, question: str):
+    """`question` asked again once a reader is on (loaded now, or set again): the QA bank's hit,
+    the reader's verdicts on its quote, and the answer shown."""
+    from assistant import events as p
+
+    pipe.judge, reader.asked = reader, []
+    events = list(pipe.answer(question))
+    hit = next(e for e in events if isinstance(e, p.QAHitFound))
+    return hit, [e.verdict for e in events if isinstance(e, p.QuoteJudged)], events[-1]
+
+
+def test_an_answer_kept_with_the_reader_off_is_judged_when_a_reader_first_serves_it(tmp_path):
+    """An answer kept while no reader judged it was served "confirmed" once a reader was on,
+    as a user's answer the reader had confirmed: the reader judges it when it first serves
+    it, and only an entry whose line it confirmed is served confirmed without asking again."""
+    question = "When does Henrik Dahl start?"
+    pipe, _ = answer_with(tmp_path / "off", None, question)
+    [entry] = pipe.qa.entries()
+    reader = SetReader({"3 March": 2.0})
+    hit, verdicts, done = served_with(pipe, reader, question)
+    assert hit.entry_id == entry.id and verdicts == ["confirmed"] and done.band == "answer"
+    assert reader.asked  # judged, not marked confirmed unasked
+    assert entry.origin == "user" and not entry.judged and pipe.qa.get(entry.id).judged
+    hit, verdicts, done = served_with(pipe, reader, question)
+    assert hit.entry_id == entry.id and verdicts == ["confirmed"] and done.band == "answer"
+    assert not reader.asked  # judged once: served confirmed without a second judgment
+    kept, _ = answer_with(tmp_path / "on", reader, question)  # kept with the reader on
+    assert kept.qa.entries()[0].judged
+
+
+def test_an_unjudged_answer_the_reader_finds_nothing_in_is_not_served_confirmed(tmp_path):
+    question = "When does Henrik Dahl start?"
+    pipe, _ = answer_with(tmp_path / "off", None, question)
+    [entry] = pipe.qa.entries()
+    reader = SetReader({}, default=-6.0)  # no line states it
+    for _ in range(2):  # not judged until it confirms: asked again on the next serve
+        hit, verdicts, done = served_with(pipe, reader, question)
+        assert hit.entry_id == entry.id and verdicts == ["not found"] and reader.asked
+        assert done.band == "none" and not pipe.qa.get(entry.id).judged
+
+
+def test_an_unjudged_answer_the_reader_is_unsure_of_is_left_to_its_sentence(tmp_path):
+    """Between the bars the sentence decides, as for a fresh answer: the hit's quote is judged
+    as the line scorer found it, not as already confirmed (the stored answer's line promoted
+    with the reader's mark, which an "unsure" verdict then kept: served "answer" unconfirmed)."""
+    question = "When does Henrik Dahl start?"
+    pipe, _ = answer_with(tmp_path / "off", None, question)
+    [entry] = pipe.qa.entries()
+    pipe.qa.set_answer(entry.id, "Henrik Dahl joins the Oslo team.", entry.sources,
+                       entry.knowledge_version, entry.chunk_watermark, entry.evidence)  # fmt: skip
+    hit, verdicts, done = served_with(pipe, SetReader({}, default=-1.0), question)
+    assert hit.entry_id == entry.id and verdicts == ["unsure"]
+    assert done.band == "weak" and not pipe.qa.get(entry.id).judged  # no date: not confirmed
