@@ -1,8 +1,10 @@
 """mbox files, streamed message by message with byte offsets.
 
 A message starts at a From_ line that parses as an envelope — `From <sender> <asctime date>`,
-as mutt and notmuch read it — whether or not a blank line comes before it; a body line that starts
-with `From ` but is no envelope stays in the body. A 20 MB attachment costs only its own message,
+as mutt and notmuch read it, or `From <sender> <RFC 2822 date>` as some exporters write it —
+whether or not a blank line comes before it; a body line that starts with `From ` but is no
+envelope stays in the body. A UTF-8 byte order mark and blank lines before the first From_ line are
+passed over (offsets stay those of the file's bytes). A 20 MB attachment costs only its own message,
 and a truncated file still yields every message before the cut. A file whose first From_ line was
 lost (it starts with the first message's headers) is still an mbox:
 that message is read from offset 0, with a warning."""
@@ -38,13 +40,29 @@ _ENVELOPE = re.compile(
     + _TIME
     + rb"(?:\s+[a-z]{1,5}|\s+[+-]\d{4})*\s+\d{4}(?:\s|$)"
 )
+# `From sender Mon, 3 Jan 2005 10:00:00 +0000`: one sender token, and nothing after the date but
+# a zone (`+0000`, `GMT`, `(UTC)`), so that prose such as `From Amsterdam 3 Jan 2005 09:00:00 we
+# fly` stays body
+_RFC_ENVELOPE = re.compile(
+    rb"(?i)From \S+\s+(?:"
+    + _DAY
+    + rb"\s*)?\d{1,2}\s+"
+    + _MONTH
+    + rb"\s+\d{4}\s+\d{1,2}:\d\d:\d\d(?:\s+[+-]\d{4}|\s+(?-i:[A-Z]{1,5}))*(?:\s+\([^()]*\))?\s*$"
+)
+_BOM = b"\xef\xbb\xbf"  # UTF-8 byte order mark some Windows tools write first
 _ENVELOPE_MAX = 512  # longer From_ lines are cut before matching: no backtracking on a huge line
 _ESCAPED_FROM = re.compile(rb">+From ")
 
 
 def is_envelope(line: bytes) -> bool:
     """A From_ line that starts a message (not a body line that happens to start with From)."""
-    return line.startswith(b"From ") and _ENVELOPE.match(line[:_ENVELOPE_MAX]) is not None
+    if line.startswith(_BOM):
+        line = line[len(_BOM) :]
+    if not line.startswith(b"From "):
+        return False
+    head = line[:_ENVELOPE_MAX]
+    return _ENVELOPE.match(head) is not None or _RFC_ENVELOPE.match(head) is not None
 
 
 class _Piece(NamedTuple):
@@ -66,9 +84,13 @@ def starts_with_headers(path: Path) -> bool:
 
 
 def _first_line(path: Path) -> bytes:
+    """The first line that is not blank (within the first 64 KiB), without a byte order mark."""
     try:
         with path.open("rb") as fh:
-            return fh.readline(1000)
+            line = fh.readline(1000).removeprefix(_BOM)
+            while line and line.isspace() and fh.tell() < 65536:
+                line = fh.readline(1000)
+            return line
     except OSError:
         return b""
 
@@ -81,7 +103,7 @@ def count_mbox(path: Path, start: int = 0) -> int:
         for line in iter(fh.readline, b""):
             if is_envelope(line):
                 count += 1
-            elif not count and line.strip():
+            elif not count and line.strip() not in (b"", _BOM):
                 leading = True
     return count + leading
 
@@ -116,13 +138,16 @@ def _split(fh: BinaryIO, offset: int = 0) -> Iterator[_Piece]:
     again in line objects."""
     start, raw, separated = offset, bytearray(), False
     for line in iter(fh.readline, b""):
+        size = len(line)
+        if not offset:  # a file saved with a byte order mark: not part of its first header
+            line = line.removeprefix(_BOM)
         if is_envelope(line):
             if separated or _has_text(raw):
                 yield _Piece(start, raw, True, separated)
             start, raw, separated = offset, bytearray(), True
         else:
             raw += line[1:] if _ESCAPED_FROM.match(line) else line
-        offset += len(line)
+        offset += size
     if separated or _has_text(raw):
         yield _Piece(start, raw, raw.endswith(b"\n"), separated)
 

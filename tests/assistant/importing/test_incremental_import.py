@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from assistant.cli import main
 from assistant.importing.importer import Importer
 from assistant.knowledge.db import open_db
@@ -104,3 +106,20 @@ def test_a_message_being_written_as_the_import_read_it_is_read_whole_after_the_a
     assert store.stats()["documents"] == 4
     texts = " ".join(r[0] for r in store.db.execute("SELECT text FROM chunks"))
     assert "42000 euros" in texts and texts.count("Here is the contract.") == 1
+
+
+@pytest.mark.parametrize("prefix", [b"\xef\xbb\xbf", b"\n\n", b"\xef\xbb\xbf\n"], ids=repr)
+def test_an_mbox_with_a_bom_or_blank_lines_first_is_imported_and_resumed(tmp_path, prefix):
+    """A byte order mark or blank lines before the first From_ line: the file is still an mbox,
+    and the append is read from where its last message starts (the offset counts those bytes)."""
+    box = tmp_path / "box.mbox"
+    box.write_bytes(prefix + write_mbox(tmp_path / "a.mbox", mails(0, 1)).read_bytes())
+    store = fresh(tmp_path)
+    first = Importer(store, None).run([box], embed=False)
+    assert (first.added, first.errors, first.warnings) == (1, [], [])
+    with box.open("ab") as fh:
+        fh.write(write_mbox(tmp_path / "m.mbox", mails(1, 2)).read_bytes())
+    appended = Importer(store, None).run([box], embed=False)
+    assert appended.sources_appended == 1 and appended.errors == []
+    assert (appended.added, appended.seen, appended.duplicates) == (2, 3, 1)
+    assert store.stats()["documents"] == 3

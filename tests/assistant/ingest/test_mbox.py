@@ -86,3 +86,88 @@ def test_a_text_note_starting_with_from_is_not_an_mbox(tmp_path):
     note = tmp_path / "letter.txt"
     note.write_text("From the desk of Maya\n\nRemember the tiles.")
     assert [s.kind for s in detect_sources(note)] == ["notes"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"From alice@example.com Mon, 3 Jan 2005 10:00:00 +0000\n",  # RFC 2822 date
+        b"From - Mon, 03 Jan 2005 10:00:00 +0000\r\n",
+        b"From alice@example.com 3 Jan 2005 10:00:00 GMT\n",  # no weekday
+        b"From MAILER-DAEMON Mon, 3 Jan 2005 10:00:00 -0500 (EST)\n",
+        b"\xef\xbb\xbfFrom 1234567890@xxx Wed Jan 05 12:00:00 +0000 2011\n",  # BOM, then Takeout
+    ],
+)
+def test_rfc_2822_dated_and_bom_prefixed_envelopes_are_recognised(line):
+    assert is_envelope(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"From the desk of John\n",
+        b"From here on we meet on Mon, 3 Jan 2005 10:00:00 +0000\n",  # more than one sender word
+        b"From Amsterdam 3 Jan 2005 09:00:00 we fly to Lisbon\n",  # text after the date
+        b"From 3 Jan 2005 10:00:00 on, the office is closed\n",
+        b"From alice@example.com Mon, 3 Jan 2005\n",  # no time
+    ],
+)
+def test_body_lines_with_rfc_2822_dates_are_not_envelopes(line):
+    assert not is_envelope(line)
+
+
+RFC_STAMPS = [
+    b"From alice@example.com Mon, 3 Jan 2005 10:00:00 +0000\n",
+    b"From - Tue, 04 Jan 2005 11:30:00 +0100\n",
+    b"From bob@example.org 5 Jan 2005 09:15:00 GMT\n",
+]
+
+
+def test_an_mbox_with_rfc_2822_dated_from_lines_is_split(tmp_path):
+    box = tmp_path / "rfc.mbox"
+    box.write_bytes(b"\n".join(s + _mail(i, f"Body {i}.") for i, s in enumerate(RFC_STAMPS)))
+    docs = _docs(box)
+    assert [d.text for d in docs] == [f"Body {i}." for i in range(3)]
+    assert count_mbox(box) == 3
+    assert not any(d.warnings for d in docs)
+
+
+def test_from_body_lines_in_an_rfc_2822_dated_mbox_stay_body(tmp_path):
+    body = "We agreed.\nFrom here on we meet on Mondays.\n\nFrom the desk of John: tea at 4."
+    box = tmp_path / "rfc-body.mbox"
+    box.write_bytes(RFC_STAMPS[0] + _mail(0, body) + b"\n" + RFC_STAMPS[1] + _mail(1, "Second."))
+    docs = _docs(box)
+    assert [d.text for d in docs] == [body, "Second."]
+    assert count_mbox(box) == 2
+
+
+@pytest.mark.parametrize(
+    "prefix", [b"\xef\xbb\xbf", b"\n\n", b"\r\n \n", b"\xef\xbb\xbf\n"], ids=repr
+)
+def test_a_bom_or_blank_lines_before_the_first_from_line_are_passed_over(tmp_path, prefix):
+    from assistant.ingest import detect_sources
+
+    stamp = b"From 1234567890@xxx Wed Jan 05 12:00:00 +0000 2011\n"  # Google Takeout
+    box = tmp_path / "takeout.mbox"
+    data = prefix + b"\n".join(stamp + _mail(i, f"Body {i}.") for i in range(3))
+    box.write_bytes(data)
+    assert [s.kind for s in detect_sources(box)] == ["mbox"]
+    docs = _docs(box)
+    assert [d.message_id for d in docs] == [f"m{i}@example.nl" for i in range(3)]
+    assert not any(d.warnings for d in docs)
+    assert count_mbox(box) == 3
+    for doc in docs:  # each offset is where its From_ line starts: reading resumes there
+        assert data[doc.source_offset :].removeprefix(b"\xef\xbb\xbf").startswith(stamp)
+        (first, *_) = _docs_from(box, doc.source_offset)
+        assert (first.message_id, first.source_offset) == (doc.message_id, doc.source_offset)
+
+
+def test_a_bom_before_the_headers_of_a_file_without_from_lines_is_not_a_header(tmp_path):
+    box = tmp_path / "saved"
+    box.write_bytes(b"\xef\xbb\xbf" + _mail(0, "Alone."))
+    (doc,) = _docs(box)
+    assert (doc.sender, doc.title, doc.text) == ("a0@example.nl", "Mail 0", "Alone.")
+
+
+def _docs_from(path: Path, start: int) -> list[Document]:
+    return [d for d in read_mbox(path, start=start) if isinstance(d, Document)]
