@@ -326,13 +326,9 @@ def _count_folder(report: ImportReport, folder: str, outcome: str) -> None:
 
 
 def _offset_of(item: Document | Issue, last: int | None) -> int | None:
-    """Where in its mbox `item` starts (an Issue says "offset N"); `last` where it says none."""
-    if isinstance(item, Document):
-        return item.source_offset if item.source_offset is not None else last
-    where = item.where.split()
-    return (
-        int(where[1]) if len(where) == 2 and where[0] == "offset" and where[1].isdigit() else last
-    )
+    """Where in its mbox `item` starts; `last` where it says none."""
+    offset = item.source_offset if isinstance(item, Document) else item.offset
+    return offset if offset is not None else last
 
 
 def _note(report: ImportReport, issue: Issue) -> None:

@@ -269,12 +269,13 @@ def read_message(
 ) -> Document | Issue:
     """parse_email, with every failure turned into an Issue that names the file and place."""
     if not raw or raw.isspace():  # (raw.strip() would copy a message of any size)
-        return Issue(source_path, where, "empty message; skipped")
+        return Issue(source_path, where, "empty message; skipped", offset=offset)
     try:
         return parse_email(raw, source_path, offset, folder, max_part_bytes)
     except NotAnEmail as exc:
-        return Issue(source_path, where, f"not an email: {exc}; skipped")
+        return Issue(source_path, where, f"not an email: {exc}; skipped", offset=offset)
     except Exception as exc:  # noqa: BLE001 - one bad message must never stop an import
         # an unexpected failure is likely a parser bug: the log keeps its traceback
         log.warning("%s %s: message skipped", source_path, where, exc_info=True)
-        return Issue(source_path, where, f"could not parse ({type(exc).__name__}: {exc}); skipped")
+        reason = f"could not parse ({type(exc).__name__}: {exc}); skipped"
+        return Issue(source_path, where, reason, offset=offset)

@@ -54,6 +54,7 @@ class Issue:
     where: str  # "offset 1234", "<message-id>", or ""
     reason: str
     severity: Literal["error", "warning"] = "error"
+    offset: int | None = None  # where the message starts in its mbox (resuming reads it)
 
     def __str__(self) -> str:
         loc = f"{self.path} ({self.where})" if self.where else self.path

@@ -123,3 +123,20 @@ def test_an_mbox_with_a_bom_or_blank_lines_first_is_imported_and_resumed(tmp_pat
     assert appended.sources_appended == 1 and appended.errors == []
     assert (appended.added, appended.seen, appended.duplicates) == (2, 3, 1)
     assert store.stats()["documents"] == 3
+
+
+def test_an_append_resumes_at_a_last_message_that_could_not_be_read_yet(tmp_path):
+    """The mail client had written only the From_ line of the last message when the import read
+    it: an error ("empty message"), not a mail. The append is read from where that message
+    starts (the Issue carries its offset), so it is read whole once it is written."""
+    first = write_mbox(tmp_path / "a.mbox", mails(0, 2)).read_bytes()
+    tail = write_mbox(tmp_path / "b.mbox", mails(2, 1)).read_bytes()
+    box = tmp_path / "box.mbox"
+    box.write_bytes(first + tail[: tail.index(b"\n") + 1])
+    store = fresh(tmp_path)
+    cut = Importer(store, None).run([box], embed=False)
+    assert cut.added == 2 and [e.offset for e in cut.errors] == [len(first)]
+    box.write_bytes(first + tail)
+    again = Importer(store, None).run([box], embed=False)
+    assert again.sources_appended == 1 and again.errors == []
+    assert again.added == 1 and store.stats()["documents"] == 3
