@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from assistant.cli.streams import tolerate_encoding
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -205,6 +207,7 @@ def repair_policy(text: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    tolerate_encoding()
     args = build_parser().parse_args(argv)
     # `assistant --home X` (the app) and `assistant CMD --home X`; argparse keeps them apart
     # because a subcommand's default would overwrite the main parser's value

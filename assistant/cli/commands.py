@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import time
@@ -22,7 +21,7 @@ from assistant.cli.answer_output import (
     quote_block,
     reuse_note,
 )
-from assistant.cli.output import PROGRESS_COLUMNS, console, dump_json
+from assistant.cli.output import PROGRESS_COLUMNS, console, dump_json, json_line
 from assistant.config import ConfigError, ConfigWarning, Settings, load_settings
 from assistant.home import HomeError, open_home, touch_private
 from assistant.ingest import SourceError
@@ -234,7 +233,7 @@ def cmd_ask(ctx: Services, args: Namespace) -> int:
             console.print(f"[yellow]{escape(note)}[/]")
     for event in answerer.answer(args.question, layers, fresh=args.fresh):
         if args.json:
-            print(json.dumps(event_dict(event), ensure_ascii=False, default=str), flush=True)
+            json_line(event_dict(event))
         elif isinstance(event, p.HitTightened):
             console.print(
                 f"[yellow]The remembered answer to “{escape(event.question)}” differs from this "

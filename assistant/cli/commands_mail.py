@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from argparse import Namespace
 from collections.abc import Iterable
@@ -13,6 +12,7 @@ from rich.text import Text
 
 from assistant import events as p
 from assistant.answer.chat import Chat
+from assistant.cli.output import json_line
 from assistant.mail import threads
 from assistant.services import Services
 
@@ -55,7 +55,7 @@ def cmd_people(ctx: Services, args: Namespace) -> int:
     book = ctx.reader.people()
     resolved = book.resolve(args.name)
     if args.json:
-        print(json.dumps(people_dict(resolved), ensure_ascii=False))
+        json_line(people_dict(resolved))
         return 0
     out = Console(highlight=False, soft_wrap=True)
     for line in people_lines(resolved):
@@ -100,7 +100,7 @@ def cmd_chat(ctx: Services, args: Namespace) -> int:
     chat = Chat(ctx.answerer(), ctx.focused_answerer)
     for question in _questions(args.json):
         if args.json:
-            print(json.dumps(_final(chat, question), ensure_ascii=False, default=str), flush=True)
+            json_line(_final(chat, question))
         else:
             _print_turn(chat, question)
     return 0

@@ -1,6 +1,6 @@
-"""What the CLI writes: to stdout for `--json` (the times it shows are clock.local_time, shared
-with the TUI, which imports nothing of cli); the console the commands talk on (stderr) and
-their progress bar's columns."""
+"""What the CLI writes: to stdout for `--json` (UTF-8; ASCII with escapes where stdout's encoding
+is not UTF-8; the times it shows are clock.local_time, shared with the TUI, which imports
+nothing of cli); the console the commands talk on (stderr) and their progress bar's columns."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import sys
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+
+from assistant.cli.streams import utf8_stdout
 
 console = Console(stderr=True, soft_wrap=True)
 PROGRESS_COLUMNS = (
@@ -21,5 +23,10 @@ PROGRESS_COLUMNS = (
 
 
 def dump_json(value) -> None:
-    json.dump(value, sys.stdout, ensure_ascii=False, indent=2, default=str)
+    json.dump(value, sys.stdout, ensure_ascii=not utf8_stdout(), indent=2, default=str)
     sys.stdout.write("\n")
+
+
+def json_line(value) -> None:
+    """One JSON object on one line (`ask --json`, `chat --json`), written at once."""
+    print(json.dumps(value, ensure_ascii=not utf8_stdout(), default=str), flush=True)
