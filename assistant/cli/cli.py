@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from assistant.cli.streams import tolerate_encoding
+from assistant.cli.streams import stdout_to_nowhere, tolerate_encoding
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -208,6 +208,16 @@ def repair_policy(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     tolerate_encoding()
+    try:
+        code = run(argv)
+        sys.stdout.flush()  # a reader gone is met here, not in Python's exit
+        return code
+    except BrokenPipeError:  # `assistant search --json … | head`: the reader had enough
+        stdout_to_nowhere()
+        return 1
+
+
+def run(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     # `assistant --home X` (the app) and `assistant CMD --home X`; argparse keeps them apart
     # because a subcommand's default would overwrite the main parser's value

@@ -1,6 +1,6 @@
 """The CLI's stdout as the shell gives it (stdlib only, for `assistant --help` too): whether it
-takes UTF-8 (`--json` escapes what is not ASCII where it does not), and text that prints
-whole on one that does not."""
+takes UTF-8 (`--json` escapes what is not ASCII where it does not), text that prints whole on
+one that does not, and a reader that stops reading (`| head`)."""
 
 from __future__ import annotations
 
@@ -23,3 +23,13 @@ def tolerate_encoding() -> None:
     through the output (JSON escapes it instead, so that it stays whole)."""
     if not utf8_stdout() and hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(errors="replace")
+
+
+def stdout_to_nowhere() -> None:
+    """The reader of stdout is gone (`| head`): what stdout still holds goes to /dev/null, so
+    that Python's exit writes no traceback for it (as rich does for what it prints)."""
+    import os
+    from contextlib import suppress
+
+    with suppress(OSError, ValueError):  # a stdout with no file (a test's) holds nothing
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

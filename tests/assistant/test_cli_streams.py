@@ -1,10 +1,11 @@
 """What the CLI writes where stdout is not a UTF-8 terminal: a latin-1 or ASCII locale (text
-whole but for the characters it lacks, JSON whole and valid)."""
+whole but for the characters it lacks, JSON whole and valid), a pipe its reader closes."""
 
 from __future__ import annotations
 
 import io
 import json
+import subprocess
 import sys
 
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from assistant.cli import main
 from assistant.importing.importer import Importer
 from assistant.services import open_services
-from tests.conftest import FakeEmbedder, make_email, write_mbox
+from tests.conftest import REPO, FakeEmbedder, make_email, write_mbox
 
 
 @pytest.fixture
@@ -71,3 +72,17 @@ def test_help_on_an_ascii_stdout(monkeypatch):
     with pytest.raises(SystemExit) as stop:
         main(["--help"])
     assert stop.value.code == 0 and "chat" in written(raw)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["search", "--mode", "bm25", "--json", "site visit"], ["people", "--json", "Tomas"]],
+)
+def test_a_reader_that_stops_reading_gets_no_traceback(home, command):
+    """`assistant search --json … | head -1`: the pipe closes before the output ends."""
+    cmd = [sys.executable, "-m", "assistant.cli", command[0], "--home", home, *command[1:]]
+    run = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    run.stdout.close()  # the reader is gone before a byte comes
+    err = run.stderr.read().decode()
+    assert run.wait(timeout=120) == 1
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
