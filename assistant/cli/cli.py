@@ -212,6 +212,12 @@ def main(argv: list[str] | None = None) -> int:
         code = run(argv)
         sys.stdout.flush()  # a reader gone is met here, not in Python's exit
         return code
+    except KeyboardInterrupt:  # at any moment, the second the command's modules load too
+        print(
+            "interrupted; everything stored so far is kept — run the same command to resume",
+            file=sys.stderr,
+        )
+        return 130
     except BrokenPipeError:  # `assistant search --json … | head`: the reader had enough
         stdout_to_nowhere()
         return 1
@@ -234,9 +240,3 @@ def run(argv: list[str] | None) -> int:
     except user_errors() as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(
-            "interrupted; everything stored so far is kept — run the same command to resume",
-            file=sys.stderr,
-        )
-        return 130

@@ -86,3 +86,23 @@ def test_a_reader_that_stops_reading_gets_no_traceback(home, command):
     err = run.stderr.read().decode()
     assert run.wait(timeout=120) == 1
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+class CtrlCWhileImporting:
+    """A finder that is Ctrl-C pressed while a command's modules load (the second after
+    Enter, before the command runs)."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "assistant.cli.commands":
+            raise KeyboardInterrupt
+        return None
+
+
+def test_ctrl_c_while_the_command_loads_is_no_traceback(tmp_path, monkeypatch, capsys):
+    monkeypatch.delitem(sys.modules, "assistant.cli.commands", raising=False)
+    monkeypatch.setattr(sys, "meta_path", [CtrlCWhileImporting(), *sys.meta_path])
+    try:
+        code = main(["stats", "--home", str(tmp_path / "h")])
+    except KeyboardInterrupt:  # caught here, or it would stop the test run
+        pytest.fail("Ctrl-C came out of main: a traceback on the terminal")
+    assert code == 130 and "interrupted" in capsys.readouterr().err
