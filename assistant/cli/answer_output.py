@@ -55,7 +55,7 @@ def print_done(out: Console, err: Console, done) -> None:
     from assistant.answer.shape import WEAK, reason
 
     if done.sentence:
-        out.print(done.sentence, soft_wrap=True, markup=False)
+        out.print(Text(done.sentence), soft_wrap=True)  # ":x:" as written, not an emoji
     if done.sentence and not done.supported and done.unsupported:
         out.print(Text(reason(done.unsupported), style="bold yellow"))
     if done.band == "weak":

@@ -57,7 +57,8 @@ def show(ctx: Services, ident: str, as_json: bool) -> int:
     if as_json:
         dump_json(mail)
     else:
-        Console(highlight=False).print(mail_text(mail), markup=False, soft_wrap=True)
+        # as Text: a ":x:" or ":rocket:" in the mail is printed as written, not as an emoji
+        Console(highlight=False).print(Text(mail_text(mail)), soft_wrap=True)
     return 0
 
 

@@ -149,6 +149,13 @@ def test_ask_prints_the_quote_first_then_the_sentence_and_one_line_per_mail(
     assert not [line for line in out if line.startswith("Evidence")]  # the quote shows once
 
 
+def test_ask_prints_the_sentence_as_written_shortcodes_too(monkeypatch, tmp_path, capsys):
+    done = p.AnswerDone("q", "…", SOURCES, False, 0, 120, TIMES, [DEMOLITION], True)
+    done.sentence = "The build :x: failed; the deploy :rocket: went out."
+    assert ask(monkeypatch, tmp_path, [quote(), done]) == 0
+    assert capsys.readouterr().out.splitlines()[2] == done.sentence
+
+
 def test_ask_says_not_found_with_the_nearest_mails(monkeypatch, tmp_path, capsys):
     done = p.AnswerDone("q", "Not found in your mail.", SOURCES, False, 0, 0, TIMES)
     done.not_found, done.band = True, "none"

@@ -90,6 +90,16 @@ def test_show_prints_the_mail(home, capsys):
     assert main(["show", "--home", home, "#999"]) == 1
 
 
+def test_show_prints_a_shortcode_as_the_mail_writes_it(tmp_path, capsys):
+    """A CI or chat digest's ":x:" and ":rocket:" are the mail's text, not emoji to draw."""
+    body = "Build 142 :x: failed on arm64, :white_check_mark: passed.\nDeploy :rocket: at 10:00."
+    ctx = open_services(tmp_path / "h")
+    msgs = [make_email("CI digest", body, "CI Bot <ci@x.nl>", msgid="<ci@x>")]
+    Importer(ctx.store, FakeEmbedder()).run([write_mbox(tmp_path / "ci.mbox", msgs)])
+    assert main(["show", "--home", str(tmp_path / "h"), "<ci@x>"]) == 0
+    assert body in capsys.readouterr().out
+
+
 def test_a_bad_date_term_is_a_clear_error(home, capsys):
     assert main(["search", "--home", home, "--mode", "bm25", "date:2001-02-30 x"]) == 2
     assert "date:2001-02-30" in capsys.readouterr().err
