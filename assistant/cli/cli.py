@@ -85,7 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("demo", parents=[home], help="import the bundled demo mailbox and notes")
 
     p = sub.add_parser("thread", parents=[home], help="print the thread a mail belongs to")
-    p.add_argument("id", metavar="ID", help="a mail's Message-ID, or a thread id")
+    p.add_argument(
+        "id", metavar="ID", help="the number `search` shows (#12), a Message-ID, or a thread id"
+    )
     p = sub.add_parser(
         "people", parents=[home], help="who a name in a question stands for, and why"
     )

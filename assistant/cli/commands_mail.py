@@ -20,11 +20,12 @@ console = Console(stderr=True, soft_wrap=True, highlight=False)
 
 
 def cmd_thread(ctx: Services, args: Namespace) -> int:
-    key = ctx.store.thread_key(args.id)
+    key = ctx.store.thread_key(args.id.lstrip("#"))  # "#12", as `search` shows it, as `show`
     if key is None:
         console.print(
-            f"No mail or thread {args.id!r} in {ctx.home.root}. Give a Message-ID (as `search "
-            "--json` or `ask --json` show it) or a thread id (a source's `thread`)."
+            f"No mail or thread {args.id!r} in {ctx.home.root}. Give the #number `search` shows, "
+            "a Message-ID (as `search --json` or `ask --json` show it) or a thread id (a "
+            "source's `thread`)."
         )
         return 1
     out = Console(highlight=False, soft_wrap=True)

@@ -100,6 +100,14 @@ def test_show_prints_a_shortcode_as_the_mail_writes_it(tmp_path, capsys):
     assert body in capsys.readouterr().out
 
 
+def test_thread_takes_the_number_a_search_row_shows(home, capsys):
+    assert main(["search", "--home", home, "--mode", "bm25", "marathon"]) == 0
+    number = capsys.readouterr().out.splitlines()[0].split()[-1]  # " 1. Elin · … · Race  #2"
+    assert number.startswith("#")
+    assert main(["thread", "--home", home, number]) == 0  # as `show #2` takes it
+    assert "Race" in capsys.readouterr().out
+
+
 def test_a_bad_date_term_is_a_clear_error(home, capsys):
     assert main(["search", "--home", home, "--mode", "bm25", "date:2001-02-30 x"]) == 2
     assert "date:2001-02-30" in capsys.readouterr().err
