@@ -195,11 +195,18 @@ class FakeMemory:
         return lookup_hit(self.qa, vector, check, self.is_fresh)
 
     def keep(
-        self, question: str, vector, answer: str, hits: Sequence[Hit], origin: str, found=None
+        self,
+        question: str,
+        vector,
+        answer: str,
+        hits: Sequence[Hit],
+        origin: str,
+        found=None,
+        judged: bool = False,
     ) -> None:
         evidence = found.evidence() if found is not None else ()
         self.qa.add(question, vector, answer, [str(h.record.chunk_id) for h in hits],
-                    evidence=evidence)  # fmt: skip
+                    evidence=evidence, judged=judged)  # fmt: skip
 
 
 @dataclass(frozen=True)
