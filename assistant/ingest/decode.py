@@ -20,6 +20,16 @@ _ESCAPE = re.compile(rb"=(?:3D|[89A-F][0-9A-F]|(?:20|09)(?=\r?$|[A-Za-z]))", re.
 _DATA_LINE = re.compile(rb"^[^a-z\n]{40,}$", re.MULTILINE)
 # nor is an '=XX' in a URL (a query string) or in an RFC 2047 encoded word an escape
 _NOT_ESCAPES = re.compile(rb"\S*(?:://|www\.)\S*|=\?[^?\s]+\?[QqBb]\?[^?\s]*\?=")
+# byte order marks, longest first (UTF-32 LE's starts with UTF-16 LE's): the codec that reads
+# past each. Windows writes them: Notepad's "Unicode" notes, Excel's "Unicode text" and "CSV
+# UTF-8".
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
 
 
 # labels mailers write that Python's codecs do not know: the "-i"/"-e" variants of the Hebrew
@@ -44,9 +54,14 @@ codecs.register(_search)
 def decode_bytes(data: bytes, charset: str | None) -> tuple[str, int, str | None]:
     """Decode `data`; return (text, replaced_count, warning).
 
-    A declared charset is trusted; an unknown one, or none, falls back to UTF-8 if the bytes are
-    valid UTF-8, else to Windows-1252 (the usual mislabelled Latin-1) with replacement.
+    A byte order mark is trusted first, and left out of the text; then a declared charset; an
+    unknown one, or none, falls back to UTF-8 if the bytes are valid UTF-8, else to Windows-1252
+    (the usual mislabelled Latin-1) with replacement.
     """
+    bom = next((codec for mark, codec in _BOMS if data.startswith(mark)), None)
+    if bom:
+        text = data.decode(bom, errors="replace")
+        return text, _replaced(text, data), None
     warning = None
     if charset:
         try:

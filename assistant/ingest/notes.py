@@ -38,15 +38,18 @@ def read_notes(
         except OSError as exc:
             yield Issue(str(file), "", f"cannot read ({exc.strerror}); skipped")
             continue
-        if b"\x00" in raw[:4096]:
-            yield Issue(str(file), "", "binary content, not a text note; skipped")
+        kept, cut = cut_part(raw, max_part_bytes)
+        text, replaced, _ = decode_bytes(kept, None)  # (a UTF-16 note has NULs until decoded)
+        if "\x00" in text[:4096]:
+            reason = "binary content, not a text note; skipped (if it is text, save it as UTF-8)"
+            yield Issue(str(file), "", reason)
             continue
-        yield _note(file, raw, mtime, max_part_bytes)
+        yield _note(file, raw, text, replaced, cut, mtime)
 
 
-def _note(file: Path, raw: bytes, mtime: float, max_part_bytes: int) -> Document:
-    kept, cut = cut_part(raw, max_part_bytes)
-    text, replaced, _ = decode_bytes(kept, None)
+def _note(
+    file: Path, raw: bytes, text: str, replaced: int, cut: str | None, mtime: float
+) -> Document:
     text, left_out = bound_text(text.lstrip("\ufeff"))
     return Document(
         kind="note",

@@ -304,3 +304,19 @@ def test_a_mail_forwarded_as_an_attachment_is_read_with_the_mail():
     assert "The budget for Q3 is 42000 euros." in doc.text and "Room 4B is booked." in doc.text
     assert [a.name for a in doc.attachments] == ["forwarded mail: Q3 budget", "note.txt"]
     assert doc.attachments[0].content_type == "message/rfc822" and doc.attachments[0].size > 0
+
+
+@pytest.mark.parametrize(
+    ("name", "ctype", "text", "encoding", "expected"),
+    [
+        ("list.txt", "text/plain", "Ferry: cabin 8214.", "utf-16", "Ferry: cabin 8214."),
+        ("sizes.csv", CSV, "name\tsize\nElin\tM\n", "utf-16", "name: Elin; size: M"),
+        ("sizes.csv", CSV, "name,size\nElin,M\n", "utf-8-sig", "name: Elin; size: M"),
+    ],
+)
+def test_a_text_file_with_a_byte_order_mark_is_read(name, ctype, text, encoding, expected):
+    """Excel's "Unicode text" is UTF-16 and its "CSV UTF-8" starts with a byte order mark: the
+    first was not indexed at all ("binary data"), the second's first header was '\\ufeffname'
+    in every row."""
+    found, warning = extract_text(name, ctype, text.encode(encoding))
+    assert warning is None and expected in found.splitlines() and "\ufeff" not in found
