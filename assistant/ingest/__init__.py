@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,7 +72,7 @@ def detect_sources(path: Path, skipped: list[Issue] | None = None) -> list[Sourc
         path.iterdir().close()  # a folder that cannot be listed is said so, not "nothing here"
     except OSError as exc:
         raise SourceError(path, _unreadable(exc)) from None
-    sources = _detect_folder(path, skipped)
+    sources = _detect_folder(path, skipped, {})
     if not sources:
         raise SourceError(
             path,
@@ -102,10 +103,14 @@ def _is_mbox(path: Path) -> bool:
     return path.suffix.lower() not in {".eml", *NOTE_SUFFIXES} and starts_with_headers(path)
 
 
-def _detect_folder(path: Path, skipped: list[Issue]) -> list[Source]:
+def _detect_folder(path: Path, skipped: list[Issue], seen: dict[str, Path]) -> list[Source]:
     """The sources under `path`; a folder or file that cannot be looked at (lost+found, a
     folder another user owns, a mail store the system guards) goes to `skipped` and the rest
-    is imported."""
+    is imported. A folder reached again through a link (`seen`: each folder looked at so far,
+    by its real path) is looked at once: a link to a folder above it was followed forty deep,
+    and two such links doubled the folders at each level, an import that never ended."""
+    if _seen_before(path, seen, skipped):
+        return []
     try:
         children = sorted(p for p in path.iterdir() if not p.name.startswith("."))
     except OSError as exc:
@@ -115,7 +120,8 @@ def _detect_folder(path: Path, skipped: list[Issue]) -> list[Source]:
     for child in children:
         try:
             if is_maildir(child):
-                maildirs.append(child)
+                if not _seen_before(child, seen, skipped):
+                    maildirs.append(child)
             elif child.is_file():
                 child.open("rb").close()  # else an mbox it cannot read would pass unsaid
                 files.append(child)
@@ -127,7 +133,7 @@ def _detect_folder(path: Path, skipped: list[Issue]) -> list[Source]:
     dirs, readable = set(folders), set(files)
     for child in children:  # in name order, as before
         if child in dirs:
-            sources.extend(_detect_folder(child, skipped))
+            sources.extend(_detect_folder(child, skipped, seen))
         elif child in readable and _is_mbox(child):
             sources.append(Source("mbox", child))
     if any(p.name.lower().endswith(".emlx") for p in files):
@@ -137,6 +143,17 @@ def _detect_folder(path: Path, skipped: list[Issue]) -> list[Source]:
     if any(p.suffix.lower() in NOTE_SUFFIXES for p in files):
         sources.append(Source("notes", path))
     return sources
+
+
+def _seen_before(folder: Path, seen: dict[str, Path], skipped: list[Issue]) -> bool:
+    """Whether `folder` is one looked at already under another path (a warning says so)."""
+    real = os.path.realpath(folder)
+    first = seen.setdefault(real, folder)
+    if first == folder:
+        return False
+    reason = f"the same folder as {first} (a link to it); read there, not again"
+    skipped.append(Issue(str(folder), "", reason, "warning"))
+    return True
 
 
 def _unreadable(exc: OSError) -> str:

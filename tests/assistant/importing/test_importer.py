@@ -232,6 +232,33 @@ def test_folder_of_mixed_sources_is_detected(tmp_path):
     assert kinds == [("eml", tmp_path.name), ("mbox", "archive"), ("notes", "notes")]
 
 
+def test_a_folder_reached_again_through_a_link_is_read_once(tmp_path):
+    """A notes folder holding a link to its parent (or to itself): each was followed forty deep
+    (each level a source of its own), and two such links doubled the folders at every level, an
+    import that never ended. A Maildir linked from a second place is one source too."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "n.md").write_text("# N\ntext")
+    (notes / "up").symlink_to("..")
+    write_mbox(tmp_path / "archive", _messages(1))
+    (tmp_path / "Maildir" / "cur").mkdir(parents=True)
+    (tmp_path / "mail-link").symlink_to("Maildir")
+    skipped: list = []
+    kinds = sorted(
+        (s.kind, s.path.relative_to(tmp_path)) for s in detect_sources(tmp_path, skipped)
+    )
+    assert kinds == [
+        ("maildir", Path("Maildir")),
+        ("mbox", Path("archive")),
+        ("notes", Path("notes")),
+    ]
+    assert sorted(Path(i.path).relative_to(tmp_path) for i in skipped) == [
+        Path("mail-link"),
+        Path("notes/up"),
+    ]
+    assert all(i.severity == "warning" and "the same folder as" in i.reason for i in skipped)
+
+
 def test_a_folder_or_mbox_it_cannot_read_is_said_and_the_rest_imported(
     tmp_path, monkeypatch, store, fake_embedder
 ):
