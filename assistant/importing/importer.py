@@ -232,7 +232,9 @@ class Importer:
         self.sources.remember(path, "path")
         reads.roots.append(path)
         if any(s.kind == "notes" for s in sources) and path.is_dir():
-            report.removed += self.store.remove_notes_missing(path, seen_notes)
+            # a notes folder that gave an error this time (it could not be listed) loses nothing
+            # (reads.failed: resolved, as the notes' paths are)
+            report.removed += self.store.remove_notes_missing(path, seen_notes, reads.failed)
 
     def _store_item(
         self, source: Source, item, report: ImportReport, seen_notes: set[str], reads: Reads

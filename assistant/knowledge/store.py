@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -209,15 +209,23 @@ class KnowledgeStore(ThreadRows, VectorRows, SourceRows):
         self._bump_version()
         self._bump_version("vectors")
 
-    def remove_notes_missing(self, root: Path, seen_keys: set[str]) -> int:
-        """Delete notes stored from under `root` that this import did not see (deleted files)."""
+    def remove_notes_missing(
+        self, root: Path, seen_keys: set[str], kept_under: Iterable[str] = ()
+    ) -> int:
+        """Delete notes stored from under `root` that this import did not see (deleted files),
+        but none from under a path of `kept_under` (a folder that could not be read)."""
         prefix = str(root.resolve())
         rows = self.db.execute(
-            "SELECT id, source_key FROM documents WHERE kind = 'note' "
+            "SELECT id, source_key, source_path FROM documents WHERE kind = 'note' "
             "AND (source_path = ? OR source_path LIKE ? ESCAPE '\\')",
             [prefix, _like_prefix(prefix)],
         ).fetchall()
-        gone = [doc_id for doc_id, key in rows if key not in seen_keys]
+        kept = {str(Path(p).resolve()) for p in kept_under if _is_under(p, prefix)}
+        gone = [
+            doc_id
+            for doc_id, key, path in rows
+            if key not in seen_keys and not (kept and _under_any(path, kept))
+        ]
         with self.transaction():
             for doc_id in gone:
                 self._delete_document(doc_id)
@@ -325,6 +333,15 @@ def _same_place(existing: dict, doc: Document) -> bool:
     same place in the same mbox."""
     same_file = existing.get("source_path") == doc.source_path and bool(doc.source_path)
     return same_file and existing.get("source_offset") == doc.source_offset
+
+
+def _is_under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _under_any(path: str, folders: set[str]) -> bool:
+    """`path` is one of `folders` or inside one of them."""
+    return path in folders or any(str(parent) in folders for parent in Path(path).parents)
 
 
 def _like_prefix(prefix: str) -> str:

@@ -223,6 +223,33 @@ def test_notes_are_updated_and_deleted_but_unreadable_ones_kept(tmp_path, store,
     }
 
 
+def test_notes_in_a_folder_it_cannot_read_now_are_kept(tmp_path, monkeypatch, store, fake_embedder):
+    """A notes subfolder that cannot be listed this time (its permissions changed, a synced
+    folder not there yet) is an error naming it: the notes stored from it were deleted as if
+    their files were gone."""
+    notes = tmp_path / "notes"
+    work = notes / "work"
+    work.mkdir(parents=True)
+    (notes / "plants.md").write_text("# Plants\nWater the ficus weekly.")
+    (work / "plan.md").write_text("# Plan\nThe roofers come on Tuesday.")
+    importer = Importer(store, fake_embedder)
+    assert importer.run([notes]).added == 2
+    real_iterdir = Path.iterdir
+
+    def iterdir(self):
+        if self == work:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_iterdir(self)
+
+    monkeypatch.setattr(Path, "iterdir", iterdir)
+    report = importer.run([notes])
+    assert [e.path for e in report.errors] == [str(work)] and report.removed == 0
+    assert {r[0] for r in store.db.execute("SELECT title FROM documents")} == {"Plants", "Plan"}
+    monkeypatch.setattr(Path, "iterdir", real_iterdir)
+    (work / "plan.md").unlink()  # readable again, the note gone: now it goes
+    assert importer.run([notes]).removed == 1
+
+
 def test_folder_of_mixed_sources_is_detected(tmp_path):
     write_mbox(tmp_path / "archive", _messages(1))
     (tmp_path / "a.eml").write_bytes(_messages(1, "e")[0].as_bytes())
