@@ -215,21 +215,26 @@ class Importer:
                 continue
             report.sources_appended += plan.action == "append"
             resume = None  # where the source's last message starts (an mbox's)
+            unread = False  # the source itself could not be read (a folder gone since found)
             with _Batches(self.store, self.batch_seconds) as batches:
                 for item in source.read(max_part_bytes, plan.offset):
                     if cancelled():
                         return
                     resume = _offset_of(item, resume)
+                    unread = unread or _unread(item, source)
                     self._store_item(source, item, report, seen_notes, reads)
                     batches.stored()
                     done += 1
                     if notify:
                         name, errors = str(source.path), len(report.errors)
                         notify(ImportProgressed("read", done, total, name, errors))
+            if unread:
+                continue  # not read to its end: not remembered as read
             self.sources.remember(source.path, source.kind, resume)
             if source.kind == "mbox" and plan.action == "full":
                 reads.whole.add(reads.where(str(source.path)))
-        self.sources.remember(path, "path")
+        if path.exists():  # (gone while it was read: nothing to remember)
+            self.sources.remember(path, "path")
         reads.roots.append(path)
         if any(s.kind == "notes" for s in sources) and path.is_dir():
             # a notes folder that gave an error this time (it could not be listed) loses nothing
@@ -331,6 +336,16 @@ def _offset_of(item: Document | Issue, last: int | None) -> int | None:
     """Where in its mbox `item` starts; `last` where it says none."""
     offset = item.source_offset if isinstance(item, Document) else item.offset
     return offset if offset is not None else last
+
+
+def _unread(item: Document | Issue, source: Source) -> bool:
+    """`item` is the error of a source that could not be read at all (not one of its mails)."""
+    return (
+        isinstance(item, Issue)
+        and item.severity == "error"
+        and not item.where
+        and item.path == str(source.path)
+    )
 
 
 def _note(report: ImportReport, issue: Issue) -> None:

@@ -42,8 +42,10 @@ class Source:
         `start`: an mbox is read from that byte on."""
         if self.kind == "mbox":
             return read_mbox(self.path, max_part_bytes, start)
-        readers = {"maildir": read_maildir, "eml": read_eml, "emlx": read_emlx, "notes": read_notes}
-        return readers[self.kind](self.path, max_part_bytes)
+        if self.kind == "maildir":
+            return read_maildir(self.path, max_part_bytes)
+        readers = {"eml": read_eml, "emlx": read_emlx, "notes": read_notes}
+        return _listed(self.path, readers[self.kind](self.path, max_part_bytes))
 
     def count(self, start: int = 0) -> int:
         """How many messages or files `read` will go through (for progress bars)."""
@@ -51,9 +53,25 @@ class Source:
             return count_mbox(self.path, start)
         if self.kind == "maildir":
             return count_maildir(self.path)
-        if self.kind == "emlx":
-            return len(emlx_files(self.path))
-        return len(eml_files(self.path) if self.kind == "eml" else note_files(self.path))
+        listing = {"eml": eml_files, "emlx": emlx_files, "notes": note_files}[self.kind]
+        try:
+            return len(listing(self.path))
+        except OSError:  # gone since it was found: `read` says so
+            return 0
+
+
+def _listed(folder: Path, items: Iterator[Document | Issue]) -> Iterator[Document | Issue]:
+    """The items of a folder's reader; a folder that cannot be listed when its turn comes
+    (moved, deleted or locked since the import found it) an error naming it, not a traceback
+    that stopped the whole import. (Each file's own read error is its reader's Issue.)"""
+    try:
+        yield from items
+    except OSError as exc:
+        yield Issue(
+            str(folder),
+            "",
+            f"cannot be read now ({exc.strerror or exc}); skipped: import it again once it is back",
+        )
 
 
 def detect_sources(path: Path, skipped: list[Issue] | None = None) -> list[Source]:

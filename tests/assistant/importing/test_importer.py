@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 from contextlib import closing
 from dataclasses import replace
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from assistant.importing.importer import Importer
-from assistant.ingest import SourceError, detect_sources
+from assistant.ingest import Source, SourceError, detect_sources
 from assistant.ingest.mbox import count_mbox
 from assistant.knowledge.db import open_db
 from assistant.knowledge.store import KnowledgeStore
@@ -248,6 +249,29 @@ def test_notes_in_a_folder_it_cannot_read_now_are_kept(tmp_path, monkeypatch, st
     monkeypatch.setattr(Path, "iterdir", real_iterdir)
     (work / "plan.md").unlink()  # readable again, the note gone: now it goes
     assert importer.run([notes]).removed == 1
+
+
+def test_a_folder_gone_before_its_turn_is_an_error_and_the_import_goes_on(
+    tmp_path, store, fake_embedder
+):
+    """A notes or .eml folder moved or deleted while the import read the sources found before
+    it (a synced folder, a cleanup): its listing raised, and the traceback stopped the whole
+    import, the mail read so far uncounted and the rest of the sources unread."""
+    for name in ("a", "b", "c"):
+        (tmp_path / name).mkdir()
+    write_mbox(tmp_path / "a" / "inbox.mbox", _messages(2))
+    (tmp_path / "b" / "n.md").write_text("# N\ntext")
+    (tmp_path / "b" / "m.eml").write_bytes(_messages(1, "e")[0].as_bytes())
+    (tmp_path / "c" / "later.md").write_text("# Later\nStill read.")
+
+    def notify(_event) -> None:  # once the first mail is stored, b goes
+        shutil.rmtree(tmp_path / "b", ignore_errors=True)
+
+    report = Importer(store, fake_embedder).run([tmp_path], notify=notify)
+    assert report.added == 3  # the two mails, and c's note after the folder that went
+    assert [e.path for e in report.errors] == [str(tmp_path / "b")] * 2  # its .eml and notes
+    assert all("cannot be read now (No such file or directory)" in e.reason for e in report.errors)
+    assert Source("notes", tmp_path / "b").count() == 0
 
 
 def test_folder_of_mixed_sources_is_detected(tmp_path):
