@@ -150,11 +150,13 @@ def _event_text(event: Any) -> str:
     attendees = event.get("ATTENDEE") or []
     if not isinstance(attendees, list):
         attendees = [attendees]
-    rule = event.get("RRULE")
+    rules = event.get("RRULE") or []
+    if not isinstance(rules, list):
+        rules = [rules]  # (more than one: a list of them)
     lines = [
         ("Event", str(event.get("SUMMARY") or "")),
         ("When", _when(event.get("DTSTART"), event.get("DTEND") or event.get("DUE"))),
-        ("Repeats", rule.to_ical().decode() if rule else ""),
+        ("Repeats", ", ".join(_raw(rule) for rule in rules)),
         ("Where", str(event.get("LOCATION") or "")),
         ("Organizer", _person(event.get("ORGANIZER"))),
         ("Attendees", ", ".join(_person(a) for a in attendees)),
@@ -165,10 +167,13 @@ def _event_text(event: Any) -> str:
 
 
 def _when(start: Any, end: Any) -> str:
+    """The event's day(s) and times; a start icalendar could not read (a UTC offset written in
+    the value, a time cut short, not a date at all) as it is written."""
     if start is None:
         return ""
-    first = start.dt
-    last = end.dt if end is not None else None
+    first, last = _dt(start), _dt(end)
+    if not isinstance(first, date):
+        return _raw(start)
     if not isinstance(first, datetime):  # a whole day (or days): DTEND is the day after
         if isinstance(last, datetime):  # a malformed mix: compare days
             last = last.date()
@@ -182,6 +187,25 @@ def _when(start: Any, end: Any) -> str:
         text += f" – {last:%H:%M}" if same_day else f" – {_day(last)} {last:%H:%M}"
     zone = first.tzname()
     return f"{text} ({zone})" if zone else text
+
+
+def _dt(prop: Any) -> object:
+    """A date property's value (a date or datetime, when well formed); None when it is absent
+    or icalendar could not read it (a broken property raises on `.dt`)."""
+    try:
+        return None if prop is None else prop.dt
+    except (AttributeError, ValueError):
+        return None
+
+
+def _raw(prop: Any) -> str:
+    """A property as it is written in the file."""
+    if isinstance(prop, str):  # text, or one icalendar could not read (vBroken): the raw value
+        return str(prop)
+    try:
+        return prop.to_ical().decode("utf-8", "replace")
+    except Exception:  # noqa: BLE001 - one that cannot be written back: its str
+        return str(prop)
 
 
 def _day(day: date) -> str:

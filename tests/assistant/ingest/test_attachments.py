@@ -320,3 +320,26 @@ def test_a_text_file_with_a_byte_order_mark_is_read(name, ctype, text, encoding,
     in every row."""
     found, warning = extract_text(name, ctype, text.encode(encoding))
     assert warning is None and expected in found.splitlines() and "\ufeff" not in found
+
+
+def test_one_unreadable_date_costs_only_that_date():
+    """A DTSTART icalendar cannot read (a UTC offset written in the value, as some booking
+    systems do; a time cut short) or an event with two RRULEs raised on reading: the whole
+    invitation, its title, place and people, and every event after it, were not indexed."""
+    calendar = (
+        b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//tests//EN\r\n"
+        b"BEGIN:VEVENT\r\nUID:1\r\nSUMMARY:Dentist\r\nDTSTART:20260414T100000+0200\r\n"
+        b"LOCATION:Tandartspraktijk Zuid\r\nEND:VEVENT\r\n"
+        b"BEGIN:VEVENT\r\nUID:2\r\nSUMMARY:Choir\r\nDTSTART:20260415T190000Z\r\n"
+        b"RRULE:FREQ=WEEKLY\r\nRRULE:FREQ=MONTHLY;BYDAY=1SA\r\nEND:VEVENT\r\n"
+        b"BEGIN:VEVENT\r\nUID:3\r\nSUMMARY:Bake sale\r\nDTSTART;VALUE=DATE:20260502\r\n"
+        b"END:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+    text, warning = extract_text("agenda.ics", ICS, calendar)
+    assert warning is None
+    assert text.split("\n\n") == [
+        "Event: Dentist\nWhen: 20260414T100000+0200\nWhere: Tandartspraktijk Zuid",
+        "Event: Choir\nWhen: Wednesday 15 April 2026 19:00 (UTC)\n"
+        "Repeats: FREQ=WEEKLY, FREQ=MONTHLY;BYDAY=1SA",
+        "Event: Bake sale\nWhen: Saturday 2 May 2026",
+    ]
