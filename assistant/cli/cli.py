@@ -43,11 +43,13 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[home],
         help="the mails that best match a question or query terms (`assistant help search`)",
     )
-    p.add_argument("query", help='words, "phrases" and terms: from: to: date: subject: …')
+    p.add_argument(
+        "query", type=words, help='words, "phrases" and terms: from: to: date: subject: …'
+    )
     p.add_argument(
         "-k",
         "--top",
-        type=int,
+        type=count,
         default=None,
         help="how many mails (default: [retrieval] top_k, 10)",
     )
@@ -67,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print as JSON")
 
     p = sub.add_parser("ask", parents=[home], help="answer a question from your mail and notes")
-    p.add_argument("question")
+    p.add_argument("question", type=words)
     p.add_argument(
         "--no-cache", action="store_true", help="the naive path: no QA bank, no KV reuse"
     )
@@ -170,6 +172,24 @@ def add_filters(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="read no filters from the question's words (typed terms such as from: still apply)",
     )
+
+
+def words(text: str) -> str:
+    """A query or question: blank is none (it would list or answer from arbitrary mail)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("give some words or query terms (it was empty)")
+    return text
+
+
+def count(text: str) -> int:
+    """How many rows: a whole number of at least 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return n
 
 
 def day(text: str) -> str:

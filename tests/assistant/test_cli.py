@@ -44,6 +44,25 @@ def test_bad_path_is_a_clear_error(tmp_path, capsys):
     assert "no such file or folder" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["search", ""], "give some words"),
+        (["search", "   "], "give some words"),
+        (["ask", ""], "give some words"),
+        (["search", "lunch", "-k", "0"], "at least 1, got '0'"),
+        (["search", "lunch", "-k", "-1"], "at least 1, got '-1'"),
+    ],
+)
+def test_an_empty_query_or_no_rows_asked_is_a_usage_error(tmp_path, capsys, argv, says):
+    """`search ""` listed arbitrary mail, `-k 0` showed 10 rows and `-k -1` 35: each is now
+    refused before anything is opened, with exit 2."""
+    with pytest.raises(SystemExit) as stop:
+        main([*argv, "--home", str(tmp_path / "h")])
+    assert stop.value.code == 2 and says in capsys.readouterr().err
+    assert not (tmp_path / "h").exists()
+
+
 def test_corrupt_database_names_the_file(tmp_path, capsys):
     home = tmp_path / "h"
     home.mkdir()
