@@ -41,7 +41,7 @@ class Source:
         """Each message or note; a text part over `max_part_bytes` is cut (with a warning).
         `start`: an mbox is read from that byte on."""
         if self.kind == "mbox":
-            return read_mbox(self.path, max_part_bytes, start)
+            return _listed(self.path, read_mbox(self.path, max_part_bytes, start))
         if self.kind == "maildir":
             return read_maildir(self.path, max_part_bytes)
         readers = {"eml": read_eml, "emlx": read_emlx, "notes": read_notes}
@@ -49,21 +49,22 @@ class Source:
 
     def count(self, start: int = 0) -> int:
         """How many messages or files `read` will go through (for progress bars)."""
-        if self.kind == "mbox":
-            return count_mbox(self.path, start)
         if self.kind == "maildir":
             return count_maildir(self.path)
-        listing = {"eml": eml_files, "emlx": emlx_files, "notes": note_files}[self.kind]
         try:
+            if self.kind == "mbox":
+                return count_mbox(self.path, start)
+            listing = {"eml": eml_files, "emlx": emlx_files, "notes": note_files}[self.kind]
             return len(listing(self.path))
         except OSError:  # gone since it was found: `read` says so
             return 0
 
 
 def _listed(folder: Path, items: Iterator[Document | Issue]) -> Iterator[Document | Issue]:
-    """The items of a folder's reader; a folder that cannot be listed when its turn comes
-    (moved, deleted or locked since the import found it) an error naming it, not a traceback
-    that stopped the whole import. (Each file's own read error is its reader's Issue.)"""
+    """The items of a folder's or an mbox's reader; one that cannot be read when its turn
+    comes (moved, deleted or locked since the import found it) an error naming it, not a
+    traceback that stopped the whole import. (Each file's own read error is its reader's
+    Issue.)"""
     try:
         yield from items
     except OSError as exc:

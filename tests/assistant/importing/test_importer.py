@@ -274,6 +274,27 @@ def test_a_folder_gone_before_its_turn_is_an_error_and_the_import_goes_on(
     assert Source("notes", tmp_path / "b").count() == 0
 
 
+def test_an_mbox_gone_before_its_turn_is_an_error_and_the_import_goes_on(
+    tmp_path, store, fake_embedder
+):
+    """An mbox deleted or moved while the import read the sources found before it: its open
+    raised, and the traceback stopped the whole import. It is one error naming it; the rest
+    is read, and it is not remembered as read (its mail stays stored)."""
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    write_mbox(tmp_path / "a" / "inbox.mbox", _messages(2))
+    write_mbox(tmp_path / "b" / "old.mbox", _messages(1, "o"))
+
+    def notify(_event) -> None:  # once the first mail is stored, b's mbox goes
+        (tmp_path / "b" / "old.mbox").unlink(missing_ok=True)
+
+    report = Importer(store, fake_embedder).run([tmp_path], notify=notify)
+    assert report.added == 2
+    assert [e.path for e in report.errors] == [str(tmp_path / "b" / "old.mbox")]
+    assert "cannot be read now (No such file or directory)" in report.errors[0].reason
+    assert Source("mbox", tmp_path / "b" / "old.mbox").count() == 0
+
+
 def test_folder_of_mixed_sources_is_detected(tmp_path):
     write_mbox(tmp_path / "archive", _messages(1))
     (tmp_path / "a.eml").write_bytes(_messages(1, "e")[0].as_bytes())
