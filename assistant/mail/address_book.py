@@ -19,6 +19,7 @@ from assistant.mail.people import People, Person
 from assistant.mail.person_names import NameForm
 
 _ADDRESS = re.compile(r"[\w.+'&-]+@[\w-]+(?:\.[\w-]+)+")
+_WORDS = re.compile(r"[^\W\d_]+")
 SHARED_NAMES = 3  # an address sending under this many names is a list's or a no-reply's
 OWNER_SHARE = 0.2  # an address on this share of the mails (as in mail/threads.py) is the owner's
 
@@ -156,17 +157,23 @@ def _person(key: str, entries: list[_Seen]) -> Person:
     for name, count in person.names.most_common():
         person.full.add(" ".join(pn.words(name)))
         if (form := pn.from_display(name)) is not None:
-            _add_form(person, form, f"display name {name!r} on {_mails_n(count)}")
+            _add_form(person, form, f"display name {name!r} on {_mails_n(count)}", name)
     for entry in entries:
         if not entry.names and (form := pn.from_address(entry.address)) is not None:
             _add_form(person, form, f"address {entry.address} (no display name)")
     return person
 
 
-def _add_form(person: Person, form: NameForm, why: str) -> None:
+def _add_form(person: Person, form: NameForm, why: str, name: str = "") -> None:
+    """The form's names (folded, as they are matched) become the person's; `why` shows them
+    as `name` writes them (Tomás, not Tomas)."""
     person.first.add(form.first)
     person.last.add(form.last)
-    person.why.append(f"{why}: {form.first.title()} {form.last.title()}")
+    first, last = form.first, form.last
+    if not name.isascii():
+        written = {pn.fold(w): w for w in _WORDS.findall(name)}
+        first, last = written.get(first, first), written.get(last, last)
+    person.why.append(f"{why}: {first.title()} {last.title()}")
 
 
 def _mark_owner(people: list[Person], seen: dict[str, _Seen]) -> None:

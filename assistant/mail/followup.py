@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from assistant.ingest.emails import display_name
+from assistant.mail.person_names import UPPER, fold
 from cache.words import STOPWORDS
 
 PERSON = {"he", "him", "his", "she", "her", "hers", "himself", "herself"}
@@ -24,8 +25,8 @@ SHORT = 3  # words: "and when?", "who else?", "why?"
 THIN = 2  # content words: "how long is the ride?" names too little to stand alone
 TOPIC_WORDS = 8
 FOCUS_SOURCES = 1  # the last turn's first sources whose threads a follow-up looks in first
-_WORD = re.compile(r"[A-Za-z0-9][\w'’.@-]*[\w]|[A-Za-z0-9]")
-_NAME_RUN = re.compile(r"\b[A-Z][\w'’-]+(?:\s+(?:[A-Z]\.\s+)?[A-Z][\w'’-]+)*")
+_WORD = re.compile(r"[^\W_][\w'’.@-]*[\w]|[^\W_]")  # letters of any script: Åsa, Tomás
+_NAME_RUN = re.compile(rf"\b{UPPER}[\w'’-]+(?:\s+(?:{UPPER}\.\s+)?{UPPER}[\w'’-]+)*")
 _ASKING = {"what", "when", "where", "who", "whom", "whose", "which", "why", "how", "did", "does",
            "do", "is", "are", "was", "were", "can", "could", "would", "will", "should", "per",
            "according", "want", "wanted", "ask", "asked", "tell", "told", "say", "said", "i", "me",
@@ -131,9 +132,9 @@ def person(last: Turn) -> str:
     else a name its answer adds to a who-question, else its first source's sender."""
     names = names_in(last.standalone)
     sender = display_name(last.sources[0].get("sender") or "") if last.sources else ""
-    own = set(re.split(r"[\s._-]+", sender.split("@", 1)[0].lower()))  # no domain: no company
+    own = set(re.split(r"[\s._-]+", fold(sender.split("@", 1)[0])))  # no domain: no company
     for name in names:
-        if own & {part.lower() for part in name.split()}:
+        if own & {fold(part) for part in name.split()}:
             return name
     if last.standalone.lower().startswith(("who", "whose")) and last.answer:
         added = [n for n in names_in(last.answer) if n not in names]

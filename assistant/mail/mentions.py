@@ -13,9 +13,11 @@ import re
 from dataclasses import dataclass
 
 from assistant.mail.dates import HOLIDAYS, MONTHS, WEEKDAYS
+from assistant.mail.person_names import LOWER, UPPER
 
 FROM, TO, WITH = "from", "to", "with"
-_NAME_WORD = r"O['’][A-Z][a-z]+|[A-Z][a-z][A-Za-z'’-]*|[A-Z]\.?"
+# a capitalised word of any Latin, Greek or Cyrillic letters (Åsa, Tomás), or an initial
+_NAME_WORD = rf"O['’]{UPPER}{LOWER}+|{UPPER}{LOWER}(?:[^\W\d_]|['’-])*|{UPPER}\.?"
 _RUN = re.compile(rf"(?<![\w'’])(?:{_NAME_WORD})(?:\s+(?:{_NAME_WORD}))*")
 _QUOTED = re.compile(r"(?<!\w)['‘\"“][^'\"“”‘’]{3,}?['’\"”](?!\w)")
 # capitalised words that start a question or a clause and name no one

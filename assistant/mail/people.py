@@ -106,12 +106,13 @@ class People:
         ]
 
     def containing(self, text: str) -> list[Sender]:
-        """Senders whose address or name holds every word of `text` (a `from:` term)."""
-        words = text.lower().split()
+        """Senders whose address or name holds every word of `text` (a `from:` term), accents
+        aside (from:tomas finds Tomás)."""
+        words = pn.fold(text).split()
         return [
             s
             for s in self.senders
-            if all(w in s.stored.lower() or w in s.name.lower() for w in words)
+            if all(w in pn.fold(s.stored) or w in pn.fold(s.name) for w in words)
         ]
 
     def resolve(self, name: str, in_passing: bool = False) -> Resolved:
@@ -129,11 +130,20 @@ class People:
             tiers = _single(self.people, asked[0])
         for tier in tiers:
             if tier:
+                tier = [Match(m.person, _as_typed(m.why, name)) for m in tier]
                 return Resolved(name, tuple(sorted(tier, key=lambda m: -_mails(m.person))))
         return Resolved(name, ())
 
     def owner(self) -> list[Person]:
         return [p for p in self.people if p.owner]
+
+
+def _as_typed(why: str, name: str) -> str:
+    """`why` with the words asked as the user wrote them ('first name Tomás'), not folded."""
+    for word in re.findall(r"[^\W\d_]+", name):
+        if (folded := pn.fold(word)) != word.lower():
+            why = why.replace(folded.title(), word.title())
+    return why
 
 
 def _mails(person: Person) -> int:

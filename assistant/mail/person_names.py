@@ -2,11 +2,13 @@
 A', 'Dr. Vince Kaminski': `nameparser`), from an address's local part (steve.kean@ → Steve Kean,
 jdent@ → J. Dent), the nicknames of a first name (the `nicknames` package: Liz/Elizabeth,
 Steve/Steven, Rob/Robert), and the names a mail greets someone with ("Dave, please …") or is
-signed with (a last line "Steve" or "-Liz")."""
+signed with (a last line "Steve" or "-Liz"). Names are matched with their accents folded
+(Tomás, Tomas; Åsa Sjöberg, Asa Sjoberg): mail users type names without them."""
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -14,8 +16,15 @@ from nameparser import HumanName
 from nameparser.config import CONSTANTS
 from nicknames import NickNamer
 
-_LETTERS = re.compile(r"[a-z]+")
-_NAME_TEXT = re.compile(r"^[A-Za-z][A-Za-z .,'’-]*$")
+_LETTERS = re.compile(r"[^\W\d_]+")  # letters of any script: Tomás is one word, not "tom s"
+_NAME_TEXT = re.compile(r"^[^\W\d_](?:[^\W\d_]|[ .,'’-])*$")
+# letters that NFKD does not take apart into a letter and its marks
+_UNFOLDED = str.maketrans({"ø": "o", "æ": "ae", "œ": "oe", "ß": "ss", "ł": "l", "đ": "d", "ð": "d",
+                           "þ": "th", "ı": "i"})  # fmt: skip
+# a capital and a small letter of the Latin, Greek and Cyrillic scripts, for a pattern that
+# reads a name as capitalised ('Åsa', 'Tomás'), which [A-Z][a-z] cannot
+UPPER = "[" + "".join(c for c in map(chr, range(0x41, 0x530)) if c.isupper()) + "]"
+LOWER = "[" + "".join(c for c in map(chr, range(0x61, 0x530)) if c.islower()) + "]"
 # words that make a display name an organisation's, a list's or a service's, not a person's
 ORG_WORDS = frozenset(
     """announcement announcements team office news newsletter newsletters update updates service
@@ -33,18 +42,19 @@ _NOT_GREETED = frozenset(
     congratulations congrats great sure again morning afternoon evening regards best cheers
     note update re fw fwd subject to from sent date cc importance""".split()
 )
+_FIRST = rf"{UPPER}{LOWER}{{1,15}}"  # a first name as mail writes it: Dave, Åsa
 _GREETING = re.compile(
     r"^\s*(?i:(?:dear|hi|hello|hey|greetings,?|good (?:morning|afternoon|evening),?)\s+)?"
-    r"(?P<name>[A-Z][a-z]{1,15})\s*(?:[,:!\-–—]|\.\s)"
+    rf"(?P<name>{_FIRST})\s*(?:[,:!\-–—]|\.\s)"
 )
 _GREETING_TWO = re.compile(
-    r"^\s*(?i:(?:dear|hi|hello|hey)\s+)?(?P<name>[A-Z][a-z]{1,15})\s+(?:and|&)\s+"
-    r"(?P<other>[A-Z][a-z]{1,15})\s*[,:!]"
+    rf"^\s*(?i:(?:dear|hi|hello|hey)\s+)?(?P<name>{_FIRST})\s+(?:and|&)\s+"
+    rf"(?P<other>{_FIRST})\s*[,:!]"
 )
-_THANKS = re.compile(r"^\s*(?i:thanks|thank you)[^,.!\n]{0,40},\s*(?P<name>[A-Z][a-z]{1,15})[.!]")
+_THANKS = re.compile(rf"^\s*(?i:thanks|thank you)[^,.!\n]{{0,40}},\s*(?P<name>{_FIRST})[.!]")
 _SIGNED = re.compile(
     r"^\s*(?i:(?:thanks|thank you|regards|best|cheers|love|later|take care),?\s+)?"
-    r"[-–—~]{0,2}\s*(?P<name>[A-Z][a-z]{1,15})\s*$"
+    rf"[-–—~]{{0,2}}\s*(?P<name>{_FIRST})\s*$"
 )
 
 
@@ -58,6 +68,16 @@ class NameForm:
 
     def full(self) -> bool:
         return len(self.first) > 1 and bool(self.last)
+
+
+def fold(text: str) -> str:
+    """`text` lowercase with its accents off, as names are matched: 'Tomás' → 'tomas',
+    'Åsa Sjöberg' → 'asa sjoberg', 'Søren' → 'soren'."""
+    low = text.lower()
+    if low.isascii():
+        return low
+    decomposed = unicodedata.normalize("NFKD", low.translate(_UNFOLDED))
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 @lru_cache(maxsize=1)
@@ -94,7 +114,8 @@ def shortened(a: str, b: str) -> bool:
 
 
 def words(name: str) -> list[str]:
-    return _LETTERS.findall(name.lower())
+    """The words of a name, folded ('Tomás Ferreira' → tomas, ferreira)."""
+    return _LETTERS.findall(fold(name))
 
 
 def org_like(name: str) -> bool:
@@ -123,7 +144,7 @@ def from_display(name: str) -> NameForm | None:
 def _plain(text: str) -> NameForm | None:
     """'First Last' or 'First M. Last' with no title, suffix, particle or comma: read here,
     as nameparser would, at a fraction of its cost (an address book reads thousands)."""
-    tokens = text.lower().replace(".", " ").split()
+    tokens = fold(text).replace(".", " ").split()
     if not 2 <= len(tokens) <= 3 or "," in text or len(tokens[0]) < 2 or len(tokens[-1]) < 2:
         return None
     if len(tokens) == 3 and len(tokens[1]) > 1:
@@ -174,7 +195,7 @@ def greeted(body_start: str) -> list[str]:
     first_line = body_start.strip().split("\n", 1)[0]
     for pattern in (_GREETING_TWO, _GREETING, _THANKS):
         match = pattern.match(first_line)
-        names = [n.lower() for n in match.groups() if n] if match else []
+        names = [fold(n) for n in match.groups() if n] if match else []
         if names and not set(names) & _NOT_GREETED:
             return names
     return []
@@ -186,6 +207,6 @@ def signed(body_end: str) -> str:
     lines = [line for line in body_end.strip().splitlines() if line.strip()][-3:]
     for line in reversed(lines):
         match = _SIGNED.match(line)
-        if match and match.group("name").lower() not in _NOT_GREETED:
-            return match.group("name").lower()
+        if match and fold(match.group("name")) not in _NOT_GREETED:
+            return fold(match.group("name"))
     return ""

@@ -120,3 +120,15 @@ def test_people_prints_who_a_name_stands_for_and_why(home, capsys):
     assert "Bram <bram@x.nl>" in out and "because: " in out
     assert main(["people", "--home", home, "--json", "Nobody"]) == 0
     assert json.loads(capsys.readouterr().out) == {"name": "Nobody", "owner": False, "people": []}
+
+
+def test_people_finds_a_name_with_accents_as_written_and_without(tmp_path, capsys):
+    tomas = "Tomás Ferreira <t.ferreira@x.pt>"
+    msgs = [make_email(f"Plan {i}", f"Text {i}.", tomas) for i in (1, 2)]
+    msgs += [make_email(f"Note {i}", f"Filler {i}.", "Noor <noor@x.nl>") for i in range(6)]  # owner
+    ctx = open_services(tmp_path / "h")
+    Importer(ctx.store, FakeEmbedder()).run([write_mbox(tmp_path / "inbox.mbox", msgs)])
+    for asked in ("Tomás", "Tomas", "Ferreira"):
+        assert main(["people", "--home", str(tmp_path / "h"), asked]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith(f"{asked}: one person") and "Tomás Ferreira <t.ferreira@x.pt>" in out

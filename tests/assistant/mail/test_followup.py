@@ -66,3 +66,12 @@ def test_a_third_turn_keeps_what_the_second_carried():
     talk.add(Turn(second.asked, second.standalone, "", SOURCES))
     third = talk.rewrite("And by when?")
     assert third.standalone.endswith("(about: RSVP HEF launch party)")
+
+
+def test_a_name_with_accents_is_the_person_and_carried_whole():
+    """Åsa, Tomás: a capitalised word of any letters is a name ([A-Z] read Åsa as 'sa')."""
+    sources = [{"sender": "Tomás Ferreira <tomas@fernwoodlabs.nl>", "thread": "t-budget"}]
+    last = Turn("Did Åsa and Tomás agree on the budget?", "Did Åsa and Tomás agree on the budget?",
+                "", sources)  # fmt: skip
+    rw = rewrite("What did he say?", last)
+    assert rw.standalone == "What did Tomás say? (about: Åsa agree budget)"

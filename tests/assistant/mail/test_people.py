@@ -121,6 +121,8 @@ def test_a_shared_address_is_one_person_per_name_and_the_owner_is_no_one(book):
             [("Sherri", FROM), ("Thames Fulton", TO)],
         ),
         ("What was Mark Golden from Dow Jones asking?", [("Mark Golden", FROM)]),
+        ("What was in Åsa Sjöberg's note?", [("Åsa Sjöberg", FROM)]),
+        ("What did Tomás send Élodie?", [("Tomás", FROM), ("Élodie", TO)]),
         ("When is the offsite with Rob in Houston?", [("Rob", WITH), ("Houston", WITH)]),
     ],
 )
@@ -193,3 +195,31 @@ def test_people_says_why_once(book):
     lines = people_lines(book.resolve("Sher"))  # the greeting is both the match and a name
     assert sum("greets them 'Sher'" in line for line in lines) == 1
     assert any(line.strip().startswith("because: your mail greets them 'Sher'") for line in lines)
+
+
+def test_a_name_with_accents_is_found_with_them_or_without():
+    """Tomás Ferreira, Åsa Sjöberg: found as written and as typed without accents (words of
+    any letters, accents folded on both sides), shown as the mail writes them; a question or
+    a from: term naming them filters to their mail."""
+    book = build(MailRows(
+        [(OWNER, "Jeff Skilling", 40), ("t.ferreira@fernwoodlabs.nl", "Tomás Ferreira", 11),
+         ("asa@fernwoodlabs.nl", "Åsa Sjöberg", 2), ("tom.smith@enron.com", "Tom Smith", 1)],
+        [(OWNER, "Jeff Skilling", 50)],
+        [(OWNER, "asa@fernwoodlabs.nl", "Åsa, the leave plan is fine", "Jeff")],
+    ))  # fmt: skip
+    tomas = book.resolve("Tomás").one
+    assert tomas is not None and tomas.name == "Tomás Ferreira"
+    for asked in ("Tomas", "tomas", "Ferreira", "Tomás Ferreira", "Tomas Ferreira"):
+        assert book.resolve(asked).one is tomas, asked
+    assert book.resolve("Tomás").matches[0].why == "first name Tomás"
+    assert "display name 'Tomás Ferreira' on 11 mails: Tomás Ferreira" in tomas.why
+    asa = book.resolve("Åsa").one
+    assert asa is not None and asa.name == "Åsa Sjöberg"
+    for asked in ("Asa", "Sjöberg", "Sjoberg", "Åsa Sjöberg", "Asa Sjoberg"):
+        assert book.resolve(asked).one is asa, asked
+    assert "asa" in asa.called  # "Åsa, …": a name in passing ("when is Åsa …") finds her
+    assert reader(book).read("When is Åsa on leave?").describe().startswith("with: Åsa Sjöberg")
+    for question in ("What did Tomás send about the budget?", "What did Tomas send?"):
+        assert reader(book).read(question).describe().startswith("from: Tomás Ferreira <")
+    assert reader(book).read("What was in Asa's note?").describe().startswith("from: Åsa Sjöberg")
+    assert [s.name for s in book.containing("tomas")] == ["Tomás Ferreira"]
