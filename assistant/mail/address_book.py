@@ -5,7 +5,10 @@ One person may have several addresses (work and personal webmail under one displ
 first and last name: 'Dottie Kerr' at kerr-solutions.com and at enron.com); a sender known only by
 an address is named by its local part (steve.kean@ → Steve Kean); the user's own mail adds the
 names it greets people by ("Dave, …" to david.delainey@), and mail the names it is signed with.
-An address that sends under many names (a list, a no-reply) is one person per name."""
+An address that sends under many names (a list, a no-reply), or under the names of two people
+(a notification address: 'Daan Verhoeven' and 'Priya Nair' at notifications@github.com), is one
+person per name (but the one its local part names keeps it); a name of it that is the name of
+one person the mailbox knows is theirs too (their mail from it is theirs), the address not."""
 
 from __future__ import annotations
 
@@ -42,6 +45,7 @@ class _Seen:
     froms: set[tuple[str, str]] = field(default_factory=set)
     sent: int = 0
     received: int = 0
+    shared: bool = False  # one name of a shared address
 
 
 def build(rows: MailRows) -> People:
@@ -63,12 +67,13 @@ def _identities(rows: MailRows) -> dict[str, _Seen]:
     for stored, name, _ in rows.senders:
         for address in addresses_of(stored)[:1] or [stored.strip().lower()]:
             names_by_address[address].add(name.strip().lower())
-    shared = {a for a, names in names_by_address.items() if len(names) >= SHARED_NAMES}
+    shared = _shared(names_by_address)
     seen: dict[str, _Seen] = {}
     for stored, name, count in rows.senders:
         address = (addresses_of(stored)[:1] or [stored.strip().lower()])[0]
-        key = f"{address}|{name.strip().lower()}" if address in shared else address
-        entry = seen.setdefault(key, _Seen(address))
+        keeps = address not in shared or _holds(shared[address], name)
+        key = address if keeps else f"{address}|{name.strip().lower()}"
+        entry = seen.setdefault(key, _Seen(address, shared=not keeps))
         entry.froms.add((stored, name))
         entry.sent += count
         if name.strip():
@@ -78,11 +83,46 @@ def _identities(rows: MailRows) -> dict[str, _Seen]:
     return seen
 
 
+def _shared(names_by_address: dict[str, set[str]]) -> dict[str, NameForm | None]:
+    """The addresses that send under SHARED_NAMES names (a list, a no-reply; not the names of
+    one person: Jeff Skilling, Jeffrey K Skilling, Skilling, Jeff), or under the names of two
+    people (a notification address), each with the name of the one person it is still theirs
+    (its local part names them: vmcarthur@ sends as Vicki McArthur and as her boss), if one."""
+    shared: dict[str, NameForm | None] = {}
+    for address, names in names_by_address.items():
+        forms = [f for n in names if (f := pn.from_display(n)) is not None and f.full()]
+        if len(names) >= SHARED_NAMES and not _one_persons(names, forms):
+            shared[address] = None
+        elif _two_people(forms):
+            holders = [f for f in forms if pn.named_by(address, f)]
+            one = holders and not _two_people(holders)
+            shared[address] = holders[0] if one else None
+    return shared
+
+
+def _two_people(forms: list[NameForm]) -> bool:
+    """Two of `forms` no one person's (Daan Verhoeven, Priya Nair)."""
+    return any(not pn.one_persons(a, b) for i, a in enumerate(forms) for b in forms[i + 1 :])
+
+
+def _one_persons(names: set[str], forms: list[NameForm]) -> bool:
+    """Every one of `names` a person's, and all one person's; none a list's or a service's."""
+    return len(forms) == len(names - {""}) and not _two_people(forms)
+
+
+def _holds(holder: NameForm | None, name: str) -> bool:
+    """Whether mail from a shared address under `name` is its holder's."""
+    form = pn.from_display(name)
+    return holder is not None and (
+        not name.strip() or form is not None and pn.one_persons(form, holder)
+    )
+
+
 def _received(seen, shared, addresses: list[str], names: str, count: int) -> None:
     listed = [n.strip() for n in names.split(";") if n.strip()] if names else []
     paired = len(listed) == len(addresses)
     for i, address in enumerate(addresses):
-        if address in shared:
+        if address in shared and shared[address] is None:  # no one's: a list's, a service's
             continue
         entry = seen.setdefault(address, _Seen(address))
         entry.received += count
@@ -126,6 +166,7 @@ def _group(seen: dict[str, _Seen]) -> dict[str, list[str]]:
         for other in keys[1:] + related:
             parent[find(other)] = find(keys[0])
     _join_initials(seen, by_name, parent, find)
+    _join_namesakes(seen, by_name, parent, find)
     groups: dict[str, list[str]] = defaultdict(list)
     for key in seen:
         groups[find(key)].append(key)
@@ -144,16 +185,32 @@ def _join_initials(seen, by_name, parent, find) -> None:
             parent[find(key)] = find(by_name[(firsts[0], form.last)][0])
 
 
+def _join_namesakes(seen, by_name, parent, find) -> None:
+    """A name a shared address sends under ('Priya Nair' at notifications@github.com) joins
+    the one person of that first and last name, if one."""
+    for key, entry in seen.items():
+        if "|" not in key:
+            continue
+        forms = [f for n in entry.names if (f := pn.from_display(n)) is not None and f.full()]
+        roots = {find(k) for f in forms for k in by_name.get((f.first, f.last), [])}
+        if len(roots) == 1:
+            parent[find(key)] = roots.pop()
+
+
 def _person(key: str, entries: list[_Seen]) -> Person:
     person = Person(key, shared="|" in key)
+    own: Counter = Counter()  # the names of their own addresses, which name them first
     for entry in entries:
-        person.addresses.add(entry.address)
+        if not entry.shared or person.shared:  # their name on a shared address: not theirs
+            person.addresses.add(entry.address)
+            own.update(entry.names)
         person.froms |= entry.froms
         person.names.update(entry.names)
         person.sent += entry.sent
         person.received += entry.received
-    named = [n for n, _ in person.names.most_common() if pn.from_display(n)]
-    person.name = (named or [n for n, _ in person.names.most_common()] or [""])[0]
+    names = own or person.names
+    named = [n for n, _ in names.most_common() if pn.from_display(n)]
+    person.name = (named or [n for n, _ in names.most_common()] or [""])[0]
     for name, count in person.names.most_common():
         person.full.add(" ".join(pn.words(name)))
         if (form := pn.from_display(name)) is not None:
@@ -161,6 +218,10 @@ def _person(key: str, entries: list[_Seen]) -> Person:
     for entry in entries:
         if not entry.names and (form := pn.from_address(entry.address)) is not None:
             _add_form(person, form, f"address {entry.address} (no display name)")
+        if entry.shared and not person.shared:
+            names = ", ".join(repr(n) for n in entry.names)
+            why = f"sends as {names} from {entry.address} too, an address not theirs alone"
+            person.why.append(why)
     return person
 
 
@@ -179,7 +240,10 @@ def _add_form(person: Person, form: NameForm, why: str, name: str = "") -> None:
 def _mark_owner(people: list[Person], seen: dict[str, _Seen]) -> None:
     """The owner: the person of the address on the most mails, if on OWNER_SHARE of them."""
     mails = sum(e.sent for e in seen.values())
-    counts = Counter({e.address: e.sent + e.received for e in seen.values()})
+    counts: Counter = Counter()
+    for entry in seen.values():
+        if not entry.shared:
+            counts[entry.address] += entry.sent + entry.received
     if not counts or not mails:
         return
     address, n = counts.most_common(1)[0]

@@ -113,6 +113,24 @@ def shortened(a: str, b: str) -> bool:
     return len(short) >= 3 and len(full) > len(short) and full.startswith(short)
 
 
+def one_persons(a: NameForm, b: NameForm) -> bool:
+    """Whether two names may be one person's: a name in common (Jeff Skilling, Jeffrey K
+    Skilling; Skilling, Jeff), or first names one the nickname, the short form or the initial
+    of the other (Liz Tilney, Elizabeth Smith: a name changed). Daan Verhoeven and Priya Nair
+    are two people."""
+    if {a.first, a.last} & {b.first, b.last}:
+        return True
+    x, y = a.first, b.first
+    return same_first(x, y) or shortened(x, y) or min(len(x), len(y)) == 1 and x[0] == y[0]
+
+
+def named_by(address: str, form: NameForm) -> bool:
+    """Whether an address's local part names the person: jeff.skilling@, vmcarthur@ (the
+    last name in it), maya@ (it starts with the first)."""
+    local = "".join(_LETTERS.findall(fold(address.rsplit("@", 1)[0])))
+    return len(form.last) > 2 and form.last in local or local.startswith(form.first)
+
+
 def words(name: str) -> list[str]:
     """The words of a name, folded ('Tomás Ferreira' → tomas, ferreira)."""
     return _LETTERS.findall(fold(name))

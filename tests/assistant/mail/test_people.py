@@ -223,3 +223,37 @@ def test_a_name_with_accents_is_found_with_them_or_without():
         assert reader(book).read(question).describe().startswith("from: Tomás Ferreira <")
     assert reader(book).read("What was in Asa's note?").describe().startswith("from: Åsa Sjöberg")
     assert [s.name for s in book.containing("tomas")] == ["Tomás Ferreira"]
+
+
+def test_an_address_sending_as_two_different_people_joins_neither_to_the_other():
+    """notifications@github.com sends as Daan Verhoeven and as Priya Nair: two names, fewer than
+    SHARED_NAMES, but no one person's (another first and last name), so a shared address:
+    Priya is not Daan; each name's mail from it is its person's, the address no one's. An
+    address whose local part names one of the two stays theirs (vmcarthur@ sends as Vicki
+    McArthur and as her boss; the owner's as the owner and as their assistant), and the names
+    of one person on one address (Jeff Skilling, Jeffrey K Skilling, Skilling, Jeff: as many as
+    SHARED_NAMES) stay one person's."""
+    github, vicki = "notifications@github.com", "vmcarthur@plains.com"
+    book = build(MailRows([
+        (OWNER, "Jeff Skilling", 40), (OWNER, "Sherri Sera", 1),
+        ("jeff@skilling.org", "Jeff Skilling", 1), ("jeff@skilling.org", "Jeffrey K Skilling", 3),
+        ("jeff@skilling.org", "Skilling, Jeff", 2),
+        ("daan@fernwoodlabs.nl", "Daan Verhoeven", 7), ("priya@fernwoodlabs.nl", "Priya Nair", 2),
+        (github, "Daan Verhoeven", 2), (github, "Priya Nair", 1),
+        (vicki, "Vicki McArthur", 2), (vicki, "Mark Duffey", 1), ("mark.duffey@x.com", "", 4),
+    ], [(OWNER, "Jeff Skilling", 50), (github, "", 1), (vicki, "", 3)]))  # fmt: skip
+    priya, daan = book.resolve("Priya").one, book.resolve("Daan").one
+    assert priya is not None and priya.name == "Priya Nair"
+    assert priya.addresses == {"priya@fernwoodlabs.nl"}
+    assert daan.addresses == {"daan@fernwoodlabs.nl"}
+    assert (github, "Priya Nair") in priya.froms and priya.sent == 3
+    assert f"sends as 'Priya Nair' from {github} too, an address not theirs alone" in priya.why
+    assert book.resolve("Priya Nair").one is priya and book.resolve("Daan Verhoeven").one is daan
+    clause, params = reader(book).read("What did Priya send about the RC2 soak?").sql()
+    assert "Daan Verhoeven" not in params and f"%{github}%" not in params
+    mcarthur, duffey = book.resolve("Vicki").one, book.resolve("Mark Duffey").one
+    assert mcarthur.addresses == {vicki} and mcarthur.received == 3 and mcarthur.personal
+    assert duffey.addresses == {"mark.duffey@x.com"} and (vicki, "Mark Duffey") in duffey.froms
+    jeff = book.resolve("Jeffrey Skilling")
+    assert jeff.is_owner and jeff.one.addresses == {OWNER, "jeff@skilling.org"}
+    assert not book.resolve("Sherri Sera").is_owner
