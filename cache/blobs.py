@@ -9,6 +9,7 @@ absent: the caller recomputes it. Nothing corrupt is ever returned.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import time
@@ -25,6 +26,8 @@ log = logging.getLogger(__name__)
 # a file a writer left this long ago, with no row, is no write in progress: its writer stopped
 # (a blob is written and its row inserted within milliseconds)
 ORPHAN_AGE_S = 600.0
+# a write that failed for want of room (the disk, or the user's quota, is full)
+NO_ROOM = (errno.ENOSPC, errno.EDQUOT)
 
 
 class BlobStore:
@@ -35,18 +38,20 @@ class BlobStore:
         self.on_evict: list[Callable[[str], None]] = []  # told each evicted or dropped key
         # kind -> (key, size) of its blobs, first to evict first; default: LFU, then LRU
         self.evict_order: dict[str, Callable[[], list[tuple[str, int]]]] = {}
+        # why the last put stored nothing for want of disk space (None: it did not): a night
+        # stops on it rather than compute KV it cannot keep
+        self.no_room: str | None = None
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.bin"
 
     def put(self, kind: str, key: str, data: bytes) -> bool:
-        """Store `data`; False (and nothing stored) when it alone exceeds the kind's budget."""
+        """Store `data`; False (and nothing stored) when it alone exceeds the kind's budget, or
+        when the disk has no room for it (`no_room` then says so; what is stored stays)."""
         if len(data) > self.budgets.get(kind, 0):
             return False
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        # a night and a question computing the same node each write a file of their own
-        replace_atomically(path, lambda tmp: tmp.write_bytes(data))
+        if not self._write(key, data):
+            return False
         now = time.time()
         digest = hashlib.sha256(data).hexdigest()
         with transaction(self.db):
@@ -57,6 +62,26 @@ class BlobStore:
                 [key, kind, len(data), digest, now, now],
             )
             self.evict(kind, keep=key)
+        return True
+
+    def _write(self, key: str, data: bytes) -> bool:
+        """The blob's file, whole; False when the disk (or quota) is full: a cache that cannot
+        grow is no error to the question or the night that computed the KV."""
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            # a night and a question computing the same node each write a file of their own
+            replace_atomically(path, lambda tmp: tmp.write_bytes(data))
+        except OSError as exc:
+            if exc.errno not in NO_ROOM:
+                raise
+            self.no_room = (
+                f"no space left on the disk for the cache in {self.root} ({exc.strerror}): "
+                "free some space there, or set a smaller [cache] kv_budget_mb"
+            )
+            log.warning("cache blob %s not stored: %s", key, self.no_room)
+            return False
+        self.no_room = None
         return True
 
     def get(self, key: str) -> bytes | None:

@@ -47,6 +47,7 @@ from assistant.precompute.handlers import Handlers
 from assistant.precompute.parts import PrecomputeParts
 from assistant.precompute.planner import Planner
 from assistant.rerank import selfcheck
+from cache.blobs import NO_ROOM, BlobStore
 from cache.counts import precompute_counts
 from cache.jobs import Job, JobQueue
 from cache.prediction import History, KnowledgeAbstract
@@ -83,11 +84,12 @@ class PrecomputeReport:
     failed: int = 0
     cpu_seconds: float = 0.0
     wall_seconds: float = 0.0
-    stopped: str = "finished"  # finished | deadline | cancelled | preempted
+    stopped: str = "finished"  # finished | deadline | cancelled | preempted | disk full
     by_kind: dict[str, int] = field(default_factory=dict)
     # wall seconds from the start to the end of the last chunk node (0: none made): a night the
     # KV budget stopped making nodes goes on with other jobs, which its pace must not count
     node_seconds: float = 0.0
+    problem: str = ""  # what the user must do before the next run can go on (a full disk)
 
     @property
     def nodes_per_hour(self) -> float:
@@ -104,6 +106,7 @@ class PrecomputeReport:
             f"{self.jobs_done} jobs ({kinds}) in {self.wall_seconds:.0f}s{pace}, "
             f"{self.cpu_seconds:.0f} CPU-s; {self.jobs_left} left; stopped: {self.stopped}"
             + (f"; {self.failed} failed (see the log)" if self.failed else "")
+            + (f"; {self.problem}" if self.problem else "")
         )
 
     def then(self, later: PrecomputeReport) -> PrecomputeReport:
@@ -119,6 +122,7 @@ class PrecomputeReport:
             wall_seconds=self.wall_seconds + later.wall_seconds,
             stopped=later.stopped,
             by_kind=kinds,
+            problem=later.problem,
             node_seconds=(
                 self.wall_seconds + later.node_seconds if later.node_seconds else self.node_seconds
             ),
@@ -204,7 +208,8 @@ class Precompute:
         report, start, run_id = PrecomputeReport(), time.time(), self.runs.open()
         self.planner.predicted, self.planner.reimport_due = False, True
         self.queue.recover()
-        self.planner.kv_tree.blobs.sweep_orphans()  # what a killed writer left on disk
+        self.blobs.sweep_orphans()  # what a killed writer left on disk
+        self.blobs.no_room = None  # space may have been freed since: tried again
         self.plan()
         # a job stops within a piece at the deadline, as for a user question, and goes back in
         # the queue: at the 1.5B pace a job running at the deadline outran a 20-minute night by
@@ -230,6 +235,9 @@ class Precompute:
         finally:
             self.cache.stop_at, self.cache.cancelled = None, None
         self.cache.llm.use_threads(None)
+        if report.stopped == "disk full":
+            report.problem = self.blobs.no_room or ""
+            log.warning("precompute stopped: %s", report.problem)
         report.jobs_left = self.queue.pending()
         report.wall_seconds = time.time() - start
         self.runs.close(
@@ -247,9 +255,16 @@ class Precompute:
         away = not presence.user_waiting() and presence.idle_seconds() >= AWAY_SECONDS
         self.cache.llm.for_background(away)
 
+    @property
+    def blobs(self) -> BlobStore:
+        """The KV tree's and the reranker's blob store (one per home)."""
+        return self.parts.kv.blobs
+
     def _should_stop(self, deadline, cancelled, stop_for_user: bool) -> str | None:
         if cancelled():
             return "cancelled"
+        if self.blobs.no_room:  # the KV computed next could not be kept either
+            return "disk full"
         if deadline is not None and time.time() >= deadline:
             return "deadline"
         while self.parts.presence.user_waiting():
@@ -267,9 +282,16 @@ class Precompute:
             self.queue.release(job)
             return False
         except Exception as exc:  # one bad job must not end the run; it is logged and counted
+            if _no_room(exc):  # not the job's fault: it runs again once there is room
+                self.blobs.no_room = self.blobs.no_room or f"the disk is full ({exc})"
+                self.queue.release(job)
+                return False
             log.exception("precompute job %s failed", job.key)
             self.queue.fail(job, f"{type(exc).__name__}: {exc}")
             report.failed += 1
+            return False
+        if self.blobs.no_room:  # its KV was computed and not kept: run again once there is room
+            self.queue.release(job)
             return False
         spent = time.process_time() - cpu
         self.queue.finish(job, spent)
@@ -291,6 +313,12 @@ class Precompute:
         reranker, setting = self.select.reranker, self.parts.settings.rerank
         current = reranker.current if reranker is not None else "off"
         return selfcheck.status(setting, current, self.check)
+
+
+def _no_room(exc: Exception) -> bool:
+    """`exc` says the disk (or the user's quota) is full: a file of the job's own, written
+    elsewhere than the blob store (which says so in `no_room` instead of raising)."""
+    return isinstance(exc, OSError) and exc.errno in NO_ROOM
 
 
 def _label(job: Job) -> str:

@@ -190,3 +190,30 @@ def test_a_node_made_on_the_way_to_a_deeper_one_is_not_counted_as_evicted(blobs)
     stats = other.stats()
     assert (stats["nodes"], stats["nodes_with_kv"], stats["evicted"]) == (2, 0, 1)
     assert tree.stats()["evicted"] == 0 and tree.evicted_anywhere() == 1
+
+
+def test_a_full_disk_stores_nothing_keeps_what_is_stored_and_says_where(blobs, monkeypatch):
+    """The disk fills while a node is written: the put stores nothing and says so (naming the
+    folder and what to do) instead of raising into the question or the night that computed the
+    KV; every blob stored before is there, whole, and a later put with room clears the flag."""
+    import errno
+
+    import cache.blobs
+
+    tree = KVTree(blobs.db, blobs, model="m1")
+    kept = [segment_hash([1])]
+    assert tree.store(kept, 1, b"s1")
+
+    def full(target, write, suffix=".tmp"):
+        raise OSError(errno.ENOSPC, "No space left on device", str(target))
+
+    real = cache.blobs.replace_atomically
+    monkeypatch.setattr(cache.blobs, "replace_atomically", full)
+    new = [segment_hash([1]), segment_hash([2])]
+    assert tree.store(new, 2, b"s2") is False
+    assert blobs.no_room and str(blobs.root) in blobs.no_room and "kv_budget_mb" in blobs.no_room
+    assert tree.longest_prefix(new).blobs == [b"s1"] and not tree.has_blob(new)
+    assert blobs.count(KIND) == 1
+    monkeypatch.setattr(cache.blobs, "replace_atomically", real)
+    assert tree.store(new, 2, b"s2") and blobs.no_room is None
+    assert tree.longest_prefix(new).blobs == [b"s1", b"s2"]
