@@ -14,8 +14,9 @@ Threading model (the app: the Textual thread, its workers, the idle scheduler's 
   threads never interleave transactions on a shared connection, nor does one thread's
   statement land in another's transaction (tests/robustness/test_two_writers.py). Other
   processes on the home use their own connections: SQLite's lock, WAL and the busy timeout.
-- One precompute pass at a time per process (`precompute_lock`): the cache screen's `p` waits
-  for an idle pass to stop; an idle pass does not start while another runs. A user question
+- One precompute pass at a time per process (`precompute_lock`), and per home across processes
+  (precompute/home_lock.py: the night's timer and the app): the cache screen's `p` waits for
+  an idle pass to stop; an idle pass does not start while another runs. A user question
   during either waits only for the model lock (tests/assistant/test_precompute_together.py).
 - Parts are built under one re-entrant lock (`_building`), so two threads asking at once get
   the same part (tests/assistant/test_services.py).

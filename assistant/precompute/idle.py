@@ -93,8 +93,8 @@ class IdleScheduler:
             report = Precompute(self.parts()).run(
                 notify=self.notify, cancelled=self._user_back, stop_for_user=True, wait=False
             )
-        except PrecomputeBusy:
-            log.info("idle precompute skipped: a precompute asked for by the user is running")
+        except PrecomputeBusy as exc:  # the user's `p`, or the night's timer in its own process
+            log.info("idle precompute skipped: %s", exc)
             return None
         except Exception:  # noqa: BLE001 (a model that will not load, a full disk: in the log)
             # APScheduler's own logger has no handler here: said in assistant.log, and not

@@ -37,13 +37,13 @@ comes back. Planning, in order of priority:
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from assistant.kv.prompt_cache import Preempted
 from assistant.precompute.handlers import Handlers
+from assistant.precompute.home_lock import HomeLock
 from assistant.precompute.parts import PrecomputeParts
 from assistant.precompute.planner import Planner
 from assistant.rerank import selfcheck
@@ -174,29 +174,47 @@ class Precompute:
         """Plan, then run jobs until done, `deadline` (epoch seconds), `cancelled()`, or — with
         `stop_for_user` — a user question. Otherwise a user question only pauses the run.
 
-        One pass runs at a time in a process (they share the cache's connection): with `wait`
-        this one waits for the running pass to end (saying so through `notify`), else it raises
-        PrecomputeBusy."""
-        lock = self.parts.lock
-        if not lock.acquire(blocking=False):
-            if not wait:
-                raise PrecomputeBusy("another precompute pass is running; this one did not start")
-            stopped = self._wait_turn(lock, deadline, notify, cancelled)
-            if stopped:
-                return PrecomputeReport(jobs_left=self.queue.pending(), stopped=stopped)
+        One pass runs at a time in a process (they share the cache's connection), and one on
+        the home (home_lock.py: the night's process and the app's share its job queue): with
+        `wait` this one waits for the running pass to end (saying so through `notify`), else it
+        raises PrecomputeBusy."""
+        lock, home = self.parts.lock, HomeLock(self.parts.presence.run_dir)
+        turns = (  # (take the turn, waiting up to t seconds; give it back; who has it)
+            (lambda t: lock.acquire(timeout=t), lock.release, lambda: ""),
+            (home.acquire, home.release, lambda: f" in {home.holder()}"),
+        )
+        taken: list[Callable[[], None]] = []
         try:
+            for take, release, held_where in turns:
+                if not take(0):
+                    where = held_where()
+                    if not wait:
+                        raise PrecomputeBusy(
+                            f"another precompute pass is running{where}; this one did not start"
+                        )
+                    stopped = self._wait_turn(take, where, deadline, notify, cancelled)
+                    if stopped:
+                        return PrecomputeReport(jobs_left=self.queue.pending(), stopped=stopped)
+                taken.append(release)
             return self._run(deadline, notify, cancelled, stop_for_user)
         finally:
-            lock.release()
+            for release in reversed(taken):
+                release()
 
     def _wait_turn(
-        self, lock: threading.Lock, deadline: float | None, notify: Notify | None, cancelled: Stop
+        self,
+        take: Callable[[float], bool],
+        where: str,
+        deadline: float | None,
+        notify: Notify | None,
+        cancelled: Stop,
     ) -> str | None:
-        """Wait for `lock`; None once held, else why the wait ended (cancelled, deadline)."""
-        log.info("precompute: waiting for the pass already running to end")
+        """Wait until `take` gets the turn; None once it has, else why the wait ended
+        (cancelled, deadline)."""
+        log.info("precompute: waiting for the pass already running%s to end", where)
         if notify:
-            notify(PrecomputeProgressed(0, 1, "waiting for the running precompute to stop"))
-        while not lock.acquire(timeout=0.2):
+            notify(PrecomputeProgressed(0, 1, f"waiting for the running precompute{where} to stop"))
+        while not take(0.2):
             stop = self._should_stop(deadline, cancelled, stop_for_user=False)
             if stop:
                 return stop
