@@ -113,6 +113,13 @@ def build_parser() -> argparse.ArgumentParser:
     when = p.add_mutually_exclusive_group()
     when.add_argument("--for", dest="duration", metavar="DURATION", help="e.g. 2h, 90m, 1h30m")
     when.add_argument("--until", metavar="HH:MM", help="stop at this local time (e.g. 07:00)")
+    p.add_argument(
+        "--from",
+        dest="start",
+        metavar="HH:MM",
+        help="with --until: run only between the two local times, else do nothing (the night's "
+        "timer passes it: woken late, it runs no night into the day)",
+    )
     p.add_argument("--ac-only", action="store_true", help="do nothing on battery power")
     p.add_argument("--status", action="store_true", help="show the queue and the last run only")
     p.add_argument(

@@ -264,7 +264,7 @@ def cmd_ask(ctx: Services, args: Namespace) -> int:
 def cmd_precompute(ctx: Services, args: Namespace) -> int:
     from assistant.precompute.idle import on_ac
     from assistant.precompute.runner import Precompute
-    from assistant.precompute.schedule import deadline_from
+    from assistant.precompute.schedule import deadline_from, in_window
 
     # the night timer passes --ac-only; [precompute] ac_only holds for every run
     ac_only = "--ac-only" if args.ac_only else ""
@@ -273,15 +273,21 @@ def cmd_precompute(ctx: Services, args: Namespace) -> int:
     if ac_only and on_ac() is False:
         console.print(f"On battery power: nothing done ({ac_only}).", markup=False)
         return 0
-    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
     if args.status:
-        dump_json(runner.status())
+        dump_json(Precompute(ctx.precompute_parts(), settle_seconds=0).status())
         return 0
+    if args.start and not args.until:
+        console.print("error: --from needs --until (the night's start and its end)")
+        return 2
     try:
         deadline = deadline_from(args.duration, args.until)
+        if args.start and not in_window(args.start, args.until):
+            console.print(f"Outside the night ({args.start} to {args.until}): nothing done.")
+            return 0
     except ValueError as exc:
         console.print(f"error: {exc}")
         return 2
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
     with Progress(*PROGRESS_COLUMNS, console=console) as progress:
         task = progress.add_task("precomputing", total=None, rate=0.0)
 

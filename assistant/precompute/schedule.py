@@ -1,4 +1,5 @@
-"""When a precompute run must stop: `--for 2h` / `--until 07:00` as epoch seconds."""
+"""When a precompute run must stop: `--for 2h` / `--until 07:00` as epoch seconds; and whether
+now is within a night of `--from 01:00 --until 07:00`."""
 
 from __future__ import annotations
 
@@ -29,6 +30,17 @@ def next_time(hhmm: str, now: datetime | None = None) -> datetime:
     except ValueError as exc:
         raise ValueError(f"not a time of day: {hhmm!r} (try 07:00)") from exc
     return target if target > now else target + timedelta(days=1)
+
+
+def in_window(start: str, until: str, now: datetime | None = None) -> bool:
+    """Whether `now` lies in the night from `start` to `until` (local times of day; the night
+    runs across midnight when `until` is not after `start`, and is the whole day when they are
+    equal). A timer that fires late, as one that elapsed while the machine slept does on waking,
+    finds itself outside the night."""
+    now = now or datetime.now()
+    first, last = (next_time(hhmm, now) for hhmm in (start, until))
+    # the night has begun and not ended when its next end comes before its next start
+    return first == last or last <= first
 
 
 def deadline_from(duration: str | None, until: str | None, now: datetime | None = None):

@@ -1,5 +1,6 @@
 """The night without the app open: a systemd user timer (a crontab line where there is no
-systemctl) that runs `assistant precompute --until MORNING` at a set hour, on mains power only
+systemctl) that runs `assistant precompute --from START --until MORNING` at a set hour (only
+within that night: a timer that fires on waking from sleep runs nothing), on mains power only
 by default. Commands go through an injected runner, so tests never touch the real systemctl or
 crontab."""
 
@@ -50,7 +51,10 @@ class Night:
 
     def command(self) -> list[str]:
         argv = [sys.executable, "-m", "assistant.cli", "precompute", "--home", str(self.home)]
-        return argv + ["--until", self.morning] + (["--ac-only"] if self.ac_only else [])
+        # the night's start too: a timer that elapsed while the machine slept fires on waking,
+        # and that run, outside the night, does nothing (else it ran until the next morning)
+        window = ["--from", self.start, "--until", self.morning]
+        return argv + window + (["--ac-only"] if self.ac_only else [])
 
 
 def unit_dir(env: Mapping[str, str]) -> Path:

@@ -13,7 +13,7 @@ import pytest
 from assistant.config import Settings
 from assistant.precompute.activity import Activity
 from assistant.precompute.idle import IdleScheduler, on_ac
-from assistant.precompute.schedule import deadline_from, next_time, parse_duration
+from assistant.precompute.schedule import deadline_from, in_window, next_time, parse_duration
 
 
 def test_durations_and_times_of_day():
@@ -27,6 +27,24 @@ def test_durations_and_times_of_day():
     assert next_time("23:30", now) == datetime(2026, 11, 22, 23, 30)
     assert deadline_from(None, None, now) is None
     assert deadline_from("10m", None, now) == now.timestamp() + 600
+
+
+def test_a_night_knows_whether_it_is_within_its_hours():
+    """From its start up to (not at) its end, across midnight when it ends the next day; a
+    night whose start and end are equal lasts the whole day."""
+
+    def at(hour: int, minute: int = 0) -> datetime:
+        return datetime(2026, 11, 22, hour, minute)
+
+    inside = [at(1), at(3), at(6, 59)]
+    outside = [at(0, 59), at(7), at(8, 30), at(23)]
+    assert all(in_window("01:00", "07:00", t) for t in inside)
+    assert not any(in_window("01:00", "07:00", t) for t in outside)
+    assert all(in_window("23:00", "07:00", t) for t in (at(23), at(23, 30), at(0, 5), at(6)))
+    assert not any(in_window("23:00", "07:00", t) for t in (at(7), at(12), at(22, 59)))
+    assert in_window("07:00", "07:00", at(12))
+    with pytest.raises(ValueError, match="not a time of day"):
+        in_window("1am", "07:00", at(3))
 
 
 def test_activity_ages_and_busy_markers(tmp_path):

@@ -118,7 +118,7 @@ def test_a_home_with_a_space_stays_one_word_and_a_bad_time_writes_nothing(
     night = timer.Night(home, "1:05", "7:00")
     assert (night.start, night.morning) == ("01:05", "07:00")
     service = timer.service_text(night)
-    assert f'--home "{str(home).replace("%", "%%")}" --until 07:00' in service
+    assert f'--home "{str(home).replace("%", "%%")}" --from 01:05 --until 07:00' in service
     line = timer.cron_line(night)
     assert line.startswith("5 1 * * * ") and line.endswith(timer.MARK)
     words = shlex.split(line[len("5 1 * * * ") : -len(timer.MARK)].replace("\\%", "%"))
@@ -140,3 +140,28 @@ def test_a_home_with_a_space_stays_one_word_and_a_bad_time_writes_nothing(
 
     done = timer.install(night, {"HOME": str(tmp_path)}, refusing_run, _which("crontab"))
     assert done[0].startswith("crontab refused the line (exit 1)")
+
+
+def test_a_timer_that_fires_after_the_night_does_nothing_and_loads_nothing(
+    tmp_path, monkeypatch, capsys
+):
+    """A systemd timer that elapsed while the laptop slept fires when it wakes, in the morning:
+    the night's command then finds itself outside its hours and does nothing, instead of
+    precomputing all day until the next morning with the user at the machine."""
+    from datetime import timedelta
+
+    from assistant.services import Services
+
+    def no_parts(self):
+        raise AssertionError("a night outside its hours builds no part and loads no model")
+
+    monkeypatch.setattr(Services, "precompute_parts", no_parts)
+    now = datetime.now()
+    start, morning = ((now + timedelta(hours=h)).strftime("%H:%M") for h in (2, 3))
+    night = timer.Night(tmp_path / "home", start, morning, ac_only=False)
+    argv = night.command()
+    assert argv[1:3] == ["-m", "assistant.cli"] and f"--from {start}" in " ".join(argv)
+    assert main(argv[3:]) == 0
+    assert f"Outside the night ({start} to {morning}): nothing done." in capsys.readouterr().err
+    assert main(["precompute", "--home", str(tmp_path / "home"), "--from", start]) == 2
+    assert "--from needs --until" in capsys.readouterr().err
