@@ -6,10 +6,16 @@ process or in `assistant precompute` running beside the app) checks for one betw
 work of well under a second and steps aside, so a user never waits for a background job.
 While an import embeds, an `embedding-<pid>-<n>` file says so: a search elsewhere then tells the
 user that dense search is still catching up, rather than to run the import again.
+
+A marker is live while its maker holds an flock on it, which the kernel drops when that process
+ends however it ends: a marker a killed process left is seen as stale even once its pid belongs
+to another process (as after a reboot), where a check of the pid alone saw a user waiting
+forever and held every night still, past its end.
 """
 
 from __future__ import annotations
 
+import fcntl
 import itertools
 import os
 import time
@@ -18,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from assistant.home import make_private_dir, touch_private
+from cache.files import FILE_MODE
 
 
 class Activity:
@@ -54,12 +61,18 @@ class Activity:
 
     @contextmanager
     def _marked(self, kind: str) -> Iterator[None]:
+        """The marker, locked before it is in place (renamed there), held for the block."""
         path = self.run_dir / f"{kind}-{os.getpid()}-{next(self._ids)}"
-        touch_private(path)
+        making = self.run_dir / f".{path.name}"
+        fd = os.open(making, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, FILE_MODE)
         try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            os.replace(making, path)
             yield
         finally:
             path.unlink(missing_ok=True)
+            making.unlink(missing_ok=True)
+            os.close(fd)
 
     def user_waiting(self) -> bool:
         """A user request is in progress in some live process (leftovers of killed ones are
@@ -74,17 +87,22 @@ class Activity:
         for entry in os.scandir(self.run_dir):
             if not entry.name.startswith(f"{kind}-"):
                 continue
-            if _alive(int(entry.name.split("-")[1])):
+            if _held(entry.path):
                 return True
             Path(entry.path).unlink(missing_ok=True)
         return False
 
 
-def _alive(pid: int) -> bool:
+def _held(path: str) -> bool:
+    """Some live process holds the marker's lock (a marker gone meanwhile is not held)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
         return False
-    except PermissionError:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
         return True
-    return True
+    finally:
+        os.close(fd)  # drops the lock this check took, if it took one
+    return False

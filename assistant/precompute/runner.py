@@ -279,17 +279,20 @@ class Precompute:
         return self.parts.kv.blobs
 
     def _should_stop(self, deadline, cancelled, stop_for_user: bool) -> str | None:
-        if cancelled():
-            return "cancelled"
-        if self.blobs.no_room:  # the KV computed next could not be kept either
-            return "disk full"
-        if deadline is not None and time.time() >= deadline:
-            return "deadline"
-        while self.parts.presence.user_waiting():
+        """Why the run stops now, if it does; while a user question runs, it waits for it (or,
+        with `stop_for_user`, stops), and its end or a stop still ends the wait."""
+        while True:
+            if cancelled():
+                return "cancelled"
+            if self.blobs.no_room:  # the KV computed next could not be kept either
+                return "disk full"
+            if deadline is not None and time.time() >= deadline:
+                return "deadline"
+            if not self.parts.presence.user_waiting():
+                return None
             if stop_for_user:
                 return "preempted"
             time.sleep(0.2)
-        return None
 
     def _run_job(self, job: Job, report: PrecomputeReport) -> bool:
         """Run `job` and count it in `report`; whether it was done."""

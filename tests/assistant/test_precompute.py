@@ -331,6 +331,37 @@ def test_a_stopped_run_stops_a_running_job_within_a_piece(tmp_path):
     assert runner.cache.cancelled is None  # the user's questions are not stopped by it
 
 
+def test_a_night_ends_at_its_deadline_while_a_question_waits_and_a_stale_marker_holds_nothing(
+    tmp_path,
+):
+    """A busy marker the app left when the power went, whose pid is another process's after the
+    reboot, held every night still (waiting for that "question" past its end, for ever). Now the
+    stale marker holds nothing back, and even a question that stays in progress lets the night
+    end at its deadline."""
+    ctx = make_ctx(tmp_path)
+    runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
+    done: list = []
+
+    def night(seconds: float) -> threading.Thread:
+        thread = threading.Thread(target=lambda: done.append(runner.run(time.time() + seconds)))
+        thread.start()
+        return thread
+
+    other = subprocess.Popen(["sleep", "600"])  # the dead app's pid, someone else's now
+    try:
+        (ctx.presence.run_dir / f"busy-{other.pid}-0").touch()
+        night(120).join(60)
+        assert done and done[0].stopped == "finished" and done[0].jobs_done > 0
+    finally:
+        other.kill()  # (before the fix: lets the stuck night go)
+        other.wait()
+    runner.queue.enqueue("populate", "populate:late", {"question": QUESTIONS[0], "origin": "t"})
+    with ctx.presence.busy():  # a question in progress the whole time
+        night(1.0).join(30)
+        assert len(done) == 2 and done[1].stopped == "deadline"
+    assert runner.queue.state_of("populate:late") == "queued"
+
+
 def _running(db) -> bool:
     con = sqlite3.connect(db, timeout=5)
     return con.execute("SELECT count(*) FROM jobs WHERE state = 'running'").fetchone()[0] > 0

@@ -67,6 +67,47 @@ def test_busy_marker_of_a_dead_process_is_ignored_and_removed(tmp_path):
     assert not dead.exists()
 
 
+BUSY = (
+    "import sys\n"
+    "from pathlib import Path\n"
+    "from assistant.precompute.activity import Activity\n"
+    "with Activity(Path(sys.argv[1])).busy():\n"
+    "    print('asking', flush=True)\n"
+    "    sys.stdin.readline()\n"
+)
+
+
+def test_a_marker_left_by_a_killed_process_is_stale_even_once_its_pid_is_reused(tmp_path):
+    """The app killed mid-question (a power cut) leaves its busy marker; after a reboot its pid
+    belongs to some other process. The marker is stale all the same (nobody holds its lock):
+    no user counts as waiting, and it is removed. A question running in another process is
+    seen."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    activity = Activity(tmp_path)
+    other = subprocess.Popen(["sleep", "60"])  # alive, with the dead app's pid
+    try:
+        left = activity.run_dir / f"busy-{other.pid}-0"
+        left.touch()
+        assert not activity.user_waiting() and not left.exists()
+    finally:
+        other.kill()
+        other.wait()
+    asking = subprocess.Popen(
+        [sys.executable, "-c", BUSY, str(tmp_path)], cwd=REPO, text=True,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert asking.stdout.readline().strip() == "asking"
+        assert activity.user_waiting()
+    finally:
+        asking.communicate("done\n", timeout=30)
+    assert not activity.user_waiting()
+
+
 def test_power_supply_reading(tmp_path):
     assert on_ac(tmp_path / "missing") is None
     (tmp_path / "BAT0").mkdir()
