@@ -4,7 +4,7 @@ A job is named by a key, so planning the same work twice queues it once, and wor
 not queued again. A job is claimed (state 'running') before it runs and marked 'done' in the same
 transaction that nothing else depends on; a process killed mid-job leaves it 'running', and the
 next run puts it back in the queue (`recover`), so nothing finished is redone and nothing started
-is lost.
+is lost; unless its process ended each time it was tried: then it is failed, not tried again.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from sqlite_utils import Database
 from cache.db import transaction, write
 
 QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
+ENDED = "its process ended while it ran, each time it was tried (killed, or crashed by it)"
 
 
 @dataclass(frozen=True)
@@ -105,9 +106,26 @@ class JobQueue:
             [job.id],
         )
 
-    def recover(self) -> int:
-        """Jobs left 'running' by a killed process go back to the queue; returns how many."""
-        return write(self.db, "UPDATE jobs SET state = 'queued' WHERE state = 'running'").rowcount
+    def recover(self) -> list[str]:
+        """Jobs left 'running' by a killed process go back to the queue. One that was running
+        each of the last `max_attempts` times its process ended (the job may be what ends it: a
+        crash in the model, the memory it takes) is failed instead, so that the runs after it go
+        on; returns the keys of those."""
+        with transaction(self.db):
+            given_up = [
+                row[0]
+                for row in self.db.execute(
+                    "SELECT key FROM jobs WHERE state = 'running' AND attempts >= ?",
+                    [self.max_attempts],
+                )
+            ]
+            self.db.execute(
+                "UPDATE jobs SET state = 'failed', finished = ?, error = ? "
+                "WHERE state = 'running' AND attempts >= ?",
+                [time.time(), ENDED, self.max_attempts],
+            )
+            self.db.execute("UPDATE jobs SET state = 'queued' WHERE state = 'running'")
+        return given_up
 
     def state_of(self, key: str) -> str | None:
         row = self.db.execute("SELECT state FROM jobs WHERE key = ?", [key]).fetchone()

@@ -49,7 +49,7 @@ from assistant.precompute.planner import Planner
 from assistant.rerank import selfcheck
 from cache.blobs import NO_ROOM, BlobStore
 from cache.counts import precompute_counts
-from cache.jobs import Job, JobQueue
+from cache.jobs import ENDED, Job, JobQueue
 from cache.prediction import History, KnowledgeAbstract
 from cache.runs import RunLog
 
@@ -225,7 +225,8 @@ class Precompute:
     ) -> PrecomputeReport:
         report, start, run_id = PrecomputeReport(), time.time(), self.runs.open()
         self.planner.predicted, self.planner.reimport_due = False, True
-        self.queue.recover()
+        for key in self.queue.recover():
+            log.warning("precompute job %s not tried again: %s", key, ENDED)
         self.blobs.sweep_orphans()  # what a killed writer left on disk
         self.blobs.no_room = None  # space may have been freed since: tried again
         self.plan()
@@ -311,6 +312,9 @@ class Precompute:
             self.queue.fail(job, f"{type(exc).__name__}: {exc}")
             report.failed += 1
             return False
+        except BaseException:  # Ctrl-C, exit: not the job's doing, and no death of its process
+            self.queue.release(job)
+            raise
         if self.blobs.no_room:  # its KV was computed and not kept: run again once there is room
             self.queue.release(job)
             return False

@@ -51,10 +51,31 @@ def test_a_job_left_running_by_a_killed_process_is_recovered(tmp_path):
     assert first.claim().key == "running-at-the-kill"  # then the process dies
 
     again = JobQueue(open_cache_db(path))
-    assert again.recover() == 1
+    assert again.recover() == []  # put back, none given up
     job = again.claim()
     assert job.key == "running-at-the-kill" and job.attempts == 2
     assert again.claim() is None  # the finished one is not redone
+
+
+def test_a_job_running_each_time_its_process_died_is_given_up_not_retried_for_ever(tmp_path):
+    """A job that kills its process (a crash in the model, the memory it takes) was put back
+    and claimed first again by every run after it, each dying at it: no night went on again."""
+    path = tmp_path / "qa.db"
+    for _ in range(2):  # two runs, each dying in the job
+        q = JobQueue(open_cache_db(path), max_attempts=2)
+        assert q.recover() == []  # put back, the first time
+        q.enqueue("chunk_kv", "deadly", priority=1)
+        q.enqueue("chunk_kv", "fine", priority=2)
+        assert q.claim().key == "deadly"  # then the process dies, the job running
+    again = JobQueue(open_cache_db(path), max_attempts=2)
+    assert again.recover() == ["deadly"]
+    assert again.state_of("deadly") == "failed" and "process ended" in _error(again, "deadly")
+    assert again.claim().key == "fine" and again.claim() is None
+    assert not again.enqueue("chunk_kv", "deadly")  # planned again: not queued
+
+
+def _error(q: JobQueue, key: str) -> str:
+    return q.db.execute("SELECT error FROM jobs WHERE key = ?", [key]).fetchone()[0]
 
 
 def test_failed_jobs_retry_up_to_the_limit_and_released_ones_are_not_counted():
