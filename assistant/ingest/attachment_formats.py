@@ -136,9 +136,11 @@ def _text_of(data: bytes, charset: str | None) -> str:
 
 
 def read_ics(data: bytes, charset: str | None, limits: Limits) -> Iterator[str]:
+    """Decoded as a text part is (its part's charset, a byte order mark, else UTF-8 or
+    Windows-1252): icalendar itself reads bytes as UTF-8 only."""
     from icalendar import Calendar
 
-    for calendar in Calendar.from_ical(data, multiple=True):
+    for calendar in Calendar.from_ical(decode_bytes(data, charset)[0], multiple=True):
         for item in calendar.walk():
             if item.name in ("VEVENT", "VTODO"):
                 yield _event_text(item)
