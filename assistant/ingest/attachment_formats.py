@@ -24,6 +24,9 @@ from assistant.ingest.html import html_to_text
 
 _PARAGRAPH = re.compile(r"\n\s*\n")
 _SNIFF_CHARS = 4096
+# a content line that opens or closes a component (a folded line starts with a space)
+_BEGIN_END = re.compile(r"^(BEGIN|END):([A-Za-z0-9-]+)[ \t]*\r?$", re.I | re.M)
+_CUT_LINE = re.compile(r"(BEGIN|END):", re.I)
 
 
 class Cut(Exception):
@@ -137,13 +140,54 @@ def _text_of(data: bytes, charset: str | None) -> str:
 
 def read_ics(data: bytes, charset: str | None, limits: Limits) -> Iterator[str]:
     """Decoded as a text part is (its part's charset, a byte order mark, else UTF-8 or
-    Windows-1252): icalendar itself reads bytes as UTF-8 only."""
+    Windows-1252): icalendar itself reads bytes as UTF-8 only. A file cut short is read as far
+    as it goes, with a warning: icalendar returns nothing of a component never ENDed."""
     from icalendar import Calendar
 
-    for calendar in Calendar.from_ical(decode_bytes(data, charset)[0], multiple=True):
+    text, unclosed = _closed(decode_bytes(data, charset)[0])
+    for calendar in Calendar.from_ical(text, multiple=True):
         for item in calendar.walk():
             if item.name in ("VEVENT", "VTODO"):
                 yield _event_text(item)
+    if unclosed:
+        ends = ", ".join(f"END:{name}" for name in unclosed)
+        raise Cut(f"cut short (no {ends}); read as far as it goes")
+
+
+def _closed(text: str) -> tuple[str, list[str]]:
+    """`text` with each component it leaves open ENDed, and the names of those. A last line cut
+    off before its value (or inside its BEGIN or END) is left out: icalendar refuses it."""
+    closed, unclosed = _end_each(text)
+    head, _, tail = text.rpartition("\n")
+    tail = tail.rstrip("\r")
+    if unclosed and tail and tail[0] not in " \t" and (":" not in tail or _CUT_LINE.match(tail)):
+        closed, shorter = _end_each(head)
+        unclosed = shorter or unclosed
+    return closed, unclosed
+
+
+def _end_each(text: str) -> tuple[str, list[str]]:
+    """`text` with an END for each component left open: before the END of one around it, or at
+    the end of the file; and the names of those it ENDed."""
+    open_: list[str] = []
+    unclosed: list[str] = []
+    pieces: list[str] = []
+    last = 0
+    for line in _BEGIN_END.finditer(text):
+        which, name = line.group(1).upper(), line.group(2).upper()
+        if which == "BEGIN":
+            open_.append(name)
+        elif name in open_:
+            while open_[-1] != name:  # the END of one around it: the inner ones end first
+                unclosed.append(open_.pop())
+                pieces += [text[last : line.start()], f"END:{unclosed[-1]}\r\n"]
+                last = line.start()
+            open_.pop()
+    if not open_:
+        return "".join([*pieces, text[last:]]), unclosed
+    unclosed += reversed(open_)
+    ends = "".join(f"\r\nEND:{name}" for name in reversed(open_))
+    return "".join([*pieces, text[last:].rstrip("\r\n"), ends, "\r\n"]), unclosed
 
 
 def _event_text(event: Any) -> str:

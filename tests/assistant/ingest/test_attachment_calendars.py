@@ -45,3 +45,51 @@ def test_an_invitation_part_is_read_with_the_charset_its_mime_header_declares():
     doc = parse_email(raw, "box")
     assert "[Attachment: invitation.ics]\nEvent: Lunch at Café Müller" in doc.text
     assert "\ufffd" not in doc.text
+
+
+AGENDA = (
+    b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//tests//EN\r\n"
+    b"BEGIN:VEVENT\r\nUID:1\r\nSUMMARY:Dentist\r\nDTSTART:20260414T100000Z\r\n"
+    b"DTEND:20260414T103000Z\r\nEND:VEVENT\r\n"
+    b"BEGIN:VEVENT\r\nUID:2\r\nSUMMARY:Choir practice\r\nDTSTART:20260415T190000Z\r\n"
+    b"LOCATION:Church hall\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+)
+DENTIST = "Event: Dentist\nWhen: Tuesday 14 April 2026 10:00 – 10:30 (UTC)"
+CHOIR = "Event: Choir practice\nWhen: Wednesday 15 April 2026 19:00 (UTC)"
+
+
+@pytest.mark.parametrize(
+    ("end", "events", "missing"),
+    [
+        (b"END:VEVENT\r\n", [DENTIST, f"{CHOIR}\nWhere: Church hall"], "END:VCALENDAR"),
+        (b"LOCATION:Church hall\r\n", [DENTIST, f"{CHOIR}\nWhere: Church hall"], "END:VEVENT"),
+        (b"LOCATION:Church h", [DENTIST, f"{CHOIR}\nWhere: Church h"], "END:VEVENT"),
+        (b"LOCAT", [DENTIST, CHOIR], "END:VEVENT"),  # a line cut before its value: left out
+        (b"END:VEV", [DENTIST, f"{CHOIR}\nWhere: Church hall"], "END:VEVENT"),
+        (b"SUMMARY:Choir", [DENTIST, "Event: Choir"], "END:VEVENT"),
+        (b"BEGIN:VEVENT\r\nUID:2", [DENTIST], "END:VEVENT"),
+    ],
+)
+def test_a_calendar_cut_short_is_read_as_far_as_it_goes_with_a_warning(end, events, missing):
+    """icalendar returns nothing of a component never ENDed: a calendar cut short (a mail
+    truncated in the mailbox, an export interrupted) indexed nothing and said nothing."""
+    data = AGENDA[: AGENDA.rindex(end) + len(end)]
+    text, warning = extract_text("agenda.ics", ICS, data)
+    assert text.split("\n\n") == events
+    assert warning.startswith("attachment 'agenda.ics': cut short (no ")
+    assert missing in warning and "read as far as it goes" in warning
+
+
+def test_an_event_left_open_inside_a_calendar_is_read_with_the_events_after_it():
+    data = AGENDA.replace(b"DTEND:20260414T103000Z\r\nEND:VEVENT\r\n", b"")
+    text, warning = extract_text("agenda.ics", ICS, data)
+    assert text.split("\n\n") == [
+        "Event: Dentist\nWhen: Tuesday 14 April 2026 10:00 (UTC)",
+        f"{CHOIR}\nWhere: Church hall",
+    ]
+    assert warning == "attachment 'agenda.ics': cut short (no END:VEVENT); read as far as it goes"
+
+
+def test_a_whole_calendar_without_a_last_line_end_reads_without_a_warning():
+    text, warning = extract_text("agenda.ics", ICS, AGENDA.rstrip(b"\r\n"))
+    assert warning is None and text.split("\n\n") == [DENTIST, f"{CHOIR}\nWhere: Church hall"]
