@@ -201,7 +201,7 @@ def _event_text(event: Any) -> str:
         rules = [rules]  # (more than one: a list of them)
     lines = [
         ("Event", str(event.get("SUMMARY") or "")),
-        ("When", _when(event.get("DTSTART"), event.get("DTEND") or event.get("DUE"))),
+        ("When", _when(event.get("DTSTART"), _end(event))),
         ("Repeats", ", ".join(_raw(rule) for rule in rules)),
         ("Where", str(event.get("LOCATION") or "")),
         ("Organizer", _person(event.get("ORGANIZER"))),
@@ -212,12 +212,24 @@ def _event_text(event: Any) -> str:
     return f"{text}\n{description}" if description else text
 
 
-def _when(start: Any, end: Any) -> str:
-    """The event's day(s) and times; a start icalendar could not read (a UTC offset written in
-    the value, a time cut short, not a date at all) as it is written."""
+def _end(event: Any) -> object:
+    """When the event (or task) ends: its DTEND (DUE), else its start plus its DURATION."""
+    end = _dt(event.get("DTEND") or event.get("DUE"))
+    if end is not None:
+        return end
+    start, length = _dt(event.get("DTSTART")), _dt(event.get("DURATION"))
+    if isinstance(start, date) and isinstance(length, timedelta) and length > timedelta(0):
+        return start + length
+    return None  # (a negative DURATION, which no event may have, as none)
+
+
+def _when(start: Any, last: object) -> str:
+    """The event's day(s) and times, to `last` (a date or datetime, else unknown); a start
+    icalendar could not read (a UTC offset written in the value, a time cut short, not a date at
+    all) as it is written."""
     if start is None:
         return ""
-    first, last = _dt(start), _dt(end)
+    first = _dt(start)
     if not isinstance(first, date):
         return _raw(start)
     if not isinstance(first, datetime):  # a whole day (or days): DTEND is the day after

@@ -93,3 +93,33 @@ def test_an_event_left_open_inside_a_calendar_is_read_with_the_events_after_it()
 def test_a_whole_calendar_without_a_last_line_end_reads_without_a_warning():
     text, warning = extract_text("agenda.ics", ICS, AGENDA.rstrip(b"\r\n"))
     assert warning is None and text.split("\n\n") == [DENTIST, f"{CHOIR}\nWhere: Church hall"]
+
+
+@pytest.mark.parametrize(
+    ("timing", "when"),
+    [
+        (
+            "DTSTART:20260414T100000Z\r\nDURATION:PT1H30M",
+            "When: Tuesday 14 April 2026 10:00 – 11:30 (UTC)",
+        ),
+        (
+            "DTSTART;TZID=Europe/Amsterdam:20260414T230000\r\nDURATION:PT2H",
+            "When: Tuesday 14 April 2026 23:00 – Wednesday 15 April 2026 01:00 (CEST)",
+        ),
+        (
+            "DTSTART;VALUE=DATE:20260808\r\nDURATION:P3D",
+            "When: Saturday 8 August 2026 – Monday 10 August 2026",
+        ),
+        ("DTSTART;VALUE=DATE:20260808\r\nDURATION:P1D", "When: Saturday 8 August 2026"),
+        ("DTSTART:20260414T100000Z\r\nDURATION:-PT1H", "When: Tuesday 14 April 2026 10:00 (UTC)"),
+    ],
+)
+def test_an_event_timed_with_a_duration_says_when_it_ends(timing, when):
+    """RFC 5545 lets an event give its DURATION instead of a DTEND (Google, booking systems):
+    its end time was lost, 'When' said only when it starts."""
+    data = (
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//tests//EN\r\n"
+        f"BEGIN:VEVENT\r\nUID:1\r\nSUMMARY:Review\r\n{timing}\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+    text, warning = extract_text("review.ics", ICS, data.encode())
+    assert warning is None and text.splitlines() == ["Event: Review", when]
