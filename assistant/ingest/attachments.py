@@ -24,7 +24,7 @@ from assistant.ingest.attachment_formats import FORMATS, Cut, Refused
 from assistant.ingest.attachment_limits import DEFAULT_LIMITS, Limits
 from assistant.ingest.bounds import bound_text
 from assistant.ingest.forwarded import forwarded
-from assistant.ingest.parts import disposed_as_attachment, is_attachment
+from assistant.ingest.parts import disposed_as_attachment, file_name, is_attachment
 from assistant.ingest.types import Attachment
 
 SECTION_START = re.compile(r"^\[Attachment: (.+)\]$", re.M)
@@ -58,6 +58,8 @@ _KINDS_BY_TYPE = {
     "text/html": "html",
     "text/plain": "text",
 }
+UNTYPED = "application/octet-stream"  # what mailers send a file as whose type they do not know
+_PDF_HEAD = 1024  # a PDF starts with its header, "%PDF-" (some writers put blank lines first)
 _PARSED_WHOLE = {"ics": "a calendar", "html": "an HTML file"}
 _ZIPPED = {"docx", "xlsx"}
 
@@ -67,10 +69,15 @@ def section(name: str, text: str) -> str:
     return f"[Attachment: {name}]\n{text}"
 
 
-def kind_of(name: str, content_type: str) -> str | None:
-    """Which reader a file gets: by its extension when that names one, else by its type."""
+def kind_of(name: str, content_type: str, data: bytes = b"") -> str | None:
+    """Which reader a file gets: by its extension when that names one, else by its type; a
+    file of no type (application/octet-stream) by its first bytes, when they are a PDF's header
+    (not merely hold one: a zip of PDFs does)."""
     by_name = _KINDS_BY_EXTENSION.get(PurePath(name.lower()).suffix)
-    return by_name or _KINDS_BY_TYPE.get(content_type.lower())
+    by_type = _KINDS_BY_TYPE.get(content_type.lower())
+    if by_name or by_type or content_type.lower() != UNTYPED:
+        return by_name or by_type
+    return "pdf" if data[:_PDF_HEAD].lstrip().startswith(b"%PDF-") else None
 
 
 def extract_text(
@@ -82,7 +89,7 @@ def extract_text(
 ) -> tuple[str, str | None]:
     """The text of one attached file, and at most one warning naming the file; ("", None) for
     a kind of file that has no reader here (images, archives)."""
-    kind = kind_of(name, content_type)
+    kind = kind_of(name, content_type, data)
     if kind is None:
         return "", None
     text, problem = _read(kind, data, charset, limits)
@@ -192,7 +199,7 @@ def read_attachments(
         attached = is_attachment(part)
         if not attached and part.get_content_type() != "text/calendar":
             continue
-        name = part.get_filename() or ("(unnamed)" if attached else "invitation.ics")
+        name = file_name(part) or ("(unnamed)" if attached else "invitation.ics")
         size = _encoded_size(part)
         if attached:
             listed.append(Attachment(name=name, content_type=part.get_content_type(), size=size))
@@ -270,10 +277,13 @@ def _encoded_size(part: Message) -> int:
 
 
 def _part_text(part: Message, name: str, size: int, limits: Limits) -> tuple[str, str | None]:
-    kind = kind_of(name, part.get_content_type())
-    if kind is None or (kind == "html" and not disposed_as_attachment(part)):
+    ctype = part.get_content_type()
+    kind = kind_of(name, ctype)
+    if kind is None and (ctype != UNTYPED or size > limits.max_bytes):
+        return "", None  # (a file of no type is told by its first bytes: extract_text)
+    if kind == "html" and not disposed_as_attachment(part):
         return "", None  # an inline HTML part with a name is the body's alternative, not a file
     if size > limits.max_bytes:  # refused before the payload is decoded: no copy of it made
         return "", f"attachment {name!r}: {_too_big(size, limits)}"
     data = part.get_payload(decode=True) or b""
-    return extract_text(name, part.get_content_type(), data, part.get_content_charset(), limits)
+    return extract_text(name, ctype, data, part.get_content_charset(), limits)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from email.message import Message
 
-from assistant.ingest.parts import body_part, header, readable
+from assistant.ingest.parts import body_part, file_name, header, readable
 
 
 def forwarded(part: Message) -> tuple[str, str, int]:
@@ -27,7 +27,7 @@ def forwarded(part: Message) -> tuple[str, str, int]:
     if body is not None:
         data = body.get_payload(decode=True)
         text = readable(body, data if isinstance(data, bytes) else b"")[0]
-    name = part.get_filename() or f"forwarded mail: {subject or '(no subject)'}"
+    name = file_name(part) or f"forwarded mail: {subject or '(no subject)'}"
     return name, "\n".join(head) + ("\n\n" + text.strip() if text.strip() else ""), _size(inner)
 
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from email.message import Message
 
 from assistant.ingest.bounds import bound_text
@@ -12,6 +13,7 @@ from assistant.ingest.decode import decode_bytes
 from assistant.ingest.html import html_to_text
 
 log = logging.getLogger(__name__)
+_NAME_PARAMS = {"content-disposition": "filename", "content-type": "name"}
 
 
 def header(msg: Message, name: str) -> str:
@@ -48,6 +50,28 @@ def body_part(msg: Message) -> Message | None:
         if sub.get_content_maintype() == "text" and not is_attachment(sub):
             return sub
     return None
+
+
+def file_name(part: Message) -> str | None:
+    """The part's file name; the whole of one a mailer wrote unquoted with spaces in it
+    (`filename=Rechnung März.pdf`), of which the email package keeps only the first word."""
+    name = part.get_filename()
+    if not name:
+        return name
+    for key, value in part.raw_items():
+        param = _NAME_PARAMS.get(key.lower())
+        found = re.search(rf"(?i);\s*{param}\s*=([^;]*)", str(value)) if param else None
+        whole = _header_text(found.group(1)) if found else ""
+        if whole.startswith(name) and whole != name:
+            return whole
+    return name
+
+
+def _header_text(raw: str) -> str:
+    """A raw header value's text, unfolded; its 8-bit bytes (which the parser keeps as
+    surrogates) read as UTF-8, else Windows-1252."""
+    unfolded = re.sub(r"\r?\n", "", raw).strip()
+    return decode_bytes(unfolded.encode(errors="surrogateescape"), None)[0]
 
 
 def is_attachment(part: Message) -> bool:
