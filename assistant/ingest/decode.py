@@ -19,7 +19,7 @@ _ESCAPE = re.compile(rb"=(?:3D|[89A-F][0-9A-F]|(?:20|09)(?=\r?$|[A-Za-z]))", re.
 # a long line without a lowercase letter is data (uuencoded, say), which holds both by chance
 _DATA_LINE = re.compile(rb"^[^a-z\n]{40,}$", re.MULTILINE)
 # nor is an '=XX' in a URL (a query string) or in an RFC 2047 encoded word an escape
-_NOT_ESCAPES = re.compile(rb"\S*(?:://|www\.)\S*|=\?[^?\s]+\?[QqBb]\?[^?\s]*\?=")
+_NOT_ESCAPES = re.compile(rb"(?<!\S)\S*(?:://|www\.)\S*|=\?[^?\s]+\?[QqBb]\?[^?\s]*\?=")
 # byte order marks, longest first (UTF-32 LE's starts with UTF-16 LE's): the codec that reads
 # past each. Windows writes them: Notepad's "Unicode" notes, Excel's "Unicode text" and "CSV
 # UTF-8".
