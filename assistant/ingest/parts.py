@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import logging
 import re
+from email.errors import HeaderParseError
+from email.header import decode_header, make_header
 from email.message import Message
 
 from assistant.ingest.bounds import bound_text
@@ -54,17 +56,26 @@ def body_part(msg: Message) -> Message | None:
 
 def file_name(part: Message) -> str | None:
     """The part's file name; the whole of one a mailer wrote unquoted with spaces in it
-    (`filename=Rechnung März.pdf`), of which the email package keeps only the first word."""
+    (`filename=Rechnung März.pdf`), of which the email package keeps only the first word, or
+    as an unquoted encoded word (`filename==?utf-8?Q?…?=`), of which it keeps nothing."""
     name = part.get_filename()
-    if not name:
-        return name
     for key, value in part.raw_items():
         param = _NAME_PARAMS.get(key.lower())
         found = re.search(rf"(?i);\s*{param}\s*=([^;]*)", str(value)) if param else None
         whole = _header_text(found.group(1)) if found else ""
-        if whole.startswith(name) and whole != name:
+        if not name and whole.startswith("=?"):
+            return _encoded_words(whole) or None
+        if name and whole.startswith(name) and whole != name:
             return whole
     return name
+
+
+def _encoded_words(text: str) -> str:
+    """RFC 2047 encoded words as the text they stand for ("" where they are broken)."""
+    try:
+        return str(make_header(decode_header(text))).strip()
+    except (HeaderParseError, LookupError, UnicodeDecodeError, ValueError):
+        return ""
 
 
 def _header_text(raw: str) -> str:

@@ -68,6 +68,17 @@ def test_a_name_written_as_the_standard_says_is_read_as_before(disposition, name
     assert [a.name for a in parse_email(_mail(headers), "box").attachments] == [name]
 
 
+def test_a_name_written_as_an_unquoted_encoded_word_is_decoded():
+    """`filename==?utf-8?Q?…?=` (RFC 2047 where RFC 2231 belongs, unquoted): the email package
+    gives no name at all, and the attachment was listed as unnamed and its PDF left unread."""
+    word = b"=?utf-8?Q?Rechnung_M=C3=A4rz.pdf?="
+    headers = b"Content-Type: application/pdf; name=" + word
+    doc = parse_email(_mail(headers + b"\r\nContent-Disposition: attachment; filename=" + word),
+                      "box")  # fmt: skip
+    assert [a.name for a in doc.attachments] == ["Rechnung März.pdf"]
+    assert "Invoice 2026-03: total EUR 1,240" in doc.text
+
+
 def test_a_pdf_of_no_type_and_no_telling_name_is_told_by_its_first_bytes():
     headers = b"Content-Type: application/octet-stream\r\nContent-Disposition: attachment"
     doc = parse_email(_mail(headers + b"; filename=scan0042"), "box")
