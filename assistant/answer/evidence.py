@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from assistant.answer.line_scores import bm25_scores, neighbours
 from assistant.answer.lines import Line, mail_lines, split_sentences
 from assistant.answer.quoted import answer_span, clipped, line_key, window
 from assistant.answer.text import (
@@ -201,6 +200,7 @@ class LineFinder:
         if lacking and _holds_forms(question, also, forms):  # the amount or time is in the other
             ranked = _first(ranked, mail_key(also[0].record))
             quote, also = shown_lines(ranked)
+        quote = whole_kind_shown(question, ranked, quote, also)
         best, score = ranked[0]
         lines = [_evidence(c, question) for c in quote]
         span = answer_span(" ".join(e.sentence for e in lines), question)
@@ -227,7 +227,7 @@ class LineFinder:
         texts = [c.line.scored for c in candidates]
         q = np.asarray(vector, dtype=np.float32)
         cosine = self.vectors(candidates) @ q
-        near = neighbours(candidates, cosine)
+        near = neighbours([(c.record.chunk_id, c.index) for c in candidates], cosine)
         bm25 = bm25_scores(question, texts)
         asked = set(terms(question))
         cover = [len(asked & set(terms(t))) / len(asked) if asked else 0.0 for t in texts]
@@ -297,16 +297,6 @@ def _holds_forms(question: str, candidates: Sequence[Candidate], forms: set[str]
     return all(any(form_spans(c.line.text, question, form) for c in candidates) for form in forms)
 
 
-def neighbours(candidates: Sequence[Candidate], cosine: np.ndarray) -> np.ndarray:
-    """Each line's best neighbour's cosine (the line before or after it in its chunk): an
-    answer often stands beside the line that names what the question is about."""
-    at = {(c.record.chunk_id, c.index): float(v) for c, v in zip(candidates, cosine, strict=True)}
-    return np.array(
-        [max(at.get((c.record.chunk_id, c.index + d), 0.0) for d in (-1, 1)) for c in candidates],
-        dtype=np.float32,
-    )
-
-
 def _key(text: str) -> str:
     return hashlib.sha256(f"{LINES_VERSION}\n{text}".encode()).hexdigest()[:32]
 
@@ -363,6 +353,28 @@ def shown_lines(
     return sorted(quote, key=lambda c: (c.record.chunk_id, c.index)), also
 
 
+def whole_kind_shown(
+    question: str, ranked: list[tuple[Candidate, float]], quote: list[Candidate], also: list
+) -> list[Candidate]:
+    """The quote with the best line of its mail holding a whole term of the kind asked (a
+    whole date for "when", a full name for "who") in place of its weakest line, where its
+    lines hold only a loose one (a weekday, a first name, "noon"): the fact often stands a
+    line or two below the one that names the subject. A quote of no term of the kind is left
+    as it is ("not found" by its kind, lacks_kind)."""
+    kinds = asked_kinds(question)
+    whole = lambda c: bool(kind_spans(c.line.text, question, kinds, strict=True))  # noqa: E731
+    if not kinds or any(map(whole, quote)) or lacks_kind(question, quote, strict=False):
+        return quote
+    key, score = mail_key(quote[0].record), {id(c): p for c, p in ranked}
+    holder = next((c for c, _ in ranked if mail_key(c.record) == key and whole(c)), None)
+    if holder is None or (len(quote) == 1 and len(quote) + len(also) >= SHOWN):
+        return quote
+    kept = (
+        quote if len(quote) + len(also) < SHOWN else sorted(quote, key=lambda c: -score[id(c)])[:-1]
+    )
+    return sorted([*kept, holder], key=lambda c: (c.record.chunk_id, c.index))
+
+
 def _first(ranked: list[tuple[Candidate, float]], mail: str) -> list[tuple[Candidate, float]]:
     """`ranked` with the lines of `mail` moved first, each part in its order."""
     ours = [r for r in ranked if mail_key(r[0].record) == mail]
@@ -376,24 +388,3 @@ def _evidence(candidate: Candidate, question: str) -> Evidence:
 def holds(record: ChunkRecord, line: str) -> bool:
     """Whether the chunk still has `line` (as a quote shows it) among its lines."""
     return any(line_key(clipped(x.text)) == line_key(line) for x in mail_lines(record.text))
-
-
-def bm25_scores(
-    question: str, texts: Sequence[str], k1: float = 1.2, b: float = 0.75
-) -> np.ndarray:
-    """Okapi BM25 of each text for the question, with idf over the texts themselves, as a share
-    of what a text holding every term of the question once would score: an absolute figure
-    (the bar for "not found" needs one), not a rank among these texts."""
-    docs = [Counter(terms(t)) for t in texts]
-    query = set(terms(question))
-    lengths = np.array([sum(d.values()) for d in docs], dtype=np.float32)
-    norms = k1 * (1 - b + b * lengths / max(float(lengths.mean()), 1.0))
-    out = np.zeros(len(docs), dtype=np.float32)
-    whole = 0.0
-    for term in query:
-        df = sum(term in d for d in docs)
-        idf = math.log(1 + (len(docs) - df + 0.5) / (df + 0.5))
-        tf = np.array([d[term] for d in docs], dtype=np.float32)
-        out += idf * tf * (k1 + 1) / (tf + norms)
-        whole += idf
-    return out / whole if whole else out

@@ -16,6 +16,7 @@ from assistant.answer.evidence import (
     candidates_of,
     mail_key,
     prompt_records,
+    whole_kind_shown,
 )
 from assistant.answer.quoted import QUOTE_CHARS, answer_span, window
 from assistant.answer.text import (
@@ -438,3 +439,30 @@ def test_the_shown_prompt_is_the_chunks_of_the_lines_shown_in_retrieval_order(fa
     assert prompt_records(records, found, "top") == records
     nothing = find(fake_embedder, question, [])
     assert prompt_records(records, nothing, "shown") == records
+
+
+def test_a_quote_with_only_a_loose_term_of_the_kind_takes_its_mails_whole_one() -> None:
+    """A "when" quote whose lines hold only a weekday or "noon" (evidence_lines' dev-new n17: the
+    lot's Monday hours stood in a line of the same mail below the three shown) shows the best
+    line of its mail with a whole date or time span in place of its weakest line; a quote
+    with a whole one, or with none at all ("not found" by its kind), is left as it is."""
+    text = (
+        "From: Race desk | Date: 2001-04-19 | Subject: MS150 parking\n"
+        "Tully Stadium will close on Saturday at noon.\n\nThe lot is guarded all weekend.\n\n"
+        "Riders park at Tully Stadium.\n\nMonday, April 23 - 6:30 a.m. to noon."
+    )
+    question = "Until what time is the Tully Stadium lot open on Monday?"
+    candidates = candidates_of([record(5, text)])
+    assert [c.line.text for c in candidates][-1] == "Monday, April 23 - 6:30 a.m. to noon."
+    ranked = [(c, p) for c, p in zip(candidates, (0.9, 0.5, 0.8, 0.1), strict=True)]
+    quote = sorted([c for c, _ in ranked[:3]], key=lambda c: c.index)
+    shown = [c.line.text for c in whole_kind_shown(question, ranked, quote, [])]
+    assert shown == [
+        "Tully Stadium will close on Saturday at noon.",
+        "Riders park at Tully Stadium.",
+        "Monday, April 23 - 6:30 a.m. to noon.",
+    ]  # the weakest line (0.5) gave way
+    whole = [candidates[3], candidates[0]]
+    assert whole_kind_shown(question, ranked, whole, []) == whole
+    none = [candidates[1], candidates[2]]  # no term of the kind: not found stays not found
+    assert whole_kind_shown(question, ranked, none, []) == none
