@@ -117,7 +117,8 @@ class CacheSettings:
     qa_evidence_threshold: float = 0.55
     qa_retrieval_k: int = 5
     qa_budget_mb: float = 16.0
-    # 0: sized to the machine as the home opens (10% of free disk, 2 to 20 GB; cache/budget.py)
+    # 0: sized to the machine as the home opens (10% of free disk and of what the KV cache
+    # holds, 2 to 20 GB; cache/budget.py)
     kv_budget_mb: float = 0.0
     # "exact": KV only along the longest cached run of segments from the system prompt (the
     # answer is token-identical to an uncached one); "any-order": every chunk with a

@@ -48,7 +48,7 @@ from assistant.knowledge.shipped import ModelMissing
 from assistant.knowledge.store import KnowledgeStore
 from assistant.mail import threads
 from assistant.precompute.activity import Activity
-from cache.budget import kv_budget
+from cache.budget import held_bytes, kv_budget
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -71,6 +71,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 LINE_WEIGHTS = "line_weights.json"  # a home's own fit of the line scorer (answer/fit.py)
+CACHE_DB = "qa.db"  # the cache database: QA bank, KV tree, jobs, blobs (cache/db.py)
 
 
 @dataclass
@@ -311,7 +312,7 @@ class Services:
     def cache_db(self) -> Database:
         """The cache database, opened once; a damaged file is an error that names it and says
         what moving it aside costs (only what the caches hold), as the knowledge bank's does."""
-        return self._once("_cache_db", lambda: _open_cache(self.home.cache_dir / "qa.db"))
+        return self._once("_cache_db", lambda: _open_cache(self.home.cache_dir / CACHE_DB))
 
     @property
     def blobs(self) -> BlobStore:
@@ -382,5 +383,6 @@ def open_services(
     threads.ensure(store)  # an existing home's threads, once; a home imported into elsewhere
     auto = settings.cache.kv_budget_mb <= 0
     if auto:  # sized to this machine's free disk, once, as the home opens
-        settings.cache.kv_budget_mb = kv_budget(0, h.cache_dir) / 2**20
+        held = held_bytes(h.cache_dir / CACHE_DB)  # what the KV cache stores is its room
+        settings.cache.kv_budget_mb = kv_budget(0, h.cache_dir, held) / 2**20
     return Services(home=h, settings=settings, store=store, kv_budget_auto=auto)

@@ -53,7 +53,7 @@ def kv_use(ctx: Services) -> str:
     from cache.kv_tree import KIND
 
     blobs, budget = ctx.blobs, ctx.settings.cache.kv_budget_bytes
-    how = " (10% of the free disk)" if ctx.kv_budget_auto else ""
+    how = " (10% of the free disk and of what the cache holds)" if ctx.kv_budget_auto else ""
     used = f"{blobs.used(KIND) / 1e9:.2f} GB in {blobs.count(KIND)} nodes"
     return f"{used} of {budget / 1e9:.2f} GB{how}"
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
+import pytest
 
 from assistant.services import open_services
-from cache.budget import CAP, FLOOR, GIB, disk_budget, kv_budget
+from cache.budget import CAP, FLOOR, GIB, disk_budget, held_bytes, kv_budget
 from cache.kv_tree import KIND
 from cache.qa_bank import QABank
 
@@ -41,3 +44,25 @@ def test_a_smaller_budget_evicts_kv_and_keeps_the_qa_bank(tmp_path):
     assert smaller.blobs.used(KIND) <= 2500
     kept = QABank(smaller.cache_db, 0.95, 2**20)
     assert kept.get(entry) is not None and kept.get(entry).answer == "On Monday."
+
+
+def test_what_the_kv_cache_holds_counts_as_room_so_the_budget_keeps_after_a_night(
+    tmp_path, monkeypatch
+):
+    """Sized from the free disk alone, the budget shrank after each night that filled it (the
+    night's nodes are no longer free disk) and the next start evicted them: on a nearly full
+    disk, night after night, down to about a third. The KV blobs stored count as free."""
+    ctx = open_services(tmp_path / "home")
+    for i in range(3):
+        ctx.blobs.put(KIND, f"{i:040x}", bytes(1000))
+    assert held_bytes(ctx.home.cache_dir / "qa.db") == 3000
+    assert held_bytes(ctx.home.cache_dir / "qa.db", "other") == 0
+    assert held_bytes(tmp_path / "none.db") == 0
+    # a night filled a 4 GiB budget out of 44 GiB free: 40 GiB are free now
+    ctx.cache_db.execute("UPDATE blobs SET size = ?", [4 * GIB // 3])
+    ctx.cache_db.conn.commit()
+    disk = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(shutil, "disk_usage", lambda _: disk._replace(free=40 * GIB))
+    reopened = open_services(tmp_path / "home")
+    assert reopened.settings.cache.kv_budget_bytes == pytest.approx(disk_budget(44 * GIB), abs=8)
+    assert kv_budget(0, tmp_path) == disk_budget(40 * GIB)  # the disk alone: 4 GiB, not 4.4
