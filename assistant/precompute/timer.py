@@ -48,6 +48,8 @@ class Night:
     def __post_init__(self) -> None:
         object.__setattr__(self, "start", time_of_day(self.start, "--at"))
         object.__setattr__(self, "morning", time_of_day(self.morning, "--until"))
+        if self.start == self.morning:  # else a night of 24 hours: the app's machine all day
+            raise ValueError(f"--at and --until are both {self.start}: the night would never end")
 
     def command(self) -> list[str]:
         argv = [sys.executable, "-m", "assistant.cli", "precompute", "--home", str(self.home)]

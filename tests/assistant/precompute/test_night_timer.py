@@ -132,6 +132,9 @@ def test_a_home_with_a_space_stays_one_word_and_a_bad_time_writes_nothing(
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
     assert main(["night", "install", "--home", str(tmp_path / "h"), "--until", "7am"]) == 2
     assert "--until: not a time of day: '7am'" in capsys.readouterr().err
+    argv = ["night", "install", "--home", str(tmp_path / "h"), "--at", "7:00", "--until", "07:00"]
+    assert main(argv) == 2  # a night of 24 hours: the app's machine busy all day
+    assert "--at and --until are both 07:00" in capsys.readouterr().err
     assert run.calls == [] and not (tmp_path / "cfg").exists()
     refusing = Recorder()
 
