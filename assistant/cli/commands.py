@@ -285,7 +285,7 @@ def cmd_precompute(ctx: Services, args: Namespace) -> int:
             console.print(f"Outside the night ({args.start} to {args.until}): nothing done.")
             return 0
     except ValueError as exc:
-        console.print(f"error: {exc}")
+        console.print(f"error: {exc}", markup=False)  # the user's words: "[bold]" as typed
         return 2
     runner = Precompute(ctx.precompute_parts(), settle_seconds=0)
     with Progress(*PROGRESS_COLUMNS, console=console) as progress:

@@ -64,6 +64,7 @@ class IdleScheduler:
         self._running = threading.Lock()
         self._stop = threading.Event()
         self._retry_at = 0.0  # after a failed pass: not before then (monotonic seconds)
+        self._busy = False  # the last pass was skipped for another one: said once
 
     def start(self) -> None:
         self.scheduler.add_job(
@@ -94,7 +95,11 @@ class IdleScheduler:
                 notify=self.notify, cancelled=self._user_back, stop_for_user=True, wait=False
             )
         except PrecomputeBusy as exc:  # the user's `p`, or the night's timer in its own process
-            log.info("idle precompute skipped: %s", exc)
+            # said once while it lasts, not every half minute of a night's run
+            log.log(
+                logging.DEBUG if self._busy else logging.INFO, "idle precompute skipped: %s", exc
+            )
+            self._busy = True
             return None
         except Exception:  # noqa: BLE001 (a model that will not load, a full disk: in the log)
             # APScheduler's own logger has no handler here: said in assistant.log, and not
@@ -103,6 +108,7 @@ class IdleScheduler:
             log.exception("idle precompute failed; tried again in %d minutes", RETRY_SECONDS // 60)
             return None
         else:
+            self._busy = False
             log.info("idle precompute: %s", report.summary())
             if self.done:
                 self.done(report)

@@ -313,3 +313,10 @@ def test_an_import_issue_is_printed_as_written_whatever_brackets_its_path_holds(
     print_report(SimpleNamespace(home=SimpleNamespace(log_dir=None)), report)
     out = capsys.readouterr()
     assert "/mail/[archive]/[/old].mbox: cannot be read" in out.out + out.err
+
+
+def test_a_bad_duration_is_said_as_typed(tmp_path, capsys):
+    """The error quoted the user's words through rich's markup: `--for '[bold]x'` came out as
+    "not a duration: 'x'"."""
+    assert main(["precompute", "--home", str(tmp_path / "h"), "--for", "[bold]x"]) == 2
+    assert "not a duration: '[bold]x'" in capsys.readouterr().out

@@ -195,3 +195,25 @@ def test_a_failed_idle_pass_is_logged_and_not_tried_again_at_once(tmp_path, capl
     scheduler._retry_at = time.monotonic() - 1
     assert scheduler.due()
     assert idle.RETRY_SECONDS >= 300
+
+
+def test_an_idle_pass_skipped_for_another_pass_says_so_once(tmp_path, caplog, monkeypatch):
+    """While the night's timer runs its pass in its own process, every half-minute tick of the
+    app's idle pass is skipped: the log said so each time, all night."""
+    from assistant.precompute import idle
+    from assistant.precompute.runner import PrecomputeBusy
+
+    class Busy:
+        def __init__(self, parts) -> None:
+            pass
+
+        def run(self, **kw):
+            raise PrecomputeBusy("a precompute pass is running in process 4242")
+
+    monkeypatch.setattr(idle, "Precompute", Busy)
+    ctx = _ctx(tmp_path, idle_minutes=0)
+    scheduler = IdleScheduler(ctx.settings.precompute, ctx.presence, lambda: None)
+    with caplog.at_level("INFO", logger="assistant"):
+        assert [scheduler.tick() for _ in range(3)] == [None] * 3
+    said = [r for r in caplog.records if "skipped" in r.getMessage() and r.levelname == "INFO"]
+    assert len(said) == 1 and "process 4242" in said[0].getMessage()
