@@ -319,4 +319,4 @@ def test_a_bad_duration_is_said_as_typed(tmp_path, capsys):
     """The error quoted the user's words through rich's markup: `--for '[bold]x'` came out as
     "not a duration: 'x'"."""
     assert main(["precompute", "--home", str(tmp_path / "h"), "--for", "[bold]x"]) == 2
-    assert "not a duration: '[bold]x'" in capsys.readouterr().out
+    assert "not a duration: '[bold]x'" in capsys.readouterr().err
