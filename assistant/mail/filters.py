@@ -169,8 +169,9 @@ def person_is(field_name: str, people: Sequence[Someone], shown: str, asked: str
                 params += [like(address)] * 2
         if field_name in ("from", "with"):
             for name in _text_names(person, asked):
-                parts.append(_ANY_OF.format("d.body", "d.quoted"))
-                params += [like(name)] * 2
+                clause, values = like_any(["d.body", "d.quoted"], name)
+                parts.append(clause)
+                params += values
     replies, reply_params = _sent_by(people) if field_name == "to" else ([], [])
     if replies:  # mail to them includes their replies that quote it, as mail from someone
         # includes mail that carries theirs: a mailbox often keeps the reply, not the sent mail
@@ -207,11 +208,21 @@ def words_in(
     """Every one of `words` in one of `columns` (case-insensitive substring, as LIKE is)."""
     parts, params = [], []
     for word in words:
-        parts.append(
-            "(" + " OR ".join(f"coalesce({c}, '') LIKE ? ESCAPE '\\'" for c in columns) + ")"
-        )
-        params += [like(word)] * len(columns)
+        clause, values = like_any(columns, word)
+        parts.append(clause)
+        params += values
     return Condition(field_name, shown, " AND ".join(parts) or "1", tuple(params), negated)
+
+
+def like_any(columns: Sequence[str], text: str) -> tuple[str, list[str]]:
+    """`text` in one of `columns`, in any case: SQLite's LIKE ignores the case of ASCII letters
+    only, so a word with others ("åsa sjöberg") is also looked for as written in title case
+    and in capitals ("Åsa Sjöberg", "ÅSA SJÖBERG")."""
+    forms = [text] if text.isascii() else list(dict.fromkeys([text, text.lower(), text.title(),
+                                                              text.upper()]))  # fmt: skip
+    tests = [(c, f) for f in forms for c in columns]
+    clause = " OR ".join(f"coalesce({c}, '') LIKE ? ESCAPE '\\'" for c, _ in tests)
+    return f"({clause})", [like(f) for _, f in tests]
 
 
 def like(text: str) -> str:

@@ -215,3 +215,20 @@ def test_what_i_told_someone_includes_their_reply_quoting_it(tmp_path, store, fa
     assert {r[0] for r in rows} == {"Dabhol numbers"}
     typed = reader.read("to:vince dabhol").filters
     assert subjects(store, typed) == {"Dabhol numbers"}
+
+
+def test_a_word_with_letters_beyond_ascii_matches_in_any_case(tmp_path, store, fake_embedder):
+    """SQLite's LIKE ignores the case of ASCII letters only: a phrase or a name with others
+    ("åsa sjöberg") missed the mail that writes it "Åsa Sjöberg" or "ÅSA SJÖBERG"."""
+    from assistant.importing.importer import Importer
+    from assistant.mail import filters as f
+    from tests.conftest import make_email, write_mbox
+
+    bodies = {"Signed": "Thanks, Åsa Sjöberg", "Shouted": "FROM THE DESK OF ÅSA SJÖBERG",
+              "Plain": "asa sjoberg, without her letters", "Other": "Nothing of hers."}  # fmt: skip
+    mails = [make_email(subject=s, body=b, msgid=f"<{s}@x>") for s, b in bodies.items()]
+    Importer(store, fake_embedder).run([write_mbox(tmp_path / "a.mbox", mails)], embed=False)
+    for word in ("åsa sjöberg", "Åsa Sjöberg"):
+        where, params = f.words_in("text", ["d.body"], [word], word).sql()
+        rows = store.db.execute(f"SELECT d.title FROM documents d WHERE {where}", params)
+        assert {r[0] for r in rows} == {"Signed", "Shouted"}
