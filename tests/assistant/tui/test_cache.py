@@ -29,16 +29,22 @@ def rows(screen: CacheScreen) -> dict[str, str]:
     return dict(cache_rows(screen.stats, screen.services.kv_budget_bytes, screen.tally))
 
 
+async def cache_screen(pilot) -> CacheScreen:
+    """The Cache screen (ctrl+b), once its counts are read."""
+    await pilot.press("ctrl+b")
+    screen = pilot.app.screen
+    assert isinstance(screen, CacheScreen)
+    await wait_for(pilot, lambda: screen.stats is not None)
+    return screen
+
+
 @pytest.mark.asyncio
 async def test_counts_after_a_question_and_precompute_now(rig):
     rig.pipeline.reply = "The tiles arrive on 9 March."  # confirms the quote: remembered
     async with rig.app.run_test(size=SIZE) as pilot:
         turn = await ask(pilot, "when do the tiles arrive")
         await wait_for(pilot, lambda: not turn.running)
-        await pilot.press("ctrl+b")
-        screen = pilot.app.screen
-        assert isinstance(screen, CacheScreen)
-        await wait_for(pilot, lambda: screen.stats is not None)
+        screen = await cache_screen(pilot)
         shown = rows(screen)
         assert shown["QA bank"].startswith("1 entry: 1 answered, 0 pending")
         assert shown["KV tree"].startswith("3 nodes (3 with KV) · 3 KB of 1.0 MB")
@@ -94,9 +100,7 @@ async def test_stop_key_ends_the_run(loaded_store, tmp_path):
 async def test_precompute_key_is_off_without_a_precompute(rig):
     rig.app.services.precompute = None
     async with rig.app.run_test(size=SIZE) as pilot:
-        await pilot.press("ctrl+b")
-        screen = pilot.app.screen
-        await wait_for(pilot, lambda: screen.stats is not None)
+        screen = await cache_screen(pilot)
         await pilot.press("p")
         assert not screen.running
         assert rows(screen)["Precompute"] == "not available in this build"
@@ -169,10 +173,7 @@ async def test_the_counts_come_from_the_cache_db_and_load_no_model(tmp_path, no_
     services = services_for(ctx)
     services.idle = FakeScheduler  # the idle precompute is not this screen's doing
     async with AssistantApp(services).run_test(size=SIZE) as pilot:
-        await pilot.press("ctrl+b")
-        screen = pilot.app.screen
-        assert isinstance(screen, CacheScreen)
-        await wait_for(pilot, lambda: screen.stats is not None)
+        screen = await cache_screen(pilot)
         shown = rows(screen)
         assert shown["QA bank"].startswith("2 entries: 1 answered, 1 pending, 0 stale")
         assert shown["KV tree"].startswith("3 nodes (2 with KV) · 4 KB of")
