@@ -80,9 +80,7 @@ async def test_stop_key_ends_the_run(loaded_store, tmp_path):
     precompute.before_job = hold_the_second_job
     app = AssistantApp(services)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("ctrl+b")
-        screen = app.screen
-        await wait_for(pilot, lambda: screen.stats is not None)
+        screen = await cache_screen(pilot)
         status = screen.query_one("#precompute-status", Static)
         await pilot.press("p")
         await wait_for(pilot, second_job.is_set)
