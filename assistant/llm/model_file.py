@@ -7,6 +7,10 @@ import functools
 import hashlib
 import importlib.util
 import os
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -57,6 +61,28 @@ def physical_cores(cpuinfo: Path = Path("/proc/cpuinfo")) -> int:
     return len(pairs) or os.cpu_count() or 1
 
 
+@contextmanager
+def interrupt_after() -> Iterator[None]:
+    """Ctrl-C while llama.cpp works (loading a model: seconds) takes effect when it returns.
+    llama.cpp logs through a Python callback; a SIGINT that arrives meanwhile would raise
+    KeyboardInterrupt inside that callback, where ctypes prints "Exception ignored" and drops
+    it: the command went on as if no key was pressed. Here the signal is only noted, and the
+    handler it would have run runs after the block (in the main thread; elsewhere no signal
+    is handled)."""
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not callable(previous):
+        yield  # SIG_IGN or SIG_DFL: nothing Python raises
+        return
+    noted: list[object] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: noted.append(frame))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if noted:
+            previous(signal.SIGINT, noted[0])
+
+
 class Vocab:
     """The tokenizer of a GGUF alone (no weights loaded): tokenizes as LocalLLM does."""
 
@@ -69,7 +95,8 @@ class Vocab:
         params = llama_cpp.llama_model_default_params()
         params.vocab_only = True  # and no context: Llama() would make one (and log about it)
         try:
-            self._model = LlamaModel(path_model=str(model_path), params=params, verbose=False)
+            with interrupt_after():
+                self._model = LlamaModel(path_model=str(model_path), params=params, verbose=False)
         except (ValueError, RuntimeError) as exc:
             raise LLMError(f"{model_path}: not a loadable GGUF model ({exc})") from exc
 
@@ -107,23 +134,24 @@ def load_llama(path: Path, n_ctx: int, threads: int, kv_type: str = "f16") -> Ll
     from llama_cpp import Llama
     from llama_cpp._internals import LlamaContext
 
-    try:
-        llm = Llama(
-            str(path),
-            n_ctx=n_ctx,
-            n_threads=threads,
-            n_threads_batch=threads,
-            seed=0,
-            type_k=KV_TYPES[kv_type],
-            type_v=KV_TYPES[kv_type],
-            flash_attn=kv_type != "f16",
-            verbose=False,
-        )
-        params = llm.context_params
-        params.n_seq_max, params.kv_unified = 2, True
-        old = llm._ctx
-        llm._ctx = LlamaContext(model=llm._model, params=params, verbose=False)
-        old.close()
-    except (ValueError, RuntimeError) as exc:
-        raise LLMError(f"{path}: not a loadable GGUF model ({exc})") from exc
+    with interrupt_after():
+        try:
+            llm = Llama(
+                str(path),
+                n_ctx=n_ctx,
+                n_threads=threads,
+                n_threads_batch=threads,
+                seed=0,
+                type_k=KV_TYPES[kv_type],
+                type_v=KV_TYPES[kv_type],
+                flash_attn=kv_type != "f16",
+                verbose=False,
+            )
+            params = llm.context_params
+            params.n_seq_max, params.kv_unified = 2, True
+            old = llm._ctx
+            llm._ctx = LlamaContext(model=llm._model, params=params, verbose=False)
+            old.close()
+        except (ValueError, RuntimeError) as exc:
+            raise LLMError(f"{path}: not a loadable GGUF model ({exc})") from exc
     return llm

@@ -34,6 +34,8 @@ import threading
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from assistant.llm.model_file import interrupt_after
+
 log = logging.getLogger(__name__)
 
 CELLS = 512  # the side context's cells: its re-rotation pass covers them all
@@ -89,7 +91,10 @@ class SideMover:
         from llama_cpp._internals import LlamaContext
 
         try:
-            self._ctx = LlamaContext(model=self._llama._model, params=self._params(), verbose=False)
+            with interrupt_after():
+                self._ctx = LlamaContext(
+                    model=self._llama._model, params=self._params(), verbose=False
+                )
         except ValueError as exc:
             log.info("no side context to move KV in (%s); the prompt's context moves it", exc)
             return False
@@ -236,7 +241,8 @@ def _no_room(ctx, n_tokens: int) -> int:
     _quiet_no_room()
     _expecting.no_room = True
     try:
-        return _decode(ctx, [(0, 0, p) for p in range(n_tokens)])
+        with interrupt_after():  # the error it logs calls back into Python
+            return _decode(ctx, [(0, 0, p) for p in range(n_tokens)])
     finally:
         _expecting.no_room = False
 

@@ -18,7 +18,13 @@ import ctypes
 import logging
 from pathlib import Path
 
-from assistant.llm.model_file import LLMError, Vocab, default_threads, model_fingerprint
+from assistant.llm.model_file import (
+    LLMError,
+    Vocab,
+    default_threads,
+    interrupt_after,
+    model_fingerprint,
+)
 from cache.files import replace_atomically
 
 log = logging.getLogger(__name__)
@@ -109,8 +115,9 @@ def requantize(source: Path, target: Path, file_type: int) -> None:
     level = _logger.logger.level
     _logger.logger.setLevel(logging.ERROR)
     try:
-        failed = C.llama_model_quantize(str(source).encode(), str(target).encode(),
-                                        ctypes.byref(params))  # fmt: skip
+        with interrupt_after():
+            failed = C.llama_model_quantize(str(source).encode(), str(target).encode(),
+                                            ctypes.byref(params))  # fmt: skip
     finally:
         _logger.logger.setLevel(level)
     if failed:
