@@ -98,7 +98,7 @@ class Vocab:
             with interrupt_after():
                 self._model = LlamaModel(path_model=str(model_path), params=params, verbose=False)
         except (ValueError, RuntimeError) as exc:
-            raise LLMError(f"{model_path}: not a loadable GGUF model ({exc})") from exc
+            raise not_loadable(model_path, exc) from exc
 
     def tokenize(self, text: str, first: bool = False) -> list[int]:
         return self._model.tokenize(text.encode("utf-8"), add_bos=first, special=True)
@@ -120,8 +120,30 @@ def model_fingerprint(path: Path, n_ctx: int = 0, kv_type: str = "f16") -> str:
 
 
 def _head_hash(path: Path) -> str:
-    with path.open("rb") as fh:
-        return hashlib.sha256(fh.read(1 << 20)).hexdigest()
+    try:
+        with path.open("rb") as fh:
+            return hashlib.sha256(fh.read(1 << 20)).hexdigest()
+    except OSError as exc:
+        raise unreadable(path, exc) from None
+
+
+def unreadable(path: Path, exc: OSError) -> LLMError:
+    """The model file cannot be read (its permissions, a disk error): what to do."""
+    return LLMError(
+        f"{path}: cannot read the model file ({exc.strerror or exc}); make it readable by your "
+        "user (chmod a+r), or choose another model (`assistant model`)"
+    )
+
+
+def not_loadable(path: Path, exc: Exception) -> LLMError:
+    """llama.cpp could not load `path`: unreadable, or no GGUF model (cut short, another
+    format)."""
+    try:
+        with path.open("rb"):
+            pass
+    except OSError as error:
+        return unreadable(path, error)
+    return LLMError(f"{path}: not a loadable GGUF model ({exc})")
 
 
 # ggml type ids; a quantised V cache needs flash attention
@@ -153,5 +175,5 @@ def load_llama(path: Path, n_ctx: int, threads: int, kv_type: str = "f16") -> Ll
             llm._ctx = LlamaContext(model=llm._model, params=params, verbose=False)
             old.close()
         except (ValueError, RuntimeError) as exc:
-            raise LLMError(f"{path}: not a loadable GGUF model ({exc})") from exc
+            raise not_loadable(path, exc) from exc
     return llm
