@@ -19,6 +19,7 @@ from cache.files import replace_atomically
 from cache.kv_tree import KVTree, segment_hash
 
 log = logging.getLogger(__name__)
+DIGEST = 32  # the sha256 that ends an instruction's KV file
 
 
 class ReaderKV:
@@ -31,7 +32,8 @@ class ReaderKV:
     def instruction(self, prefix: Sequence[int]) -> None:
         """The model holds the instruction's KV: kept from the last call, else read from
         `kv_dir` (written by an earlier process: a one-shot `ask` computes only its own
-        prompt), else computed and written there. A file that does not fit is computed again."""
+        prompt), else computed and written there. A file that does not fit, or is not as written
+        (its sha256), is computed again."""
         prefix = list(prefix)
         if self.llm.held_tokens()[: len(prefix)] == prefix:
             return
@@ -39,7 +41,7 @@ class ReaderKV:
         path = self.kv_dir / f"{self.llm.fingerprint}-{name}.kv" if self.kv_dir else None
         if path is not None and path.is_file():
             try:
-                self.llm.restore_ranges([path.read_bytes()], prefix)
+                self.llm.restore_ranges([unsealed(path.read_bytes())], prefix)
                 return
             except (OSError, LLMError) as exc:
                 log.warning("%s: the reader's cached instruction is recomputed (%s)", path, exc)
@@ -47,7 +49,7 @@ class ReaderKV:
         self.llm.eval(prefix)
         if path is not None:
             blob = self.llm.save_range(0, len(prefix))
-            replace_atomically(path, lambda tmp: tmp.write_bytes(blob))
+            replace_atomically(path, lambda tmp: tmp.write_bytes(sealed(blob)))
 
     def hold(self, prefix: Sequence[int], segments: Sequence[Sequence[int]]) -> None:
         """The model holds `prefix` (which it holds already: `instruction`) and then
@@ -105,6 +107,21 @@ class ReaderKV:
             blob = self.llm.save_range(start, start + len(seg))
             made += self.nodes.store(list(path), start + len(seg), blob)
         return made
+
+
+def sealed(blob: bytes) -> bytes:
+    """The instruction's KV as its file holds it: followed by its sha256."""
+    return bytes(blob) + hashlib.sha256(blob).digest()
+
+
+def unsealed(data: bytes) -> bytes:
+    """The KV a file holds; LLMError where it is not what was written (a byte changed on disk
+    would load, and every verdict would read the damaged KV), or was written without its
+    sha256 by an earlier version."""
+    blob, digest = data[:-DIGEST], data[-DIGEST:]
+    if len(data) <= DIGEST or hashlib.sha256(blob).digest() != digest:
+        raise LLMError("damaged on disk: its sha256 does not match")
+    return blob
 
 
 def common(a: Sequence[int], b: Sequence[int]) -> int:

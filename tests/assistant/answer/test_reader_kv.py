@@ -151,3 +151,31 @@ def test_a_long_line_is_computed_a_piece_at_a_time_so_a_question_waits_a_piece(l
     tokens = len(llm.tokenize(" " + line))
     assert tokens > 2 * PIECE
     assert len(calls) >= 1 + tokens // PIECE  # the header's piece, then the line's each
+
+
+def test_a_byte_changed_in_the_instructions_kv_file_is_computed_again_not_read(
+    llm, tmp_path, caplog
+):
+    """The instruction's KV kept on disk for the next process (<home>/cache/reader) had no
+    checksum: one bit flipped there loaded as well as the true KV, and every verdict after read
+    the damaged one (the next token's logits moved by up to 14 and its choice changed), never
+    rewritten. Now it is said, computed again and rewritten, as a damaged KV blob is."""
+    from assistant.answer.reader_kv import ReaderKV
+
+    prefix = llm.tokenize("Reply Yes or No. Does the line answer the question?", first=True)
+    kv = ReaderKV(llm, tmp_path, None)
+    llm.reset()
+    kv.instruction(prefix)
+    computed = llm.save_range(0, len(prefix))
+    [kept] = list(tmp_path.glob("*.kv"))
+    damaged = bytearray(kept.read_bytes())
+    damaged[len(damaged) * 2 // 3 | 1] ^= 0x40  # one bit of one of the values (not a header)
+    kept.write_bytes(damaged)
+    llm.reset()  # the next process: nothing held, the file read
+    kv.instruction(prefix)
+    assert llm.held_tokens() == prefix
+    assert llm.save_range(0, len(prefix)) == computed
+    assert "recomputed" in caplog.text and kept.read_bytes() != damaged
+    llm.reset()  # the file rewritten is read, and is the KV computed
+    kv.instruction(prefix)
+    assert llm.save_range(0, len(prefix)) == computed
