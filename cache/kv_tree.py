@@ -39,10 +39,17 @@ class Restore:
     blobs: list[bytes]  # one per segment, from the root
 
 
-# both find a blob's node through the partial indexes on kv_nodes (cache/db.py)
+# a model whose KV no one has read or written for this long, while another's was: one the user
+# has left (another writer chosen); its nodes, kept apart by its fingerprint, are never served
+RETIRED_S = 7 * 86400
+# both find a blob's node through the partial indexes on kv_nodes (cache/db.py); the nodes of a
+# retired model go first, whatever their hits (else they outlived the new model's fresh nodes)
 EVICTION_ORDER = (
+    "WITH used AS (SELECT n.model, max(b.last_used) AS last FROM kv_nodes n "
+    "JOIN blobs b ON b.key = n.blob_key GROUP BY n.model) "
     "SELECT b.key, b.size FROM blobs b LEFT JOIN kv_nodes n ON n.blob_key = b.key "
-    "WHERE b.kind = ? ORDER BY "
+    "LEFT JOIN used u ON u.model = n.model WHERE b.kind = ? ORDER BY "
+    "coalesce(u.last, 0) >= (SELECT max(last) FROM used) - ?, "
     "EXISTS (SELECT 1 FROM kv_nodes c WHERE c.parent_id = n.id "
     "AND c.blob_key IS NOT NULL), b.hits, coalesce(n.depth, 0) DESC, b.last_used"
 )
@@ -147,9 +154,9 @@ class KVTree:
         )
 
     def _eviction_order(self) -> list[tuple[str, int]]:
-        """Every KV blob (all models), first to evict first: leaves before parents, then fewest
-        hits, then deepest, then least recently used."""
-        return self.db.execute(EVICTION_ORDER, [KIND]).fetchall()
+        """Every KV blob (all models), first to evict first: a retired model's (RETIRED_S),
+        then leaves before parents, then fewest hits, then deepest, then least recently used."""
+        return self.db.execute(EVICTION_ORDER, [KIND, RETIRED_S]).fetchall()
 
     def _forget_blob(self, key: str) -> None:
         write(self.db, FORGET_BLOB, [key])

@@ -6,7 +6,7 @@ import pytest
 
 from cache.blobs import BlobStore
 from cache.db import open_cache_db
-from cache.kv_tree import EVICTION_ORDER, FORGET_BLOB, KIND, KVTree, segment_hash
+from cache.kv_tree import EVICTION_ORDER, FORGET_BLOB, KIND, RETIRED_S, KVTree, segment_hash
 
 
 @pytest.fixture
@@ -164,13 +164,37 @@ def test_eviction_never_strands_a_node_without_its_parent(blobs):
         assert tree.longest_prefix(path).depth >= 1  # what was just stored is restorable
 
 
-@pytest.mark.parametrize("sql", [EVICTION_ORDER, FORGET_BLOB])
-def test_eviction_finds_a_blobs_node_by_index_not_by_scanning_the_tree(blobs, sql):
+@pytest.mark.parametrize(("sql", "params"), [(EVICTION_ORDER, ["kv", RETIRED_S]),
+                                            (FORGET_BLOB, ["kv"])])  # fmt: skip
+def test_eviction_finds_a_blobs_node_by_index_not_by_scanning_the_tree(blobs, sql, params):
     """Each eviction orders every KV blob by its node: a scan of kv_nodes per blob made that
-    quadratic in the tree's size."""
-    plan = [row[3] for row in blobs.db.execute(f"EXPLAIN QUERY PLAN {sql}", ["kv"]).fetchall()]
+    quadratic in the tree's size. (Each model's last use is read once, in one pass.)"""
+    rows = blobs.db.execute(f"EXPLAIN QUERY PLAN {sql}", params).fetchall()
+    once = {row[0] for row in rows if row[3].startswith("MATERIALIZE")}
+    plan = [row[3] for row in rows if row[1] not in once]
     assert not any(step.startswith("SCAN") for step in plan), plan
     assert any("USING INDEX kv_nodes_blob" in step for step in plan), plan
+
+
+def test_a_retired_models_nodes_are_evicted_first_whatever_their_hits(blobs):
+    """After the user chose another writer, the old model's nodes (never served again: its
+    fingerprint keeps them apart) outlived the new model's by their hits: the new tree could
+    not grow within the budget. A model unused for RETIRED_S while another is used goes first."""
+    old, new = KVTree(blobs.db, blobs, model="old"), KVTree(blobs.db, blobs, model="new")
+    s = segment_hash([0])
+    for i in range(4):
+        old.store([s, segment_hash([i + 1])], 2, b"." * 100)
+        assert old.node_blob([s, segment_hash([i + 1])])  # each of them served once
+    blobs.db.execute("UPDATE blobs SET last_used = last_used - ?", [RETIRED_S + 3600])
+    for i in range(8):  # the new model's nodes: 800 bytes more than the 1000 less 400 held
+        assert new.store([s, segment_hash([100 + i])], 2, b"." * 100)
+
+    def with_kv(model: str) -> int:
+        sql = "SELECT count(*) FROM kv_nodes WHERE model = ? AND blob_key IS NOT NULL"
+        return blobs.db.execute(sql, [model]).fetchone()[0]
+
+    assert (with_kv("new"), with_kv("old")) == (8, 2)  # the old model's gave way, not the new
+    assert blobs.used(KIND) <= 1000
 
 
 def test_a_node_made_on_the_way_to_a_deeper_one_is_not_counted_as_evicted(blobs):
