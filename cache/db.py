@@ -335,7 +335,10 @@ def apply_migrations(db: Database, migrations: list[tuple[str, str]]) -> list[st
     """Apply the named migrations not yet recorded in `_migrations`; return their names.
     Each runs in one transaction that re-checks the record first, so two processes (or two
     connections of one) opening a database at once apply it once (an ALTER TABLE cannot say IF
-    NOT EXISTS)."""
+    NOT EXISTS). A database with every one recorded is only read: opening it takes no write
+    lock, so a search opens a home while another process (the night's import) writes it."""
+    if _all_applied(db, migrations):
+        return []
     with transaction(db):
         db.execute(
             "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
@@ -352,6 +355,15 @@ def apply_migrations(db: Database, migrations: list[tuple[str, str]]) -> list[st
                 db.conn.execute("INSERT INTO _migrations VALUES (?, ?)", [name, stamp])
                 applied.append(name)
     return applied
+
+
+def _all_applied(db: Database, migrations: list[tuple[str, str]]) -> bool:
+    """Every migration is recorded: read without taking the write lock."""
+    try:
+        done = {r[0] for r in db.execute("SELECT name FROM _migrations").fetchall()}
+    except sqlite3.OperationalError:  # no such table: a new database
+        return False
+    return all(name in done for name, _ in migrations)
 
 
 def _applied(db: Database, name: str) -> bool:

@@ -8,7 +8,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from assistant.home import touch_private
-from cache.db import apply_migrations, connect
+from cache.db import BUSY_TIMEOUT, apply_migrations, connect
 
 
 class DatabaseError(RuntimeError):
@@ -169,7 +169,16 @@ def open_db(path: Path | None) -> Database:
     """A file database at `path`, or an in-memory one for `None` (tests)."""
     db = Database(connect(None)) if path is None else _open_file(path)
     db.execute("PRAGMA foreign_keys = ON")
-    migrate(db)
+    try:
+        migrate(db)
+    except sqlite3.OperationalError as exc:
+        if "locked" not in str(exc):
+            raise
+        raise DatabaseError(
+            f"{path}: another process (an import, the night's run) has been writing it for "
+            f"over {BUSY_TIMEOUT:.0f} s, and this version must update its tables first; try "
+            "again once it is done. Nothing was changed."
+        ) from exc
     return db
 
 
