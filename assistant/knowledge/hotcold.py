@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,10 +63,11 @@ class AccessCounts:
         if self.path is not None and self.path.exists():
             try:
                 counts = np.load(self.path, allow_pickle=False)
-                if counts.shape == (nlist,) and np.isfinite(counts).all():
+                whole = isinstance(counts, np.ndarray) and counts.shape == (nlist,)
+                if whole and np.isfinite(counts).all():
                     return counts.astype(np.float64)
                 log.warning("%s: counts for another index; starting afresh", self.path)
-            except (OSError, ValueError) as exc:
+            except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:  # EOF: empty
                 log.warning("%s: unreadable access counts (%s); starting afresh", self.path, exc)
         return np.zeros(nlist)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import zipfile
 import zlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
 FORMAT = 1
 HEAD, CODES = "head.npz", "codes.f16"
+_HEAD_KEYS = {"centroids", "offsets", "ids", "crcs", "mean", "cov"}
 _CODE = np.dtype(np.float16)
 
 
@@ -155,12 +157,12 @@ class IvfIndex:
     @classmethod
     def load(cls, directory: Path) -> IvfIndex:
         """Open a saved index; raises IndexDamaged if a part is missing or of the wrong size."""
-        try:
+        try:  # a file cut short or damaged inside is not a zip file, or fails a CRC-32
             with np.load(directory / HEAD, allow_pickle=False) as z:
                 head = {k: z[k] for k in z.files}
-        except (OSError, ValueError, KeyError, EOFError) as exc:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
             raise IndexDamaged(f"{directory / HEAD}: {exc}") from exc
-        if int(head.get("format", -1)) != FORMAT:
+        if int(head.get("format", -1)) != FORMAT or not head.keys() >= _HEAD_KEYS:
             raise IndexDamaged(f"{directory / HEAD}: not index format {FORMAT}")
         codes = directory / CODES
         want = int(head["offsets"][-1]) * head["centroids"].shape[1] * _CODE.itemsize

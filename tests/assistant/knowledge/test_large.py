@@ -185,7 +185,7 @@ def test_ivf_reads_cold_clusters_and_counts_hot_hits(tmp_path):
     assert index.hit_rate() == pytest.approx(3 / 4)  # 1 of 2 probes, then 2 of 2
 
 
-@pytest.mark.parametrize("damage", ["flip", "truncate", "missing", "head"])
+@pytest.mark.parametrize("damage", ["flip", "truncate", "missing", "head", "head-cut", "head-flip"])
 def test_a_damaged_ivf_file_is_rebuilt_never_used(large, damage, caplog):
     assert large.search("demolition kitchen Monday", k=1, mode="dense")[0].record.title == (
         "Kitchen start"
@@ -200,8 +200,15 @@ def test_a_damaged_ivf_file_is_rebuilt_never_used(large, damage, caplog):
         codes.write_bytes(bytes(data[:-10]))
     elif damage == "missing":
         codes.unlink()
-    else:
+    elif damage == "head":
         (directory / ivf.HEAD).write_bytes(b"not an npz file")
+    else:  # written half (a crash, a full disk), or a byte changed inside: a zip's own errors
+        head = bytearray((directory / ivf.HEAD).read_bytes())
+        if damage == "head-cut":
+            del head[len(head) // 2 :]
+        else:
+            head[len(head) // 2] ^= 0xFF
+        (directory / ivf.HEAD).write_bytes(bytes(head))
     fresh = Retriever(large.store, large.embedder, large.index_dir, LARGE)
     with caplog.at_level(logging.WARNING):
         hits = fresh.search("demolition kitchen Monday", k=1, mode="dense")
@@ -260,6 +267,20 @@ def test_access_counts_weigh_predictions_and_survive_a_restart(tmp_path):
     again = AccessCounts(4, tmp_path / "access.npy")
     np.testing.assert_allclose(again.counts, [0, 1, 1.5, 0], rtol=1e-6)
     assert AccessCounts(5, tmp_path / "access.npy").counts.tolist() == [0] * 5  # other index
+
+
+@pytest.mark.parametrize("damage", ["empty", "cut"])
+def test_unreadable_access_counts_start_afresh(large, damage, caplog):
+    large.search("demolition kitchen Monday", k=1, mode="dense")
+    (counts,) = large.index_dir.glob("access-*.npy")
+    data = counts.read_bytes()
+    counts.write_bytes(b"" if damage == "empty" else data[: len(data) - 3])
+    fresh = Retriever(large.store, large.embedder, large.index_dir, LARGE)
+    with caplog.at_level(logging.WARNING):
+        hits = fresh.search("demolition kitchen Monday", k=1, mode="dense")
+    assert hits[0].record.title == "Kitchen start"
+    assert "starting afresh" in caplog.text
+    assert len(np.load(counts)) == fresh.large().index().nlist  # saved whole again
 
 
 def test_searches_replan_the_hot_set_toward_what_is_asked(tmp_path, store, fake_embedder):
