@@ -91,10 +91,10 @@ class OnnxEmbedder:
         return session, tokenizer
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), DIM), dtype=np.float32)
         if not texts:
-            return out
+            return np.zeros((0, DIM), dtype=np.float32)
         session, tokenizer = self._load()
+        out = np.zeros((len(texts), _width(session)), dtype=np.float32)
         order = np.argsort([-len(t) for t in texts], kind="stable")  # longest first: balanced
         groups = [order[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
 
@@ -117,6 +117,13 @@ class OnnxEmbedder:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="encoder")
         return self._pool
+
+
+def _width(session) -> int:
+    """The length of the vectors the exported model gives: DIM for the shipped model, another
+    model's own (768 for a base-sized one, which raised a shape mismatch on its first text)."""
+    width = session.get_outputs()[0].shape[-1]
+    return width if isinstance(width, int) else DIM
 
 
 def usable_cores() -> int:

@@ -277,3 +277,38 @@ def test_models_of_one_size_side_by_side_each_get_their_own_export(tmp_path):
     size = (shipped / "model.safetensors").stat().st_size
     want = encoders / f"{shipped.parent.name}-{size}-v{_EXPORT_VERSION}" / "model.onnx"
     assert onnx_file(shipped, encoders, "onnx") == want
+
+
+def _mean_of_embeddings(path, width: int) -> None:
+    """An ONNX encoder of the exported encoders' inputs and output whose vectors are `width`
+    long: the mean of each token's row of a random table."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    table = np.random.default_rng(0).standard_normal((30522, width)).astype(np.float32)
+    tokens = [
+        helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "tokens"])
+        for n in ("input_ids", "attention_mask", "token_type_ids")
+    ]
+    out = helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", width])
+    nodes = [
+        helper.make_node("Gather", ["table", "input_ids"], ["rows"]),
+        helper.make_node("ReduceMean", ["rows"], ["sentence_embedding"], axes=[1], keepdims=0),
+    ]
+    graph = helper.make_graph(
+        nodes, "mean", tokens, [out], [numpy_helper.from_array(table, "table")]
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, str(path))
+
+
+def test_a_model_whose_vectors_are_not_384_long_embeds(tmp_path):
+    from assistant.knowledge.encoder import OnnxEmbedder
+    from assistant.knowledge.shipped import default_embedding_model
+
+    _mean_of_embeddings(tmp_path / "model.onnx", 768)  # a base-sized model's width
+    tokenizer = default_embedding_model() / "tokenizer.json"
+    encoder = OnnxEmbedder(tmp_path / "model.onnx", tokenizer, "minilm:base", workers=2)
+    vectors = encoder.embed_batch(TEXTS)  # was: a shape mismatch, the import's traceback
+    assert vectors.shape == (len(TEXTS), 768)
+    assert np.allclose(vectors[0], encoder.embed_batch(TEXTS[:1])[0], atol=1e-5)
