@@ -237,13 +237,13 @@ def writer_lock(db: Database) -> threading.RLock:
     with _REGISTRY:
         lock = _DB_LOCKS.get(db)
         if lock is None:
-            path = _file_of(db.conn)
+            path = file_of(db.conn)
             lock = _FILE_LOCKS.setdefault(path, threading.RLock()) if path else threading.RLock()
             _DB_LOCKS[db] = lock
         return lock
 
 
-def _file_of(conn: sqlite3.Connection) -> str:
+def file_of(conn: sqlite3.Connection) -> str:
     """The resolved path of the connection's main database ('' in memory)."""
     for _, name, file in conn.execute("PRAGMA database_list").fetchall():
         if name == "main":

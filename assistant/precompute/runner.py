@@ -37,6 +37,7 @@ comes back. Planning, in order of priority:
 from __future__ import annotations
 
 import logging
+import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,6 +52,7 @@ from cache.blobs import NO_ROOM, BlobStore
 from cache.counts import precompute_counts
 from cache.jobs import ENDED, Job, JobQueue
 from cache.prediction import History, KnowledgeAbstract
+from cache.room import full, no_room
 from cache.runs import RunLog
 
 log = logging.getLogger(__name__)
@@ -223,12 +225,36 @@ class Precompute:
     def _run(
         self, deadline: float | None, notify: Notify | None, cancelled: Stop, stop_for_user: bool
     ) -> PrecomputeReport:
-        report, start, run_id = PrecomputeReport(), time.time(), self.runs.open()
+        report, start = PrecomputeReport(), time.time()
+        self.blobs.no_room = None  # space may have been freed since: tried again
+        try:
+            run_id = self.runs.open()
+            self._jobs(report, start, deadline, notify, cancelled, stop_for_user)
+            report.jobs_left = self.queue.pending()
+            self.runs.close(
+                run_id, report.jobs_done, report.cpu_seconds, report.stopped, report.by_kind
+            )
+        except sqlite3.OperationalError as exc:  # the queue's or the run log's own write
+            if not full(exc):
+                raise
+            self._out_of_room(exc)
+            report.stopped = "disk full"
+            report.jobs_left = self.queue.pending()
+        if report.stopped == "disk full":
+            report.problem = self.blobs.no_room or ""
+            log.warning("precompute stopped: %s", report.problem)
+        report.wall_seconds = time.time() - start
+        return report
+
+    def _jobs(
+        self, report: PrecomputeReport, start: float, deadline: float | None,
+        notify: Notify | None, cancelled: Stop, stop_for_user: bool,
+    ) -> None:  # fmt: skip
+        """Plan, then run jobs until done or a stop (`_should_stop`), counted in `report`."""
         self.planner.predicted, self.planner.reimport_due = False, True
         for key in self.queue.recover():
             log.warning("precompute job %s not tried again: %s", key, ENDED)
         self.blobs.sweep_orphans()  # what a killed writer left on disk
-        self.blobs.no_room = None  # space may have been freed since: tried again
         self.plan()
         # a job stops within a piece at the deadline, as for a user question, and goes back in
         # the queue: at the 1.5B pace a job running at the deadline outran a 20-minute night by
@@ -253,16 +279,7 @@ class Precompute:
                         notify(PrecomputeProgressed(done, left, _label(job)))
         finally:
             self.cache.stop_at, self.cache.cancelled = None, None
-        self.cache.llm.use_threads(None)
-        if report.stopped == "disk full":
-            report.problem = self.blobs.no_room or ""
-            log.warning("precompute stopped: %s", report.problem)
-        report.jobs_left = self.queue.pending()
-        report.wall_seconds = time.time() - start
-        self.runs.close(
-            run_id, report.jobs_done, report.cpu_seconds, report.stopped, report.by_kind
-        )
-        return report
+            self.cache.llm.use_threads(None)
 
     def _pick_threads(self) -> None:
         """Every physical core that other processes leave free while the user is away (no
@@ -305,8 +322,7 @@ class Precompute:
             return False
         except Exception as exc:  # one bad job must not end the run; it is logged and counted
             if _no_room(exc):  # not the job's fault: it runs again once there is room
-                self.blobs.no_room = self.blobs.no_room or f"the disk is full ({exc})"
-                self.queue.release(job)
+                self._out_of_room(exc, job)
                 return False
             log.exception("precompute job %s failed", job.key)
             self.queue.fail(job, f"{type(exc).__name__}: {exc}")
@@ -325,6 +341,21 @@ class Precompute:
         report.by_kind[job.kind] = report.by_kind.get(job.kind, 0) + 1
         return True
 
+    def _out_of_room(self, exc: Exception, job: Job | None = None) -> None:
+        """The disk is full (`exc`): the run stops, and `job` goes back in the queue. When the
+        cache database cannot even say so, the job stays 'running', which the next run's
+        `recover` puts back in the queue."""
+        problem = no_room(self.parts.cache_db, exc) if full(exc) else f"the disk is full ({exc})"
+        self.blobs.no_room = self.blobs.no_room or problem
+        if job is None:
+            return
+        try:
+            self.queue.release(job)
+        except sqlite3.OperationalError as again:
+            if not full(again):
+                raise
+            log.warning("precompute job %s left running, for the next run: %s", job.key, again)
+
     # -- status --------------------------------------------------------------------------------
 
     def status(self) -> dict:
@@ -342,8 +373,9 @@ class Precompute:
 
 def _no_room(exc: Exception) -> bool:
     """`exc` says the disk (or the user's quota) is full: a file of the job's own, written
-    elsewhere than the blob store (which says so in `no_room` instead of raising)."""
-    return isinstance(exc, OSError) and exc.errno in NO_ROOM
+    elsewhere than the blob store (which says so in `no_room` instead of raising), or the cache
+    database."""
+    return isinstance(exc, OSError) and exc.errno in NO_ROOM or full(exc)
 
 
 def _label(job: Job) -> str:

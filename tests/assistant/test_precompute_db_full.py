@@ -1,0 +1,110 @@
+"""The cache database finding no room (SQLite's own "database or disk is full", SQLITE_FULL):
+the night stops at once, saying which file and what to do, with the job it was running back in
+the queue (or, when even that write finds no room, left for the next run to put back), none
+failed, and everything stored before kept."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+
+import pytest
+
+import cache.blobs
+from assistant.precompute.runner import Precompute
+from cache.files import replace_atomically
+from cache.kv_tree import KIND
+from tests.assistant.test_precompute import make_ctx
+
+pytestmark = pytest.mark.slow
+
+QUESTION = "When does the kitchen demolition start?"
+
+
+class Disk:
+    """The cache database's disk, which fills up when told (`fill`): from then on the database
+    may not grow by a page, and every write to a table (but the `spare` ones, whose rows then
+    change in place) needs a page more, so that SQLite itself answers SQLITE_FULL. The triggers
+    that make it so are set up at once, outside any transaction (one rolled back takes with it
+    what it created), and fire only once the disk is full."""
+
+    def __init__(self, conn: sqlite3.Connection, spare: tuple[str, ...] = ()) -> None:
+        self.conn, self.is_full = conn, False
+        conn.create_function("disk_full", 0, lambda: self.is_full)
+        conn.execute("CREATE TABLE IF NOT EXISTS filler (x BLOB)")
+        tables = conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        ).fetchall()
+        for (table,) in tables:
+            if table in (*spare, "filler"):
+                continue
+            for op in ("INSERT", "UPDATE", "DELETE"):
+                conn.execute(
+                    f"CREATE TEMP TRIGGER full_{table}_{op} BEFORE {op} ON main.{table} "
+                    "WHEN disk_full() BEGIN INSERT INTO filler VALUES (zeroblob(65536)); END"
+                )
+
+    def fill(self) -> None:
+        self.is_full = True
+        pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
+        self.conn.execute(f"PRAGMA max_page_count = {pages}")
+
+    def free(self) -> None:
+        self.is_full = False
+        self.conn.execute("PRAGMA max_page_count = 1073741823")
+
+
+def _states(ctx) -> dict[str, str]:
+    with closing(sqlite3.connect(ctx.home.cache_dir / "qa.db")) as conn:
+        return dict(conn.execute("SELECT key, state FROM jobs").fetchall())
+
+
+def _last_room_taken_by_a_node(ctx, monkeypatch, spare: tuple[str, ...]) -> Disk:
+    """The next KV node's file takes the disk's last room: its row (and what follows) finds
+    none."""
+    disk = Disk(ctx.cache_db.conn, spare)
+
+    def write_then_full(target, write, suffix=".tmp"):
+        replace_atomically(target, write, suffix)
+        disk.fill()
+
+    monkeypatch.setattr(cache.blobs, "replace_atomically", write_then_full)
+    return disk
+
+
+def _stopped_for_room(ctx, report) -> None:
+    db = ctx.home.cache_dir / "qa.db"
+    assert report.stopped == "disk full" and report.failed == 0
+    assert str(db) in report.problem and f"free some space in {db.parent}" in report.problem
+    assert report.problem in report.summary()
+
+
+@pytest.mark.parametrize("spare", [("jobs",), ()], ids=["job-put-back", "nothing-written"])
+def test_a_full_cache_database_stops_the_night_with_its_jobs_kept(tmp_path, monkeypatch, spare):
+    """With "job-put-back" the queue's rows still change in place, so the job is put back at once;
+    with "nothing-written" not even that (it failed the run with a traceback, trying to mark the
+    job failed), so the job stays 'running' and the next run puts it back."""
+    ctx = make_ctx(tmp_path)
+    list(ctx.answerer().answer(QUESTION))
+    entries = [e.id for e in ctx.answerer().qa.entries()]
+    assert entries
+    disk = _last_room_taken_by_a_node(ctx, monkeypatch, spare)
+
+    report = Precompute(ctx.precompute_parts(), settle_seconds=0).run()
+    _stopped_for_room(ctx, report)
+    states = _states(ctx)
+    nodes = [k for k in states if k.startswith("chunk_kv:")]
+    assert nodes and "failed" not in states.values()
+    pending = {"queued"} if spare else {"queued", "running"}
+    assert {states[k] for k in nodes} <= pending and "done" not in {states[k] for k in nodes}
+
+    again = Precompute(ctx.precompute_parts(), settle_seconds=0).run()  # still full
+    _stopped_for_room(ctx, again)
+
+    monkeypatch.setattr(cache.blobs, "replace_atomically", replace_atomically)
+    disk.free()
+    last = Precompute(ctx.precompute_parts(), settle_seconds=0).run()
+    assert last.stopped == "finished" and last.failed == 0 and not last.problem
+    assert all(_states(ctx)[k] == "done" for k in nodes)
+    assert ctx.blobs.count(KIND) >= len(nodes)
+    assert set(entries) <= {e.id for e in ctx.answerer().qa.entries()}
