@@ -20,6 +20,7 @@ from sqlite_utils import Database
 
 from cache.db import transaction, write
 from cache.files import replace_atomically
+from cache.room import unless_full
 
 log = logging.getLogger(__name__)
 
@@ -96,12 +97,16 @@ class BlobStore:
             log.warning("cache blob %s is missing or corrupt; dropped, it will be recomputed", key)
             self.delete(key)
             return None
+        self._touch(key)
+        return data
+
+    @unless_full("a KV blob's use")
+    def _touch(self, key: str) -> None:
         write(
             self.db,
             "UPDATE blobs SET hits = hits + 1, last_used = ? WHERE key = ?",
             [time.time(), key],
         )
-        return data
 
     def has(self, key: str) -> bool:
         """Whether `key` is stored (its file is checked only when it is read)."""

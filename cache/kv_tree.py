@@ -24,6 +24,7 @@ from sqlite_utils import Database
 
 from cache.blobs import BlobStore
 from cache.db import transaction, write
+from cache.room import unless_full
 
 KIND = "kv"
 
@@ -114,6 +115,7 @@ class KVTree:
         self._touch(node_id)
         return blob, n_tokens
 
+    @unless_full("a KV node", False)
     def store(self, hashes: Sequence[str], n_tokens: int, blob: bytes) -> bool:
         """Record the path `hashes` and keep `blob` as the KV of its last segment."""
         with transaction(self.db):
@@ -146,6 +148,7 @@ class KVTree:
         self.db.execute("UPDATE kv_nodes SET n_tokens = ? WHERE id = ?", [n_tokens, parent])
         return parent
 
+    @unless_full("a KV node's use")
     def _touch(self, node_id: int) -> None:
         write(
             self.db,

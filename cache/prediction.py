@@ -25,6 +25,7 @@ from cache.db import transaction, write
 from cache.meta import CacheMeta
 from cache.protocols import Embedder
 from cache.qa_bank import QABank
+from cache.room import unless_full
 
 # A small model often writes about the text instead of from it; such questions are never asked.
 _META = re.compile(
@@ -160,7 +161,8 @@ class History:
         self.db = db
         self.keep = keep
 
-    def add(self, question: str) -> int:
+    @unless_full("the question's history row")
+    def add(self, question: str) -> int | None:
         """Record an asked question; return its row (to attach its chunks once retrieved)."""
         with transaction(self.db):
             row = self.db.execute(
@@ -171,11 +173,13 @@ class History:
             )
         return int(row)
 
+    @unless_full("the chunks the question was answered from")
     def retrieved(self, row: int, chunk_ids: Sequence[int]) -> None:
         """The chunks the question of `row` was answered from (its prompt's, or its QA hit's)."""
         chunks = json.dumps([int(i) for i in chunk_ids])
         write(self.db, "UPDATE history SET chunks = ? WHERE id = ?", [chunks, row])
 
+    @unless_full("what answering the question was saved")
     def saved(self, row: int, kv_tokens: int, prompt_tokens: int, served: str = "") -> None:
         """What answering the question of `row` was saved: `kv_tokens` of its `prompt_tokens`
         restored from the KV tree, or (`served`: the served entry's origin) the whole answer

@@ -42,6 +42,7 @@ from cache.qa_entries import (
     entry_size,
     evidence_json,
 )
+from cache.room import unless_full
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +101,7 @@ class QABank(ServedLog):  # the served hits' log: qa_entries.ServedLog
             self._matrix = (state, ids, matrix.reshape(len(rows), dim))
         return self._matrix[1], self._matrix[2]
 
+    @unless_full("QA entries re-embedded", 0)
     def _adopt(self, batch: int = 64) -> int:
         """Re-embed, from their question text, the entries another encoder made; their answers,
         hits and sources stay. Returns how many (none without an embedder)."""
@@ -176,6 +178,7 @@ class QABank(ServedLog):  # the served hits' log: qa_entries.ServedLog
             out.append(hit)
         return out
 
+    @unless_full("a refused QA answer")
     def refuse(self, entry_id: int, similarity: float) -> None:
         """The user said the entry's answer does not answer a question `similarity` away: it is
         served from now on only to questions more similar than that."""
@@ -196,6 +199,7 @@ class QABank(ServedLog):  # the served hits' log: qa_entries.ServedLog
             if entry and (not answered_only or (entry.answer is not None and not entry.stale)):
                 yield QAHit(entry, float(sims[idx]))
 
+    @unless_full("a QA hit's count")
     def count_hit(self, entry_id: int) -> None:
         """The entry was served: one more hit, used now (eviction keeps the most used)."""
         write(
@@ -223,6 +227,7 @@ class QABank(ServedLog):  # the served hits' log: qa_entries.ServedLog
         found = row.fetchone()
         return entry_of(found) if found else None
 
+    @unless_full("the QA entry")
     def add(
         self,
         question: str,
@@ -262,6 +267,7 @@ class QABank(ServedLog):  # the served hits' log: qa_entries.ServedLog
             self.evict(keep=entry_id)
         return entry_id
 
+    @unless_full("the QA entry's answer")
     def set_answer(
         self,
         entry_id: int,
@@ -293,23 +299,28 @@ class QABank(ServedLog):  # the served hits' log: qa_entries.ServedLog
             )
             self.evict(keep=entry_id)
 
+    @unless_full("a QA entry's judged quote")
     def mark_judged(self, entry_id: int) -> None:
         """A reader confirmed the entry's quote when it served it: served as judged from now on
         (until its answer is written again)."""
         write(self.db, "UPDATE qa_entries SET judged = 1 WHERE id = ?", [entry_id])
 
+    @unless_full("a QA entry still holding")
     def confirm(self, entry_id: int, watermark: int) -> None:
         """The answer still holds with every chunk up to `watermark`."""
         write(
             self.db, "UPDATE qa_entries SET chunk_watermark = ? WHERE id = ?", [watermark, entry_id]
         )
 
-    def mark_stale(self, entry_ids: Sequence[int]) -> None:
+    @unless_full("stale QA entries", False)
+    def mark_stale(self, entry_ids: Sequence[int]) -> bool:
+        """True; False (in a user's question only) when the database had no room for it."""
         write(
             self.db,
             f"UPDATE qa_entries SET stale = 1 WHERE id IN ({','.join('?' * len(entry_ids))})",
             list(entry_ids),
         )
+        return True
 
     def entries(self) -> list[QAEntry]:
         """Every entry, oldest first."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from sqlite_utils import Database
 
 from cache.db import write
+from cache.room import unless_full
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,7 @@ class ServedLog:
 
     db: Database
 
+    @unless_full("a served QA hit")
     def log_served(self, entry_id: int, question: str, similarity: float) -> None:
         """Remember that `entry_id` was served to `question`."""
         write(

@@ -16,6 +16,7 @@ import numpy as np
 from sqlite_utils import Database
 
 from cache.db import transaction, write
+from cache.room import unless_full
 
 MAX_ROWS = 5000  # chunks; a row is ~0.8 KB per sentence
 
@@ -48,14 +49,19 @@ class SentenceVectors:
             if len(blob) == 2 * n * dim  # a damaged row is computed afresh
         }
         if found:
-            write(
-                self.db,
-                f"UPDATE sentence_vectors SET last_used = ? WHERE model = ? "
-                f"AND key IN ({','.join('?' * len(found))})",
-                [time.time(), model, *found],
-            )
+            self._used(model, list(found))
         return found
 
+    @unless_full("when sentence vectors were last used")
+    def _used(self, model: str, keys: list[str]) -> None:
+        write(
+            self.db,
+            f"UPDATE sentence_vectors SET last_used = ? WHERE model = ? "
+            f"AND key IN ({','.join('?' * len(keys))})",
+            [time.time(), model, *keys],
+        )
+
+    @unless_full("a chunk's sentence vectors")
     def put(self, model: str, key: str, vectors: np.ndarray) -> None:
         n, dim = vectors.shape
         blob = np.asarray(vectors, dtype=np.float16).tobytes()

@@ -8,6 +8,7 @@ from __future__ import annotations
 from sqlite_utils import Database
 
 from cache.db import write
+from cache.room import unless_full
 
 
 class Verdicts:
@@ -18,6 +19,7 @@ class Verdicts:
         row = self.db.execute("SELECT margin FROM verdicts WHERE key = ?", [key]).fetchone()
         return float(row[0]) if row else None
 
+    @unless_full("the reader's verdict")
     def put(self, key: str, margin: float) -> None:
         write(
             self.db,

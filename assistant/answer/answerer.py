@@ -49,6 +49,7 @@ from cache.prediction import History
 from cache.protocols import Embedder
 from cache.qa_bank import QABank
 from cache.qa_entries import QAEntry, QAHit, Served
+from cache.room import asking
 
 if TYPE_CHECKING:  # handed in; precompute imports this module, not the reverse
     from assistant.precompute.activity import Activity
@@ -122,8 +123,9 @@ class Answerer:
         """A user question, using the cache `layers` given. While it runs, background
         precompute steps aside. `fresh`: answered from scratch, and the answer the QA bank
         would have served is compared with it: an entry that would have served a wrong one is
-        served from now on only to questions more similar than this one (HitTightened)."""
-        with self.activity.busy() if self.activity else nullcontext():
+        served from now on only to questions more similar than this one (HitTightened). What
+        it keeps for later is skipped when the cache has no room (cache/room.py)."""
+        with asking(), self.activity.busy() if self.activity else nullcontext():
             asked = self.history.add(question) if self.history is not None else None
             served = ""
             for event in self._answer(question, layers, asked, fresh):

@@ -36,7 +36,8 @@ def lookup_hit(
     entry `check` refuses is just another question and stays as it is."""
     hit = find_hit(qa, vector, check)
     while hit is not None and fresh is not None and not fresh(hit.entry):
-        qa.mark_stale([hit.entry.id])
+        if not qa.mark_stale([hit.entry.id]):  # no room to say so: answered afresh instead
+            return None
         hit = find_hit(qa, vector, check)
     if hit is not None:
         qa.count_hit(hit.entry.id)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from assistant.llm.runtime import LLMError, LocalLLM
 from cache.blobs import BlobStore
 from cache.kv_tree import segment_hash
+from cache.room import unless_full
 
 KIND = "doc_kv"
 log = logging.getLogger(__name__)
@@ -42,6 +43,7 @@ class DocKV:
             return False
         return True
 
+    @unless_full("the reranker's document KV", db=lambda kv: kv.blobs.db)
     def compute(self, llm: LocalLLM, prefix: Sequence[int]) -> None:
         """Prefill the prefix into `llm` and keep its KV."""
         llm.reset()

@@ -1,16 +1,19 @@
 """The cache database finding no room (SQLite's own "database or disk is full", SQLITE_FULL):
 the night stops at once, saying which file and what to do, with the job it was running back in
 the queue (or, when even that write finds no room, left for the next run to put back), none
-failed, and everything stored before kept."""
+failed, and everything stored before kept; a user's question is answered all the same, what it
+would keep not kept."""
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from contextlib import closing
 
 import pytest
 
 import cache.blobs
+from assistant import events as p
 from assistant.precompute.runner import Precompute
 from cache.files import replace_atomically
 from cache.kv_tree import KIND
@@ -108,3 +111,36 @@ def test_a_full_cache_database_stops_the_night_with_its_jobs_kept(tmp_path, monk
     assert all(_states(ctx)[k] == "done" for k in nodes)
     assert ctx.blobs.count(KIND) >= len(nodes)
     assert set(entries) <= {e.id for e in ctx.answerer().qa.entries()}
+
+
+def test_a_full_cache_database_still_answers_the_user(tmp_path, caplog):
+    """A question asked with no room in the cache database is answered all the same: what it
+    would keep (its history row, KV, QA entry, counters) is not kept, the log says so, where and
+    what to do; a repeat the QA bank serves is served. It failed with a traceback, at its first
+    write (its history row)."""
+    caplog.set_level(logging.INFO, logger="cache.room")
+    ctx = make_ctx(tmp_path)
+    pipe = ctx.answerer()
+    kept = _done(pipe.answer(QUESTION))
+    entries = [(e.id, e.hits, e.answer) for e in pipe.qa.entries()]
+    assert entries and not kept.qa_hit
+    Disk(ctx.cache_db.conn).fill()
+
+    events = list(pipe.answer("Which tiles did we choose?"))
+    assert any(isinstance(e, p.TokenStreamed) for e in events)
+    assert "Warm Grey" in _done(events).sentence
+    again = _done(pipe.answer(QUESTION))
+    assert again.qa_hit and again.answer == kept.answer
+    assert [(e.id, e.hits, e.answer) for e in pipe.qa.entries()] == entries  # none added
+
+    db = ctx.home.cache_dir / "qa.db"
+    said = [r.getMessage() for r in caplog.records if "not kept" in r.getMessage()]
+    assert any(m.startswith("the QA entry not kept") for m in said)
+    where = f"not kept: no space left on the disk for the cache database {db} ("
+    assert sum(where in m and "free some space" in m for m in said) == 2  # once a question
+
+
+def _done(events) -> p.AnswerDone:
+    done = [e for e in events if isinstance(e, p.AnswerDone)]
+    assert len(done) == 1
+    return done[0]
