@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Literal
 
 from assistant.config_sections import ChunkingSettings
 from assistant.importing.import_sweep import Reads, sweep
+from assistant.importing.note_moves import NoteMoves
 from assistant.ingest import Document, Issue, Source, SourceError, detect_sources
 from assistant.ingest.chunking import Chunk, chunk_document
 from assistant.ingest.notes import note_key
@@ -52,7 +53,7 @@ class ImportReport:
     unchanged: int = 0
     duplicates: int = 0
     removed: int = 0  # mail gone from its source, notes gone from their folder
-    moved: int = 0  # mail now read from another file or folder than the one stored
+    moved: int = 0  # mail or notes now read from another file or folder than the one stored
     chunks_added: int = 0
     embedded: int = 0
     replaced_chars: int = 0
@@ -127,6 +128,7 @@ class Importer:
         self.sources = SourceLog(store.db)
         self.on_removed = on_removed
         self.batch_seconds = BATCH_SECONDS
+        self._notes = NoteMoves(store)  # the notes moved this run (note_moves.py)
 
     def run(
         self,
@@ -141,6 +143,7 @@ class Importer:
         started = datetime.now(UTC).isoformat()
         t0 = time.perf_counter()
         reads = Reads()
+        self._notes = NoteMoves(self.store)
         for path in paths:
             self._import_path(Path(path), report, notify, cancelled, reads)
         if not cancelled():
@@ -184,12 +187,16 @@ class Importer:
         return embed_missing(self.store, self.embedder, self.embed_batch, progressed, cancelled)
 
     def _sweep(self, reads: Reads, report: ImportReport) -> None:
-        """Remove the mail that vanished from the paths read to their end; note moved mail."""
+        """Remove the mail that vanished from the paths read to their end; note moved mail. The
+        old version of a note edited as it moved goes (its new one was added: updated)."""
         swept = sweep(self.store, reads, self.sources.mboxes(), self.sources.maildirs())
+        edited = self._notes.edited()
+        removed_chunks = swept.removed_chunks + self.store.remove_mail(edited)
         report.removed += swept.removed
         report.moved += swept.moved
-        if swept.removed_chunks and self.on_removed is not None:
-            self.on_removed(swept.removed_chunks)
+        report.added, report.updated = report.added - len(edited), report.updated + len(edited)
+        if removed_chunks and self.on_removed is not None:
+            self.on_removed(removed_chunks)
 
     def _import_path(
         self, path: Path, report: ImportReport, notify, cancelled, reads: Reads
@@ -251,10 +258,15 @@ class Importer:
             _note(report, item)
             return
         doc: Document = item
+        if doc.kind == "note" and self._notes.take(doc):  # its file moved: kept, re-keyed
+            seen_notes.add(doc.source_key)
+            report.unchanged, report.moved = report.unchanged + 1, report.moved + 1
+            return
         chunks = self._chunks(doc)
         outcome, key = self.store.upsert(doc, chunks)
         if doc.kind == "note":
             seen_notes.add(key)
+            self._notes.stored(doc, outcome)
         setattr(report, _COUNTER[outcome], getattr(report, _COUNTER[outcome]) + 1)
         if doc.kind == "email":
             reads.saw(key, doc)

@@ -1,15 +1,18 @@
-"""The knowledge bank's reads and writes of mail by where it was read from (a part of
+"""The knowledge bank's reads and writes of mail and notes by where they were read from (a part of
 KnowledgeStore, the documents table's one owner): the mail stored from under a folder or from one
 file, removing mail that vanished from its source (chunks, vectors, attachments and FTS rows go
-with it by ON DELETE CASCADE and triggers), and moving a stored mail to where it is now."""
+with it by ON DELETE CASCADE and triggers), and moving a stored mail or note to where it is now."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from sqlite_utils import Database
+
+from assistant.ingest.types import Document
 
 
 @dataclass(frozen=True)
@@ -21,6 +24,13 @@ class StoredMail:
     message_id: str
     source_path: str
     source_offset: int | None
+
+
+@dataclass(frozen=True)
+class StoredNote:
+    id: int
+    key: str
+    source_path: str
 
 
 @dataclass(frozen=True)
@@ -79,3 +89,38 @@ class SourceRows:
                 "UPDATE documents SET source_path = ?, folder = ?, source_offset = ? WHERE id = ?",
                 [(m.source_path, m.folder, m.offset, m.doc_id) for m in moves],
             )
+
+    def notes_like(self, doc: Document) -> list[StoredNote]:
+        """The stored notes with `doc`'s content: its bytes, and so its title and text and the
+        chunks they make (by the content hash's index)."""
+        rows = self.db.execute(
+            "SELECT id, source_key, source_path FROM documents WHERE kind = 'note' "
+            "AND content_hash = ? AND title = ? AND body = ?",
+            [doc.content_hash, doc.title, doc.text],
+        ).fetchall()
+        return [StoredNote(*r) for r in rows]
+
+    def notes_in(self, folder: str) -> list[StoredNote]:
+        """The notes stored from files directly in `folder` (a resolved path)."""
+        base = folder.rstrip("/")  # a range on source_path (its index), as _rows_under
+        rows = self.db.execute(
+            "SELECT id, source_key, source_path FROM documents WHERE kind = 'note' "
+            "AND source_path >= ? AND source_path < ?",
+            [base + "/", base + "0"],
+        ).fetchall()
+        return [StoredNote(*r) for r in rows if os.path.dirname(r[2]) == (base or "/")]
+
+    def has_document(self, key: str) -> bool:
+        sql = "SELECT 1 FROM documents WHERE source_key = ?"
+        return self.db.execute(sql, [key]).fetchone() is not None
+
+    def move_note(self, doc_id: int, doc: Document) -> None:
+        """The stored note `doc_id` is now the file `doc` was read from: its key, path, folder
+        and date are the new file's; its id, chunks and vectors stay."""
+        with self.transaction():
+            self.db.execute(
+                "UPDATE documents SET source_key = ?, source_path = ?, folder = ?, date = ?, "
+                "mtime = ? WHERE id = ?",
+                [doc.source_key, doc.source_path, doc.folder,
+                 doc.date.isoformat() if doc.date else None, doc.mtime, doc_id],
+            )  # fmt: skip
