@@ -246,7 +246,10 @@ class Importer:
         if any(s.kind == "notes" for s in sources) and path.is_dir():
             # a notes folder that gave an error this time (it could not be listed) loses nothing
             # (reads.failed: resolved, as the notes' paths are)
-            report.removed += self.store.remove_notes_missing(path, seen_notes, reads.failed)
+            removed, chunks = self.store.remove_notes_missing(path, seen_notes, reads.failed)
+            report.removed += removed
+            if chunks and self.on_removed is not None:  # answers quoting them are stale now
+                self.on_removed(chunks)
 
     def _store_item(
         self, source: Source, item, report: ImportReport, seen_notes: set[str], reads: Reads

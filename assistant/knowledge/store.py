@@ -211,9 +211,11 @@ class KnowledgeStore(ThreadRows, VectorRows, SourceRows):
 
     def remove_notes_missing(
         self, root: Path, seen_keys: set[str], kept_under: Iterable[str] = ()
-    ) -> int:
+    ) -> tuple[int, list[int]]:
         """Delete notes stored from under `root` that this import did not see (deleted files),
-        but none from under a path of `kept_under` (a folder that could not be read)."""
+        but none from under a path of `kept_under` (a folder that could not be read). Returns
+        how many, and the ids of the chunks that went with them (for the QA entries that quoted
+        them)."""
         prefix = str(root.resolve())
         rows = self.db.execute(
             "SELECT id, source_key, source_path FROM documents WHERE kind = 'note' "
@@ -226,10 +228,7 @@ class KnowledgeStore(ThreadRows, VectorRows, SourceRows):
             for doc_id, key, path in rows
             if key not in seen_keys and not (kept and _under_any(path, kept))
         ]
-        with self.transaction():
-            for doc_id in gone:
-                self._delete_document(doc_id)
-        return len(gone)
+        return len(gone), self.remove_mail(gone)
 
     def record_issues(self, started: str, issues: Sequence[Issue]) -> None:
         with self.transaction():

@@ -143,3 +143,18 @@ def test_two_alike_notes_moved_each_keep_their_own_document(tmp_path, store, fak
     report = importer.run([new])
     assert (report.added, report.moved) == (0, 2)
     assert {Path(p).name: row[0] for p, row in notes_of(store).items()} == ids
+
+
+def test_a_deleted_note_tells_the_answers_that_quoted_it(tmp_path, store, fake_embedder):
+    """A note file deleted: its document went, but the QA entries that quoted its chunks were
+    not told (mail removed was), so an answer from it could still be served as fresh."""
+    old = write(tmp_path / "a", {"plants.md": "# Plants\nWater the ficus.", "bike.md": "Bike"})
+    removed_chunks: list[int] = []
+    importer = Importer(store, fake_embedder, on_removed=removed_chunks.extend)
+    importer.run([old])
+    plants = notes_of(store)[str(old / "plants.md")][0]
+    chunks = [r[0] for r in store.db.execute("SELECT id FROM chunks WHERE document_id = ?",
+                                             [plants]).fetchall()]  # fmt: skip
+    (old / "plants.md").unlink()
+    report = importer.run([old])
+    assert report.removed == 1 and removed_chunks == chunks and chunks
