@@ -27,7 +27,7 @@ def cmd_import(ctx: Services, args: Namespace) -> int:
         remembered = SourceLog(ctx.store.db).paths()
         paths = [p for p in remembered if p.exists()]
         for gone in (p for p in remembered if p not in paths):
-            console.print(f"not there now, skipped (its mail is kept): {gone}", markup=False)
+            console.print(f"not there now, skipped (what it held is kept): {gone}", markup=False)
     report = import_with_progress(ctx, paths)
     if args.json:
         dump_json(_report_dict(report))

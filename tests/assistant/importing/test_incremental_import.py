@@ -82,7 +82,7 @@ def test_import_with_no_path_says_which_remembered_source_is_not_there(tmp_path,
     capsys.readouterr()
     assert main(["import", "--home", home, "--json"]) == 0
     out = capsys.readouterr()
-    assert f"not there now, skipped (its mail is kept): {away}" in out.err
+    assert f"not there now, skipped (what it held is kept): {away}" in out.err
     assert main(["stats", "--home", home, "--json"]) == 0
     assert '"documents": 3' in capsys.readouterr().out
 
