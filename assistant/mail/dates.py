@@ -214,12 +214,16 @@ class Found:
 
 def in_words(question: str, today: date) -> Found | None:
     """The first date expression of `question` (rules tried most specific first), or None.
-    A leading "since" or "after" opens the end to today, "before" or "until" the start."""
+    A leading "since" or "after" opens the end to today, "before" or "until" the start.
+    A count the calendar cannot hold ("10000 years ago") is no date."""
     for pattern, build in _RULES:
         for match in pattern.finditer(question):
             if _bare_may(match):
                 continue
-            found = build(match.groupdict(), today)
+            try:
+                found = build(match.groupdict(), today)
+            except (OverflowError, ValueError):
+                continue
             if found is not None:
                 span = _open_ended(question, match, found, today)
                 return Found(span, match.group(0).strip(), match.start(), match.end())

@@ -128,3 +128,18 @@ def test_a_reversed_range_or_a_span_past_the_calendar_is_said(value, said):
 def test_bounds_are_iso_strings_end_excluded():
     assert term("2001-12", TUE).bounds() == ("2001-12-01", "2002-01-01")
     assert term("..2001-12-31", TUE).bounds() == (None, "2002-01-01")
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "what did I get in the past 10000 years",
+        "what did he send 5000 years ago",
+        "what did he send 30000 months ago",
+        "what did he send 99999999 days ago",
+    ],
+)
+def test_a_span_in_words_past_the_calendar_is_no_date(question):
+    """A count of days, months or years the calendar cannot go back (a slip of the keys) ended
+    the question with an OverflowError or ValueError; it is no date, and the words rank."""
+    assert in_words(question, TUE) is None
