@@ -225,9 +225,25 @@ def in_words(question: str, today: date) -> Found | None:
             except (OverflowError, ValueError):
                 continue
             if found is not None:
-                span = _open_ended(question, match, found, today)
-                return Found(span, match.group(0).strip(), match.start(), match.end())
+                start, span = _day_next_to(question, match, found)
+                if start is None:
+                    start, span = match.start(), _open_ended(question, match, found, today)
+                return Found(span, question[start : match.end()].strip(), start, match.end())
     return None
+
+
+_DAY_NEXT = re.compile(r"(?<![\w-])(?:the )?day (?P<side>before|after) $", re.IGNORECASE)
+
+
+def _day_next_to(question: str, match: re.Match, found: DateRange) -> tuple[int | None, DateRange]:
+    """ "the day before X": the day before X starts; "the day after X": the day after it ends
+    (not "before X", all mail up to it); (where the words start, the day), or (None, found)."""
+    near = _DAY_NEXT.search(question, 0, match.start())
+    before = bool(near) and near.group("side").lower() == "before"
+    edge = found.start if before else found.end
+    if near is None or edge is None:
+        return None, found
+    return near.start(), day(edge + timedelta(days=-1 if before else 1))
 
 
 def _bare_may(match: re.Match) -> bool:

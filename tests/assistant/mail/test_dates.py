@@ -143,3 +143,21 @@ def test_a_span_in_words_past_the_calendar_is_no_date(question):
     """A count of days, months or years the calendar cannot go back (a slip of the keys) ended
     the question with an OverflowError or ValueError; it is no date, and the words rank."""
     assert in_words(question, TUE) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "expected", "said"),
+    [
+        ("what did Vince send the day before yesterday", "2001-11-18", "the day before yesterday"),
+        ("what did Vince send the day after Christmas", "2000-12-26", "the day after Christmas"),
+        ("what did she write the day before Halloween", "2001-10-30", "the day before Halloween"),
+        ("mail from the day after Oct 31, 2000", "2000-11-01", "the day after Oct 31, 2000"),
+        ("what came the day after last Friday", "2001-11-17", "the day after last Friday"),
+    ],
+)
+def test_the_day_before_or_after_a_date_is_that_one_day(question, expected, said):
+    """ "the day before yesterday" was read as "before yesterday" (all mail up to 2001-11-18),
+    "the day after Christmas" as "after Christmas" (2000-12-26 up to today)."""
+    found = in_words(question, TUE)
+    assert (str(found.range), found.words) == (expected, said)
+    assert question[found.start : found.end] == said
