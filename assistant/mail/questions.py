@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from datetime import date
 
 from assistant.mail import filters as f
-from assistant.mail.dates import in_words
+from assistant.mail.date_words import in_words
 from assistant.mail.filters import Condition, Filters
 from assistant.mail.mentions import FROM, TO, mentions
 from assistant.mail.people import People, Person, Resolved

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from assistant.mail.dates import Found
+from assistant.mail.date_words import Found
 
 MAIL_NOUNS = frozenset(
     """mail mails email emails e-mail e-mails message messages note notes letter letters memo

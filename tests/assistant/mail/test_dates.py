@@ -6,7 +6,8 @@ from datetime import date
 
 import pytest
 
-from assistant.mail.dates import DateError, in_words, term
+from assistant.mail.date_words import in_words
+from assistant.mail.dates import DateError, term
 
 TUE = date(2001, 11, 20)  # the Skilling sets' today, a Tuesday
 
@@ -161,3 +162,71 @@ def test_the_day_before_or_after_a_date_is_that_one_day(question, expected, said
     found = in_words(question, TUE)
     assert (str(found.range), found.words) == (expected, said)
     assert question[found.start : found.end] == said
+
+
+@pytest.mark.parametrize(
+    ("question", "expected", "said"),
+    [
+        (
+            "what did Vince send between October 1 and October 15",
+            "2001-10-01..2001-10-15",
+            "between October 1 and October 15",
+        ),
+        (
+            "what did Vince send from October 1 to October 15?",
+            "2001-10-01..2001-10-15",
+            "from October 1 to October 15",
+        ),
+        (
+            "mail October 1 through October 15",
+            "2001-10-01..2001-10-15",
+            "October 1 through October 15",
+        ),
+        ("mail from October 1-15", "2001-10-01..2001-10-15", "October 1-15"),
+        ("mail from Oct 1 to 15, 2000", "2000-10-01..2000-10-15", "Oct 1 to 15, 2000"),
+        (  # the first month has no year: the latest one not after the second
+            "what did Vince send from October to December 2000",
+            "2000-10-01..2000-12-31",
+            "from October to December 2000",
+        ),
+        (
+            "mail between September and October",
+            "2001-09-01..2001-10-31",
+            "between September and October",
+        ),
+        (
+            "what came from Monday to Wednesday",
+            "2001-11-12..2001-11-14",
+            "from Monday to Wednesday",
+        ),
+        (
+            "what came between two weeks ago and yesterday",
+            "2001-11-05..2001-11-19",
+            "between two weeks ago and yesterday",
+        ),
+        (
+            "mail between 2001-10-01 and 2001-10-05",
+            "2001-10-01..2001-10-05",
+            "between 2001-10-01 and 2001-10-05",
+        ),
+    ],
+)
+def test_a_range_of_two_dates_runs_from_the_first_to_the_second(question, expected, said):
+    """ "between October 1 and October 15" filtered October 1 alone, "from October to December
+    2000" December 2000 alone; "October 1-15" and "between September and October" no date."""
+    found = in_words(question, TUE)
+    assert found is not None
+    assert (str(found.range), found.words) == (expected, said)
+    assert question[found.start : found.end] == said
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("what did he send on Monday and Friday", "2001-11-19"),  # two days, no range
+        ("what did I send on October 5 to Greg", "2001-10-05"),
+        ("what came from yesterday to last week", "2001-11-19"),  # the wrong way round
+    ],
+)
+def test_two_dates_that_make_no_range_stay_one_date(question, expected):
+    assert words(question, TUE) == expected

@@ -7,7 +7,7 @@ from datetime import date
 
 import pytest
 
-from assistant.mail.dates import in_words
+from assistant.mail.date_words import in_words
 from assistant.mail.when import of_sending
 
 TODAY = date(2001, 11, 20)
