@@ -223,6 +223,8 @@ def _words(g: dict, today: date) -> DateRange | None:
     phrase = g["phrase"].lower()
     if phrase.startswith("earlier this"):
         phrase = phrase.removeprefix("earlier ")
+    if phrase.endswith("the weekend") or phrase == "past weekend":  # the latest one
+        phrase = "this weekend"
     return relative(phrase, today)
 
 
@@ -275,7 +277,7 @@ _RULES = [
     (
         _rule(
             r"(?P<phrase>yesterday|today|(?:earlier )?this (?:week|month|year)"
-            r"|last (?:week|month|year))"
+            r"|last (?:week|month|year)|(?:this|last|past) weekend|(?:over|on|at) the weekend)"
         ),
         _words,
     ),

@@ -117,13 +117,22 @@ def latest_weekday(number: int, today: date, strictly_before: bool) -> date:
     return today - timedelta(days=back)
 
 
+def weekend(today: date, weeks_back: int = 0) -> DateRange:
+    """The latest weekend begun by `today` (its Saturday up to today), or the one `weeks_back`
+    weeks before this week's: "this weekend" asked on a Tuesday is the one just gone."""
+    saturday = week_of(today - timedelta(days=7 * weeks_back)).start + timedelta(days=5)
+    if saturday > today:
+        saturday -= timedelta(days=7)
+    return DateRange(saturday, min(saturday + timedelta(days=1), today))
+
+
 def month_before(today: date) -> DateRange:
     return month(today.year - (today.month == 1), (today.month - 2) % 12 + 1)
 
 
 def relative(word: str, today: date) -> DateRange | None:
-    """`today`, `yesterday`, `this-week`, `last-week`, `this-month`, `last-month`, `this-year`,
-    `last-year` (spaces or hyphens), or None."""
+    """`today`, `yesterday`, `this-week`, `last-week`, `this-weekend`, `last-weekend`,
+    `this-month`, `last-month`, `this-year`, `last-year` (spaces or hyphens), or None."""
     key = word.strip().lower().replace("-", " ").replace("_", " ")
     key = re.sub(r"\s+", " ", key)
     this_week = week_of(today)
@@ -132,6 +141,8 @@ def relative(word: str, today: date) -> DateRange | None:
         "yesterday": lambda: day(today - timedelta(days=1)),
         "this week": lambda: DateRange(this_week.start, today),
         "last week": lambda: week_of(today - timedelta(days=7)),
+        "this weekend": lambda: weekend(today),
+        "last weekend": lambda: weekend(today, weeks_back=1),
         "this month": lambda: DateRange(today.replace(day=1), today),
         "last month": lambda: month_before(today),
         "this year": lambda: DateRange(date(today.year, 1, 1), today),

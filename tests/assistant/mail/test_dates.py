@@ -230,3 +230,30 @@ def test_a_range_of_two_dates_runs_from_the_first_to_the_second(question, expect
 )
 def test_two_dates_that_make_no_range_stay_one_date(question, expected):
     assert words(question, TUE) == expected
+
+
+@pytest.mark.parametrize(
+    ("question", "today", "expected"),
+    [
+        (
+            "What did I tell the Sackreiters last weekend?",
+            date(2001, 4, 5),
+            "2001-03-31..2001-04-01",
+        ),
+        ("what came in over the weekend", date(2001, 11, 19), "2001-11-17..2001-11-18"),
+        ("what did Sherri send this weekend", TUE, "2001-11-17..2001-11-18"),  # the one just gone
+        ("what did Sherri send this weekend", date(2001, 11, 17), "2001-11-17"),  # so far
+        ("what did Sherri send last weekend", date(2001, 11, 18), "2001-11-10..2001-11-11"),
+        ("anything since last weekend?", TUE, "2001-11-17..2001-11-20"),
+        ("what did he send on the weekend", date(2002, 1, 1), "2001-12-29..2001-12-30"),
+        ("mail from the past weekend", TUE, "2001-11-17..2001-11-18"),
+    ],
+)
+def test_a_weekend_is_its_saturday_and_sunday(question, today, expected):
+    """ "last weekend" and "over the weekend" read no date: the question searched all the mail."""
+    assert words(question, today) == expected
+
+
+def test_weekend_terms():
+    assert str(term("last-weekend", TUE)) == "2001-11-17..2001-11-18"
+    assert str(term("this-weekend", date(2001, 11, 18))) == "2001-11-17..2001-11-18"

@@ -29,6 +29,8 @@ TODAY = date(2001, 11, 20)
         "Earlier this month, what was the FBI warning about?",
         "What did I ask Hooker for this week?",
         "What did he ask for last week?",
+        "What did I tell the Sackreiters last weekend?",
+        "What came in over the weekend?",
     ],
 )
 def test_a_date_of_sending_filters(question):
@@ -50,6 +52,8 @@ def test_a_date_of_sending_filters(question):
         "In April 2001, how long did the MS150 take?",
         "What did Bob say about the plans for this week?",
         "What is the agenda for this week?",
+        "What did Rob say about last weekend's ride?",
+        "Who is driving to the lake house on the weekend?",
     ],
 )
 def test_a_date_of_a_thing_is_a_topic(question):
