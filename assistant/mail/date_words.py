@@ -176,7 +176,11 @@ def _week_of(g: dict, today: date) -> DateRange | None:
 
 def _month_named(g: dict, today: date) -> DateRange:
     number = MONTHS[g["month"].lower()]
-    return month(int(g["year"]), number) if g.get("year") else latest_month(number, today)
+    if g.get("year"):
+        return month(int(g["year"]), number)
+    if g.get("last") and number == today.month:  # "last October" asked in October: a year ago
+        return month(today.year - 1, number)
+    return latest_month(number, today)
 
 
 def _holiday(g: dict, today: date) -> DateRange | None:
@@ -212,7 +216,9 @@ def _past(g: dict, today: date) -> DateRange:
     return DateRange(today - timedelta(days=days - 1), today)
 
 
-_NUMBERS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "ten": 10}
+_NUMBERS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+            "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+            "fifteen": 15, "twenty": 20, "thirty": 30}  # fmt: skip
 
 
 def _count(word: str) -> int:
@@ -252,7 +258,7 @@ def _days_of(g: dict, today: date) -> DateRange | None:
     return DateRange(first, last.end)
 
 
-_N = r"(?P<n>\d+|a|one|two|three|four|five|six|ten)"
+_N = r"(?P<n>\d+|" + "|".join(_NUMBERS) + ")"
 _RULES = [
     (_rule(r"(?P<iso>\d{4}-\d\d-\d\d)"), _iso_day),
     (
@@ -271,9 +277,11 @@ _RULES = [
         _rule(r"(?:in|during|of|from|since|after|before|until|through|between) " + _MONTH),
         _month_named,
     ),
+    (_rule(r"(?P<last>last) " + _MONTH), _month_named),  # "last October": the latest gone
     (_rule(r"(?:in|during|of|since|after|before|until) " + _YEAR), lambda g, t: _year(g)),
     (_rule(_N + r" " + _UNIT + r" ago"), _ago_words),
     (_rule(r"(?:the )?(?:past|last) " + _N + r" " + _UNIT), _past),
+    (_rule(r"the past (?P<unit>week|month|year)"), lambda g, t: _past({**g, "n": "1"}, t)),
     (
         _rule(
             r"(?P<phrase>yesterday|today|(?:earlier )?this (?:week|month|year)"

@@ -257,3 +257,19 @@ def test_a_weekend_is_its_saturday_and_sunday(question, today, expected):
 def test_weekend_terms():
     assert str(term("last-weekend", TUE)) == "2001-11-17..2001-11-18"
     assert str(term("this-weekend", date(2001, 11, 18))) == "2001-11-17..2001-11-18"
+
+
+@pytest.mark.parametrize(
+    ("question", "today", "expected"),
+    [
+        ("what came in the past week", TUE, "2001-11-14..2001-11-20"),
+        ("mail of the past seven days", TUE, "2001-11-14..2001-11-20"),
+        ("what did she send twelve days ago", TUE, "2001-11-08"),
+        ("what did he send last October", TUE, "2001-10-01..2001-10-31"),
+        ("what did he send last November", TUE, "2000-11-01..2000-11-30"),  # a year ago
+    ],
+)
+def test_the_past_week_counts_in_words_and_last_month_named(question, today, expected):
+    """ "the past week", a count in words over six ("seven days") and "last October" read no
+    date: the question searched all the mail."""
+    assert words(question, today) == expected
