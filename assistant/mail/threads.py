@@ -4,7 +4,8 @@ First the reply headers: a mail, its In-Reply-To and every id of its References 
 (a parent missing from the home still joins its replies). Mail without them (most of an Outlook
 or Lotus Notes export) is joined by its subject: a reply or forward (Re:, Fwd:, AW: … stripped)
 joins the latest thread of the same subject whose last mail is at most WINDOW older and that
-shares a participant with it (the mailbox owner's own addresses, on most mails, do not count).
+shares a participant with it (the mailbox owner's own addresses, on most mails, do not count);
+a reply whose headers name a stored mail is not moved by its subject.
 Cheap enough to run over every mail after each import: SQL reads and writes, a union-find here.
 """
 
@@ -141,9 +142,11 @@ class _Open:
 
 def link_subjects(mails: Sequence[MailHeaders], groups: _Groups, window: timedelta) -> set[str]:
     """Join replies without headers to the latest open thread of their subject; return the
-    roots of the groups a subject joined."""
+    roots of the groups a subject joined. A mail whose headers name a stored mail is where they
+    put it: it only keeps its own thread open to later replies of its subject."""
     people_of = {m.doc_id: addresses(m.sender, m.recipients, m.cc) for m in mails}
     owners = _owners(people_of.values(), len(mails))
+    placed = _placed(mails)
     open_by_subject: dict[str, list[_Open]] = defaultdict(list)
     joined: set[str] = set()
     dated = [(d, m) for m in mails if (d := sent_at(m.date)) is not None]
@@ -153,15 +156,31 @@ def link_subjects(mails: Sequence[MailHeaders], groups: _Groups, window: timedel
             continue
         people = people_of[m.doc_id]
         root = groups.find(_doc(m))
-        target = _match(open_by_subject[norm], date, people, owners, window) if reply else None
+        opens = open_by_subject[norm]
+        if m.doc_id in placed:
+            target = next((t for t in reversed(opens) if groups.find(t.root) == root), None)
+        else:
+            target = _match(opens, date, people, owners, window) if reply else None
         if target is not None and groups.find(target.root) != root:
             groups.union(target.root, root)
             joined.add(groups.find(root))
         if target is None:
             target = _Open(root, date, set())
-            open_by_subject[norm].append(target)
+            opens.append(target)
         target.last, target.people = max(target.last, date), target.people | people
     return {groups.find(r) for r in joined}
+
+
+def _placed(mails: Sequence[MailHeaders]) -> set[int]:
+    """The mails whose In-Reply-To or References name another stored mail: a late reply to an
+    older thread is not joined by its subject to a newer one (a parent not in the home leaves
+    a reply free to join by subject, as JWZ's threading joins such roots)."""
+    stored = {m.message_id for m in mails if m.message_id}
+    return {
+        m.doc_id
+        for m in mails
+        if any(p in stored and p != m.message_id for p in (m.in_reply_to, *m.refs))
+    }
 
 
 def _match(

@@ -86,6 +86,24 @@ def test_without_headers_a_reply_joins_by_subject_participants_and_window(tmp_pa
     assert report.changed == 0  # the import computed them already
 
 
+def test_a_reply_whose_headers_name_a_stored_mail_is_not_joined_by_its_subject(tmp_path):
+    store = imported(tmp_path, [
+        mail("Plan", BRAM, MAYA, 0, "a@x"),
+        mail("Plan", BRAM, MAYA, 10, "c@x"),  # another plan, another conversation
+        # a late answer to the first: its headers say where it goes, its subject is c@x's too
+        mail("Re: Plan", MAYA, BRAM, 11, "b@x", In_Reply_To="<a@x>", References="<a@x>"),
+        # a reply without headers still joins by subject (the latest thread opened: c@x)
+        mail("RE: Plan", MAYA, BRAM, 12, "d@x"),
+        # a reply whose parent is not in the home may still join by its subject
+        mail("Lost", OMAR, MAYA, 20, "l@x"),
+        mail("Re: Lost", MAYA, OMAR, 21, "m@x", In_Reply_To="<gone@x>"),
+    ])  # fmt: skip
+    got = threads_of(store)
+    assert got["a@x"] == got["b@x"] == ("a@x", "headers")
+    assert got["c@x"] == got["d@x"] == ("c@x", "subject")
+    assert got["l@x"][0] == got["m@x"][0] == "l@x"
+
+
 def test_with_drop_repeats_a_chunk_that_repeats_an_earlier_mail_is_not_indexed(tmp_path):
     reply = "Agreed, go ahead with it.\n\nBram Jansen\n10/02/2001 09:00 AM\nTo: Maya\n\n" + ORIGINAL
     store = imported(tmp_path, [
