@@ -116,6 +116,11 @@ def _doc(m: MailHeaders) -> str:
     return f"d{m.doc_id}"
 
 
+def _mail_key(m: MailHeaders | ThreadMail) -> str:
+    """One key for the copies of a mail (they share its Message-ID)."""
+    return m.message_id or f"d{m.doc_id}"
+
+
 def link_headers(mails: Sequence[MailHeaders], groups: _Groups) -> set[int]:
     """Join each mail with its Message-ID, In-Reply-To and References; return the mails that
     named a parent."""
@@ -258,7 +263,8 @@ def rebuild(
     dropped = drop_repeated(store, assigned) if drop_repeats else 0
     if dropped:
         store.mark_threads_done()
-    sizes = Counter((t, by) for t, by in assigned.values())
+    # a thread's mails, copies of one mail (one Message-ID: a Sent and a list's copy) once
+    sizes = Counter(both for both, _ in {(assigned[m.doc_id], _mail_key(m)) for m in mails})
     report = ThreadReport(
         len(mails),
         sum(1 for (_, by), n in sizes.items() if n > 1),
@@ -316,15 +322,23 @@ def mail_line(mail: ThreadMail) -> str:
 
 
 def render(mails: Sequence[ThreadMail]) -> list[str]:
-    """A thread as `assistant thread` prints it: one line per mail, then each mail's own text
-    with the lines it repeats from an earlier mail of the thread folded."""
-    mails = ordered(mails)
-    if not mails:
+    """A thread as `assistant thread` prints it: one line per mail (copies of one mail, one
+    Message-ID, once: the first stored), then each mail's own text with the lines it repeats
+    from an earlier mail of the thread folded."""
+    copies: dict[str, list[ThreadMail]] = {}
+    for m in ordered(mails):
+        copies.setdefault(_mail_key(m), []).append(m)
+    shown = [same[0] for same in copies.values()]
+    if not shown:
         return []
-    lines = [f"Thread {mails[0].thread_id} · {len(mails)} mail{'s' * (len(mails) != 1)}"]
-    lines += [f"{i:>3}. {mail_line(m)}" for i, m in enumerate(mails, 1)]
-    for i, mail in enumerate(mails):
-        earlier = line_set(m.body for m in mails[:i] if m.message_id != mail.message_id)
-        lines += ["", f"── {i + 1}. {mail_line(mail)} <{mail.message_id}>", ""]
+    count = Counter(_mail_key(m) for m in mails)
+    lines = [f"Thread {shown[0].thread_id} · {len(shown)} mail{'s' * (len(shown) != 1)}"]
+    for i, mail in enumerate(shown, 1):
+        n = count[_mail_key(mail)]
+        lines.append(f"{i:>3}. {mail_line(mail)}{f' ({n} copies)' if n > 1 else ''}")
+    for i, mail in enumerate(shown):
+        earlier = line_set(m.body for m in shown[:i])
+        ident = f" <{mail.message_id}>" if mail.message_id else ""
+        lines += ["", f"── {i + 1}. {mail_line(mail)}{ident}", ""]
         lines.append(fold(mail.body, earlier) or "(no text of its own)")
     return lines

@@ -165,6 +165,40 @@ def test_thread_prints_one_line_per_mail_then_new_text_with_quotes_folded(tmp_pa
     assert "[… 40 lines quoted from an earlier mail of this thread]" in text
 
 
+def test_thread_folds_quotes_of_mail_without_message_id_and_shows_copies_once(tmp_path, capsys):
+    home = tmp_path / "home"
+    home.mkdir()
+    reply = "Agreed, go ahead with it.\n\n" + ORIGINAL
+    bare = [mail("Plan B", BRAM, MAYA, 0, "n1@x", ORIGINAL), mail("Re: Plan B", MAYA, BRAM, 1,
+            "n2@x", reply)]  # fmt: skip
+    for msg in bare:  # an export without Message-IDs: threaded by subject
+        del msg["Message-ID"]
+    store = imported(home, [
+        mail("Budget plan", BRAM, MAYA, 0, "o@x", ORIGINAL),
+        mail("Re: Budget plan", MAYA, BRAM, 1, "r@x", reply), *bare,
+        mail("Lunch", BRAM, MAYA, 2, "l@x"),
+    ])  # fmt: skip
+    # the list's copies of o@x and l@x (its tag and footer) are kept beside those sent
+    inbox = write_mbox(home / "inbox.mbox", [
+        mail("[team] Budget plan", BRAM, MAYA, 0, "o@x", ORIGINAL + "\n--\nteam list"),
+        mail("[team] Lunch", BRAM, MAYA, 2, "l@x", "A short note.\n--\nteam list"),
+    ])  # fmt: skip
+    Importer(store, FakeEmbedder()).run([inbox])
+    assert rebuild(store).threads == 2  # copies of one mail are not a thread of two
+    assert main(["thread", "r@x", "--home", str(home)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "Thread o@x · 2 mails"
+    assert out[1].split() == "1. Bram · 2001-10-01 · Budget plan (2 copies)".split()
+    assert out[2].split()[-3:] == "Re: Budget plan".split()
+    assert "team list" not in "\n".join(out)  # the first copy stored is shown
+    doc = store.db.execute("SELECT id FROM documents WHERE title = 'Re: Plan B'").fetchone()[0]
+    assert main(["thread", f"#{doc}", "--home", str(home)]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("Thread doc") and "2 mails" in text
+    assert text.count("Line 7 of the quarterly budget") == 1
+    assert "[… 40 lines quoted from an earlier mail of this thread]" in text
+
+
 def test_thread_of_an_unknown_id_says_what_to_give(tmp_path, capsys):
     assert main(["thread", "nope@x", "--home", str(tmp_path / "h")]) == 1
     assert "No mail or thread 'nope@x'" in capsys.readouterr().err
