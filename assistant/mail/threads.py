@@ -28,9 +28,13 @@ from assistant.mail.quoted import fold, line_set, repeated_chunks
 WINDOW = timedelta(days=30)
 # an address on at least this share of the mails is the owner's (or a list's): shared by all
 OWNER_SHARE = 0.2
-_PREFIX = re.compile(
-    r"^\s*(?:re|fw|fwd|aw|wg|sv|vs|tr|antw|rif|r)\s*(?:\[\d+\]|\(\d+\))?\s*:\s*", re.IGNORECASE
+# reply and forward prefixes, as mail clients write them in their languages (Thunderbird's and
+# Outlook's lists): "Re", "AW"/"WG", "SV"/"VS", "TR"/"Réf", "RV", "RES"/"ENC", "Odp"/"PD", ...
+_PREFIXES = (
+    "re|fw|fwd|aw|wg|sv|vs|tr|antw|antwort|doorst|rif|r|réf|rv|res|enc|odp|pd|ynt|vl|vá|"
+    "отв|ответ|απ|σχετ|回复|答复|转发|回覆|轉寄|返信|転送|회신|전달"
 )
+_PREFIX = re.compile(rf"^\s*(?:{_PREFIXES})\s*(?:\[\d+\]|\(\d+\))?\s*[:：]\s*", re.IGNORECASE)
 _LIST_TAG = re.compile(r"^\s*\[[^\[\]]{1,40}\]\s*")  # "[smu-betas] "
 _NO_SUBJECT = {"", "(no subject)", "no subject"}
 

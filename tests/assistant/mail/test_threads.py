@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from assistant.cli import main
 from assistant.importing.importer import Importer
 from assistant.knowledge.db import MIGRATIONS, open_db
@@ -46,6 +48,26 @@ def test_subjects_lose_reply_and_forward_prefixes_and_list_tags():
     assert normalize_subject("AW: Re[2]: Hallo") == ("hallo", True)
     assert normalize_subject("[list] Budget") == ("budget", False)
     assert normalize_subject("Re: (no subject)") == ("", True)
+
+
+@pytest.mark.parametrize("subject", [
+    "Réf : Budget", "RV: Budget", "RES: Budget", "ENC: Budget", "Odp: Budget", "PD: Budget",
+    "YNT: Budget", "VL: Budget", "Antwort: Budget", "Doorst: Budget", "Vá: Budget",
+    "Отв: Budget", "ΑΠ: Budget", "回复：Budget", "答复: Budget", "转发: Budget", "返信: Budget",
+    "RE：Budget", "Re: 回覆: Budget",
+])  # fmt: skip
+def test_localized_reply_and_forward_prefixes_mark_a_reply(subject):
+    assert normalize_subject(subject) == ("budget", True)
+
+
+def test_a_localized_reply_joins_its_thread_by_subject(tmp_path):
+    store = imported(tmp_path, [
+        mail("Budget", BRAM, MAYA, 0, "1@x"),
+        mail("Réf : Budget", MAYA, BRAM, 1, "2@x"),  # French Lotus Notes
+        mail("RV: Budget", BRAM, OMAR + ", " + MAYA, 2, "3@x"),  # Spanish Outlook
+        mail("回复：Budget", OMAR, BRAM, 3, "4@x"),  # Chinese clients, a full-width colon
+    ])  # fmt: skip
+    assert set(threads_of(store).values()) == {("1@x", "subject")}
 
 
 def test_reply_headers_make_one_thread_whatever_the_subjects(tmp_path):
