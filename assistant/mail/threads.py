@@ -165,7 +165,10 @@ def link_subjects(mails: Sequence[MailHeaders], groups: _Groups, window: timedel
             continue
         people = people_of[m.doc_id]
         root = groups.find(_doc(m))
-        opens = open_by_subject[norm]
+        # mails come oldest first: a thread quiet for longer than `window` takes no reply again
+        opens = open_by_subject[norm] = [
+            t for t in open_by_subject[norm] if date - t.last <= window
+        ]
         if m.doc_id in placed:
             target = next((t for t in reversed(opens) if groups.find(t.root) == root), None)
         else:

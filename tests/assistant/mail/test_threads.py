@@ -126,6 +126,25 @@ def test_a_reply_whose_headers_name_a_stored_mail_is_not_joined_by_its_subject(t
     assert got["l@x"][0] == got["m@x"][0] == "l@x"
 
 
+def test_a_subject_reply_is_matched_against_the_threads_still_open_only(monkeypatch):
+    """A daily 'Status' and a reply from others each day for years: a reply is compared with
+    the threads of the last WINDOW, not with every 'Status' ever (once 60 s on 100k mails)."""
+    from assistant.knowledge.thread_rows import MailHeaders
+
+    compared = []  # how many open threads each reply is compared with
+    match = threads._match
+    monkeypatch.setattr(threads, "_match", lambda c, *a: compared.append(len(c)) or match(c, *a))
+    days = 1000
+    mails = [
+        MailHeaders(i, f"{i}@x", "", (), "Re: Status" if i % 2 else "Status", f"s{i}@x.nl",
+                    f"t{i}@x.nl", "", (DAY + timedelta(days=i // 2)).isoformat())
+        for i in range(2 * days)
+    ]  # fmt: skip
+    got = threads.assign(mails)
+    assert {by for _, by in got.values()} == {None}  # nobody shared: nothing joined
+    assert len(compared) == days and max(compared) <= 2 * 31  # WINDOW's days, not all of them
+
+
 def test_with_drop_repeats_a_chunk_that_repeats_an_earlier_mail_is_not_indexed(tmp_path):
     reply = "Agreed, go ahead with it.\n\nBram Jansen\n10/02/2001 09:00 AM\nTo: Maya\n\n" + ORIGINAL
     store = imported(tmp_path, [
