@@ -107,7 +107,7 @@ def _stays(row: StoredMail, where: str, reads: Reads) -> bool:
     places = reads.seen.get(row.key, [])
     if where in reads.failed or (where, row.source_offset) in {(p.path, p.offset) for p in places}:
         return True
-    return not (where in reads.whole or _gone(row.source_path))
+    return not (where in reads.whole or gone(row.source_path))
 
 
 def _not_in(rows: list[StoredMail], mboxes: list[Path], store: KnowledgeStore) -> list[StoredMail]:
@@ -142,7 +142,7 @@ def _message_ids_in(path: Path, ids: set[str]) -> set[str] | None:
         return None
 
 
-def _gone(path: str) -> bool:
+def gone(path: str) -> bool:
     """The file no longer exists (one that cannot be looked at is not judged gone)."""
     try:
         os.stat(path)

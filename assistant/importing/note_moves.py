@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 
+from assistant.importing.import_sweep import gone
 from assistant.ingest.types import Document
 from assistant.knowledge.source_rows import StoredNote
 from assistant.knowledge.store import KnowledgeStore
@@ -46,7 +47,7 @@ class NoteMoves:
             return False
         name = os.path.basename(doc.source_path)  # one of the same name first (copies alike)
         for row in sorted(rows, key=lambda r: (os.path.basename(r.source_path) != name, r.id)):
-            if _gone(row.source_path):
+            if gone(row.source_path):
                 self.store.move_note(row.id, doc)
                 old, new = os.path.dirname(row.source_path), os.path.dirname(doc.source_path)
                 self.folders.setdefault(old, set()).add(new)
@@ -60,20 +61,9 @@ class NoteMoves:
     def edited(self) -> list[int]:
         """The stored notes whose edited version this run added where their folder moved."""
         return [row.id for old, new in self.folders.items() for row in self.store.notes_in(old)
-                if _successor(row, new, self.added) and _gone(row.source_path)]  # fmt: skip
+                if _successor(row, new, self.added) and gone(row.source_path)]  # fmt: skip
 
 
 def _successor(row: StoredNote, folders: set[str], added: set[str]) -> bool:
     name = os.path.basename(row.source_path)
     return any(os.path.join(folder, name) in added for folder in folders)
-
-
-def _gone(path: str) -> bool:
-    """The file no longer exists (one that cannot be looked at is not judged gone)."""
-    try:
-        os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return True
-    except OSError:
-        return False
-    return False
