@@ -34,6 +34,7 @@ _NOT_NOUNS = frozenset(
     these those there here please after before since until while because then again last next
     ago later earlier yet also just still only even""".split()
 )
+_TIMES_OF_DAY = frozenset({"morning", "afternoon", "evening", "night", "lunchtime", "noon"})
 _TOPIC_PREPOSITIONS = frozenset({"about", "for", "over", "regarding", "re"})
 _ATTACHING = frozenset({"in", "on", "of", "during", "at", "for", "from", "around"})
 _DETERMINERS = frozenset(
@@ -74,6 +75,8 @@ def _modified_noun(after: str) -> str:
     2000 CEO conference"), lowercase; '' when the date is followed by punctuation or a word
     that is no noun (a capitalised word may be a name: "in October Steve wrote")."""
     match = re.match(r"(?:['’]s)?\s+([a-z][a-z'-]*|[A-Z][A-Z0-9]+\b)", after)
+    if match and match.group(1).lower() in _TIMES_OF_DAY:  # "yesterday morning": still the date
+        return _modified_noun(after[match.end() :])  # "the Christmas morning service": a thing
     if not match or match.group(1).lower() in _NOT_NOUNS:
         return ""
     return match.group(1).lower()

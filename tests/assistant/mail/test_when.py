@@ -31,6 +31,9 @@ TODAY = date(2001, 11, 20)
         "What did he ask for last week?",
         "What did I tell the Sackreiters last weekend?",
         "What came in over the weekend?",
+        "What did Sherri send yesterday morning?",  # a time of day is no noun the date names
+        "What came in last Friday night?",
+        "What did Greg write on Monday afternoon about the deal?",
     ],
 )
 def test_a_date_of_sending_filters(question):
@@ -54,6 +57,7 @@ def test_a_date_of_sending_filters(question):
         "What is the agenda for this week?",
         "What did Rob say about last weekend's ride?",
         "Who is driving to the lake house on the weekend?",
+        "What did he say about the Christmas morning service?",  # the noun after the time
     ],
 )
 def test_a_date_of_a_thing_is_a_topic(question):
