@@ -40,7 +40,8 @@ _ASKS = (
     (
         "date",
         r"\b(when|what (date|day|time|year)|which (days?|date|evenings?|month|week|year)|"
-        r"by when|how soon)\b",
+        r"by when|how soon|deadlines?|due date|(?:start|end|closing|expiry|expiration|"
+        r"cut-?off) date)\b",
     ),
     (
         "number",

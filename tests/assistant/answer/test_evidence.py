@@ -466,3 +466,17 @@ def test_a_quote_with_only_a_loose_term_of_the_kind_takes_its_mails_whole_one() 
     assert whole_kind_shown(question, ranked, whole, []) == whole
     none = [candidates[1], candidates[2]]  # no term of the kind: not found stays not found
     assert whole_kind_shown(question, ranked, none, []) == none
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What's the deadline for the EBS/IBM ASP agreement that Rex Shelby's team works toward?",
+        "What is the due date of the Q3 report?",
+        "What's the closing date for the Tully Stadium lot?",
+    ],
+)
+def test_a_deadline_or_a_due_date_asks_for_a_date(question) -> None:
+    """ "What's the deadline …" asked for no kind (dev s21): its quote, the meeting's Monday,
+    was shown over the mail's own "March 31" line."""
+    assert asked_kinds(question) == {"date"}
