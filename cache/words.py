@@ -140,10 +140,14 @@ _SUFFIXES = (
 _IRREGULAR = {"paid": "pay", "made": "make", "sold": "sell", "bought": "buy", "chose": "choose"}
 
 
+def unaccented(text: str) -> str:
+    """`text` with the marks NFKD takes off its letters dropped ('Tomás' → 'Tomas')."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
 def fold(word: str) -> str:
     """Lower case, accents dropped, a possessive 's dropped."""
-    text = unicodedata.normalize("NFKD", word.casefold())
-    text = "".join(c for c in text if not unicodedata.combining(c)).replace("’", "'")
+    text = unaccented(word.casefold()).replace("’", "'")
     return text[:-2] if text.endswith("'s") else text
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
@@ -30,6 +29,7 @@ from sqlite_utils import Database
 
 from assistant.knowledge.bm25 import tokenize
 from assistant.knowledge.ivf import present
+from cache.words import unaccented
 
 _ALNUM = re.compile(r"[^\W_]+", re.UNICODE)  # FTS5's unicode61 splits "a_b" where \w does not
 K1, B = 1.2, 0.75  # FTS5's bm25()
@@ -39,7 +39,7 @@ def _plain(text: str) -> str:
     """`text` without accents, as unicode61 folds them (remove_diacritics); ASCII as it is."""
     if text.isascii():
         return text
-    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    return unaccented(text)
 
 
 def query_terms(query: str) -> list[str]:

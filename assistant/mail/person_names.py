@@ -8,13 +8,14 @@ signed with (a last line "Steve" or "-Liz"). Names are matched with their accent
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
 from nameparser import HumanName
 from nameparser.config import CONSTANTS
 from nicknames import NickNamer
+
+from cache.words import unaccented
 
 _LETTERS = re.compile(r"[^\W\d_]+")  # letters of any script: Tomás is one word, not "tom s"
 _NAME_TEXT = re.compile(r"^[^\W\d_](?:[^\W\d_]|[ .,'’-])*$")
@@ -76,8 +77,7 @@ def fold(text: str) -> str:
     low = text.lower()
     if low.isascii():
         return low
-    decomposed = unicodedata.normalize("NFKD", low.translate(_UNFOLDED))
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
+    return unaccented(low.translate(_UNFOLDED))
 
 
 @lru_cache(maxsize=1)
