@@ -18,6 +18,7 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
+from cache.budget import USED
 from cache.db import transaction, write
 from cache.files import replace_atomically
 from cache.room import unless_full
@@ -145,8 +146,7 @@ class BlobStore:
         return files, size
 
     def used(self, kind: str) -> int:
-        row = self.db.execute("SELECT coalesce(sum(size), 0) FROM blobs WHERE kind = ?", [kind])
-        return int(row.fetchone()[0])
+        return int(self.db.execute(USED, [kind]).fetchone()[0])
 
     def count(self, kind: str) -> int:
         return self.db.execute("SELECT count(*) FROM blobs WHERE kind = ?", [kind]).fetchone()[0]

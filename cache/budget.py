@@ -14,6 +14,7 @@ GIB = 2**30
 SHARE = 0.10  # of the free disk
 FLOOR = 2 * GIB
 CAP = 20 * GIB
+USED = "SELECT coalesce(sum(size), 0) FROM blobs WHERE kind = ?"  # a kind's bytes stored
 
 
 def disk_budget(free: int, share: float = SHARE, floor: int = FLOOR, cap: int = CAP) -> int:
@@ -36,7 +37,6 @@ def held_bytes(cache_db: Path, kind: str = "kv") -> int:
         return 0
     try:
         with closing(sqlite3.connect(f"{cache_db.resolve().as_uri()}?mode=ro", uri=True)) as db:
-            row = db.execute("SELECT coalesce(sum(size), 0) FROM blobs WHERE kind = ?", [kind])
-            return int(row.fetchone()[0])
+            return int(db.execute(USED, [kind]).fetchone()[0])
     except sqlite3.Error:  # no blobs table yet, or damaged: opening it says so, not this
         return 0

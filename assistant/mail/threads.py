@@ -338,10 +338,9 @@ def render(mails: Sequence[ThreadMail]) -> list[str]:
     shown = [same[0] for same in copies.values()]
     if not shown:
         return []
-    count = Counter(_mail_key(m) for m in mails)
     lines = [f"Thread {shown[0].thread_id} · {len(shown)} mail{'s' * (len(shown) != 1)}"]
     for i, mail in enumerate(shown, 1):
-        n = count[_mail_key(mail)]
+        n = len(copies[_mail_key(mail)])
         lines.append(f"{i:>3}. {mail_line(mail)}{f' ({n} copies)' if n > 1 else ''}")
     for i, mail in enumerate(shown):
         earlier = line_set(m.body for m in shown[:i])
