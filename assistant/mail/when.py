@@ -49,7 +49,7 @@ def of_sending(question: str, found: Found) -> bool:
     lead = words[0].lower() if words and words[0].lower() in _ATTACHING | {"since"} else ""
     before = _WORD.findall(question[: found.start].lower())
     after = question[found.end :]
-    noun = _modified_noun(after)
+    noun = _modified_noun(after, named=bool(before) and before[-1] in _DETERMINERS)
     if noun:
         return noun in MAIL_NOUNS
     prep = lead or (before[-1] if before else "")
@@ -70,10 +70,14 @@ def _of_mail(question: str) -> bool:
     return any(w in MAIL_NOUNS for w in _WORD.findall(question.lower()))
 
 
-def _modified_noun(after: str) -> str:
+def _modified_noun(after: str, named: bool = False) -> str:
     """The noun a date stands before ("Christmas plans", "last week's note", "the November
     2000 CEO conference"), lowercase; '' when the date is followed by punctuation or a word
-    that is no noun (a capitalised word may be a name: "in October Steve wrote")."""
+    that is no noun (a capitalised word may be a name: "in October Steve wrote"). After a
+    determiner (`named`) the date is inside a noun phrase, so names there modify the noun too:
+    "the April 12 Derrick meeting", "the March Enron Board meeting"."""
+    if named:
+        after = re.sub(r"^(?:['’]s)?((?:\s+[A-Z][\w'’&.-]*){1,3})(?=\s+[a-z])", "", after)
     match = re.match(r"(?:['’]s)?\s+([a-z][a-z'-]*|[A-Z][A-Z0-9]+\b)", after)
     if match and match.group(1).lower() in _TIMES_OF_DAY:  # "yesterday morning": still the date
         return _modified_noun(after[match.end() :])  # "the Christmas morning service": a thing

@@ -34,6 +34,7 @@ TODAY = date(2001, 11, 20)
         "What did Sherri send yesterday morning?",  # a time of day is no noun the date names
         "What came in last Friday night?",
         "What did Greg write on Monday afternoon about the deal?",
+        "What did the March 5 Derrick email say?",  # a mail noun after the names
     ],
 )
 def test_a_date_of_sending_filters(question):
@@ -58,6 +59,9 @@ def test_a_date_of_sending_filters(question):
         "What did Rob say about last weekend's ride?",
         "Who is driving to the lake house on the weekend?",
         "What did he say about the Christmas morning service?",  # the noun after the time
+        # after "the", names between the date and the noun modify the noun
+        "In my reply to Dot about the April 12 Derrick meeting, who did I ask to cover it?",
+        "What did Lou say about the May 3 Northern Natural Gas hearing?",
     ],
 )
 def test_a_date_of_a_thing_is_a_topic(question):
