@@ -43,6 +43,8 @@ class Reads:
     roots: list[Path] = field(default_factory=list)  # paths read to their end
     whole: set[str] = field(default_factory=set)  # mboxes read whole
     failed: set[str] = field(default_factory=set)  # files and mboxes that gave an error
+    note_roots: list[Path] = field(default_factory=list)  # paths read that hold notes folders
+    notes: set[str] = field(default_factory=set)  # the keys of the notes read (or unreadable)
     _dirs: dict[str, str] = field(default_factory=dict)  # folder → resolved, once per folder
 
     def saw(self, key: str, doc: Document) -> None:

@@ -188,10 +188,16 @@ class Importer:
 
     def _sweep(self, reads: Reads, report: ImportReport) -> None:
         """Remove the mail that vanished from the paths read to their end; note moved mail. The
-        old version of a note edited as it moved goes (its new one was added: updated)."""
+        old version of a note edited as it moved goes (its new one was added: updated); then
+        the notes no longer in the notes folders read. Only once every path is read: a note
+        moved from one folder read to another read after it is followed there, not removed
+        from the first and embedded again in the second."""
         swept = sweep(self.store, reads, self.sources.mboxes(), self.sources.maildirs())
         edited = self._notes.edited()
         removed_chunks = swept.removed_chunks + self.store.remove_mail(edited)
+        for root in reads.note_roots:  # (reads.failed: resolved, as the notes' paths are)
+            removed, chunks = self.store.remove_notes_missing(root, reads.notes, reads.failed)
+            report.removed, removed_chunks = report.removed + removed, removed_chunks + chunks
         report.removed += swept.removed
         report.moved += swept.moved
         report.added, report.updated = report.added - len(edited), report.updated + len(edited)
@@ -211,7 +217,6 @@ class Importer:
         for issue in skipped:
             reads.failed_on(issue)  # not read this time is not deleted
             _note(report, issue)
-        seen_notes: set[str] = set()
         plans = [(s, self.sources.plan(s.path, s.kind)) for s in sources]
         total = sum(s.count(plan.offset) for s, plan in plans if plan.action != "skip")
         done = 0
@@ -229,7 +234,7 @@ class Importer:
                         return
                     resume = _offset_of(item, resume)
                     unread = unread or _unread(item, source)
-                    self._store_item(source, item, report, seen_notes, reads)
+                    self._store_item(source, item, report, reads)
                     batches.stored()
                     done += 1
                     if notify:
@@ -244,31 +249,24 @@ class Importer:
             self.sources.remember(path, "path")
         reads.roots.append(path)
         if any(s.kind == "notes" for s in sources) and path.is_dir():
-            # a notes folder that gave an error this time (it could not be listed) loses nothing
-            # (reads.failed: resolved, as the notes' paths are)
-            removed, chunks = self.store.remove_notes_missing(path, seen_notes, reads.failed)
-            report.removed += removed
-            if chunks and self.on_removed is not None:  # answers quoting them are stale now
-                self.on_removed(chunks)
+            reads.note_roots.append(path)  # its notes not read now go after the run's reads
 
-    def _store_item(
-        self, source: Source, item, report: ImportReport, seen_notes: set[str], reads: Reads
-    ) -> None:
+    def _store_item(self, source: Source, item, report: ImportReport, reads: Reads) -> None:
         if isinstance(item, Issue):
             reads.failed_on(item)  # not read this time is not deleted
             if source.kind == "notes":
-                seen_notes.add(note_key(Path(item.path)))  # unreadable now is not deleted
+                reads.notes.add(note_key(Path(item.path)))  # unreadable now is not deleted
             _note(report, item)
             return
         doc: Document = item
         if doc.kind == "note" and self._notes.take(doc):  # its file moved: kept, re-keyed
-            seen_notes.add(doc.source_key)
+            reads.notes.add(doc.source_key)
             report.unchanged, report.moved = report.unchanged + 1, report.moved + 1
             return
         chunks = self._chunks(doc)
         outcome, key = self.store.upsert(doc, chunks)
         if doc.kind == "note":
-            seen_notes.add(key)
+            reads.notes.add(key)
             self._notes.stored(doc, outcome)
         setattr(report, _COUNTER[outcome], getattr(report, _COUNTER[outcome]) + 1)
         if doc.kind == "email":

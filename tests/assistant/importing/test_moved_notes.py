@@ -158,3 +158,29 @@ def test_a_deleted_note_tells_the_answers_that_quoted_it(tmp_path, store, fake_e
     (old / "plants.md").unlink()
     report = importer.run([old])
     assert report.removed == 1 and removed_chunks == chunks and chunks
+
+
+def test_a_note_moved_between_two_folders_read_in_one_run_keeps_its_document(
+    tmp_path, store, fake_embedder
+):
+    """`assistant import A B` with a note moved from A to B: A was read first and its note,
+    not seen there, was removed at once, so B found nothing to follow and embedded it again."""
+    a = write(tmp_path / "a", {"plants.md": "# Plants\nWater the ficus weekly.", "bike.md": "Bike"})
+    b = write(tmp_path / "b", {"roof.md": "# Roof\nThe roofers come on Tuesday."})
+    removed_chunks: list[int] = []
+    importer = Importer(store, fake_embedder, on_removed=removed_chunks.extend)
+    importer.run([a, b])
+    plants = notes_of(store)[str(a / "plants.md")][0]
+    vectors = chunks_and_vectors(store)
+    calls = fake_embedder.calls
+    (a / "plants.md").rename(b / "plants.md")
+    report = importer.run([a, b])
+    assert (report.added, report.moved, report.removed, report.updated) == (0, 1, 0, 0)
+    assert (report.chunks_added, report.embedded, fake_embedder.calls) == (0, 0, calls)
+    after = notes_of(store)
+    assert after[str(b / "plants.md")][0] == plants and str(a / "plants.md") not in after
+    assert chunks_and_vectors(store) == vectors and removed_chunks == []
+    hits = Retriever(store, fake_embedder, None).search("ficus", 5)
+    assert hits[0].record.note_path == str(b / "plants.md")
+    (b / "plants.md").unlink()  # a note deleted from one of them still goes
+    assert importer.run([a, b]).removed == 1 and len(notes_of(store)) == 2
