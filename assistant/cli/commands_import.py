@@ -20,14 +20,17 @@ EMBEDDING_LABEL = "embedding chunks (search and ask work meanwhile)"
 
 
 def cmd_import(ctx: Services, args: Namespace) -> int:
-    from assistant.knowledge.sources import SourceLog
+    from assistant.importing.remembered import remembered
 
     paths = args.paths
     if not paths:  # the remembered ones; one not there now (a drive not mounted) is said
-        remembered = SourceLog(ctx.store.db).paths()
-        paths = [p for p in remembered if p.exists()]
-        for gone in (p for p in remembered if p not in paths):
+        sources = remembered(ctx.store)
+        paths = sources.there
+        for gone in sources.away:
             console.print(f"not there now, skipped (what it held is kept): {gone}", markup=False)
+        for moved in sources.forgotten:  # all it held moved away and was followed: said once
+            console.print(f"no longer read again: not there, and nothing stored is from it now: "
+                          f"{moved}", markup=False)  # fmt: skip
     report = import_with_progress(ctx, paths)
     if args.json:
         dump_json(_report_dict(report))

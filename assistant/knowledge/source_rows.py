@@ -1,7 +1,8 @@
 """The knowledge bank's reads and writes of mail and notes by where they were read from (a part of
 KnowledgeStore, the documents table's one owner): the mail stored from under a folder or from one
 file, removing mail that vanished from its source (chunks, vectors, attachments and FTS rows go
-with it by ON DELETE CASCADE and triggers), and moving a stored mail or note to where it is now."""
+with it by ON DELETE CASCADE and triggers), moving a stored mail or note to where it is now, and
+whether anything stored is still from a path."""
 
 from __future__ import annotations
 
@@ -39,6 +40,15 @@ class Move:
     source_path: str
     folder: str
     offset: int | None
+
+
+# the places documents are stored from, each once: an mbox (its mail has an offset), or the
+# folder of any other file ('a/b/c' → 'a/b/': the name trimmed off)
+_PLACES = (
+    "SELECT DISTINCT CASE WHEN source_offset IS NULL "
+    "THEN rtrim(source_path, replace(source_path, '/', '')) ELSE source_path END "
+    "FROM documents WHERE coalesce(source_path, '') != ''"
+)
 
 
 class SourceRows:
@@ -110,6 +120,38 @@ class SourceRows:
         ).fetchall()
         return [StoredNote(*r) for r in rows if os.path.dirname(r[2]) == (base or "/")]
 
+    def stored_under(self, root: Path) -> bool:
+        """Some stored mail or note was read from `root` or from under it, both compared
+        resolved: the sources table keeps `root` resolved, notes are stored resolved, but mail
+        keeps the path it was read by, which may pass through a link (a linked home, ~/Mail
+        linking to a drive, a linked mbox). The stored paths as written are looked up first
+        (their index); then each mbox and folder documents are stored from is resolved (a link
+        whose target is not there now, a drive's, still resolves to it)."""
+        base = str(root.resolve())
+        if any(self._holds(form) for form in dict.fromkeys((str(root.absolute()), base))):
+            return True
+        places = self.db.execute(_PLACES).fetchall()
+        return any(self._place_holds(place, base) for (place,) in places)
+
+    def _place_holds(self, place: str, base: str) -> bool:
+        """Documents stored from `place` (an mbox, a folder) are from the resolved `base`: the
+        place resolves into it, or `base` is inside the folder resolved and documents are
+        stored from there. A relative place (mail stored before issue 35) cannot be placed: it
+        counts as holding."""
+        if not os.path.isabs(place):
+            return True
+        real = os.path.realpath(place)
+        if base != real and is_under(base, real):
+            return self._holds(os.path.join(place, os.path.relpath(base, real)))
+        return is_under(real, base)
+
+    def _holds(self, path: str) -> bool:
+        """A document is stored from `path` or from under it (by source_path's index)."""
+        path = path.rstrip("/") or "/"
+        sql = ("SELECT 1 FROM documents WHERE source_path = ? "
+               "OR (source_path >= ? AND source_path < ?) LIMIT 1")  # fmt: skip
+        return self.db.execute(sql, [path, path + "/", path + "0"]).fetchone() is not None
+
     def has_document(self, key: str) -> bool:
         sql = "SELECT 1 FROM documents WHERE source_key = ?"
         return self.db.execute(sql, [key]).fetchone() is not None
@@ -124,3 +166,8 @@ class SourceRows:
                 [doc.source_key, doc.source_path, doc.folder,
                  doc.date.isoformat() if doc.date else None, doc.mtime, doc_id],
             )  # fmt: skip
+
+
+def is_under(path: str, folder: str) -> bool:
+    """`path` is `folder` or inside it (both written alike)."""
+    return path == folder or path.startswith(folder.rstrip("/") + "/")

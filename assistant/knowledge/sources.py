@@ -71,6 +71,13 @@ class SourceLog:
         ).fetchall()
         return [Path(r[0]) for r in rows]
 
+    def forget(self, path: Path) -> None:
+        """`path` is read no more: its row and those of the sources read under it go (what was
+        stored from them stays; the caller knows nothing is)."""
+        base = str(path).rstrip("/") or "/"  # a range on path (the primary key's index)
+        write(self.db, "DELETE FROM sources WHERE path = ? OR (path >= ? AND path < ?)",
+              [base, base + "/", base + "0"])  # fmt: skip
+
     def mboxes(self) -> list[Path]:
         """The mbox files imports have read."""
         rows = self.db.execute("SELECT path FROM sources WHERE kind = 'mbox' ORDER BY rowid")

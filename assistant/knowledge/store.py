@@ -16,7 +16,7 @@ from sqlite_utils import Database
 from assistant.ingest.chunking import Chunk
 from assistant.ingest.types import Document, Issue
 from assistant.knowledge.mailbox import Mailbox
-from assistant.knowledge.source_rows import SourceRows
+from assistant.knowledge.source_rows import SourceRows, is_under
 from assistant.knowledge.thread_rows import ThreadRows
 from assistant.knowledge.vector_rows import VectorRows
 from cache.db import transaction
@@ -222,7 +222,7 @@ class KnowledgeStore(ThreadRows, VectorRows, SourceRows):
             "AND (source_path = ? OR source_path LIKE ? ESCAPE '\\')",
             [prefix, _like_prefix(prefix)],
         ).fetchall()
-        kept = {str(Path(p).resolve()) for p in kept_under if _is_under(p, prefix)}
+        kept = {str(Path(p).resolve()) for p in kept_under if is_under(p, prefix)}
         gone = [
             doc_id
             for doc_id, key, path in rows
@@ -332,10 +332,6 @@ def _same_place(existing: dict, doc: Document) -> bool:
     same place in the same mbox."""
     same_file = existing.get("source_path") == doc.source_path and bool(doc.source_path)
     return same_file and existing.get("source_offset") == doc.source_offset
-
-
-def _is_under(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 def _under_any(path: str, folders: set[str]) -> bool:

@@ -13,8 +13,8 @@ from assistant.answer.evidence import LineFinder
 from assistant.answer.qa_memory import QAMemory
 from assistant.config_sections import PrecomputeSettings
 from assistant.home import bundled
+from assistant.importing.remembered import remembered
 from assistant.knowledge.embeddings import embed_missing
-from assistant.knowledge.sources import SourceLog
 from assistant.knowledge.store import KnowledgeStore
 from assistant.kv.prompt_cache import Preempted, PromptCache
 from assistant.precompute.abstract import extract_items
@@ -133,7 +133,7 @@ class Handlers(PredictionJobs, CacheJobs):
         end) stops it (the importer checks between messages and between embedding batches): what
         was stored stays, nothing is removed by the stopped read, and the job goes back in the
         queue."""
-        paths = [p for p in SourceLog(self.store.db).paths() if p.exists()]
+        paths = remembered(self.store).there
         report = self.importer.run(paths, cancelled=self.cache.steps_aside)
         if report.cancelled:
             raise Preempted
