@@ -10,6 +10,13 @@ mbox was read whole. A mail is one row however many folders hold a copy (Knowled
 so it is removed only when no read of this run saw it, no remembered Maildir holds its file now
 (moved to a folder another remembered path reads), and no mbox left unread this run (skipped as
 unchanged, read from its old end, or another remembered path) holds its Message-ID.
+
+Mail read this run whose stored place is outside the paths read is followed when that place is
+gone: its folder or mbox moved as a whole (`mv ~/Mail ~/Archive`, then `assistant import
+~/Archive`) is the same stored mail at its new place, or the old path would hold it forever
+(said "not there now" at every import, and a new ~/Mail read later would take it for deleted).
+A place not there because the drive or share it was on is not mounted is not followed: the mail
+seen elsewhere is a copy, and the drive, still holding the stored mail, stays remembered.
 """
 
 from __future__ import annotations
@@ -94,8 +101,9 @@ def sweep(
         else:
             vanished.append(row)
     found, vanished = elsewhere(vanished, maildirs)  # moved to a Maildir not read this run
-    store.move_mail(moves + found)
-    swept.moved += len(found)
+    followed = _followed(store, reads, {row.key for row in rows.values()})
+    store.move_mail(moves + found + followed)
+    swept.moved += len(found) + len(followed)
     unread = [p for p in mboxes if reads.where(str(p)) not in reads.whole]
     gone = _not_in(vanished, unread, store)
     swept.removed_chunks = store.remove_mail([row.id for row in gone])
@@ -110,6 +118,18 @@ def _stays(row: StoredMail, where: str, reads: Reads) -> bool:
     if where in reads.failed or (where, row.source_offset) in {(p.path, p.offset) for p in places}:
         return True
     return not (where in reads.whole or gone(row.source_path))
+
+
+def _followed(store: KnowledgeStore, reads: Reads, under: set[str]) -> list[Move]:
+    """Moves to where it was seen this run of the mail stored outside the paths read (its key
+    not among those `under` them) whose stored place moved away."""
+    verdicts: dict[str, bool] = {}
+    moves: list[Move] = []
+    for row in store.mail_keyed([key for key in reads.seen if key not in under]):
+        if moved_away(row.source_path, verdicts):
+            new = reads.seen[row.key][0]
+            moves.append(Move(row.id, new.given, new.folder, new.offset))
+    return moves
 
 
 def _not_in(rows: list[StoredMail], mboxes: list[Path], store: KnowledgeStore) -> list[StoredMail]:
@@ -153,3 +173,43 @@ def gone(path: str) -> bool:
     except OSError:
         return False
     return False
+
+
+# folders in which drives are mounted, each in a folder of its own (/media/me/USB, /Volumes/USB)
+MEDIA = ("/media", "/run/media", "/mnt", "/Volumes")
+
+
+def moved_away(path: str, verdicts: dict[str, bool]) -> bool:
+    """The file is gone and its folder was not on a drive or share not mounted now (`verdicts`:
+    each folder's, judged once)."""
+    if not gone(path):
+        return False
+    folder = os.path.dirname(path)
+    if folder not in verdicts:
+        verdicts[folder] = not unmounted(folder)
+    return verdicts[folder]
+
+
+def unmounted(folder: str) -> bool:
+    """What is left of `folder` looks like a drive or share not mounted now rather than a folder
+    moved away (a move leaves the folder it was in as it was): the nearest part still there is
+    a link to nothing (~/Mail linking to a drive), an empty folder (a mount point with nothing
+    on it), a folder that cannot be listed, a folder drives are mounted in, or one holding
+    another mount point. A drive mounted there holds what moved on it: not unmounted. A
+    relative path (mail stored before issue 35) cannot be placed: not judged moved either."""
+    if not os.path.isabs(folder):
+        return True
+    part = folder
+    while not os.path.lexists(part):
+        part = os.path.dirname(part)
+    try:
+        names = os.listdir(part)  # (a link to nothing: FileNotFoundError)
+    except OSError:
+        return True
+    if not names:
+        return True
+    if os.path.ismount(part):
+        return False
+    if part in MEDIA or os.path.dirname(part) in MEDIA:
+        return True
+    return any(os.path.ismount(os.path.join(part, name)) for name in names)

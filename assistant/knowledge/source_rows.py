@@ -42,6 +42,11 @@ class Move:
     offset: int | None
 
 
+# a StoredMail's columns
+_STORED_MAIL = (
+    "SELECT id, source_key, coalesce(message_id, ''), source_path, source_offset "
+    "FROM documents WHERE kind = 'email'"
+)
 # the places documents are stored from, each once: an mbox (its mail has an offset), or the
 # folder of any other file ('a/b/c' → 'a/b/': the name trimmed off)
 _PLACES = (
@@ -69,12 +74,20 @@ class SourceRows:
     def _rows_under(self, path: str) -> Iterator[StoredMail]:
         # a range on source_path (its index) rather than LIKE: path + "/" .. path + "0"
         rows = self.db.execute(
-            "SELECT id, source_key, coalesce(message_id, ''), source_path, source_offset "
-            "FROM documents WHERE kind = 'email' "
-            "AND (source_path = ? OR (source_path >= ? AND source_path < ?))",
+            f"{_STORED_MAIL} AND (source_path = ? OR (source_path >= ? AND source_path < ?))",
             [path, path + "/", path + "0"],
         ).fetchall()
         return (StoredMail(*r) for r in rows)
+
+    def mail_keyed(self, keys: Sequence[str]) -> list[StoredMail]:
+        """The stored mail of `keys` (by the key's index, a few hundred keys a query)."""
+        found: list[StoredMail] = []
+        for start in range(0, len(keys), 500):
+            batch = list(keys[start : start + 500])
+            marks = ",".join("?" * len(batch))
+            rows = self.db.execute(f"{_STORED_MAIL} AND source_key IN ({marks})", batch)
+            found.extend(StoredMail(*r) for r in rows.fetchall())
+        return found
 
     def remove_mail(self, doc_ids: Sequence[int]) -> list[int]:
         """Delete the documents `doc_ids` (in one transaction); return the ids of the chunks
