@@ -28,6 +28,9 @@ def cmd_import(ctx: Services, args: Namespace) -> int:
         paths = sources.there
         for gone in sources.away:
             console.print(f"not there now, skipped (what it held is kept): {gone}", markup=False)
+        for locked in sources.unreadable:
+            console.print(f"cannot be read now, skipped (what it held is kept): {locked}",
+                          markup=False)  # fmt: skip
         for moved in sources.forgotten:  # all it held moved away and was followed: said once
             console.print(f"no longer read again: not there, and nothing stored is from it now: "
                           f"{moved}", markup=False)  # fmt: skip

@@ -5,6 +5,7 @@ sources' paths (resolved) and the stored ones (mail's as given, through a link) 
 from __future__ import annotations
 
 import mailbox
+import os
 import shutil
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from tests.conftest import make_email, write_mbox
 
 NOT_THERE = "not there now, skipped (what it held is kept)"
 FORGOTTEN = "no longer read again: not there, and nothing stored is from it now"
+UNREADABLE = "cannot be read now, skipped (what it held is kept)"
 
 
 def notes(folder: Path) -> Path:
@@ -127,3 +129,25 @@ def test_a_linked_mbox_whose_target_is_not_there_is_kept(tmp_path, capsys):
     said = reimport(home, capsys)
     assert f"{NOT_THERE}: {drive}" in said and FORGOTTEN not in said
     assert remembered(home) == [drive] and documents(home, capsys) == 1
+
+
+def test_a_source_that_cannot_be_looked_at_is_kept_and_said(tmp_path, capsys, monkeypatch):
+    """A folder on the way that cannot be searched (another user's, a share's permissions):
+    Path.exists() raises PermissionError there. The import goes on with the other sources; the
+    path stays remembered, said, and what it held is kept."""
+    home, locked = str(tmp_path / "h"), tmp_path / "locked"
+    box, kept = maildir(locked / "Mail"), notes(tmp_path / "notes")
+    assert main(["import", "--home", home, str(box), str(kept)]) == 0
+    stat = os.stat
+
+    def refused(path, *args, **kwargs):
+        if str(path).startswith(str(locked)):
+            raise PermissionError(13, "Permission denied", str(path))
+        return stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", refused)
+    for _ in range(2):
+        said = reimport(home, capsys)
+        assert f"{UNREADABLE}: {box}" in said and NOT_THERE not in said and FORGOTTEN not in said
+    monkeypatch.undo()
+    assert remembered(home) == [box, kept] and documents(home, capsys) == 5
