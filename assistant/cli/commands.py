@@ -21,7 +21,13 @@ from assistant.cli.answer_output import (
     quote_block,
     reuse_note,
 )
-from assistant.cli.output import PROGRESS_COLUMNS, console, dump_json, json_line
+from assistant.cli.output import (
+    PROGRESS_COLUMNS,
+    console,
+    dump_json,
+    json_line,
+    nothing_imported,
+)
 from assistant.config import ConfigError, ConfigWarning, Settings, load_settings
 from assistant.home import HomeError, open_home, touch_private
 from assistant.ingest import SourceError
@@ -224,6 +230,8 @@ def cmd_ask(ctx: Services, args: Namespace) -> int:
     from assistant.answer.answerer import ALL_LAYERS, NO_CACHE
     from assistant.answer.shape import remembered
 
+    if nothing_imported(ctx):
+        return 1
     out = Console(highlight=False)
     _warn_unembedded(ctx)
     answerer = ctx.answerer()

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from assistant import events as p
 from assistant.answer.chat import Chat
-from assistant.cli.output import json_line
+from assistant.cli.output import json_line, nothing_imported
 from assistant.mail import threads
 from assistant.services import Services
 
@@ -98,6 +98,8 @@ def people_lines(resolved) -> list[str]:
 
 def cmd_chat(ctx: Services, args: Namespace) -> int:
     """One question a line on stdin; a follow-up is answered against the last turn."""
+    if nothing_imported(ctx):
+        return 1
     chat = Chat(ctx.answerer(), ctx.focused_answerer)
     for question in _questions(args.json):
         if args.json:

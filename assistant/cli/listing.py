@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from assistant.cli.output import dump_json
+from assistant.cli.output import dump_json, nothing_imported
 from assistant.knowledge.retrieval import Hit
 from assistant.mail.query import MailQuery
 from assistant.mail.rows import MailRow, mail_rows
@@ -28,6 +28,8 @@ def search(
     warn: Callable[[Services], None],
 ) -> int:
     """`assistant search`: what was read from the query, then one row per mail."""
+    if nothing_imported(ctx):
+        return 1
     query = ctx.reader.read(text)
     matched = ctx.reader.count(query.filters) if query.filters else None
     if matched is not None and not as_json:
@@ -41,7 +43,7 @@ def search(
         dump_json([row_dict(row, hits.get(row.chunk_id), shown) for row in rows])
         return 0
     if not rows and matched is None:
-        console.print("No results. Is anything imported? Try `assistant stats`.")
+        console.print("No mail matches these words.")
     print_rows(Console(highlight=False), rows)
     return 0
 

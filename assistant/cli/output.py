@@ -30,3 +30,19 @@ def dump_json(value) -> None:
 def json_line(value) -> None:
     """One JSON object on one line (`ask --json`, `chat --json`), written at once."""
     print(json.dumps(value, ensure_ascii=not utf8_stdout(), default=str), flush=True)
+
+
+def nothing_imported(ctx) -> bool:
+    """True, having said what to run, when the home holds no mail or note yet (a first run, or
+    a --home typed wrong): an empty home would answer "Not found in your mail", as if the mail
+    had been read."""
+    if ctx.store.count_chunks():
+        return False
+    home = ctx.home.root
+    console.print(
+        f"No mail or notes in {home} yet: `assistant --home {home} import PATH` reads a mailbox "
+        f"or a notes folder, `assistant --home {home} demo` the demo.",
+        markup=False,
+        highlight=False,
+    )
+    return True

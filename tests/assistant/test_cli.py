@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from assistant.answer.evidence import Evidence
 from assistant.answer.shape import WEAK
 from assistant.cli import main
 from assistant.knowledge.encoder import INT8_SUFFIX
+from assistant.knowledge.store import KnowledgeStore
 from assistant.services import Services, open_services
 from tests.conftest import DATA, make_email, write_mbox
 
@@ -61,6 +63,21 @@ def test_an_empty_query_or_no_rows_asked_is_a_usage_error(tmp_path, capsys, argv
         main([*argv, "--home", str(tmp_path / "h")])
     assert stop.value.code == 2 and says in capsys.readouterr().err
     assert not (tmp_path / "h").exists()
+
+
+@pytest.mark.parametrize("command", ["ask", "search", "chat"])
+def test_asking_an_empty_home_says_to_import_first(tmp_path, capsys, monkeypatch, command):
+    """A first run, or a --home typed wrong, answered "Not found in your mail" twice (the
+    quote, then the reader's verdict on no lines) as if mail had been read; it now names the
+    home and the commands that fill it, and exits 1."""
+    monkeypatch.setattr("sys.stdin", io.StringIO("when does demolition start\n"))
+    home = str(tmp_path / "h")
+    argv = [command, "--home", home] + ([] if command == "chat" else ["demolition"])
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert not captured.out and "Not found" not in captured.err
+    assert f"No mail or notes in {home} yet" in captured.err
+    assert f"assistant --home {home} import PATH" in captured.err
 
 
 def test_corrupt_database_names_the_file(tmp_path, capsys):
@@ -141,6 +158,7 @@ class ScriptedAnswerer:
 
 def ask(monkeypatch, tmp_path, events: list, *flags: str) -> int:
     monkeypatch.setattr(Services, "answerer", lambda ctx: ScriptedAnswerer(events))
+    monkeypatch.setattr(KnowledgeStore, "count_chunks", lambda store: 2)  # the answers' mail
     return main(["ask", "--home", str(tmp_path / "h"), *flags, "when does demolition start"])
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from assistant import events as p
 from assistant.cli import main
+from assistant.knowledge.store import KnowledgeStore
 from assistant.services import Services
 from tests.conftest import make_email, write_mbox
 
@@ -38,6 +39,7 @@ def chat(monkeypatch, tmp_path, lines: str, *flags: str) -> list:
     monkeypatch.setattr(Services, "answerer", lambda ctx: Recording(asked))
     monkeypatch.setattr(Services, "focused_answerer", lambda ctx, t: Recording(asked, tuple(t)))
     monkeypatch.setattr("sys.stdin", io.StringIO(lines))
+    monkeypatch.setattr(KnowledgeStore, "count_chunks", lambda store: 1)  # the answers' mail
     assert main(["chat", "--home", str(tmp_path / "h"), *flags]) == 0
     return asked
 
