@@ -35,6 +35,8 @@ def cmd_night(ctx: Services, args: Namespace) -> int:
         return _status(ctx, args, timer.installed(env, run, which))
     for line in done:
         console.print(line, markup=False)
+    if args.action == "install" and not timer.installed(env, run, which):
+        return 1
     return 0
 
 

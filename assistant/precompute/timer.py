@@ -17,13 +17,15 @@ from pathlib import Path
 
 UNIT = "assistant-night"
 MARK = "# assistant-night"  # ends the crontab line, so uninstall finds it
+REFUSED = "failed:"  # begins the line of a step that did not work
+NOT_INSTALLED = "the night is not installed"
 Run = Callable[[Sequence[str], str | None], tuple[int, str]]  # (argv, stdin) → (rc, stdout)
 Which = Callable[[str], str | None]
 
 
 def run_command(argv: Sequence[str], stdin: str | None = None) -> tuple[int, str]:
     done = subprocess.run(list(argv), input=stdin, capture_output=True, text=True, check=False)
-    return done.returncode, done.stdout
+    return done.returncode, done.stdout if done.returncode == 0 else done.stderr or done.stdout
 
 
 _HHMM = re.compile(r"([01]?\d|2[0-3]):([0-5]\d)")
@@ -98,20 +100,32 @@ def _systemd_join(argv: Sequence[str]) -> str:
 
 def install(night: Night, env: Mapping[str, str], run: Run, which: Which) -> list[str]:
     """Install the night's timer; return what was done, a line each."""
+    done: list[str] = []
     if which("systemctl"):
         folder = unit_dir(env)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{UNIT}.service").write_text(service_text(night), encoding="utf-8")
         (folder / f"{UNIT}.timer").write_text(timer_text(night), encoding="utf-8")
         done = [f"wrote {folder / UNIT}.service and .timer"]
-        return done + _systemctl(run, ["daemon-reload"], ["enable", "--now", f"{UNIT}.timer"])
+        steps = _systemctl(run, ["daemon-reload"], ["enable", "--now", f"{UNIT}.timer"])
+        if not any(line.startswith(REFUSED) for line in steps):
+            return done + steps
+        # no user session to run the timer (a container, an ssh login without lingering): the
+        # units would sit there, reported as installed, and never fire; a crontab line instead
+        for suffix in ("timer", "service"):
+            (folder / f"{UNIT}.{suffix}").unlink(missing_ok=True)
+        done = [*steps, f"removed {folder / UNIT}.service and .timer: the timer cannot run"]
     if which("crontab"):
         lines = [*_cron_lines(run), cron_line(night)]
         rc, _ = run(["crontab", "-"], "\n".join(lines) + "\n")
         if rc != 0:
-            return [f"crontab refused the line (exit {rc}): {lines[-1]}"]
-        return [f"added to the crontab: {lines[-1]}"]
-    return ["neither systemctl nor crontab found: run `assistant precompute --until` yourself"]
+            return [*done, f"crontab refused the line (exit {rc}): {lines[-1]}"]
+        return [*done, f"added to the crontab: {lines[-1]}"]
+    command = shlex.join(["assistant", *night.command()[3:]])
+    by_hand = f"at {night.start}, run `{command}` from a scheduler"
+    if done:
+        return [*done, f"{NOT_INSTALLED}: no crontab either; {by_hand}"]
+    return [f"{NOT_INSTALLED}: neither systemctl nor crontab found; {by_hand}"]
 
 
 def uninstall(env: Mapping[str, str], run: Run, which: Which) -> list[str]:
@@ -145,10 +159,14 @@ def installed(env: Mapping[str, str], run: Run, which: Which) -> str | None:
 
 
 def _systemctl(run: Run, *calls: list[str]) -> list[str]:
+    """Each call's line; the first that fails ends them, with what systemctl said."""
     done = []
     for args in calls:
-        rc, _ = run(["systemctl", "--user", *args], None)
-        done.append(f"systemctl --user {' '.join(args)}" + ("" if rc == 0 else f" (exit {rc})"))
+        rc, said = run(["systemctl", "--user", *args], None)
+        line = f"systemctl --user {' '.join(args)}"
+        if rc != 0:
+            return [*done, f"{REFUSED} {line} (exit {rc}): {said.strip() or 'no message'}"]
+        done.append(line)
     return done
 
 

@@ -168,3 +168,34 @@ def test_a_timer_that_fires_after_the_night_does_nothing_and_loads_nothing(
     assert f"Outside the night ({start} to {morning}): nothing done." in capsys.readouterr().err
     assert main(["precompute", "--home", str(tmp_path / "home"), "--from", start]) == 2
     assert "--from needs --until" in capsys.readouterr().err
+
+
+def test_a_timer_systemd_cannot_run_is_not_left_as_installed(tmp_path, monkeypatch, capsys):
+    """Where `systemctl --user` reaches no user session (a container, an ssh login without
+    lingering) install wrote the units, printed "(exit 1)" twice and exited 0, and status said
+    "installed: systemd user timer" for a timer that never fires. Now the units are taken away
+    again, systemctl's own words are shown, a crontab line is added where there is a crontab,
+    and where there is none the night is said not installed, with exit 1."""
+
+    def no_bus(argv, stdin=None):
+        if argv[0] == "systemctl":
+            return 1, "Failed to connect to bus: No medium found\n"
+        return cron(argv, stdin)
+
+    cron = Recorder()
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "HOME": str(tmp_path)}
+    folder = tmp_path / "cfg" / "systemd" / "user"
+    done = timer.install(timer.Night(tmp_path / "h"), env, no_bus, _which("systemctl", "crontab"))
+    assert "(exit 1): Failed to connect to bus: No medium found" in done[0]
+    assert not list(folder.iterdir()) and done[-1].startswith("added to the crontab: ")
+    assert timer.installed(env, no_bus, _which("systemctl", "crontab")).startswith("crontab: ")
+
+    monkeypatch.setattr(timer, "run_command", no_bus)
+    monkeypatch.setattr(timer, "default_which", _which("systemctl"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg2"))
+    assert main(["night", "install", "--home", str(tmp_path / "h")]) == 1
+    out = capsys.readouterr().out
+    assert "Failed to connect to bus" in out and "the night is not installed" in out
+    assert not list((tmp_path / "cfg2" / "systemd" / "user").iterdir())
+    assert main(["night", "status", "--home", str(tmp_path / "h")]) == 0
+    assert "installed: no" in capsys.readouterr().out
