@@ -128,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="which chunks get KV nodes first: recent mail and live threads, the most used, "
         "or the newest "
-        "(default: [precompute] plan)",
+        "(default: [expert.precompute] plan)",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
@@ -213,7 +213,8 @@ def add_reuse(p: argparse.ArgumentParser) -> None:
         "--reuse",
         choices=["exact", "any-order"],
         default=None,
-        help="KV reuse: the exact cached prefix, or every cached chunk (default: [cache] reuse)",
+        help="KV reuse: the exact cached prefix, or every cached chunk "
+        "(default: [expert.cache] reuse)",
     )
     p.add_argument(
         "--repair",
@@ -221,7 +222,7 @@ def add_reuse(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="POLICY",
         help="with --reuse any-order: none, sink-N, blend-R, evidence or auto (the writer's "
-        "measured one; default: [cache] repair)",
+        "measured one; default: [expert.cache] repair)",
     )
 
 

@@ -182,7 +182,7 @@ def cmd_stats(ctx: Services, args: Namespace) -> int:
     chosen = embedder.backend
     if configured != chosen:  # "auto" → what it chose for this home
         chosen = f"{configured} → {chosen}"
-    stats["encoder"] = f"{embedder.name} ([embedding] backend {chosen})"
+    stats["encoder"] = f"{embedder.name} ([expert.embedding] backend {chosen})"
     from assistant.cli.commands_night import kv_use, nights
 
     stats["kv_cache"] = kv_use(ctx)

@@ -124,12 +124,12 @@ def test_import_search_stats_json_with_the_real_embedder(tmp_path, capsys):
     assert stats["emails"] == 2 and stats["notes"] >= 10
     assert stats["embedded_chunks"] == stats["chunks"] > 0
     name = "all-MiniLM-L6-v2" + INT8_SUFFIX  # a new home's encoder
-    assert stats["encoder"] == f"{name} ([embedding] backend auto → onnx-int8)"
+    assert stats["encoder"] == f"{name} ([expert.embedding] backend auto → onnx-int8)"
     assert stats["kv_cache"].startswith("0.00 GB in 0 nodes of ")  # sized from the free disk
     assert stats["night"] == "covered: 0% of the last 6 weeks (0 of 2 chunks); no night yet"
     assert main(["stats", "--home", home]) == 0
     shown = " ".join(capsys.readouterr().out.split())
-    assert "[embedding] backend auto" in shown  # printed, not taken for a markup tag
+    assert "([expert.embedding]" in shown  # printed, not taken for a markup tag
 
 
 TIMES = {"ttft": 0.1, "total": 0.5, "prefill": 0.05, "decode": 0.4}

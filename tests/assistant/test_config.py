@@ -236,3 +236,25 @@ def test_rerank_below_a_section_and_a_retired_rerank_name_the_file(tmp_path):
         with pytest.raises(ConfigError, match=said) as caught:
             load_settings(cfg, env={})
         assert str(cfg) in str(caught.value)
+
+
+def test_the_help_names_each_setting_where_config_toml_holds_it():
+    """`precompute --help` said "default: [precompute] plan" and `ask --help` "[cache] reuse",
+    "[cache] repair": keys of the [expert] tables, where a user who writes them as shown gets a
+    warning that they belong elsewhere. Every "[section] key" a command's help names is now the
+    table the file keeps it in."""
+    import re
+
+    from assistant.cli.cli import build_parser
+    from assistant.config import Settings
+    from assistant.config_file import place
+
+    settings = Settings()
+    commands = build_parser()._subparsers._group_actions[0].choices  # the subcommands' parsers
+    named = []
+    for sub in commands.values():
+        for table, key in re.findall(r"\[([a-z_.]+)\]\s+([a-z_]+)", sub.format_help()):
+            section = table.removeprefix("expert.")
+            if hasattr(getattr(settings, section, None), key):  # "[name]": no setting
+                named.append((f"[{table}] {key}", place(section, key)))
+    assert named and all(shown == where for shown, where in named), named
