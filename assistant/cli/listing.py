@@ -111,9 +111,11 @@ def print_filters(console: Console, shown: str, matched: int) -> None:
         plural = "s" if matched != 1 else ""
         console.print(f"[cyan]Filters:[/] {escape(shown)} [dim]({matched:,} mail{plural})[/]")
     else:
+        # only typed terms leave nothing (filters read from words rank instead), and
+        # --no-filters keeps those: the way out is to type fewer
         console.print(
-            f"[yellow]No mail meets {escape(shown)}[/]: nothing is searched outside it "
-            "(--no-filters reads no filters from the question's words)."
+            f"[yellow]No mail meets {escape(shown)}[/]: nothing is searched outside it; "
+            "leave a term out to search more of your mail."
         )
 
 

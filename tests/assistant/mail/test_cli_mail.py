@@ -132,3 +132,12 @@ def test_people_finds_a_name_with_accents_as_written_and_without(tmp_path, capsy
         assert main(["people", "--home", str(tmp_path / "h"), asked]) == 0
         out = capsys.readouterr().out
         assert out.startswith(f"{asked}: one person") and "Tomás Ferreira <t.ferreira@x.pt>" in out
+
+
+def test_a_term_no_mail_meets_says_to_leave_a_term_out(home, capsys):
+    """`search to:greg` (no such recipient) pointed at --no-filters, which keeps typed terms:
+    run again with it, the same nothing. The way out it names now is leaving a term out."""
+    assert main(["search", "--home", home, "--mode", "bm25", "to:greg kitchen"]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "No mail meets to: greg: nothing is searched outside it" in err
+    assert "leave a term out" in err and "--no-filters" not in err
