@@ -10,8 +10,10 @@ caller and passed in; nothing here is global.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
@@ -204,14 +206,31 @@ def _file_values(settings: Settings, path: Path) -> dict[str, dict[str, Any]]:
 
 def _env_overrides(settings: Settings, env: Mapping[str, str]) -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {}
+    names: list[str] = []
     for section in dataclasses.fields(settings):
         if section.name in SWITCHES:
             continue
         for key in dataclasses.fields(getattr(settings, section.name)):
             name = f"ASSISTANT_{section.name}_{key.name}".upper()
+            names.append(name)
             if name in env:
                 out.setdefault(section.name, {})[key.name] = env[name]
+    _warn_unknown_env(env, names)
     return out
+
+
+def _warn_unknown_env(env: Mapping[str, str], names: list[str]) -> None:
+    """A variable named for a section but no key of it (ASSISTANT_RETRIEVAL_TOPK) was ignored
+    without a word, the setting left as it was; it is said now, with the nearest name."""
+    sections = {name.split("_")[1] for name in names}
+    for var in env:
+        parts = var.split("_")
+        if len(parts) < 3 or parts[0] != "ASSISTANT" or parts[1] not in sections:
+            continue
+        if var not in names:
+            match = difflib.get_close_matches(var, names, n=1, cutoff=0.7)
+            hint = f" (did you mean {match[0]}?)" if match else ""
+            warnings.warn(f"env: {var} is no setting, ignored{hint}", ConfigWarning, stacklevel=3)
 
 
 def _apply(settings: Settings, values: Mapping[str, Any], source: str) -> None:

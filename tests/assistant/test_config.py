@@ -258,3 +258,18 @@ def test_the_help_names_each_setting_where_config_toml_holds_it():
             if hasattr(getattr(settings, section, None), key):  # "[name]": no setting
                 named.append((f"[{table}] {key}", place(section, key)))
     assert named and all(shown == where for shown, where in named), named
+
+
+def test_a_misspelt_environment_variable_is_said_with_the_nearest_name():
+    """ASSISTANT_RETRIEVAL_TOPK=2 was ignored without a word (a misspelt key in the file is an
+    error): search showed 10 rows. It is said now, with the name meant; ASSISTANT_HOME and
+    the like, of no section, are not settings of this table and pass unremarked."""
+    env = {"ASSISTANT_RETRIEVAL_TOPK": "2", "ASSISTANT_HOME": "/h", "ASSISTANT_RERANK": "off"}
+    with pytest.warns(ConfigWarning) as caught:
+        settings = load_settings(None, env=env)
+    assert settings.retrieval.top_k == 10 and settings.rerank == "off"
+    said = [str(w.message) for w in caught]
+    assert said == [
+        "env: ASSISTANT_RETRIEVAL_TOPK is no setting, ignored "
+        "(did you mean ASSISTANT_RETRIEVAL_TOP_K?)"
+    ]
