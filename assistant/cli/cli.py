@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the mail as JSON")
 
     p = sub.add_parser("help", help="a help page: `assistant help search` lists the query terms")
-    p.add_argument("topic", choices=["search"])
+    p.add_argument("topic", nargs="?", choices=["search"], help="none: the commands")
 
     p = sub.add_parser("stats", parents=[home], help="what the knowledge bank holds")
     p.add_argument("--json", action="store_true", help="print as JSON")
@@ -258,6 +258,10 @@ def run(argv: list[str] | None) -> int:
     # `assistant --home X` (the app) and `assistant CMD --home X`; argparse keeps them apart
     # because a subcommand's default would overwrite the main parser's value
     args.home = getattr(args, "home", None) or args.app_home
+    if args.command == "help" and args.topic is None:  # `assistant help`, as a user tries first
+        build_parser().print_help()
+        print("\n`assistant help search`: the query terms; `assistant COMMAND --help`: the rest.")
+        return 0
     if args.command == "help":
         from assistant.mail.help import page
 

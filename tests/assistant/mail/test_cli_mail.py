@@ -55,6 +55,14 @@ def test_help_search_prints_the_terms_page(capsys):
     assert out.strip() == REPO_DOCS.joinpath("search.md").read_text(encoding="utf-8").strip()
 
 
+def test_help_without_a_topic_lists_the_commands(capsys):
+    """`assistant help`, what a user types first, was an argparse error ("the following
+    arguments are required: topic"); it lists the commands and names the terms' page."""
+    assert main(["help"]) == 0
+    out = capsys.readouterr().out
+    assert "ask" in out and "import" in out and "`assistant help search`" in out
+
+
 def test_search_json_has_one_row_per_mail_with_its_folders(home, capsys):
     assert main(["search", "--home", home, "--mode", "bm25", "--json", "kitchen demolition"]) == 0
     rows = json.loads(capsys.readouterr().out)
