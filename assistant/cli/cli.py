@@ -3,14 +3,32 @@
 from __future__ import annotations
 
 import argparse
+import difflib
+import re
 import sys
 from pathlib import Path
 
 from assistant.cli.streams import stdout_to_nowhere, tolerate_encoding
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's, but a choice typed wrong is answered with the one meant, as a misspelt key
+    of config.toml is: "invalid choice: 'serach' (…); did you mean 'search'?"."""
+
+    def error(self, message: str):  # type: ignore[override]
+        typed = re.search(r"invalid choice: (.*) \(choose from (.*)\)$", message)
+        if typed:
+            value, choices = typed[1].strip("'"), [c.strip(" '") for c in typed[2].split(",")]
+            near = difflib.get_close_matches(value, choices, n=1)
+            if near:
+                message += f"; did you mean '{near[0]}'?"
+            elif " " in value and "ask" in choices:  # `assistant "when is the visit?"`
+                message += '; a question goes after ask: assistant ask "…"'
+        super().error(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="assistant",
         description="A private assistant for your mail and notes. Bare `assistant` opens the app.",
     )

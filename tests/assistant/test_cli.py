@@ -338,3 +338,19 @@ def test_a_bad_duration_is_said_as_typed(tmp_path, capsys):
     "not a duration: 'x'"."""
     assert main(["precompute", "--home", str(tmp_path / "h"), "--for", "[bold]x"]) == 2
     assert "not a duration: '[bold]x'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["serach", "lunch"], "did you mean 'search'?"),
+        (["ask", "--rerank", "ful", "q"], "did you mean 'full'?"),
+        (["when does demolition start?"], 'a question goes after ask: assistant ask "…"'),
+    ],
+)
+def test_a_command_typed_wrong_is_answered_with_the_one_meant(capsys, argv, says):
+    """`assistant serach` listed the fourteen commands and left the user to find the one
+    meant; a question typed without `ask` was an "invalid choice" alone."""
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2 and says in capsys.readouterr().err
