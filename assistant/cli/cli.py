@@ -283,7 +283,7 @@ def run(argv: list[str] | None) -> int:
     if args.command == "help":
         from assistant.mail.help import page
 
-        print(page(args.topic))
+        print_page(page(args.topic), sys.stdout)
         return 0
     from assistant.cli.commands import run_command, user_errors
 
@@ -292,3 +292,15 @@ def run(argv: list[str] | None) -> int:
     except user_errors() as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+
+
+def print_page(text: str, out) -> None:
+    """A help page (markdown): drawn on a terminal (headings, tables, bold as such), as written
+    where it is piped or saved, so `assistant help search | less` and grep keep the source."""
+    if not out.isatty():
+        print(text, file=out)
+        return
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    Console(file=out).print(Markdown(text))

@@ -354,3 +354,24 @@ def test_a_command_typed_wrong_is_answered_with_the_one_meant(capsys, argv, says
     with pytest.raises(SystemExit) as stop:
         main(argv)
     assert stop.value.code == 2 and says in capsys.readouterr().err
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_help_page_is_drawn_on_a_terminal_and_kept_as_written_when_piped():
+    """`assistant help search` printed its markdown raw: '#' headings, '|' tables, '**' bold."""
+    from assistant.cli.cli import print_page
+    from assistant.mail.help import page
+
+    text = page("search")
+    piped, terminal = io.StringIO(), _Terminal()
+    print_page(text, piped)
+    print_page(text, terminal)
+    assert piped.getvalue().strip() == text.strip()
+    drawn = terminal.getvalue()
+    assert "from:" in drawn and "has:attachment" in drawn
+    assert "**" not in drawn and not any(line.startswith("#") for line in drawn.splitlines())
+    assert "|---" not in drawn
