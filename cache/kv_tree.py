@@ -43,14 +43,19 @@ class Restore:
 # a model whose KV no one has read or written for this long, while another's was: one the user
 # has left (another writer chosen); its nodes, kept apart by its fingerprint, are never served
 RETIRED_S = 7 * 86400
+# a model's name may end in BUILD and the runtime build that computes its KV (llm/model_file.py
+# kv_name): KV of another build (or named before builds were) is never served, and is retired
+# from the first start of a new build, not RETIRED_S later
+BUILD = "@"
 # both find a blob's node through the partial indexes on kv_nodes (cache/db.py); the nodes of a
 # retired model go first, whatever their hits (else they outlived the new model's fresh nodes)
 EVICTION_ORDER = (
     "WITH used AS (SELECT n.model, max(b.last_used) AS last FROM kv_nodes n "
     "JOIN blobs b ON b.key = n.blob_key GROUP BY n.model) "
     "SELECT b.key, b.size FROM blobs b LEFT JOIN kv_nodes n ON n.blob_key = b.key "
-    "LEFT JOIN used u ON u.model = n.model WHERE b.kind = ? ORDER BY "
-    "coalesce(u.last, 0) >= (SELECT max(last) FROM used) - ?, "
+    "LEFT JOIN used u ON u.model = n.model WHERE b.kind = ?1 ORDER BY "
+    "coalesce(u.last, 0) >= (SELECT max(last) FROM used) - ?2 "
+    f"AND (?3 = '' OR substr(n.model, instr(n.model, '{BUILD}') + 1) = ?3), "
     "EXISTS (SELECT 1 FROM kv_nodes c WHERE c.parent_id = n.id "
     "AND c.blob_key IS NOT NULL), b.hits, coalesce(n.depth, 0) DESC, b.last_used"
 )
@@ -65,6 +70,7 @@ class KVTree:
         self.db = db
         self.blobs = blobs
         self.model = model
+        self.build = model.partition(BUILD)[2]  # "": no build named, none retired for it
         blobs.on_evict.append(self._forget_blob)
         blobs.evict_order[KIND] = self._eviction_order
 
@@ -157,9 +163,10 @@ class KVTree:
         )
 
     def _eviction_order(self) -> list[tuple[str, int]]:
-        """Every KV blob (all models), first to evict first: a retired model's (RETIRED_S),
-        then leaves before parents, then fewest hits, then deepest, then least recently used."""
-        return self.db.execute(EVICTION_ORDER, [KIND, RETIRED_S]).fetchall()
+        """Every KV blob (all models), first to evict first: a retired model's (RETIRED_S, or
+        of another build than this tree's), then leaves before parents, then fewest hits, then
+        deepest, then least recently used."""
+        return self.db.execute(EVICTION_ORDER, [KIND, RETIRED_S, self.build]).fetchall()
 
     def _forget_blob(self, key: str) -> None:
         write(self.db, FORGET_BLOB, [key])

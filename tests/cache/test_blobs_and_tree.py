@@ -164,7 +164,7 @@ def test_eviction_never_strands_a_node_without_its_parent(blobs):
         assert tree.longest_prefix(path).depth >= 1  # what was just stored is restorable
 
 
-@pytest.mark.parametrize(("sql", "params"), [(EVICTION_ORDER, ["kv", RETIRED_S]),
+@pytest.mark.parametrize(("sql", "params"), [(EVICTION_ORDER, ["kv", RETIRED_S, "b"]),
                                             (FORGET_BLOB, ["kv"])])  # fmt: skip
 def test_eviction_finds_a_blobs_node_by_index_not_by_scanning_the_tree(blobs, sql, params):
     """Each eviction orders every KV blob by its node: a scan of kv_nodes per blob made that
@@ -194,6 +194,30 @@ def test_a_retired_models_nodes_are_evicted_first_whatever_their_hits(blobs):
         return blobs.db.execute(sql, [model]).fetchone()[0]
 
     assert (with_kv("new"), with_kv("old")) == (8, 2)  # the old model's gave way, not the new
+    assert blobs.used(KIND) <= 1000
+
+
+def test_another_builds_nodes_are_never_served_and_go_first_from_the_new_builds_start(blobs):
+    """llama-cpp-python upgraded: KV the old build computed, restored into the new one, would
+    change answers without a word. Named by its build (llm/model_file.py kv_name), it is never
+    served; and, often used until yesterday, it outlived the new build's fresh nodes by its hits
+    for RETIRED_S. Now it goes first at once, as does KV named before builds were."""
+    s = segment_hash([0])
+    for i, model in enumerate(["m@old1", "m@old1", "m", "m"]):
+        tree = KVTree(blobs.db, blobs, model)
+        assert tree.store([s, segment_hash([i + 1])], 2, b"." * 100)
+        assert tree.node_blob([s, segment_hash([i + 1])])  # each of them served once
+    new = KVTree(blobs.db, blobs, "m@new2")
+    assert new.longest_prefix([s, segment_hash([1])]).depth == 0
+    assert not new.has_blob([s, segment_hash([3])])
+    for i in range(8):  # 800 bytes more than the 1000 less 400 held
+        assert new.store([s, segment_hash([100 + i])], 2, b"." * 100)
+
+    def with_kv(model: str) -> int:
+        sql = "SELECT count(*) FROM kv_nodes WHERE model = ? AND blob_key IS NOT NULL"
+        return blobs.db.execute(sql, [model]).fetchone()[0]
+
+    assert with_kv("m@new2") == 8 and with_kv("m@old1") + with_kv("m") == 2
     assert blobs.used(KIND) <= 1000
 
 
