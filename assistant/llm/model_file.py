@@ -1,10 +1,12 @@
 """The model file: where the default GGUF is, its tokenizer alone, and the fingerprint that names
-it in cache keys (KV computed by one model is never used by another)."""
+it in cache keys (KV computed by one model is never used by another), with the llama.cpp build
+that computes its KV (KV computed by one build is never used by another)."""
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.metadata
 import importlib.util
 import os
 import signal
@@ -117,6 +119,33 @@ def model_fingerprint(path: Path, n_ctx: int = 0, kv_type: str = "f16") -> str:
     key = f"{path.name}|{stat.st_size}|{n_ctx}|{_head_hash(path)}"
     key += f"|{kv_type}" if kv_type != "f16" else ""  # f16 keeps its caches' names
     return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def kv_name(path: Path, n_ctx: int = 0, kv_type: str = "f16") -> str:
+    """Names the KV this model computes here: its fingerprint, '@', and the llama.cpp build
+    (llama_cpp_build). Another build's kernels, rope or quantisation compute other values from
+    the same tokens, and restoring its KV would change answers without a word: its KV is another
+    name's, never served (and evicted first, cache/kv_tree.py)."""
+    build = hashlib.sha256(llama_cpp_build().encode()).hexdigest()[:8]
+    return f"{model_fingerprint(path, n_ctx, kv_type)}@{build}"
+
+
+@functools.cache
+def llama_cpp_build() -> str:
+    """The llama-cpp-python installed: its version and the sha256 pip recorded for each of its
+    libraries (llama.cpp built from another commit, or with other options, under one version).
+    Read from the package's metadata (a few milliseconds): the CLI's start imports no llama_cpp.
+    Only the version where no record lists the libraries; "" where it is not installed."""
+    try:
+        dist = importlib.metadata.distribution("llama-cpp-python")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+    libraries = {
+        file.hash.value
+        for file in dist.files or ()
+        if file.hash and (".so" in file.suffixes or file.suffix in (".dylib", ".dll"))
+    }
+    return " ".join([dist.version, *sorted(libraries)])
 
 
 def _head_hash(path: Path) -> str:

@@ -26,8 +26,8 @@ from assistant.llm.model_file import (
     LLMError,
     default_llm_model,
     default_threads,
+    kv_name,
     load_llama,
-    model_fingerprint,
     physical_cores,
 )
 from assistant.llm.mover import SideMover, fill_batch
@@ -56,7 +56,7 @@ class LocalLLM(KVRanges):
             raise LLMError(f"{model_path}: model file not found; fix [llm] model_path")
         self.path = model_path
         self.name = model_path.name
-        self.fingerprint = model_fingerprint(model_path, n_ctx, kv_type)
+        self.fingerprint = kv_name(model_path, n_ctx, kv_type)  # the model and llama.cpp's build
         self.lock = threading.RLock()  # one user of the model at a time
         self.move_aside = True  # False: `moved` moves nothing (the prompt's context will)
         self._params = (n_ctx, n_threads or default_threads(), kv_type)

@@ -179,3 +179,32 @@ def test_a_byte_changed_in_the_instructions_kv_file_is_computed_again_not_read(
     llm.reset()  # the file rewritten is read, and is the KV computed
     kv.instruction(prefix)
     assert llm.save_range(0, len(prefix)) == computed
+
+
+def test_after_a_llama_cpp_upgrade_the_instruction_and_the_nodes_are_computed_again(
+    llm, tmp_path, monkeypatch
+):
+    """The instruction's KV file and the night's nodes were named by the model alone: after
+    llama-cpp-python was upgraded they were restored into the new build, whose kernels may
+    compute other values from the same tokens (a verdict then no longer the one computing it
+    gives). Named by the build too, neither is read: both are computed again under the new
+    name, and the old build's are left to go (first) when the budget needs room."""
+    from assistant.llm import make_llm, model_file
+
+    db = open_cache_db(None)
+    blobs = BlobStore(db, tmp_path / "blobs", {KIND: 1 << 30})
+    shipped = Prompts.read(bundled("prompts"))
+    prompts = Prompts("Reply Yes or No.", shipped.states, shipped.same)
+
+    def reader(model) -> Reader:
+        tree = KVTree(db, blobs, model.fingerprint)
+        return Reader(model, prompts, kv_dir=tmp_path / "reader", nodes=tree)
+
+    assert reader(llm).keep_nodes(WHERE, LINES, never) == 3
+    assert len(list((tmp_path / "reader").glob("*.kv"))) == 1
+    monkeypatch.setattr(model_file, "llama_cpp_build", lambda: "0.3.99 rebuilt-libllama")
+    upgraded = reader(make_llm(Settings().llm))
+    upgraded.states(QUESTION, [Excerpt(WHERE, LINES)])
+    assert upgraded.kv.restored == 0
+    assert len(list((tmp_path / "reader").glob("*.kv"))) == 2  # its own, computed
+    assert upgraded.keep_nodes(WHERE, LINES, never) == 3

@@ -48,3 +48,40 @@ def test_a_file_that_is_no_gguf_is_named_as_such(tmp_path):
     path.write_text("not a model\n")
     with pytest.raises(LLMError, match=f"{path}: not a loadable GGUF model"):
         LocalLLM(path).tokenize("hello")  # loaded when first used
+
+
+def test_the_kv_name_changes_with_the_llama_cpp_build_and_the_files_fingerprint_does_not(
+    monkeypatch,
+):
+    """KV nodes and the reader's instruction file, named by the model alone, were restored into
+    whatever llama.cpp was installed: an upgrade that computes other values (kernels, rope,
+    quantisation) in the same state format reused the old KV and changed answers without a
+    word. The build is now part of the name; the model's own fingerprint, which names its f16
+    copy (llm/weights.py), stays: an upgrade does not copy the weights again."""
+    from assistant.llm import model_file
+
+    path = default_llm_model()
+    before, file = LocalLLM(path).fingerprint, model_fingerprint(path)
+    monkeypatch.setattr(model_file, "llama_cpp_build", lambda: "0.3.99 rebuilt-libllama")
+    after = LocalLLM(path).fingerprint
+    assert after != before
+    assert after.partition("@")[0] == before.partition("@")[0] == model_fingerprint(path, 4096)
+    assert model_fingerprint(path) == file
+
+
+def test_the_build_is_read_from_the_packages_metadata_without_importing_llama_cpp():
+    """The fingerprint is computed as a command starts (a one-shot `ask` the QA bank answers
+    loads no model): importing llama_cpp there would cost that start its time."""
+    import importlib.metadata
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from assistant.llm.model_file import llama_cpp_build;"
+        "print(llama_cpp_build()); print('llama_cpp' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    build, imported = out.stdout.splitlines()
+    assert build.split()[0] == importlib.metadata.version("llama-cpp-python")
+    assert len(build.split()) > 1  # and its libraries' sha256, as pip recorded them
+    assert imported == "False"
