@@ -16,7 +16,7 @@ from assistant.kv.prompt_cache import PIECE
 from assistant.llm.model_file import LLMError
 from assistant.llm.runtime import LocalLLM
 from cache.files import replace_atomically
-from cache.kv_tree import KVTree, segment_hash
+from cache.kv_tree import BUILD, KVTree, segment_hash
 
 log = logging.getLogger(__name__)
 DIGEST = 32  # the sha256 that ends an instruction's KV file
@@ -50,6 +50,18 @@ class ReaderKV:
         if path is not None:
             blob = self.llm.save_range(0, len(prefix))
             replace_atomically(path, lambda tmp: tmp.write_bytes(sealed(blob)))
+            self._sweep()
+
+    def _sweep(self) -> None:
+        """Removes the instruction files of another llama.cpp build (or named before builds
+        were, llm/model_file.py kv_name): no process of this build reads them again."""
+        build = self.llm.fingerprint.partition(BUILD)[2]
+        for old in self.kv_dir.glob("*.kv") if self.kv_dir else ():
+            if old.name.partition("-")[0].partition(BUILD)[2] != build:
+                try:
+                    old.unlink(missing_ok=True)
+                except OSError as exc:
+                    log.warning("%s: another build's instruction KV is kept (%s)", old, exc)
 
     def hold(self, prefix: Sequence[int], segments: Sequence[Sequence[int]]) -> None:
         """The model holds `prefix` (which it holds already: `instruction`) and then
