@@ -5,6 +5,8 @@ not queued again. A job is claimed (state 'running') before it runs and marked '
 transaction that nothing else depends on; a process killed mid-job leaves it 'running', and the
 next run puts it back in the queue (`recover`), so nothing finished is redone and nothing started
 is lost; unless its process ended each time it was tried: then it is failed, not tried again.
+A job left 'running' by a run that ended (it could not put the job back: the disk full) is put
+back uncounted, as `release` would have.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from cache.db import transaction, write
 
 QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
 ENDED = "its process ended while it ran, each time it was tried (killed, or crashed by it)"
+RELEASE = "UPDATE jobs SET state = 'queued', attempts = max(attempts - 1, 0)"  # the try uncounted
 
 
 @dataclass(frozen=True)
@@ -100,17 +103,18 @@ class JobQueue:
 
     def release(self, job: Job) -> None:
         """Put a job that was interrupted (not failed) back in the queue, uncounted."""
-        write(
-            self.db,
-            "UPDATE jobs SET state = 'queued', attempts = max(attempts - 1, 0) WHERE id = ?",
-            [job.id],
-        )
+        write(self.db, f"{RELEASE} WHERE id = ?", [job.id])
 
-    def recover(self) -> list[str]:
-        """Jobs left 'running' by a killed process go back to the queue. One that was running
-        each of the last `max_attempts` times its process ended (the job may be what ends it: a
-        crash in the model, the memory it takes) is failed instead, so that the runs after it go
-        on; returns the keys of those."""
+    def recover(self, ended: bool = False) -> list[str]:
+        """Jobs left 'running' go back to the queue. With `ended`, the run before ended rather
+        than was killed: it left them running because it could not write them back (the disk
+        full), and they go back uncounted, as `release` would have put them. Else, by a killed
+        process: one that was running each of the last `max_attempts` times its process ended
+        (the job may be what ends it: a crash in the model, the memory it takes) is failed
+        instead, so that the runs after it go on; returns the keys of those."""
+        if ended:
+            write(self.db, f"{RELEASE} WHERE state = 'running'")
+            return []
         with transaction(self.db):
             given_up = [
                 row[0]

@@ -5,17 +5,22 @@ job taken and done a second time beside it.
 
 The lock is an flock on `run/precompute.lock`, which the kernel drops when its process ends,
 however it ends (kill -9, a crash, a power cut): no stale lock to clear. The file holds the
-holder's pid, for the message of a pass that must wait or skip."""
+holder's pid, for the message of a pass that must wait or skip; a pass that ends empties it
+(which needs no room on the disk), so the next one tells a pass that ended, whose jobs left
+'running' are jobs it could not write back (the disk full), from one whose process was killed
+(`last_ended`)."""
 
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import time
 from pathlib import Path
 
 from assistant.home import touch_private
 
+log = logging.getLogger(__name__)
 NAME = "precompute.lock"
 
 
@@ -23,6 +28,7 @@ class HomeLock:
     def __init__(self, run_dir: Path) -> None:
         self.path = run_dir / NAME
         self._fd: int | None = None
+        self.last_ended = False  # the pass before ended, not killed (a lock file emptied)
 
     def acquire(self, timeout: float = 0.0, poll: float = 0.1) -> bool:
         """Take the lock, waiting up to `timeout` seconds; whether it is held now."""
@@ -36,7 +42,8 @@ class HomeLock:
     def _try(self) -> bool:
         if self._fd is not None:
             raise RuntimeError(f"{self.path} is held already by this pass")
-        if not self.path.exists():
+        fresh = not self.path.exists()  # no pass before it here, or its file removed: unknown
+        if fresh:
             touch_private(self.path)
         fd = os.open(self.path, os.O_RDWR)
         try:
@@ -44,14 +51,26 @@ class HomeLock:
         except BlockingIOError:
             os.close(fd)
             return False
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
+        self.last_ended = not fresh and os.fstat(fd).st_size == 0
         self._fd = fd
+        pid = str(os.getpid()).encode()
+        try:  # over the pid before, in place: a disk with no room left still takes it
+            os.pwrite(fd, pid, 0)
+            os.ftruncate(fd, len(pid))
+        except OSError as exc:  # the lock is held all the same; messages name no pid
+            log.warning("%s: this pass's pid not written (%s)", self.path, exc)
         return True
 
-    def release(self) -> None:
+    def release(self, ended: bool = False) -> None:
+        """Give the lock back; `ended`: the pass ended, and a job it left 'running' is one it
+        could not write back, not a death of its process (the file emptied: no room needed)."""
         if self._fd is not None:
             fd, self._fd = self._fd, None
+            if ended:
+                try:
+                    os.ftruncate(fd, 0)
+                except OSError as exc:
+                    log.warning("%s: not emptied as the pass ended (%s)", self.path, exc)
             os.close(fd)  # closing drops the flock
 
     def holder(self) -> str:

@@ -181,9 +181,15 @@ class Precompute:
         `wait` this one waits for the running pass to end (saying so through `notify`), else it
         raises PrecomputeBusy."""
         lock, home = self.parts.lock, HomeLock(self.parts.presence.run_dir)
+        # the jobs left running are this pass's once it swept those of the pass before
+        self._home, self._swept = home, False
         turns = (  # (take the turn, waiting up to t seconds; give it back; who has it)
             (lambda t: lock.acquire(timeout=t), lock.release, lambda: ""),
-            (home.acquire, home.release, lambda: f" in {home.holder()}"),
+            (
+                home.acquire,
+                lambda: home.release(ended=self._swept or home.last_ended),
+                lambda: f" in {home.holder()}",
+            ),
         )
         taken: list[Callable[[], None]] = []
         try:
@@ -252,8 +258,9 @@ class Precompute:
     ) -> None:  # fmt: skip
         """Plan, then run jobs until done or a stop (`_should_stop`), counted in `report`."""
         self.planner.predicted, self.planner.reimport_due = False, True
-        for key in self.queue.recover():
+        for key in self.queue.recover(ended=self._home.last_ended):
             log.warning("precompute job %s not tried again: %s", key, ENDED)
+        self._swept = True
         self.blobs.sweep_orphans()  # what a killed writer left on disk
         self.plan()
         # a job stops within a piece at the deadline, as for a user question, and goes back in
@@ -342,9 +349,9 @@ class Precompute:
         return True
 
     def _out_of_room(self, exc: Exception, job: Job | None = None) -> None:
-        """The disk is full (`exc`): the run stops, and `job` goes back in the queue. When the
-        cache database cannot even say so, the job stays 'running', which the next run's
-        `recover` puts back in the queue."""
+        """The disk is full (`exc`): the run stops, and `job` goes back in the queue, uncounted.
+        When the cache database cannot even say so, the job stays 'running', which the next
+        run's `recover` puts back in the queue, uncounted too (this pass ends: home_lock.py)."""
         problem = no_room(self.parts.cache_db, exc) if full(exc) else f"the disk is full ({exc})"
         self.blobs.no_room = self.blobs.no_room or problem
         if job is None:
@@ -354,7 +361,7 @@ class Precompute:
         except sqlite3.OperationalError as again:
             if not full(again):
                 raise
-            log.warning("precompute job %s left running, for the next run: %s", job.key, again)
+            log.warning("precompute job %s is put back by the next run: %s", job.key, again)
 
     # -- status --------------------------------------------------------------------------------
 

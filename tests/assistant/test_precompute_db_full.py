@@ -14,8 +14,10 @@ import pytest
 
 import cache.blobs
 from assistant import events as p
+from assistant.precompute.handlers import Handlers
 from assistant.precompute.runner import Precompute
 from cache.files import replace_atomically
+from cache.jobs import JobQueue
 from cache.kv_tree import KIND
 from tests.assistant.test_precompute import make_ctx
 
@@ -111,6 +113,34 @@ def test_a_full_cache_database_stops_the_night_with_its_jobs_kept(tmp_path, monk
     assert all(_states(ctx)[k] == "done" for k in nodes)
     assert ctx.blobs.count(KIND) >= len(nodes)
     assert set(entries) <= {e.id for e in ctx.answerer().qa.entries()}
+
+
+def test_a_job_whose_put_back_finds_no_room_is_tried_again_not_failed(tmp_path, monkeypatch):
+    """The disk full, a job interrupted by it could not even be written back in the queue: it
+    stayed 'running', the next night's start took it for a job its process died in, and after
+    two such nights it was failed for good (its mail never got its node). A night that ends so
+    leaves it for the next start to put back, uncounted: however many nights, it is pending."""
+    ctx = make_ctx(tmp_path)
+    tried: list[str] = []
+
+    def no_room(self, job) -> None:
+        tried.append(job.key)
+        raise sqlite3.OperationalError("database or disk is full")
+
+    def put_back_without_room(self, job) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(Handlers, "run", no_room)
+    monkeypatch.setattr(JobQueue, "release", put_back_without_room)
+    for _ in range(3):  # more nights than a job's attempts
+        report = Precompute(ctx.precompute_parts(), settle_seconds=0).run()
+        _stopped_for_room(ctx, report)
+        assert _states(ctx)[tried[-1]] == "running"
+    assert len(tried) == 3 and len(set(tried)) == 1  # the same job each night
+    monkeypatch.undo()
+    start = Precompute(ctx.precompute_parts(), settle_seconds=0).run(cancelled=lambda: True)
+    assert start.stopped == "cancelled" and _states(ctx)[tried[0]] == "queued"
+    assert "failed" not in _states(ctx).values()
 
 
 def test_a_full_cache_database_still_answers_the_user(tmp_path, caplog):

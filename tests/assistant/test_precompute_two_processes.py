@@ -73,3 +73,47 @@ def test_the_lock_of_a_pass_killed_with_9_is_free_at_once(tmp_path):
         holder.wait()
     assert lock.acquire()  # no stale lock: the kernel dropped it with its process
     lock.release()
+
+
+def test_the_next_pass_tells_a_pass_that_ended_from_one_that_was_killed(tmp_path):
+    """A job left 'running' by a pass that ended is one it could not write back (the disk full):
+    put back uncounted; by a pass whose process was killed, one that may have killed it: counted
+    (cache/jobs.py recover). The pass that ended emptied the lock's file; a killed one could not."""
+    first = HomeLock(tmp_path)
+    assert first.acquire() and not first.last_ended  # no pass before it: none known to end
+    first.release(ended=True)
+    second = HomeLock(tmp_path)
+    assert second.acquire() and second.last_ended
+    second.release()  # ended before it swept: the jobs left running are not its own to say
+    third = HomeLock(tmp_path)
+    assert third.acquire() and not third.last_ended
+    third.release(ended=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(tmp_path)], cwd=REPO, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    after = HomeLock(tmp_path)
+    assert after.acquire() and not after.last_ended
+    after.release()
+
+
+def test_a_lock_taken_with_no_room_for_its_pid_is_held_all_the_same(tmp_path, monkeypatch, caplog):
+    """On a disk with no room left, writing the holder's pid ended the night with an OSError
+    traceback before it could say the disk is full (its first write to the cache does)."""
+    import errno
+    import os
+
+    def no_room(fd, data, offset):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    lock = HomeLock(tmp_path)
+    monkeypatch.setattr(os, "pwrite", no_room)
+    assert lock.acquire()
+    monkeypatch.undo()
+    assert not HomeLock(tmp_path).acquire()  # held
+    assert "pid not written" in caplog.text and "No space left" in caplog.text
+    lock.release()

@@ -90,3 +90,18 @@ def test_failed_jobs_retry_up_to_the_limit_and_released_ones_are_not_counted():
     q.fail(job, "boom again")
     assert not q.enqueue("decode", "d")
     assert q.counts()["failed"] == 1
+
+
+def test_a_job_left_running_by_a_run_that_ended_is_put_back_uncounted(tmp_path):
+    """A night that stopped on a full disk could not even write its job back in the queue: the
+    next run took it for a job its process died in, and after two such nights failed it for
+    good. Left by a run that ended (precompute/home_lock.py tells), it goes back uncounted."""
+    path = tmp_path / "qa.db"
+    for _ in range(3):  # more nights than its attempts, each stopped with it running
+        q = JobQueue(open_cache_db(path), max_attempts=2)
+        assert q.recover(ended=True) == []
+        q.enqueue("chunk_kv", "interrupted", priority=1)
+        assert q.claim().key == "interrupted"  # then its put back finds no room
+    again = JobQueue(open_cache_db(path), max_attempts=2)
+    assert again.recover(ended=True) == [] and again.state_of("interrupted") == "queued"
+    assert again.claim().attempts == 1
