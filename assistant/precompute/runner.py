@@ -41,6 +41,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from assistant.kv.prompt_cache import Preempted
 from assistant.precompute.handlers import Handlers
@@ -352,7 +353,7 @@ class Precompute:
         """The disk is full (`exc`): the run stops, and `job` goes back in the queue, uncounted.
         When the cache database cannot even say so, the job stays 'running', which the next
         run's `recover` puts back in the queue, uncounted too (this pass ends: home_lock.py)."""
-        problem = no_room(self.parts.cache_db, exc) if full(exc) else f"the disk is full ({exc})"
+        problem = no_room(self.parts.cache_db, exc) if full(exc) else _no_space(exc)
         self.blobs.no_room = self.blobs.no_room or problem
         if job is None:
             return
@@ -383,6 +384,12 @@ def _no_room(exc: Exception) -> bool:
     elsewhere than the blob store (which says so in `no_room` instead of raising), or the cache
     database."""
     return isinstance(exc, OSError) and exc.errno in NO_ROOM or full(exc)
+
+
+def _no_space(exc: OSError) -> str:
+    """A file of the job's own found no room on its disk: where, and what to do."""
+    where = Path(exc.filename).parent if isinstance(exc.filename, str) else "the home"
+    return f"no space left on the disk for {where} ({exc.strerror or exc}): free some space there"
 
 
 def _label(job: Job) -> str:

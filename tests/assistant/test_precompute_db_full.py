@@ -6,6 +6,7 @@ would keep not kept."""
 
 from __future__ import annotations
 
+import errno
 import logging
 import sqlite3
 from contextlib import closing
@@ -115,16 +116,24 @@ def test_a_full_cache_database_stops_the_night_with_its_jobs_kept(tmp_path, monk
     assert set(entries) <= {e.id for e in ctx.answerer().qa.entries()}
 
 
-def test_a_job_whose_put_back_finds_no_room_is_tried_again_not_failed(tmp_path, monkeypatch):
+@pytest.mark.parametrize("own_file", [False, True], ids=["database", "own-file"])
+def test_a_job_whose_put_back_finds_no_room_is_tried_again_not_failed(
+    tmp_path, monkeypatch, own_file
+):
     """The disk full, a job interrupted by it could not even be written back in the queue: it
     stayed 'running', the next night's start took it for a job its process died in, and after
     two such nights it was failed for good (its mail never got its node). A night that ends so
-    leaves it for the next start to put back, uncounted: however many nights, it is pending."""
+    leaves it for the next start to put back, uncounted: however many nights, it is pending.
+    Each night says where the disk is full and what to do (a file of the job's own: its
+    folder; it said "the disk is full" alone)."""
     ctx = make_ctx(tmp_path)
     tried: list[str] = []
+    kept = ctx.home.cache_dir / "reader" / "instruction.kv"
 
     def no_room(self, job) -> None:
         tried.append(job.key)
+        if own_file:
+            raise OSError(errno.ENOSPC, "No space left on device", str(kept))
         raise sqlite3.OperationalError("database or disk is full")
 
     def put_back_without_room(self, job) -> None:
@@ -134,7 +143,12 @@ def test_a_job_whose_put_back_finds_no_room_is_tried_again_not_failed(tmp_path, 
     monkeypatch.setattr(JobQueue, "release", put_back_without_room)
     for _ in range(3):  # more nights than a job's attempts
         report = Precompute(ctx.precompute_parts(), settle_seconds=0).run()
-        _stopped_for_room(ctx, report)
+        if own_file:
+            assert report.stopped == "disk full" and report.failed == 0
+            where = f"no space left on the disk for {kept.parent} (No space left on device): "
+            assert report.problem == where + "free some space there"
+        else:
+            _stopped_for_room(ctx, report)
         assert _states(ctx)[tried[-1]] == "running"
     assert len(tried) == 3 and len(set(tried)) == 1  # the same job each night
     monkeypatch.undo()
