@@ -18,7 +18,10 @@ from assistant.mail.person_names import LOWER, UPPER
 FROM, TO, WITH = "from", "to", "with"
 # a capitalised word of any Latin, Greek or Cyrillic letters (Åsa, Tomás), or an initial
 _NAME_WORD = rf"O['’]{UPPER}{LOWER}+|{UPPER}{LOWER}(?:[^\W\d_]|['’-])*|{UPPER}\.?"
-_RUN = re.compile(rf"(?<![\w'’])(?:{_NAME_WORD})(?:\s+(?:{_NAME_WORD}))*")
+# a surname's particles, lowercase between two capitalised words ("Bram de Vries", "Jan van
+# der Berg", "Leonardo da Vinci"); the capitalised ones are name words already ("De Vries")
+_PARTICLE = r"(?:de|da|di|del|della|der|den|des|du|van|von|ter|ten|dos|das|le|la|bin|ibn)"
+_RUN = re.compile(rf"(?<![\w'’])(?:{_NAME_WORD})(?:\s+(?:{_PARTICLE}\s+)*(?:{_NAME_WORD}))*")
 _QUOTED = re.compile(r"(?<!\w)['‘\"“][^'\"“”‘’]{3,}?['’\"”](?!\w)")
 # capitalised words that start a question or a clause and name no one
 _NOT_NAMES = (

@@ -122,7 +122,9 @@ class People:
         asked = [w for w in pn.words(re.sub(r"['’]s$", "", name.strip())) if w]
         if not asked:
             return Resolved(name, ())
-        if len(asked) > 1:
+        if len(asked) > 1 and all(pn.particle(w) for w in asked[:-1]):
+            tiers = _surname(self.people, asked)  # "de Vries", "van der Berg"
+        elif len(asked) > 1:
             tiers = _full(self.people, asked)
         elif in_passing:
             tiers = _first_name(self.people, asked[0])
@@ -169,6 +171,15 @@ def _full(people: list[Person], asked: list[str]) -> Iterable[list[Match]]:
         for p in people
         if last in p.last and any(len(f) == 1 and f == first[0] for f in p.first)
     ]
+
+
+def _surname(people: list[Person], asked: list[str]) -> Iterable[list[Match]]:
+    """A last name with its particles ("de Vries"): the people of that last name (their forms
+    keep its last word), then a display name holding it whole."""
+    last, whole = asked[-1], " ".join(asked)
+    yield [Match(p, f"last name {whole.title()}") for p in people if last in p.last
+           and any(whole in f for f in p.full)]  # fmt: skip
+    yield [Match(p, f"last name {last.title()}") for p in people if last in p.last]
 
 
 def _single(people: list[Person], word: str) -> Iterable[list[Match]]:

@@ -174,6 +174,11 @@ def _plain(text: str) -> NameForm | None:
     return NameForm(tokens[0], tokens[-1])
 
 
+def particle(word: str) -> bool:
+    """A surname's particle ('de', 'van', 'von', 'der', 'da'), folded, as nameparser lists them."""
+    return word in CONSTANTS.prefixes
+
+
 @lru_cache(maxsize=1)
 def _special() -> frozenset[str]:
     """nameparser's titles, suffixes and particles ('dr', 'jr', 'van')."""

@@ -257,3 +257,29 @@ def test_an_address_sending_as_two_different_people_joins_neither_to_the_other()
     jeff = book.resolve("Jeffrey Skilling")
     assert jeff.is_owner and jeff.one.addresses == {OWNER, "jeff@skilling.org"}
     assert not book.resolve("Sherri Sera").is_owner
+
+
+def test_a_last_name_with_its_particle_is_the_person_of_that_last_name():
+    """'de Vries', 'van der Berg': the user names a Dutch (German, Italian ...) surname with its
+    particle, and 'people de Vries' found no one, so a question naming 'De Vries' only ranked.
+    The particle is no first name; another 'Vries' by display name comes second."""
+    book = build(MailRows(
+        [(OWNER, "Jeff Skilling", 40), ("bram@devriesrenovatie.nl", "Bram de Vries", 12),
+         ("piet@berg.nl", "Pieter van der Berg", 3), ("dev@enron.com", "Dev Patel", 2)],
+        [(OWNER, "Jeff Skilling", 50)],
+    ))  # fmt: skip
+    for asked in ("de Vries", "De Vries", "Bram de Vries"):
+        one = book.resolve(asked).one
+        assert one is not None and one.name == "Bram de Vries", asked
+    assert book.resolve("de Vries").matches[0].why == "last name De Vries"
+    for asked in ("van der Berg", "Van der Berg", "Pieter van der Berg"):
+        one = book.resolve(asked).one
+        assert one is not None and one.name == "Pieter van der Berg", asked
+    # in a question, the particle joins the name's words ("Bram", "Vries" apart found no one)
+    said = {
+        "What did De Vries quote for the kitchen?": "with: Bram de Vries <",
+        "What did Bram de Vries send?": "from: Bram de Vries <",
+        "What did Pieter van der Berg say about the roof?": "from: Pieter van der Berg <",
+    }
+    for question, described in said.items():
+        assert reader(book).read(question).describe().startswith(described), question
