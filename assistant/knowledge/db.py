@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
+from functools import lru_cache
 from pathlib import Path
 
 from sqlite_utils import Database
@@ -169,6 +171,7 @@ def open_db(path: Path | None) -> Database:
     """A file database at `path`, or an in-memory one for `None` (tests)."""
     db = Database(connect(None)) if path is None else _open_file(path)
     db.execute("PRAGMA foreign_keys = ON")
+    db.conn.create_function("words_in_order", 2, words_in_order, deterministic=True)
     try:
         migrate(db)
     except sqlite3.OperationalError as exc:
@@ -199,3 +202,16 @@ def _open_file(path: Path) -> Database:
 def migrate(db: Database) -> list[str]:
     """Apply the knowledge bank's migrations not yet applied; return their names."""
     return apply_migrations(db, MIGRATIONS)
+
+
+def words_in_order(words: str, text: str | None) -> bool:
+    """Whether `text` holds the space-separated `words` as whole words, in that order, with
+    nothing but spaces or punctuation between them, in any case: the query terms' whole-word
+    match of a subject (assistant/mail/filters.py subject_words), as SQL function."""
+    return bool(text) and _words_pattern(words).search(text) is not None
+
+
+@lru_cache(maxsize=64)
+def _words_pattern(words: str) -> re.Pattern[str]:
+    inner = r"[\W_]+".join(re.escape(w) for w in words.split())
+    return re.compile(rf"(?<![^\W_]){inner}(?![^\W_])", re.IGNORECASE)

@@ -10,6 +10,7 @@ says so (knowledge/retrieval.py adds its weight).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
@@ -24,6 +25,7 @@ NAMES_IN_TEXT = 8  # of a person's names, the most searched for in a mail's text
 FIRST_WEIGHT = 2.0
 # the filters whose words a question's ranking text leaves out (Filters.unsaid)
 UNSAID: tuple[str, ...] = ("from", "to")
+_WORDS = re.compile(r"[^\W_]+")  # letters and digits: what subject_words takes for a word
 
 
 @dataclass(frozen=True)
@@ -246,14 +248,33 @@ def date_in(span: DateRange, negated: bool = False) -> Condition:
 
 
 def thread_is(value: str, negated: bool = False) -> Condition:
-    """The thread of a Message-ID (the stored thread_id, or the mail's own id), else mail whose
-    subject holds `value` (a thread named by its subject; Re:/Fwd: prefixes do not matter)."""
-    ident = value.strip("<>")
+    """The thread of a thread id or of a Message-ID (the thread that mail is in), else mail whose
+    subject holds `value`'s words as whole words (`subject_words`): `thread:hi` is the thread
+    'hi', or a subject 'Re: Hi Maya', never 'this' or 'High tide'."""
+    ident = value.strip().strip("<>")
+    words, params = subject_words(value)
     clause = (
         "d.thread_id IN (SELECT thread_id FROM documents WHERE message_id = ? OR thread_id = ?)"
-        " OR coalesce(d.title, '') LIKE ? ESCAPE '\\'"
+        f" OR {words}"
     )
-    return Condition("thread", value, clause, (ident, ident, like(value)), negated)
+    return Condition("thread", value, clause, (ident, ident, *params), negated)
+
+
+def subject_words(text: str) -> tuple[str, list[str]]:
+    """SQL for a subject that holds the words of `text` as whole words, in their order, with
+    only spaces or punctuation between them, in any case (as notmuch's and mu's subject: match
+    words): each word is looked for by LIKE, the mail it leaves checked by the database's
+    `words_in_order` (registered by knowledge/db.py)."""
+    words = _WORDS.findall(text)
+    if not words:
+        return "0", []
+    parts, params = [], []
+    for word in words:
+        clause, values = like_any(["d.title"], word)
+        parts.append(clause)
+        params += values
+    parts.append("words_in_order(?, d.title)")
+    return f"({' AND '.join(parts)})", [*params, " ".join(words)]
 
 
 def has_attachment(negated: bool = False) -> Condition:

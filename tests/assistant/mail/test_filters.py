@@ -49,6 +49,12 @@ def test_names_are_kept_from_display_names_and_export_headers(mailbox):
         ("date:2001-10", {"Tickets"}),
         ("thread:m2@x", {"Dabhol power", "Re: Dabhol power"}),
         ('thread:"Dabhol power"', {"Dabhol power", "Re: Dabhol power"}),
+        # a subject's whole words, as notmuch's and mu's: 'dab' is in no subject as a word
+        ("thread:dab", set()),
+        ("thread:POWER", {"Dabhol power", "Re: Dabhol power"}),
+        ('thread:"board meeting"', {"Board meeting agenda"}),
+        ('thread:"meeting board"', set()),  # in their order
+        ("thread:et", set()),  # not 'Budget', 'Tickets' or 'meeting'
         ("folder:sent", {"Board meeting agenda"}),
         ("has:attachment", {"Annual meeting"}),
         ('"power situation"', {"Dabhol power"}),
