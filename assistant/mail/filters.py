@@ -260,6 +260,13 @@ def thread_is(value: str, negated: bool = False) -> Condition:
     return Condition("thread", value, clause, (ident, ident, *params), negated)
 
 
+def subject_has(value: str, negated: bool = False) -> Condition:
+    """Mail whose subject holds `value`'s words as whole words (`subject_words`): subject:hi
+    is 'Hi Maya', not 'this week'."""
+    clause, params = subject_words(value)
+    return Condition("subject", value, clause, tuple(params), negated)
+
+
 def subject_words(text: str) -> tuple[str, list[str]]:
     """SQL for a subject that holds the words of `text` as whole words, in their order, with
     only spaces or punctuation between them, in any case (as notmuch's and mu's subject: match

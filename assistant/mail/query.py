@@ -96,7 +96,7 @@ def _condition(name: str, value: str, neg: bool, today: date, people: People) ->
         columns = ["d.recipients", "d.recipient_names", *cc] if name == "to" else cc
         return f.words_in(name, columns, value.split(), value, neg)
     if name == "subject":
-        return f.words_in("subject", ["d.title"], [value], value, neg)
+        return f.subject_has(value, neg)
     if name == "folder":
         return f.words_in("folder", ["d.folder"], [value], value, neg)
     if name == "thread":

@@ -40,6 +40,9 @@ def test_names_are_kept_from_display_names_and_export_headers(mailbox):
         ("to:grissom", {"Tickets", "Budget"}),  # To or Cc, as notmuch's to:
         ("cc:grissom", {"Budget"}),
         ("subject:dabhol", {"Dabhol power", "Re: Dabhol power"}),
+        ("subject:dab", set()),  # whole words, as thread: and notmuch's subject:
+        ('subject:"meeting agenda"', {"Board meeting agenda"}),
+        ("subject:et", set()),  # not 'Budget', 'Tickets' or 'meeting'
         (
             "date:2001-11-13..2001-11-15",
             {"Board meeting agenda", "Dabhol power", "Re: Dabhol power"},
