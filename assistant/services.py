@@ -184,7 +184,9 @@ class Services:
         from assistant.mail.focus import FocusedSelection
 
         a = self.answerer()
-        select = FocusedSelection(self.selection, threads)
+        # the last turn's threads as they are now: an import since may have merged one
+        now = [self.store.current_thread(t) or t for t in threads]
+        select = FocusedSelection(self.selection, now)
         return Answerer(
             a.settings, a.store, a.embedder, select, a.cache, a.memory, a.lines, a.activity,
             a.history, reader=a.reader, judge=a.judge,

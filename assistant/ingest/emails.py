@@ -95,7 +95,6 @@ def parse_email(
         source_path=source_path,
         source_offset=offset,
         message_id=message_id,
-        thread_id=_thread_id(msg) or message_id,
         in_reply_to=_first_id(header(msg, "In-Reply-To")),
         references=_ID.findall(header(msg, "References")),
         sender=sender,
@@ -150,13 +149,6 @@ def display_name(address: str) -> str:
 def _first_id(value: str) -> str:
     match = _ID.search(value)
     return match.group(1) if match else value.strip().strip("<>")
-
-
-def _thread_id(msg: Message) -> str:
-    refs = _ID.findall(header(msg, "References"))
-    if refs:
-        return refs[0]
-    return _first_id(header(msg, "In-Reply-To"))
 
 
 def _parse_date(value: str) -> datetime | None:

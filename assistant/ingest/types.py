@@ -24,7 +24,6 @@ class Document:
     source_path: str
     quoted: str = ""  # quoted reply tails and signature: stored, not chunked
     message_id: str = ""
-    thread_id: str = ""
     in_reply_to: str = ""  # the parent's Message-ID
     references: list[str] = field(default_factory=list)  # the References ids, oldest first
     sender: str = ""

@@ -150,6 +150,16 @@ _CHUNK_ID_HIGH = """
             ('chunk_id_high', (SELECT coalesce(max(id), 0) FROM chunks));
 """
 
+# Thread ids that name a thread merged into another (assistant/mail/thread_ids.py): an id a
+# user was shown still finds its thread once a mail joined it to another.
+_THREAD_ALIASES = """
+        CREATE TABLE IF NOT EXISTS thread_aliases (
+            alias TEXT PRIMARY KEY,    -- the id of a thread merged into another
+            thread_id TEXT NOT NULL    -- the id of the thread it is part of now
+        );
+        CREATE INDEX IF NOT EXISTS thread_aliases_thread ON thread_aliases(thread_id);
+"""
+
 # Named migrations, applied in order, each in one transaction with its record in _migrations.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
@@ -164,6 +174,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0009_chunk_id_high", _CHUNK_ID_HIGH),
     # where an mbox's last message starts: an append is read from there (knowledge/sources.py)
     ("0010_sources_resume", "ALTER TABLE sources ADD COLUMN resume INTEGER;"),
+    ("0011_thread_aliases", _THREAD_ALIASES),
 ]
 
 

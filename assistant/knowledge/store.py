@@ -349,7 +349,7 @@ def _document_row(doc: Document, key: str) -> dict:
         "kind": doc.kind,
         "source_key": key,
         "message_id": doc.message_id,
-        "thread_id": doc.thread_id,
+        "thread_id": None if doc.kind == "email" else "",  # a mail's: its thread's, once computed
         "in_reply_to": doc.in_reply_to or None,
         "refs": " ".join(doc.references) or None,
         "sender": doc.sender,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from sqlite_utils import Database
 
@@ -27,6 +28,7 @@ class MailHeaders:
     cc: str
     date: str  # ISO 8601, "" when undated
     bulk: str = ""  # the list/bulk mark of its headers (ingest/emails.py bulk_mark)
+    thread_id: str = ""  # the thread it is stored in; "" until its thread is first computed
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class ThreadMail:
     thread_by: str
 
 
+NONE: Mapping[str, str] = MappingProxyType({})
 _MAIL = "SELECT id, message_id, sender, date, title, body, thread_id, thread_by FROM documents"
 
 
@@ -53,8 +56,8 @@ class ThreadRows:
 
     def mail_headers(self) -> list[MailHeaders]:
         rows = self.db.execute(
-            "SELECT id, message_id, in_reply_to, refs, title, sender, recipients, cc, date, bulk "
-            "FROM documents WHERE kind = 'email' ORDER BY id"
+            "SELECT id, message_id, in_reply_to, refs, title, sender, recipients, cc, date, bulk, "
+            "thread_id FROM documents WHERE kind = 'email' ORDER BY id"
         ).fetchall()
         return [
             MailHeaders(r[0], r[1] or "", r[2] or "", tuple((r[3] or "").split()),
@@ -78,8 +81,11 @@ class ThreadRows:
         row = self.db.execute("SELECT value FROM meta WHERE key = 'threads_version'").fetchone()
         return row is None or int(row[0]) != self.version("chunks")
 
-    def put_threads(self, assigned: Mapping[int, tuple[str, str | None]]) -> int:
-        """Store each mail's (thread_id, thread_by); return how many rows changed."""
+    def put_threads(
+        self, assigned: Mapping[int, tuple[str, str | None]], merged: Mapping[str, str] = NONE
+    ) -> int:
+        """Store each mail's (thread_id, thread_by), and the ids of threads merged into another
+        (id → the id kept); return how many mails changed."""
         with self.transaction():
             before = self.db.execute("SELECT total_changes()").fetchone()[0]
             self.db.conn.executemany(
@@ -88,8 +94,38 @@ class ThreadRows:
                 [(t, by, doc_id, t, by) for doc_id, (t, by) in assigned.items()],
             )
             changed = self.db.execute("SELECT total_changes()").fetchone()[0] - before
+            self._merge_ids(merged)
             self.mark_threads_done()
         return int(changed)
+
+    def _merge_ids(self, merged: Mapping[str, str]) -> None:
+        """Record the merged ids (an id merged before into one merged now follows it); forget
+        those whose thread has no mail left."""
+        for old, kept in merged.items():
+            self.db.execute("UPDATE thread_aliases SET thread_id = ? WHERE thread_id = ?",
+                            [kept, old])  # fmt: skip
+            self.db.execute("INSERT OR REPLACE INTO thread_aliases VALUES (?, ?)", [old, kept])
+        self.db.execute(
+            "DELETE FROM thread_aliases WHERE NOT EXISTS "
+            "(SELECT 1 FROM documents d WHERE d.thread_id = thread_aliases.thread_id)"
+        )
+
+    def merged_ids(self) -> set[str]:
+        """The ids of threads merged into another: no new thread is given one."""
+        return {r[0] for r in self.db.execute("SELECT alias FROM thread_aliases").fetchall()}
+
+    def current_thread(self, thread_id: str) -> str | None:
+        """The thread `thread_id` names now: itself, or the thread it was merged into; None
+        when it has no mail."""
+        for sql in (
+            "SELECT thread_id FROM documents WHERE thread_id = ? LIMIT 1",
+            "SELECT thread_id FROM thread_aliases a WHERE alias = ? AND EXISTS "
+            "(SELECT 1 FROM documents d WHERE d.thread_id = a.thread_id)",
+        ):
+            row = self.db.execute(sql, [thread_id]).fetchone()
+            if row is not None:
+                return str(row[0])
+        return None
 
     def mark_threads_done(self) -> None:
         with self.transaction():
@@ -99,10 +135,12 @@ class ThreadRows:
             )
 
     def thread_key(self, key: str) -> str | None:
-        """The thread_id for `key`: a thread_id, a mail's Message-ID or document id."""
+        """The thread_id for `key`: a thread_id (one merged into another: that one), a mail's
+        Message-ID or document id."""
         key = key.strip().strip("<>")
+        if (thread_id := self.current_thread(key)) is not None:
+            return thread_id
         for sql in (
-            "SELECT thread_id FROM documents WHERE kind = 'email' AND thread_id = ? LIMIT 1",
             "SELECT thread_id FROM documents WHERE kind = 'email' AND message_id = ? LIMIT 1",
             "SELECT thread_id FROM documents WHERE kind = 'email' AND source_key = ? LIMIT 1",
             "SELECT thread_id FROM documents WHERE kind = 'email' AND CAST(id AS TEXT) = ?",

@@ -248,16 +248,18 @@ def date_in(span: DateRange, negated: bool = False) -> Condition:
 
 
 def thread_is(value: str, negated: bool = False) -> Condition:
-    """The thread of a thread id or of a Message-ID (the thread that mail is in), else mail whose
-    subject holds `value`'s words as whole words (`subject_words`): `thread:hi` is the thread
-    'hi', or a subject 'Re: Hi Maya', never 'this' or 'High tide'."""
+    """The thread of a thread id (one merged into another: that one) or of a Message-ID (the
+    thread that mail is in), else mail whose subject holds `value`'s words as whole words
+    (`subject_words`): `thread:hi` is the thread 'hi', or a subject 'Re: Hi Maya', never 'this'
+    or 'High tide'."""
     ident = value.strip().strip("<>")
     words, params = subject_words(value)
     clause = (
-        "d.thread_id IN (SELECT thread_id FROM documents WHERE message_id = ? OR thread_id = ?)"
+        "d.thread_id IN (SELECT thread_id FROM documents WHERE message_id = ? OR thread_id = ?"
+        " UNION ALL SELECT thread_id FROM thread_aliases WHERE alias = ?)"
         f" OR {words}"
     )
-    return Condition("thread", value, clause, (ident, ident, *params), negated)
+    return Condition("thread", value, clause, (ident, ident, ident, *params), negated)
 
 
 def subject_has(value: str, negated: bool = False) -> Condition:

@@ -16,13 +16,14 @@ import re
 import sqlite3
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from assistant.ingest.emails import display_name
 from assistant.knowledge.store import KnowledgeStore
 from assistant.knowledge.thread_rows import MailHeaders, ThreadMail
+from assistant.mail import thread_ids
 from assistant.mail.quoted import fold, line_set, repeated_chunks
 
 WINDOW = timedelta(days=30)
@@ -221,11 +222,20 @@ def _owners(people: Iterable[frozenset[str]], mails: int) -> set[str]:
     return {addr for addr, n in counts.items() if n >= floor}
 
 
+@dataclass(frozen=True)
+class Placed:
+    threads: dict[int, tuple[str, str | None]]  # each mail's (thread_id, how it was found)
+    merged: dict[str, str]  # the ids of threads merged into another → the id kept
+
+
 def assign(
-    mails: Sequence[MailHeaders], window: timedelta = WINDOW
-) -> dict[int, tuple[str, str | None]]:
+    mails: Sequence[MailHeaders],
+    window: timedelta = WINDOW,
+    taken: Callable[[str], bool] = lambda _: False,
+) -> Placed:
     """Each mail's (thread_id, how it was found: 'headers' | 'subject' | None when alone). A
-    thread's id is the Message-ID of its first mail (by date), else 'doc<id>'."""
+    thread keeps the id its mails are stored with; a new one is named by its first mail
+    (assistant/mail/thread_ids.py; `taken`: the ids it may not have)."""
     groups = _Groups()
     linked = link_headers(mails, groups)
     header_roots = {groups.find(f"d{d}") for d in linked}
@@ -234,17 +244,16 @@ def assign(
     members: dict[str, list[MailHeaders]] = defaultdict(list)
     for m in mails:
         members[groups.find(_doc(m))].append(m)
+    names, merged = thread_ids.name(list(members.values()), _order, taken)
     out: dict[int, tuple[str, str | None]] = {}
-    for root, group in members.items():
-        first = min(group, key=_order)
-        thread_id = first.message_id or f"doc{first.doc_id}"
+    for (root, group), thread_id in zip(members.items(), names, strict=True):
         by = None
         if len(group) > 1:
             by = "headers" if root in header_roots else "subject" if root in subject_roots else None
             by = by or "headers"  # copies of one mail share its Message-ID
         for m in group:
             out[m.doc_id] = (thread_id, by)
-    return out
+    return Placed(out, merged)
 
 
 def _order(m: MailHeaders) -> tuple[datetime, int]:
@@ -265,8 +274,9 @@ def rebuild(
     index the chunks that only repeat an earlier mail of their thread (the whole text stays)."""
     t0 = time.perf_counter()
     mails = store.mail_headers()
-    assigned = assign(mails, window)
-    changed = store.put_threads(assigned)
+    placed = assign(mails, window, store.merged_ids().__contains__)
+    assigned = placed.threads
+    changed = store.put_threads(assigned, placed.merged)
     dropped = drop_repeated(store, assigned) if drop_repeats else 0
     if dropped:
         store.mark_threads_done()

@@ -3,6 +3,8 @@ people the owner writes to and asked questions first, with a floor of exploratio
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from assistant.knowledge.thread_rows import MailHeaders
 from assistant.precompute import coverage
 
@@ -92,7 +94,7 @@ def _flood_box(n: int = 60) -> tuple[list[MailHeaders], dict[int, list[int]], di
         _mail(6, "2001-11-20T09:00:00+00:00", "This week", "news@list.example.org"),
         _mail(7, "2001-11-20T09:00:00+00:00", "Your statement", "no-reply@bank.example"),
     ]
-    mails[5] = MailHeaders(*[*vars(mails[5]).values()][:-1], bulk="list")
+    mails[5] = replace(mails[5], bulk="list")
     texts = {100 * m.doc_id: f"From: x | Date: y | Subject: {m.subject}\nText {m.doc_id} " * 12
              for m in mails}  # fmt: skip
     for i in range(n):

@@ -19,12 +19,12 @@ def test_headers_thread_and_date_are_parsed():
     msg["Cc"] = "Elin <elin@example.se>"
     doc = parse_email(msg.as_bytes(), "box.mbox", offset=10, folder="INBOX")
     assert doc.message_id == "reply.2@example.nl"
-    assert doc.thread_id == "root.1@example.nl"
+    assert (doc.in_reply_to, doc.references) == ("root.1@example.nl", ["root.1@example.nl"])
     assert doc.sender == "Bram de Vries <bram@example.nl>"
     assert doc.cc == "Elin <elin@example.se>"
     assert doc.date.isoformat() == "2026-03-02T09:30:00+00:00"
     assert (doc.source_offset, doc.folder, doc.title) == (10, "INBOX", "Re: Kitchen")
-    assert parse_email(parent.as_bytes(), "x").thread_id == "root.1@example.nl"
+    assert parse_email(parent.as_bytes(), "x").in_reply_to == ""
 
 
 def test_quoted_tail_and_signature_are_kept_apart_not_lost():

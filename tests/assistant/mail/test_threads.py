@@ -140,7 +140,7 @@ def test_a_subject_reply_is_matched_against_the_threads_still_open_only(monkeypa
                     f"t{i}@x.nl", "", (DAY + timedelta(days=i // 2)).isoformat())
         for i in range(2 * days)
     ]  # fmt: skip
-    got = threads.assign(mails)
+    got = threads.assign(mails).threads
     assert {by for _, by in got.values()} == {None}  # nobody shared: nothing joined
     assert len(compared) == days and max(compared) <= 2 * 31  # WINDOW's days, not all of them
 
