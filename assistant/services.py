@@ -46,7 +46,7 @@ from assistant.knowledge.embeddings import SentenceTransformerEmbedder, make_emb
 from assistant.knowledge.retrieval import Retriever
 from assistant.knowledge.shipped import ModelMissing
 from assistant.knowledge.store import KnowledgeStore
-from assistant.mail import threads
+from assistant.mail import thread_update
 from assistant.precompute.activity import Activity
 from cache.budget import held_bytes, kv_budget
 
@@ -382,7 +382,7 @@ def open_services(
     h = home if isinstance(home, Home) else open_home(home)
     settings = settings if settings is not None else load_settings(h.config_file)
     store = KnowledgeStore(open_db(h.knowledge_db))
-    threads.ensure(store)  # an existing home's threads, once; a home imported into elsewhere
+    thread_update.ensure(store)  # an existing home's threads, once; a home imported into elsewhere
     auto = settings.cache.kv_budget_mb <= 0
     if auto:  # sized to this machine's free disk, once, as the home opens
         held = held_bytes(h.cache_dir / CACHE_DB)  # what the KV cache stores is its room

@@ -8,7 +8,7 @@ reference rewrite) is never read. Also the home's thread counts (assistant/mail/
 
 The home's knowledge.db is copied (SQLite backup) into a temporary home and opened there, which
 computes its threads, as any first open of a home from before threads does (the chunks that
-repeat an earlier mail of their thread stay: threads.DROP_REPEATS); the given home is not
+repeat an earlier mail of their thread stay: thread_update.DROP_REPEATS); the given home is not
 written. Writes
 bench/results/followups.json.
 """
@@ -35,7 +35,7 @@ sys.path.append(str(Path(__file__).resolve().parent))
 from _common import log, print_table, write_results
 
 from assistant.knowledge.retrieval import Hit
-from assistant.mail import threads
+from assistant.mail import thread_update, threads
 from assistant.mail.focus import WIDE, focus_first
 from assistant.mail.followup import Turn, rewrite
 from assistant.rerank.selection import candidates
@@ -112,7 +112,7 @@ def scaled_seconds(ctx: Services, copies: int = 48) -> tuple[int, float]:
 
 
 def thread_counts(ctx: Services) -> dict:
-    report = threads.rebuild(ctx.store)  # already computed on open: this pass drops nothing new
+    report = thread_update.rebuild(ctx.store)  # computed on open already: drops nothing new
     mails, seconds = scaled_seconds(ctx)
     return {
         "scaled_mails": mails,

@@ -13,7 +13,7 @@ from rich.text import Text
 from assistant import events as p
 from assistant.answer.chat import Chat
 from assistant.cli.output import json_line, nothing_imported
-from assistant.mail import threads
+from assistant.mail import thread_update, threads
 from assistant.services import Services
 
 console = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -35,7 +35,7 @@ def cmd_thread(ctx: Services, args: Namespace) -> int:
 
 
 def cmd_threads(ctx: Services, args: Namespace) -> int:
-    report = threads.rebuild(ctx.store) if args.rebuild else None
+    report = thread_update.rebuild(ctx.store) if args.rebuild else None
     stats = ctx.store.stats()
     if report is not None:
         console.print(

@@ -24,8 +24,8 @@ from assistant.ingest.notes import note_key
 from assistant.knowledge.embeddings import embed_missing
 from assistant.knowledge.sources import SourceLog
 from assistant.knowledge.store import KnowledgeStore
-from assistant.mail import threads
-from assistant.mail.threads import ThreadReport
+from assistant.mail import thread_update
+from assistant.mail.thread_update import ThreadReport
 from cache.protocols import Embedder
 
 if TYPE_CHECKING:  # handed in; precompute imports this module, not the reverse
@@ -148,8 +148,8 @@ class Importer:
             self._import_path(Path(path), report, notify, cancelled, reads)
         if not cancelled():
             self._sweep(reads, report)
-        if self.store.threads_due():  # before embedding: a repeated chunk is not embedded
-            report.threads = threads.rebuild(self.store)
+        # before embedding: a repeated chunk is not embedded
+        report.threads = thread_update.update(self.store)
         report.read_seconds = time.perf_counter() - t0
         report.cancelled = cancelled()
         self.store.record_issues(started, report.errors + report.warnings)

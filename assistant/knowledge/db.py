@@ -86,7 +86,8 @@ _CHUNKS_FTS = """
 # Threads (assistant/mail/threads.py): the reply headers kept per mail, filled at import; how each
 # mail's thread_id was found; the Message-ID index the thread links are resolved by. An existing
 # home keeps as a reference what its thread_id held (the first References id, else In-Reply-To),
-# and meta threads_version (the chunks_version its threads were computed at) says they are due.
+# and meta threads_version (the chunks_version its threads were computed at; since 0012, the
+# rules they were computed by) says they are due.
 _THREAD_HEADERS = """
         ALTER TABLE documents ADD COLUMN in_reply_to TEXT;
         ALTER TABLE documents ADD COLUMN refs TEXT;      -- the References ids, space-separated
@@ -160,6 +161,51 @@ _THREAD_ALIASES = """
         CREATE INDEX IF NOT EXISTS thread_aliases_thread ON thread_aliases(thread_id);
 """
 
+# Threads computed again only where mail changed (assistant/mail/thread_update.py). Triggers
+# note every mail added, removed or changed in what threads are found from, with what a removed
+# or changed mail was; what finds the threads a change touches is kept beside: each mail's
+# normalized subject, the thread of the mails naming each In-Reply-To/References id, and how
+# many mails each address is on (the owner's addresses are left out of the subject pass). From
+# here meta threads_version holds the rules the threads were computed by (threads.RULES; '-1':
+# compute every thread), which the first computation after this does, filling these.
+_THREAD_CHANGES = """
+        CREATE TABLE IF NOT EXISTS thread_changes (
+            id INTEGER PRIMARY KEY,
+            change TEXT NOT NULL,      -- added | removed | changed
+            doc_id INTEGER NOT NULL,
+            thread_id TEXT,            -- removed, changed: the thread it was in, and what it was:
+            title TEXT, sender TEXT, recipients TEXT, cc TEXT
+        );
+        CREATE TRIGGER IF NOT EXISTS thread_mail_added AFTER INSERT ON documents
+        WHEN new.kind = 'email' BEGIN
+            INSERT INTO thread_changes (change, doc_id) VALUES ('added', new.id);
+        END;
+        CREATE TRIGGER IF NOT EXISTS thread_mail_removed AFTER DELETE ON documents
+        WHEN old.kind = 'email' BEGIN
+            INSERT INTO thread_changes (change, doc_id, thread_id, title, sender, recipients, cc)
+            VALUES ('removed', old.id, old.thread_id, old.title, old.sender, old.recipients,
+                    old.cc);
+        END;
+        CREATE TRIGGER IF NOT EXISTS thread_mail_changed
+        AFTER UPDATE OF message_id, in_reply_to, refs, title, sender, recipients, cc, date
+        ON documents WHEN new.kind = 'email' BEGIN
+            INSERT INTO thread_changes (change, doc_id, thread_id, title, sender, recipients, cc)
+            VALUES ('changed', new.id, old.thread_id, old.title, old.sender, old.recipients,
+                    old.cc);
+        END;
+        ALTER TABLE documents ADD COLUMN subject_key TEXT;  -- threads.normalize_subject's
+        CREATE INDEX IF NOT EXISTS documents_subject_key ON documents(subject_key);
+        CREATE TABLE IF NOT EXISTS thread_refs (
+            ref TEXT PRIMARY KEY,      -- an In-Reply-To or References id
+            thread_id TEXT NOT NULL    -- the thread of the mails that name it
+        );
+        CREATE TABLE IF NOT EXISTS thread_people (
+            address TEXT PRIMARY KEY,  -- threads.addresses' (an address, else a name)
+            mails INTEGER NOT NULL     -- the mails it is on (From, To or Cc)
+        );
+        UPDATE meta SET value = '-1' WHERE key = 'threads_version';
+"""
+
 # Named migrations, applied in order, each in one transaction with its record in _migrations.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
@@ -175,6 +221,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     # where an mbox's last message starts: an append is read from there (knowledge/sources.py)
     ("0010_sources_resume", "ALTER TABLE sources ADD COLUMN resume INTEGER;"),
     ("0011_thread_aliases", _THREAD_ALIASES),
+    ("0012_thread_changes", _THREAD_CHANGES),
 ]
 
 

@@ -17,6 +17,7 @@ from assistant.ingest.chunking import Chunk
 from assistant.ingest.types import Document, Issue
 from assistant.knowledge.mailbox import Mailbox
 from assistant.knowledge.source_rows import SourceRows, is_under
+from assistant.knowledge.thread_index import ThreadIndex
 from assistant.knowledge.thread_rows import ThreadRows
 from assistant.knowledge.vector_rows import VectorRows
 from cache.db import transaction
@@ -61,7 +62,7 @@ class ChunkRecord:
         }
 
 
-class KnowledgeStore(ThreadRows, VectorRows, SourceRows):
+class KnowledgeStore(ThreadRows, ThreadIndex, VectorRows, SourceRows):
     def __init__(self, db: Database) -> None:
         self.db = db
         self.mail = Mailbox(db)  # reads of mail as mail: senders, filtered chunks, copies

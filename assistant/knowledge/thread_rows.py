@@ -29,6 +29,7 @@ class MailHeaders:
     date: str  # ISO 8601, "" when undated
     bulk: str = ""  # the list/bulk mark of its headers (ingest/emails.py bulk_mark)
     thread_id: str = ""  # the thread it is stored in; "" until its thread is first computed
+    subject_key: str | None = None  # its normalized subject as stored (None: not yet)
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,21 @@ class ThreadMail:
 
 
 NONE: Mapping[str, str] = MappingProxyType({})
+HEADERS = (
+    "SELECT id, message_id, in_reply_to, refs, title, sender, recipients, cc, date, bulk, "
+    "thread_id, subject_key FROM documents"
+)
+
+
+def headers(rows: Iterable[Sequence]) -> list[MailHeaders]:
+    """MailHeaders of rows read by HEADERS."""
+    return [
+        MailHeaders(r[0], r[1] or "", r[2] or "", tuple((r[3] or "").split()),
+                    *(v or "" for v in r[4:11]), r[11])
+        for r in rows
+    ]  # fmt: skip
+
+
 _MAIL = "SELECT id, message_id, sender, date, title, body, thread_id, thread_by FROM documents"
 
 
@@ -55,31 +71,31 @@ class ThreadRows:
     db: Database
 
     def mail_headers(self) -> list[MailHeaders]:
-        rows = self.db.execute(
-            "SELECT id, message_id, in_reply_to, refs, title, sender, recipients, cc, date, bulk, "
-            "thread_id FROM documents WHERE kind = 'email' ORDER BY id"
-        ).fetchall()
-        return [
-            MailHeaders(r[0], r[1] or "", r[2] or "", tuple((r[3] or "").split()),
-                        *(v or "" for v in r[4:]))
-            for r in rows
-        ]  # fmt: skip
+        rows = self.db.execute(f"{HEADERS} WHERE kind = 'email' ORDER BY id").fetchall()
+        return headers(rows)
 
     def fill_reply_headers(self, row: dict, doc: Document) -> None:
         """A mail stored before its reply headers were kept, imported again: they are stored
         now, and its threads computed again."""
         if row.get("in_reply_to") or row.get("refs") or not (doc.in_reply_to or doc.references):
             return
-        self.db.execute(
+        self.db.execute(  # the trigger notes the change (knowledge/db.py _THREAD_CHANGES)
             "UPDATE documents SET in_reply_to = ?, refs = ? WHERE id = ?",
             [doc.in_reply_to or None, " ".join(doc.references) or None, row["id"]],
         )
-        self.db.execute("UPDATE meta SET value = '-1' WHERE key = 'threads_version'")
 
-    def threads_due(self) -> bool:
-        """Whether mail changed since threads were last computed (or never were)."""
+    def threads_rules(self) -> str:
+        """The rules the stored threads were computed by (assistant/mail/threads.py RULES);
+        '-1' when they must be computed in full."""
         row = self.db.execute("SELECT value FROM meta WHERE key = 'threads_version'").fetchone()
-        return row is None or int(row[0]) != self.version("chunks")
+        return "-1" if row is None else str(row[0])
+
+    def threads_due(self, rules: str) -> bool:
+        """Whether mail changed since threads were last computed, or they were computed by
+        other `rules` (or never were)."""
+        if self.threads_rules() != rules:
+            return True
+        return self.db.execute("SELECT 1 FROM thread_changes LIMIT 1").fetchone() is not None
 
     def put_threads(
         self, assigned: Mapping[int, tuple[str, str | None]], merged: Mapping[str, str] = NONE
@@ -95,7 +111,6 @@ class ThreadRows:
             )
             changed = self.db.execute("SELECT total_changes()").fetchone()[0] - before
             self._merge_ids(merged)
-            self.mark_threads_done()
         return int(changed)
 
     def _merge_ids(self, merged: Mapping[str, str]) -> None:
@@ -127,12 +142,11 @@ class ThreadRows:
                 return str(row[0])
         return None
 
-    def mark_threads_done(self) -> None:
+    def mark_threads_done(self, rules: str, upto: int) -> None:
+        """The threads are computed by `rules` for every change noted up to `upto`."""
         with self.transaction():
-            self.db.execute(
-                "INSERT OR REPLACE INTO meta VALUES ('threads_version', ?)",
-                [str(self.version("chunks"))],
-            )
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('threads_version', ?)", [rules])
+            self.db.execute("DELETE FROM thread_changes WHERE id <= ?", [upto])
 
     def thread_key(self, key: str) -> str | None:
         """The thread_id for `key`: a thread_id (one merged into another: that one), a mail's

@@ -33,8 +33,11 @@ def name(
     anchors: dict[str, tuple[Any, int]] = {}  # id → the earliest mail that has it, its group
     for i, group in enumerate(groups):
         for m in group:
-            if m.thread_id and (m.thread_id not in anchors or order(m) < anchors[m.thread_id][0]):
-                anchors[m.thread_id] = (order(m), i)
+            if not m.thread_id:
+                continue
+            first, held = order(m), anchors.get(m.thread_id)
+            if held is None or first < held[0]:
+                anchors[m.thread_id] = (first, i)
     kept: dict[int, list[tuple[Any, str]]] = defaultdict(list)
     for thread_id, (first, i) in anchors.items():
         kept[i].append((first, thread_id))

@@ -6,27 +6,29 @@ or Lotus Notes export) is joined by its subject: a reply or forward (Re:, Fwd:, 
 joins the latest thread of the same subject whose last mail is at most WINDOW older and that
 shares a participant with it (the mailbox owner's own addresses, on most mails, do not count);
 a reply whose headers name a stored mail is not moved by its subject.
-Cheap enough to run over every mail after each import: SQL reads and writes, a union-find here.
+This decides; assistant/mail/thread_update.py computes and stores, after an import only where
+mail changed.
 """
 
 from __future__ import annotations
 
-import logging
 import re
-import sqlite3
-import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+from itertools import chain
 
 from assistant.ingest.emails import display_name
-from assistant.knowledge.store import KnowledgeStore
 from assistant.knowledge.thread_rows import MailHeaders, ThreadMail
 from assistant.mail import thread_ids
-from assistant.mail.quoted import fold, line_set, repeated_chunks
+from assistant.mail.quoted import fold, line_set
 
 WINDOW = timedelta(days=30)
+# the rules threads are found by: changed with anything below that places a mail otherwise (a
+# prefix, the window, a share), so that a home's threads are computed again in full
+RULES = "1"
 # an address on at least this share of the mails is the owner's (or a list's): shared by all
 OWNER_SHARE = 0.2
 # reply and forward prefixes, as mail clients write them in their languages (Thunderbird's and
@@ -39,9 +41,8 @@ _PREFIX = re.compile(rf"^\s*(?:{_PREFIXES})\s*(?:\[\d+\]|\(\d+\))?\s*[:：]\s*",
 _LIST_TAG = re.compile(r"^\s*\[[^\[\]]{1,40}\]\s*")  # "[smu-betas] "
 _NO_SUBJECT = {"", "(no subject)", "no subject"}
 
-log = logging.getLogger(__name__)
 
-
+@lru_cache(maxsize=1 << 16)  # a subject recurs in its thread and its replies: read once
 def normalize_subject(subject: str) -> tuple[str, bool]:
     """('more tickets for friday night...', True) for 'RE: Fwd: More tickets for Friday
     night...': the subject without reply and forward prefixes, lowercased, and whether it had
@@ -56,17 +57,6 @@ def normalize_subject(subject: str) -> tuple[str, bool]:
         text = cut
     norm = " ".join(text.lower().split())
     return ("" if norm in _NO_SUBJECT else norm), reply
-
-
-@dataclass(frozen=True)
-class ThreadReport:
-    mails: int
-    threads: int  # threads of at least two mails
-    by_headers: int  # of those, found from reply headers
-    by_subject: int  # found from the subject alone
-    changed: int  # mails whose thread_id changed
-    chunks_dropped: int  # chunks that only repeated another mail of their thread
-    seconds: float
 
 
 class _Groups:
@@ -150,12 +140,39 @@ class _Open:
     people: set[str]
 
 
-def link_subjects(mails: Sequence[MailHeaders], groups: _Groups, window: timedelta) -> set[str]:
+@dataclass(frozen=True)
+class Participants:
+    """Whom each mail is between, and the owner's addresses (on so many mails that they are
+    shared by all: left out where others are shared)."""
+
+    of: dict[int, frozenset[str]]
+    owners: set[str]
+    counts: Counter[str]  # on how many of the mails each address is (when owners were found)
+
+
+def participants(mails: Sequence[MailHeaders], owners: set[str] | None = None) -> Participants:
+    """The participants of `mails`; the owners among them unless given (those of a whole
+    mailbox, when `mails` are part of it)."""
+    of = {m.doc_id: addresses(m.sender, m.recipients, m.cc) for m in mails}
+    if owners is not None:
+        return Participants(of, owners, Counter())
+    counts = Counter(chain.from_iterable(of.values()))
+    floor = owner_floor(len(mails))
+    return Participants(of, {a for a, n in counts.items() if n >= floor}, counts)
+
+
+def owner_floor(mails: int) -> float:
+    """On how many of `mails` an address must be to be the owner's."""
+    return max(5, OWNER_SHARE * mails)
+
+
+def link_subjects(
+    mails: Sequence[MailHeaders], groups: _Groups, window: timedelta, who: Participants
+) -> set[str]:
     """Join replies without headers to the latest open thread of their subject; return the
     roots of the groups a subject joined. A mail whose headers name a stored mail is where they
     put it: it only keeps its own thread open to later replies of its subject."""
-    people_of = {m.doc_id: addresses(m.sender, m.recipients, m.cc) for m in mails}
-    owners = _owners(people_of.values(), len(mails))
+    people_of, owners = who.of, who.owners
     placed = _placed(mails)
     open_by_subject: dict[str, list[_Open]] = defaultdict(list)
     joined: set[str] = set()
@@ -214,14 +231,6 @@ def _share(a: set[str], b: set[str], owners: set[str]) -> bool:
     return bool(a & b)
 
 
-def _owners(people: Iterable[frozenset[str]], mails: int) -> set[str]:
-    counts: Counter[str] = Counter()
-    for each in people:
-        counts.update(each)
-    floor = max(5, OWNER_SHARE * mails)
-    return {addr for addr, n in counts.items() if n >= floor}
-
-
 @dataclass(frozen=True)
 class Placed:
     threads: dict[int, tuple[str, str | None]]  # each mail's (thread_id, how it was found)
@@ -232,14 +241,16 @@ def assign(
     mails: Sequence[MailHeaders],
     window: timedelta = WINDOW,
     taken: Callable[[str], bool] = lambda _: False,
+    who: Participants | None = None,
 ) -> Placed:
     """Each mail's (thread_id, how it was found: 'headers' | 'subject' | None when alone). A
     thread keeps the id its mails are stored with; a new one is named by its first mail
-    (assistant/mail/thread_ids.py; `taken`: the ids it may not have)."""
+    (assistant/mail/thread_ids.py; `taken`: the ids it may not have). `who`: the mails'
+    participants (by default, with the owners of `mails`)."""
     groups = _Groups()
     linked = link_headers(mails, groups)
     header_roots = {groups.find(f"d{d}") for d in linked}
-    subject_roots = link_subjects(mails, groups, window)
+    subject_roots = link_subjects(mails, groups, window, who or participants(mails))
     header_roots = {groups.find(r) for r in header_roots}
     members: dict[str, list[MailHeaders]] = defaultdict(list)
     for m in mails:
@@ -260,77 +271,10 @@ def _order(m: MailHeaders) -> tuple[datetime, int]:
     return (sent_at(m.date) or datetime.max.replace(tzinfo=UTC), m.doc_id)
 
 
-# Off by default: taking the repeated chunks out moved the demo questions' hybrid recall@10 of
-# the int8 encoder from 108 to 106 of 121 (tests/assistant/knowledge/test_demo_retrieval.py),
-# under the floor the encoder's default was given; `assistant threads --rebuild` still folds them
-# when a thread is printed. Measured before it is turned on.
-DROP_REPEATS = False
-
-
-def rebuild(
-    store: KnowledgeStore, window: timedelta = WINDOW, drop_repeats: bool = DROP_REPEATS
-) -> ThreadReport:
-    """Compute every mail's thread and store it; then (with `drop_repeats`) take out of the
-    index the chunks that only repeat an earlier mail of their thread (the whole text stays)."""
-    t0 = time.perf_counter()
-    mails = store.mail_headers()
-    placed = assign(mails, window, store.merged_ids().__contains__)
-    assigned = placed.threads
-    changed = store.put_threads(assigned, placed.merged)
-    dropped = drop_repeated(store, assigned) if drop_repeats else 0
-    if dropped:
-        store.mark_threads_done()
-    # a thread's mails, copies of one mail (one Message-ID: a Sent and a list's copy) once
-    sizes = Counter(both for both, _ in {(assigned[m.doc_id], _mail_key(m)) for m in mails})
-    report = ThreadReport(
-        len(mails),
-        sum(1 for (_, by), n in sizes.items() if n > 1),
-        sum(1 for (_, by), n in sizes.items() if n > 1 and by == "headers"),
-        sum(1 for (_, by), n in sizes.items() if n > 1 and by == "subject"),
-        changed,
-        dropped,
-        time.perf_counter() - t0,
-    )
-    log.info("threads rebuilt: %s", report)
-    return report
-
-
-def drop_repeated(store: KnowledgeStore, assigned: dict[int, tuple[str, str | None]]) -> int:
-    """Drop the chunks of threads of two mails or more that repeat an earlier mail's text."""
-    threads = {t for t, by in assigned.values() if by is not None}
-    drop: list[int] = []
-    for batch in _batches(sorted(threads), 500):
-        mails = store.mails_in_threads(batch)
-        by_thread = defaultdict(list)
-        for mail in mails:
-            by_thread[mail.thread_id].append(mail)
-        chunks = store.chunks_of([m.doc_id for m in mails])
-        for thread in by_thread.values():
-            ids = {m.doc_id for m in thread}
-            drop += repeated_chunks(ordered(thread), [c for c in chunks if c[1] in ids])
-    store.drop_chunks(drop)
-    return len(drop)
-
-
 def ordered(mails: Iterable) -> list:
     """Mails (anything with .date, .doc_id) oldest first; undated last."""
     never = datetime.max.replace(tzinfo=UTC)
     return sorted(mails, key=lambda m: (sent_at(m.date) or never, m.doc_id))
-
-
-def _batches(items: list[str], size: int) -> Iterable[list[str]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
-
-
-def ensure(store: KnowledgeStore) -> ThreadReport | None:
-    """Compute threads when mail changed since they were last computed (an existing home on
-    first open, a home another process imported into)."""
-    try:
-        return rebuild(store) if store.threads_due() else None
-    except sqlite3.OperationalError as exc:  # locked for long, or a read-only copy: next open
-        log.warning("threads not computed now (%s); they are on the next open", exc)
-        return None
 
 
 def mail_line(mail: ThreadMail) -> str:

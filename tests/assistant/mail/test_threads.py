@@ -11,8 +11,9 @@ from assistant.cli import main
 from assistant.importing.importer import Importer
 from assistant.knowledge.db import MIGRATIONS, open_db
 from assistant.knowledge.store import KnowledgeStore
-from assistant.mail import threads
-from assistant.mail.threads import normalize_subject, rebuild
+from assistant.mail import thread_update, threads
+from assistant.mail.thread_update import rebuild
+from assistant.mail.threads import normalize_subject
 from cache.db import apply_migrations
 from tests.conftest import FakeEmbedder, make_email, write_mbox
 
@@ -152,7 +153,7 @@ def test_with_drop_repeats_a_chunk_that_repeats_an_earlier_mail_is_not_indexed(t
         mail("Re: Budget plan", MAYA, BRAM, 1, "r@x", reply),
         mail("Other plan", MAYA, BRAM, 1, "u@x", ORIGINAL),  # another thread: kept
     ])  # fmt: skip
-    assert not threads.DROP_REPEATS  # off by default (assistant/mail/threads.py says why)
+    assert not thread_update.DROP_REPEATS  # off by default (thread_update.py says why)
     assert rebuild(store, drop_repeats=True).chunks_dropped >= 1
     chunks = dict(store.db.execute(
         "SELECT d.message_id, count(c.id) FROM documents d LEFT JOIN chunks c "
@@ -181,10 +182,10 @@ def test_an_existing_home_keeps_its_header_links_and_gets_threads_on_open(tmp_pa
         })  # fmt: skip
     old.conn.close()
     store = KnowledgeStore(open_db(path))  # applies 0003_thread_headers
-    assert store.threads_due()
+    assert store.threads_due(threads.RULES)
     assert rebuild(store).by_headers == 1
     assert threads_of(store) == {"p@x": ("p@x", "headers"), "q@x": ("p@x", "headers")}
-    assert not store.threads_due()
+    assert not store.threads_due(threads.RULES)
 
 
 def test_thread_prints_one_line_per_mail_then_new_text_with_quotes_folded(tmp_path, capsys):
