@@ -3,6 +3,7 @@ when you leave them), a dark and a light theme. Everything it needs comes in as 
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from textual import events, on
@@ -14,6 +15,7 @@ from assistant.tui.backend import AppServices, SchedulerLike, services_for
 from assistant.tui.messages import (
     ImportFinished,
     ImportReported,
+    NoticeRead,
     PrecomputeFinished,
     PrecomputeReported,
     WorkFailed,
@@ -27,6 +29,7 @@ from assistant.tui.throttle import Throttle
 if TYPE_CHECKING:
     from assistant.services import Services
 
+log = logging.getLogger(__name__)
 THEMES = ("textual-dark", "textual-light")
 
 
@@ -62,9 +65,17 @@ class AssistantApp(App[None]):
         """On a worker: the notice may scan the vectors or load the encoder, which the first
         frame does not wait for."""
         notice = self.services.notice
-        text = notice() if callable(notice) else notice
+        try:
+            text = notice() if callable(notice) else notice
+        except Exception as exc:  # the worker's boundary: say it, keep the app running
+            log.exception("reading the notice failed")
+            text = f"Could not read the knowledge bank: {str(exc) or type(exc).__name__}"
         if text:
-            self.call_from_thread(self.notify, text, severity="warning", timeout=60)
+            self.post_message(NoticeRead(text))
+
+    @on(NoticeRead)
+    def _show_notice(self, m: NoticeRead) -> None:
+        self.notify(m.text, severity="warning", timeout=60)
 
     def on_unmount(self) -> None:
         if self.scheduler is not None:

@@ -118,6 +118,13 @@ class WorkFailed(Message):
 
 
 @dataclass
+class NoticeRead(Message):
+    """What the app says as it opens (AppServices.notice), read on a worker."""
+
+    text: str
+
+
+@dataclass
 class LibraryRead(Message):
     """What the knowledge bank holds, read on a worker (documents, emails, notes)."""
 

@@ -24,6 +24,7 @@ from assistant.tui.messages import (
     QuoteShown,
     RewriteShown,
     SourcesFound,
+    WorkFailed,
 )
 from assistant.tui.relay import relay_answer
 from assistant.tui.screens.message import MessageScreen
@@ -79,7 +80,18 @@ class ChatScreen(Screen[None]):
         self.run_worker(self._read_library, thread=True, group="library", exclusive=True)
 
     def _read_library(self) -> None:
-        self.post_message(LibraryRead(self.services.knowledge.library_counts()))
+        try:
+            counts = self.services.knowledge.library_counts()
+        except Exception as exc:  # the worker's boundary: say it, keep the app running
+            log.exception("reading what the knowledge bank holds failed")
+            self.post_message(WorkFailed("library", str(exc) or type(exc).__name__))
+            return
+        self.post_message(LibraryRead(counts))
+
+    @on(WorkFailed)
+    def _library_failed(self, m: WorkFailed) -> None:
+        if m.job == "library":
+            self.notify(f"Could not read the knowledge bank: {m.error}", severity="error")
 
     @on(LibraryRead)
     async def _library_read(self, m: LibraryRead) -> None:

@@ -5,6 +5,8 @@ hits and the full message."""
 
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 from rich.text import Text
 from textual.widgets import ListView, Static
@@ -357,3 +359,20 @@ async def test_a_click_or_a_scroll_is_activity_as_a_key_is(rig):
         await pilot.mouse_down("#question")
         await pilot.pause()
         assert len(rig.activity) > before
+
+
+async def test_a_knowledge_bank_that_cannot_be_read_is_said_and_the_chat_stays(rig, monkeypatch):
+    """The header's counts are read on a worker; a database error there (locked by another
+    writer, a broken file) ended the app with a traceback. Now it is said, and asking works."""
+
+    def locked() -> dict:
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(rig.app.services.knowledge, "library_counts", locked)
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: bool(pilot.app._notifications))
+        shown = [n.message for n in pilot.app._notifications]
+        assert shown == ["Could not read the knowledge bank: database is locked"]
+        turn = await ask(pilot, DEMOLITION)
+        await wait_for(pilot, lambda: not turn.running)
+        assert line(turn, "quote") == QUOTE

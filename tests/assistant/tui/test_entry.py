@@ -58,6 +58,27 @@ async def test_the_app_shows_its_notice_when_it_opens(loaded_store, tmp_path):
         assert not list(quiet._notifications)
 
 
+@pytest.mark.asyncio
+async def test_a_notice_that_cannot_be_read_is_said_not_a_crash(loaded_store, tmp_path):
+    """The notice reads the knowledge bank on a worker; a database error there ended the app
+    with a traceback before its first question."""
+    import sqlite3
+
+    from tests.assistant.tui.conftest import SIZE, make_services
+
+    def locked() -> str:
+        raise sqlite3.OperationalError("database is locked")
+
+    services, _, _ = make_services(loaded_store, tmp_path)
+    services.notice = locked
+    app = AssistantApp(services)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.2)
+        shown = [n.message for n in app._notifications]
+        assert shown == ["Could not read the knowledge bank: database is locked"]
+        assert app.is_running
+
+
 def test_the_apps_import_without_an_encoder_stores_the_mail_as_the_clis_does():
     """Services.importer builds a reader-only Importer where the encoder cannot be had; the
     app's warm-up must not ask for the encoder again (it raised, and the import failed)."""
