@@ -75,7 +75,7 @@ class AssistantApp(App[None]):
 
     @on(NoticeRead)
     def _show_notice(self, m: NoticeRead) -> None:
-        self.notify(m.text, severity="warning", timeout=60)
+        self.notify(m.text, severity="warning", timeout=60, markup=False)
 
     def on_unmount(self) -> None:
         if self.scheduler is not None:
@@ -100,7 +100,7 @@ class AssistantApp(App[None]):
     def _show_idle_finished(self, m: PrecomputeFinished) -> None:
         if m.idle:
             self._show_idle(f"Last idle precompute: {m.summary}")
-            self.notify(m.summary, title="Precomputed while you were away")
+            self.notify(m.summary, title="Precomputed while you were away", markup=False)
 
     @on(ImportReported)
     def _show_embedding(self, reported: ImportReported) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 
 from rich.table import Table
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -84,11 +85,12 @@ def rerank_rows(rerank: dict | None) -> list[tuple[str, str]]:
 
 
 def render_rows(rows: list[tuple[str, str]]) -> Table:
+    """The rows as written: a value may hold a path or an error, whose brackets are not markup."""
     table = Table(show_header=False, box=None, expand=True, padding=(0, 1))
     table.add_column(style="bold", no_wrap=True)
     table.add_column(ratio=1)
     for name, value in rows:
-        table.add_row(name, value)
+        table.add_row(Text(name), Text(value))
     return table
 
 

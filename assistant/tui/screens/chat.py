@@ -91,7 +91,9 @@ class ChatScreen(Screen[None]):
     @on(WorkFailed)
     def _library_failed(self, m: WorkFailed) -> None:
         if m.job == "library":
-            self.notify(f"Could not read the knowledge bank: {m.error}", severity="error")
+            self.notify(
+                f"Could not read the knowledge bank: {m.error}", severity="error", markup=False
+            )
 
     @on(LibraryRead)
     async def _library_read(self, m: LibraryRead) -> None:

@@ -146,7 +146,7 @@ class ImportScreen(Screen[None]):
         if report.cancelled:
             self.query_one("#phase", Static).update("Import stopped; what was stored is kept.")
         self.query_one("#summary", Static).update("\n".join(lines))
-        self.app.notify(report.summary(), title="Import finished")
+        self.app.notify(report.summary(), title="Import finished", markup=False)
 
     @on(WorkFailed)
     def _failed(self, m: WorkFailed) -> None:

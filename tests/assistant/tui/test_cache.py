@@ -186,3 +186,23 @@ async def test_the_counts_come_from_the_cache_db_and_load_no_model(tmp_path, no_
         await wait_for(pilot, lambda: not screen.running)
         assert str(status.content).startswith("Precompute failed: make_embedder")
         assert no_model_loads == ["make_embedder"]
+
+
+@pytest.mark.asyncio
+async def test_a_setting_with_brackets_is_shown_as_written(rig):
+    """The reranker's setting may be a folder's path: "[old]" vanished from the table (read as
+    a style) and "[/]" ended the app with a markup error."""
+    counts = rig.app.services.cache_counts
+
+    def with_rerank():
+        shown = counts()
+        rerank = {"setting": "~/ce [old] [/]", "on": "~/ce", "summary": "no check yet"}
+        shown.precompute["rerank"] = rerank
+        return shown
+
+    rig.app.services.cache_counts = with_rerank
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await cache_screen(pilot)
+        await pilot.pause()
+        screen = "\n".join(s.text for s in pilot.app.screen._compositor.render_strips())
+        assert "~/ce [old] [/] → ~/ce" in screen

@@ -79,6 +79,21 @@ async def test_a_notice_that_cannot_be_read_is_said_not_a_crash(loaded_store, tm
         assert app.is_running
 
 
+@pytest.mark.asyncio
+async def test_a_notice_shows_its_brackets_as_written(loaded_store, tmp_path):
+    """A notice names paths and errors: "[old]" vanished from it (read as a style) and "[/]"
+    was a markup error; both are shown as written."""
+    from tests.assistant.tui.conftest import SIZE, make_services
+
+    services, _, _ = make_services(loaded_store, tmp_path)
+    services.notice = "Not in ~/[old] [/]"
+    app = AssistantApp(services)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await pilot.pause(0.2)
+        screen = "\n".join(s.text for s in app.screen._compositor.render_strips())
+        assert services.notice in screen
+
+
 def test_the_apps_import_without_an_encoder_stores_the_mail_as_the_clis_does():
     """Services.importer builds a reader-only Importer where the encoder cannot be had; the
     app's warm-up must not ask for the encoder again (it raised, and the import failed)."""
