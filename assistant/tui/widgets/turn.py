@@ -132,7 +132,7 @@ class Turn(Vertical):
             self._show("reason", reason(done))
         if done.band == "weak":  # neither the reader nor the model's reading confirmed it
             self._show("flag", shape.WEAK)
-        elif self.verdict == "unsure":
+        elif self.verdict == "unsure" and not done.not_found:  # the sentence decided: no mark
             self._hide("flag")
         self.set_class(not done.supported, "marked")
         self._end(badge(done))

@@ -347,6 +347,20 @@ async def test_the_readers_verdict_replaces_checking_in_place(rig, margin, reply
         assert rig.pipeline.done.band == ("answer" if flag is None else "weak")
 
 
+async def test_not_found_stays_said_when_the_reader_was_unsure(rig):
+    """The reader, unsure of a "not found" quote, left the sentence to decide; the end of the
+    answer then took "Not found in your mail." for the "checking…" mark and hid it, leaving the
+    nearest mails under no word of why (seen on the demo: "and who is doing the tiles?")."""
+    reader = HeldReader(-1.0)
+    reader.go.set()
+    rig.pipeline.judge, rig.pipeline.band = reader, "none"
+    async with rig.app.run_test(size=SIZE) as pilot:
+        turn = await ask(pilot, "who is the architect")
+        await wait_for(pilot, lambda: not turn.running)
+        assert turn.verdict == "unsure" and rig.pipeline.done.not_found
+        assert turn.text.startswith(shape.NOT_FOUND + "\n" + shape.NEAREST)
+
+
 async def test_a_click_or_a_scroll_is_activity_as_a_key_is(rig):
     """Reading an answer with the mouse is not being away: the idle precompute waits."""
     async with rig.app.run_test(size=SIZE) as pilot:
