@@ -29,6 +29,7 @@ from assistant.tui.messages import (
 from assistant.tui.relay import relay_answer
 from assistant.tui.screens.message import MessageScreen
 from assistant.tui.tally import Tally
+from assistant.tui.widgets.question import QuestionInput
 from assistant.tui.widgets.sources import SourceItem, SourcesPanel
 from assistant.tui.widgets.turn import STOPPING, Turn
 from assistant.tui.widgets.welcome import Welcome
@@ -63,7 +64,7 @@ class ChatScreen(Screen[None]):
         with Horizontal(id="chat-body"):
             yield VerticalScroll(id="conversation")
             yield SourcesPanel(id="sources")
-        yield Input(placeholder="Ask about your mail and notes; Enter sends", id="question")
+        yield QuestionInput(placeholder="Ask about your mail and notes; Enter sends", id="question")
         yield Footer(show_command_palette=False)
 
     def on_mount(self) -> None:

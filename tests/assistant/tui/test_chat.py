@@ -9,7 +9,8 @@ import sqlite3
 
 import pytest
 from rich.text import Text
-from textual.widgets import ListView, Static
+from textual import events
+from textual.widgets import Input, ListView, Static
 
 from assistant.answer import shape
 from assistant.knowledge.db import open_db
@@ -359,6 +360,20 @@ async def test_not_found_stays_said_when_the_reader_was_unsure(rig):
         await wait_for(pilot, lambda: not turn.running)
         assert turn.verdict == "unsure" and rig.pipeline.done.not_found
         assert turn.text.startswith(shape.NOT_FOUND + "\n" + shape.NEAREST)
+
+
+async def test_a_question_pasted_across_lines_is_asked_whole(rig):
+    """A question copied from a mail comes with its line breaks: the field kept only the first
+    line ("when does demolition"), and a paste that began with a line break kept nothing."""
+    async with rig.app.run_test(size=SIZE) as pilot:
+        field = pilot.app.screen.query_one("#question", Input)
+        field.post_message(events.Paste("\nwhen does demolition\r\nstart on  monday\n"))
+        await pilot.pause()
+        assert field.value == DEMOLITION
+        await pilot.press("enter")
+        turn = pilot.app.screen.query_one("#turn-1", Turn)
+        await wait_for(pilot, lambda: not turn.running)
+        assert turn.question == DEMOLITION and line(turn, "quote") == QUOTE
 
 
 async def test_a_click_or_a_scroll_is_activity_as_a_key_is(rig):
