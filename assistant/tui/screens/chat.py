@@ -129,7 +129,9 @@ class ChatScreen(Screen[None]):
 
     def _start(self, question: str, refuse: bool = False) -> None:
         self.turn += 1
-        self.query_one("#conversation").mount(Turn(self.turn, question), before=None)
+        conversation = self.query_one("#conversation", VerticalScroll)
+        conversation.mount(Turn(self.turn, question), before=None)
+        conversation.anchor()  # followed again, after the user scrolled up to read
         self.query_one(SourcesPanel).clear()
         self.answering = True
         self.served = ""

@@ -376,6 +376,32 @@ async def test_a_question_pasted_across_lines_is_asked_whole(rig):
         assert turn.question == DEMOLITION and line(turn, "quote") == QUOTE
 
 
+async def test_a_question_asked_after_scrolling_up_is_shown_with_its_answer(rig):
+    """Scrolling up to read an earlier answer let go of the bottom for good: the next question
+    and its answer were added below the view, and Enter seemed to do nothing."""
+    rig.pipeline.delay = 0.0
+    async with rig.app.run_test(size=(80, 16)) as pilot:
+        field = pilot.app.screen.query_one("#question", Input)
+        for asked in ("what about the tiles", DEMOLITION):
+            field.value = asked
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: not pilot.app.screen.answering)
+        conversation = pilot.app.screen.query_one("#conversation")
+        await pilot.pause()
+        assert conversation.max_scroll_y > 0 and conversation.scroll_y == conversation.max_scroll_y
+        conversation.focus()
+        await pilot.press("home")
+        await wait_for(pilot, lambda: conversation.scroll_y == 0)
+        field.focus()
+        field.value = "when does the plumber come"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: not pilot.app.screen.answering)
+        await pilot.pause()
+        assert conversation.scroll_y == conversation.max_scroll_y
+        shown = on_screen(pilot)  # the question, and its badge under it
+        assert shown.index("› when does the plumber come") < shown.rindex("QA-bank miss")
+
+
 async def test_a_click_or_a_scroll_is_activity_as_a_key_is(rig):
     """Reading an answer with the mouse is not being away: the idle precompute waits."""
     async with rig.app.run_test(size=SIZE) as pilot:
