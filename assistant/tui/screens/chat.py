@@ -128,6 +128,8 @@ class ChatScreen(Screen[None]):
         self._start(question)
 
     def _start(self, question: str, refuse: bool = False) -> None:
+        if self.answering:  # the new question stops it (`exclusive`): said at once, as Esc does
+            self._turn(self.turn).set_status(STOPPING)
         self.turn += 1
         conversation = self.query_one("#conversation", VerticalScroll)
         conversation.mount(Turn(self.turn, question), before=None)

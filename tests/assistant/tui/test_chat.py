@@ -21,7 +21,7 @@ from assistant.tui.relay import WRITING
 from assistant.tui.screens.chat import ChatScreen
 from assistant.tui.screens.message import MessageScreen
 from assistant.tui.widgets.sources import SourceItem
-from assistant.tui.widgets.turn import Turn
+from assistant.tui.widgets.turn import STOPPING, Turn
 from assistant.tui.widgets.welcome import Welcome
 from tests.assistant.tui.conftest import SIZE, make_services, wait_for
 from tests.assistant.tui.fakes import ANSWER
@@ -400,6 +400,25 @@ async def test_a_question_asked_after_scrolling_up_is_shown_with_its_answer(rig)
         assert conversation.scroll_y == conversation.max_scroll_y
         shown = on_screen(pilot)  # the question, and its badge under it
         assert shown.index("› when does the plumber come") < shown.rindex("QA-bank miss")
+
+
+async def test_a_question_asked_during_an_answer_says_the_first_is_stopping(rig):
+    """A new question stops the answer in flight; until that answer reaches a point where it
+    can stop (the reader's verdict, a model's prefill), its line went on saying what it was
+    doing, as if both were answered. It says "stopping…" at once, then "stopped"."""
+    reader = HeldReader(2.0)
+    rig.pipeline.judge, rig.pipeline.reply = reader, SENTENCE
+    async with rig.app.run_test(size=SIZE) as pilot:
+        first = await ask(pilot, DEMOLITION)
+        await wait_for(pilot, lambda: line(first, "quote") == QUOTE)  # held at the reader
+        pilot.app.screen.query_one("#question", Input).value = "what about the tiles"
+        await pilot.press("enter")
+        second = pilot.app.screen.query_one("#turn-2", Turn)
+        assert badge(first) == STOPPING and first.running
+        reader.go.set()
+        await wait_for(pilot, lambda: not first.running and not second.running)
+        assert first.has_class("stopped") and "stopped after" in badge(first)
+        assert badge(second).startswith("QA-bank miss")
 
 
 async def test_a_click_or_a_scroll_is_activity_as_a_key_is(rig):
