@@ -242,7 +242,13 @@ class ChatScreen(Screen[None]):
     def _open_source(self, event: ListView.Selected) -> None:
         if not isinstance(event.item, SourceItem):
             return
-        doc = self.services.knowledge.document_of_chunk(event.item.source.chunk_id)
+        try:
+            doc = self.services.knowledge.document_of_chunk(event.item.source.chunk_id)
+        except Exception as exc:  # a database error: said, the chat stays
+            log.exception("reading the message of chunk %s failed", event.item.source.chunk_id)
+            error = str(exc) or type(exc).__name__
+            self.notify(f"Could not read that message: {error}", severity="error", markup=False)
+            return
         if doc is None:
             self.notify("That message is no longer in the knowledge bank.", severity="warning")
             return

@@ -269,6 +269,24 @@ async def test_enter_on_a_source_opens_the_whole_message(rig):
         assert pilot.app.focused is pilot.app.screen.query_one("#question")
 
 
+async def test_a_message_that_cannot_be_read_is_said_not_a_crash(rig, monkeypatch):
+    """Enter on a source reads its message; a database error there ended the app with a
+    traceback, the conversation lost."""
+
+    def locked(chunk_id: int) -> dict:
+        raise sqlite3.OperationalError("database is locked")
+
+    async with rig.app.run_test(size=SIZE) as pilot:
+        turn = await ask(pilot, "what about the tiles")
+        await wait_for(pilot, lambda: not turn.running)
+        monkeypatch.setattr(rig.app.services.knowledge, "document_of_chunk", locked)
+        await pilot.press("tab", "enter")
+        await pilot.pause()
+        shown = [n.message for n in pilot.app._notifications]
+        assert shown == ["Could not read that message: database is locked"]
+        assert isinstance(pilot.app.screen, ChatScreen) and pilot.app.is_running
+
+
 async def test_theme_toggles_between_dark_and_light(rig):
     async with rig.app.run_test(size=SIZE) as pilot:
         assert pilot.app.theme == "textual-dark"
