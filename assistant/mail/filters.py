@@ -262,6 +262,12 @@ def thread_is(value: str, negated: bool = False) -> Condition:
     return Condition("thread", value, clause, (ident, ident, ident, *params), negated)
 
 
+def message_id_is(value: str, negated: bool = False) -> Condition:
+    """The mail of a Message-ID (with or without its angle brackets), as notmuch's id:."""
+    ident = value.strip().strip("<>")
+    return Condition("id", value, "d.message_id = ?", (ident,), negated)
+
+
 def subject_has(value: str, negated: bool = False) -> Condition:
     """Mail whose subject holds `value`'s words as whole words (`subject_words`): subject:hi
     is 'Hi Maya', not 'this week'."""

@@ -13,7 +13,27 @@ from assistant.mail.dates import term as date_term
 from assistant.mail.filters import Condition, Filters
 from assistant.mail.people import People
 
-TERMS = ("from", "to", "cc", "subject", "date", "thread", "folder", "has")
+TERMS = ("from", "to", "cc", "subject", "date", "thread", "folder", "has", "id")
+# other tools' names for these terms: mu's maildir: and msgid:, notmuch's path: and mid:
+ALIASES = {"maildir": "folder", "path": "folder", "msgid": "id", "mid": "id"}
+# notmuch's and mu's terms for what this app does not keep (tags, flags, sizes, MIME parts):
+# an error that says so, not the term searched as a word (is:unread found mail saying "unread")
+_FLAGS = "no flags are imported (unread, flagged, replied: your mail client keeps them)"
+_FILE = "an attached file's name is searched as a word, with has:attachment"
+UNKEPT = {
+    "tag": "no tags are imported (your mail client keeps them)",
+    "is": _FLAGS,
+    "flag": _FLAGS,
+    "prio": "no priorities are imported",
+    "size": "no sizes are kept",
+    "mime": f"no MIME types are kept; {_FILE}",
+    "attachment": _FILE,
+    "embed": _FILE,
+    "lang": "no languages are kept",
+    "list": "no mailing-list ids are kept; from: or to: the list's address finds its mail",
+    "lastmod": "no revisions are kept",
+    "property": "no properties are kept",
+}
 _TOKEN = re.compile(
     r'(?P<neg>-)?(?:(?P<field>[a-z]+):(?:"(?P<qvalue>[^"]*)"?|(?P<value>\S+))'
     r'|"(?P<phrase>[^"]*)"?|(?P<word>\S+))',
@@ -44,10 +64,7 @@ def has_terms(text: str) -> bool:
     exclusion (`-lunch`, `-"board meeting"`), or it is only quoted phrases ('"board meeting"');
     a question that quotes a phrase among its words is read as a question."""
     tokens = list(_TOKEN.finditer(text))
-    if any(
-        (m.group("field") or "").lower() in TERMS and (m.group("value") or m.group("qvalue"))
-        for m in tokens
-    ):
+    if any(_term(m.group("field")) and (m.group("value") or m.group("qvalue")) for m in tokens):
         return True
     if any(m.group("neg") and (_EXCLUDED.match(m.group("word") or "") or m.group("phrase"))
            for m in tokens):  # fmt: skip
@@ -62,11 +79,18 @@ def parse(text: str, today: date, people: People) -> MailQuery:
     words: list[str] = []
     for m in _TOKEN.finditer(text):
         neg = bool(m.group("neg"))
-        name = (m.group("field") or "").lower()
+        name = _term(m.group("field"))
         value = m.group("qvalue") if m.group("qvalue") is not None else m.group("value")
         quoted = m.group("qvalue") is not None or m.group("phrase") is not None
         if quoted and m.group(0).count('"') == 1:  # the rest of the query would be its value
             raise QueryError(f'{m.group(0)}: the quote is not closed; close it with a "')
+        if name in UNKEPT and value:
+            raise QueryError(f"{m.group(0).lstrip('-')}: {UNKEPT[name]}; leave the term out")
+        if name == "body" and value:  # the words rank the mail, as words outside terms do
+            words += [] if neg else [value]
+            if neg:
+                conditions.append(_text(value, True))
+            continue
         if name in TERMS and value:
             conditions.append(_condition(name, value, neg, today, people))
         elif m.group("phrase") is not None:
@@ -81,6 +105,13 @@ def parse(text: str, today: date, people: People) -> MailQuery:
             elif word:
                 words.append(word)
     return MailQuery(" ".join(words), Filters(tuple(conditions), "terms"))
+
+
+def _term(field: str | None) -> str:
+    """A term's name, other tools' names for it as ours ("maildir" → "folder"); "" for none."""
+    name = (field or "").lower()
+    name = ALIASES.get(name, name)
+    return name if name in TERMS or name in UNKEPT or name == "body" else ""
 
 
 def _text(phrase: str, neg: bool) -> Condition:
@@ -103,6 +134,8 @@ def _condition(name: str, value: str, neg: bool, today: date, people: People) ->
         return f.thread_is(value, neg)
     if name == "date":
         return f.date_in(date_term(value, today), neg)
+    if name == "id":
+        return f.message_id_is(value, neg)
     if value.lower().rstrip("s") != "attachment":
         raise QueryError(f"has:{value}: only has:attachment is understood")
     return f.has_attachment(neg)

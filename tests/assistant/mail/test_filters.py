@@ -59,6 +59,10 @@ def test_names_are_kept_from_display_names_and_export_headers(mailbox):
         ('thread:"meeting board"', set()),  # in their order
         ("thread:et", set()),  # not 'Budget', 'Tickets' or 'meeting'
         ("folder:sent", {"Board meeting agenda"}),
+        ("maildir:sent", {"Board meeting agenda"}),  # mu's name for folder:
+        ("id:m2@x", {"Dabhol power"}),  # notmuch's id:, with or without the brackets
+        ("id:<m2@x>", {"Dabhol power"}),
+        ("-mid:m2@x subject:dabhol", {"Re: Dabhol power"}),
         ("has:attachment", {"Annual meeting"}),
         ('"power situation"', {"Dabhol power"}),
         ("from:sherri -subject:tickets", {"Board meeting agenda"}),
@@ -130,6 +134,33 @@ def test_an_exclusion_or_phrases_alone_are_read_as_a_query(text, query):
 def test_an_unclosed_quote_is_an_error_not_a_value_that_swallows_the_rest():
     with pytest.raises(QueryError, match="the quote is not closed"):
         parse('subject:"board meeting date:2001 budget', TODAY, People([]))
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("is:unread budget", "no flags are imported"),
+        ("tag:inbox", "no tags are imported"),
+        ("-flag:flagged power", "no flags are imported"),
+        ("attachment:report.pdf", "has:attachment"),
+        ("mime:application/pdf", "has:attachment"),
+    ],
+)
+def test_a_term_of_what_a_mail_client_keeps_is_an_error_not_a_word(text, says):
+    """is:unread was searched as the word 'is:unread' (mail saying 'unread' ranked first) while
+    has:pdf was an error: notmuch's and mu's terms for tags and flags now say they are not kept."""
+    assert has_terms(text)
+    with pytest.raises(QueryError, match=says):
+        parse(text, TODAY, People([]))
+
+
+def test_a_body_term_ranks_by_its_words():
+    query = parse("body:kitchen -body:tiles from:bram", TODAY, People([]))
+    assert query.text == "kitchen"
+    assert [(c.field, c.negated) for c in query.filters.conditions] == [
+        ("text", True),
+        ("from", False),
+    ]
 
 
 def test_an_unknown_has_term_is_an_error():
