@@ -151,6 +151,14 @@ _CHUNK_ID_HIGH = """
             ('chunk_id_high', (SELECT coalesce(max(id), 0) FROM chunks));
 """
 
+# The highest document id ever given (store.py `_insert`), as chunk_id_high: a mail's number
+# (`#12` in search, `show 12`, the TUI's sources) never comes back as another mail's after the
+# newest mail was removed (a note edited, mail gone from its folder).
+_DOC_ID_HIGH = """
+        INSERT OR IGNORE INTO meta VALUES
+            ('doc_id_high', (SELECT coalesce(max(id), 0) FROM documents));
+"""
+
 # Thread ids that name a thread merged into another (assistant/mail/thread_ids.py): an id a
 # user was shown still finds its thread once a mail joined it to another.
 _THREAD_ALIASES = """
@@ -222,6 +230,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0010_sources_resume", "ALTER TABLE sources ADD COLUMN resume INTEGER;"),
     ("0011_thread_aliases", _THREAD_ALIASES),
     ("0012_thread_changes", _THREAD_CHANGES),
+    ("0013_doc_id_high", _DOC_ID_HIGH),
 ]
 
 

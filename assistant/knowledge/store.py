@@ -91,6 +91,18 @@ class KnowledgeStore(ThreadRows, ThreadIndex, VectorRows, SourceRows):
             ).fetchone()[0]
         )
 
+    def _next_ids(self, table: str, high: str, n: int = 1) -> int:
+        """The first of `n` new ids of `table`, above its rows' and above the highest ever
+        given (meta `high`, raised to the last of them)."""
+        (first,) = self.db.execute(
+            f"SELECT max(coalesce((SELECT max(id) FROM {table}), 0), coalesce((SELECT "
+            "CAST(value AS INTEGER) FROM meta WHERE key = ?), 0)) + 1",
+            [high],
+        ).fetchone()
+        if n:
+            self.db.execute("UPDATE meta SET value = ? WHERE key = ?", [first + n - 1, high])
+        return int(first)
+
     def count_chunks(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM chunks").fetchone()[0])
 
@@ -181,9 +193,9 @@ class KnowledgeStore(ThreadRows, ThreadIndex, VectorRows, SourceRows):
         return rows[0] if rows else None
 
     def _insert(self, doc: Document, chunks: Sequence[Chunk], key: str) -> None:
-        row = _document_row(doc, key)
-        doc_id = self.db["documents"].insert(row).last_pk
-        first = self.max_chunk_id() + 1  # never an id a removed chunk had
+        doc_id = self._next_ids("documents", "doc_id_high")  # never a removed mail's number
+        self.db["documents"].insert({"id": doc_id, **_document_row(doc, key)})
+        first = self._next_ids("chunks", "chunk_id_high", len(chunks))  # never a removed one's
         self.db["chunks"].insert_all(
             {
                 "id": first + i,
@@ -195,10 +207,6 @@ class KnowledgeStore(ThreadRows, ThreadIndex, VectorRows, SourceRows):
             }
             for i, c in enumerate(chunks)
         )
-        if chunks:
-            self.db.execute(
-                "UPDATE meta SET value = ? WHERE key = 'chunk_id_high'", [first + len(chunks) - 1]
-            )
         if doc.attachments:
             self.db["attachments"].insert_all(
                 {"document_id": doc_id, **asdict(a)} for a in doc.attachments

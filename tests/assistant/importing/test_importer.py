@@ -417,3 +417,24 @@ def test_a_mail_file_read_otherwise_now_is_kept_once(tmp_path, store, fake_embed
     assert keys == ["roof@x"]
     chunks = [r[0] for r in store.db.execute("SELECT text FROM chunks")]
     assert any("read better" in c for c in chunks)
+
+
+def test_a_mail_number_is_never_given_twice(tmp_path, store, fake_embedder):
+    """The newest mail removed (a note edited, mail gone from its folder): SQLite would give the
+    next mail its number, and a `#N` the user was shown (search, the app's sources, `show N`)
+    would open another mail."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "keep.md").write_text("# Keep\nThe boiler was serviced.", encoding="utf-8")
+    importer = Importer(store, fake_embedder)
+    importer.run([notes])
+    (notes / "plan.md").write_text("# Plan\nThe roofers come on Tuesday.", encoding="utf-8")
+    importer.run([notes])
+    (newest,) = store.db.execute("SELECT max(id) FROM documents").fetchone()
+    (notes / "plan.md").unlink()
+    importer.run([notes])
+    assert store.stats()["documents"] == 1
+    (notes / "other.md").write_text("# Other\nThe painter comes in May.", encoding="utf-8")
+    importer.run([notes])
+    (added,) = store.db.execute("SELECT max(id) FROM documents").fetchone()
+    assert added > newest
