@@ -248,11 +248,14 @@ def date_in(span: DateRange, negated: bool = False) -> Condition:
 
 
 def thread_is(value: str, negated: bool = False) -> Condition:
-    """The thread of a thread id (one merged into another: that one) or of a Message-ID (the
-    thread that mail is in), else mail whose subject holds `value`'s words as whole words
-    (`subject_words`): `thread:hi` is the thread 'hi', or a subject 'Re: Hi Maya', never 'this'
-    or 'High tide'."""
+    """The thread of a thread id (one merged into another: that one), of a Message-ID or of a
+    mail's number (`#12`, as search shows it: the thread that mail is in), else mail whose
+    subject holds `value`'s words as whole words (`subject_words`): `thread:hi` is the thread
+    'hi', or a subject 'Re: Hi Maya', never 'this' or 'High tide'."""
     ident = value.strip().strip("<>")
+    if re.fullmatch(r"#\d+", ident):  # a mail's number, as search shows it: its thread
+        clause = "d.thread_id IN (SELECT thread_id FROM documents WHERE id = ?)"
+        return Condition("thread", value, clause, (int(ident[1:]),), negated)
     words, params = subject_words(value)
     clause = (
         "d.thread_id IN (SELECT thread_id FROM documents WHERE message_id = ? OR thread_id = ?"

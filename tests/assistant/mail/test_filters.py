@@ -52,6 +52,7 @@ def test_names_are_kept_from_display_names_and_export_headers(mailbox):
         ("date:2001-10", {"Tickets"}),
         ("thread:m2@x", {"Dabhol power", "Re: Dabhol power"}),
         ('thread:"Dabhol power"', {"Dabhol power", "Re: Dabhol power"}),
+        ("thread:#2", {"Dabhol power", "Re: Dabhol power"}),  # a mail's number, as search shows
         # a subject's whole words, as notmuch's and mu's: 'dab' is in no subject as a word
         ("thread:dab", set()),
         ("thread:POWER", {"Dabhol power", "Re: Dabhol power"}),
