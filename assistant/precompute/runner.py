@@ -241,8 +241,8 @@ class Precompute:
             self.runs.close(
                 run_id, report.jobs_done, report.cpu_seconds, report.stopped, report.by_kind
             )
-        except sqlite3.OperationalError as exc:  # the queue's or the run log's own write
-            if not full(exc):
+        except (sqlite3.OperationalError, OSError) as exc:  # the queue's, the run log's, a sweep's
+            if not _no_room(exc):
                 raise
             self._out_of_room(exc)
             report.stopped = "disk full"

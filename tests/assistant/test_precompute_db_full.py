@@ -188,3 +188,20 @@ def _done(events) -> p.AnswerDone:
     done = [e for e in events if isinstance(e, p.AnswerDone)]
     assert len(done) == 1
     return done[0]
+
+
+def test_no_room_outside_a_job_stops_the_night_saying_where(tmp_path, monkeypatch):
+    """The night's own start (sweeping what a killed writer left, planning) can also find the
+    disk full, as an OSError: it ended the night with a traceback; it now stops it as a job's
+    would, saying where and what to do, nothing failed."""
+    ctx = make_ctx(tmp_path)
+    where = ctx.home.cache_dir / "blobs" / "x.tmp"
+
+    def sweep_without_room(self) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(where))
+
+    monkeypatch.setattr(cache.blobs.BlobStore, "sweep_orphans", sweep_without_room)
+    report = Precompute(ctx.precompute_parts(), settle_seconds=0).run()
+    assert report.stopped == "disk full" and report.failed == 0
+    assert report.problem.startswith(f"no space left on the disk for {where.parent}")
+    assert "failed" not in _states(ctx).values()
