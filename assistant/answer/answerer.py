@@ -6,7 +6,7 @@ sentence) → the sentence checked against the quote (answer/shape.py) → remem
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -16,15 +16,11 @@ from assistant.answer.judge import Judged, Reader, judge, promoted_to
 from assistant.answer.qa_memory import QAMemory, find_hit
 from assistant.answer.qa_verify import HitVerifier, confirms_entry, disagree, moved_off
 from assistant.answer.shape import (
-    NO_SENTENCE,
-    Sentence,
+    answer_done,
     checked_sentence,
     final_band,
     first_sentence,
-    mail_of,
     quote_found,
-    shown,
-    sources_of,
 )
 from assistant.clock import Clock
 from assistant.config import Settings
@@ -41,7 +37,7 @@ from assistant.events import (
     TokenStreamed,
 )
 from assistant.knowledge.retrieval import Hit
-from assistant.knowledge.store import ChunkRecord, KnowledgeStore
+from assistant.knowledge.store import KnowledgeStore
 from assistant.kv.prompt_cache import PromptCache
 from assistant.mail.reader import QueryReader
 from assistant.rerank.selection import Selection
@@ -327,7 +323,7 @@ class Answerer:
         pre-empts."""
         records = [h.record for h in hits]
         if found.not_found:
-            yield self._done(question, found, records, clock)
+            yield answer_done(question, found, records, clock)
             return
         quoted = [e.sentence for e in found.lines]
         read = prompt_records(records, found, self.settings.answer.prompt_chunks)
@@ -351,7 +347,7 @@ class Answerer:
         if layers.qa and not doubted:  # kept, and checked again when it is served
             judged = self.judge is not None  # else a reader judges it when it is first served
             self.memory.keep(question, vector, first_sentence(draft), hits, "user", found, judged)
-        yield self._done(question, found, records, clock, draft, sentence, faults, reused)
+        yield answer_done(question, found, records, clock, draft, sentence, faults, reused)
 
     def _served(
         self, question: str, found: Found, hits: list[Hit], entry: QAEntry, clock: Clock
@@ -361,39 +357,5 @@ class Answerer:
         records = [h.record for h in hits]
         texts = [r.text for r in records]
         sentence, faults = checked_sentence(entry.answer or "", found, question, texts)
-        done = self._done(question, found, records, clock, "", sentence, faults)
+        done = answer_done(question, found, records, clock, "", sentence, faults)
         return replace(done, qa_hit=True)
-
-    def _done(
-        self,
-        question: str,
-        found: Found,
-        records: Sequence[ChunkRecord],
-        clock: Clock,
-        draft: str = "",
-        sentence: Sentence = NO_SENTENCE,
-        faults: Sequence[str] = (),
-        reused: KVReused | None = None,
-    ) -> AnswerDone:
-        reused = reused or KVReused(0, 0)
-        band = final_band(found, sentence)
-        return AnswerDone(
-            question,
-            shown(found, sentence, band),
-            sources_of(records, found),
-            False,
-            reused.reused_tokens,
-            reused.prompt_tokens,
-            clock.done(),
-            evidence=[*found.lines, *found.also],
-            supported=band != "weak" and not sentence.marked,
-            unsupported=list(sentence.faults if sentence.marked else faults),
-            kv_reuse=reused.mode,
-            kv_repaired=reused.repaired,
-            drafted=draft if faults and not sentence.text else "",
-            span=found.span,
-            mail=mail_of(found.record) if not found.not_found else {},
-            not_found=found.not_found,
-            sentence=sentence.text,
-            band=band,
-        )

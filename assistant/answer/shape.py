@@ -13,7 +13,8 @@ from assistant.answer.evidence import Evidence, Found, distinct_mails, mail_key
 from assistant.answer.lines import BULLET, sentences_of
 from assistant.answer.support import says_nothing, sentence_faults
 from assistant.answer.text import asked_kinds, kind_terms
-from assistant.events import QuoteFound
+from assistant.clock import Clock
+from assistant.events import AnswerDone, KVReused, QuoteFound
 from assistant.knowledge.store import ChunkRecord
 
 NOT_FOUND = "Not found in your mail."
@@ -193,3 +194,39 @@ def sources_of(records: Sequence[ChunkRecord], found: Found) -> list[dict]:
     quoted = found.record
     key = mail_key(quoted) if quoted is not None and not found.not_found else None
     return [(quoted if mail_key(r) == key else r).ref() for r in distinct_mails(records)]
+
+
+def answer_done(
+    question: str,
+    found: Found,
+    records: Sequence[ChunkRecord],
+    clock: Clock,
+    draft: str = "",
+    sentence: Sentence = NO_SENTENCE,
+    faults: Sequence[str] = (),
+    reused: KVReused | None = None,
+) -> AnswerDone:
+    """The answer's last event: what is shown for `found` and the model's checked `sentence`
+    (with its `draft` and `faults`), from the prompt's `records`, and how much KV was reused."""
+    reused = reused or KVReused(0, 0)
+    band = final_band(found, sentence)
+    return AnswerDone(
+        question,
+        shown(found, sentence, band),
+        sources_of(records, found),
+        False,
+        reused.reused_tokens,
+        reused.prompt_tokens,
+        clock.done(),
+        evidence=[*found.lines, *found.also],
+        supported=band != "weak" and not sentence.marked,
+        unsupported=list(sentence.faults if sentence.marked else faults),
+        kv_reuse=reused.mode,
+        kv_repaired=reused.repaired,
+        drafted=draft if faults and not sentence.text else "",
+        span=found.span,
+        mail=mail_of(found.record) if not found.not_found else {},
+        not_found=found.not_found,
+        sentence=sentence.text,
+        band=band,
+    )
