@@ -1,5 +1,6 @@
 """What the answer path yields, as it happens: the CLI prints them, the TUI's relay turns them into
-messages, benches read them. One class per event; nothing else defines them."""
+messages, benches read them. One class per event; nothing else defines them. And Stopped, what
+an answer raises when its asker stops it."""
 
 from __future__ import annotations
 
@@ -7,6 +8,12 @@ from dataclasses import dataclass, field
 
 from assistant.answer.evidence import Evidence
 from assistant.knowledge.retrieval import Hit
+
+
+class Stopped(Exception):
+    """The asker stopped the answer (Esc, a new question, quitting the app): raised by the
+    model's check between the pieces of its prefill and after each token it decodes, so the
+    answer ends within a piece. The KV tree keeps only the segments computed whole."""
 
 
 @dataclass(frozen=True)

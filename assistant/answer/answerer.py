@@ -6,7 +6,7 @@ sentence) → the sentence checked against the quote (answer/shape.py) → remem
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -81,6 +81,7 @@ class Read:
 
 
 NO_CACHE = CacheLayers(qa=False, kv=False)
+Stop = Callable[[], bool]  # the asker's stop: true once the answer is no longer wanted
 
 
 class Answerer:
@@ -114,17 +115,24 @@ class Answerer:
         self.history = history
 
     def answer(
-        self, question: str, layers: CacheLayers = ALL_LAYERS, fresh: bool = False
+        self,
+        question: str,
+        layers: CacheLayers = ALL_LAYERS,
+        fresh: bool = False,
+        *,
+        stop: Stop | None = None,
     ) -> Iterator[Event]:
         """A user question, using the cache `layers` given. While it runs, background
         precompute steps aside. `fresh`: answered from scratch, and the answer the QA bank
         would have served is compared with it: an entry that would have served a wrong one is
         served from now on only to questions more similar than this one (HitTightened). What
-        it keeps for later is skipped when the cache has no room (cache/room.py)."""
+        it keeps for later is skipped when the cache has no room (cache/room.py). `stop`: the
+        asker's (Esc, quitting); once it turns true the model's prefill or decode raises
+        Stopped within a piece, keeping nothing half-computed."""
         with asking(), self.activity.busy() if self.activity else nullcontext():
             asked = self.history.add(question) if self.history is not None else None
             served = ""
-            for event in self._answer(question, layers, asked, fresh):
+            for event in self._answer(question, layers, asked, fresh, stop):
                 if isinstance(event, QAHitFound):
                     entry = self.qa.get(event.entry_id)
                     served = entry.origin if entry is not None else "user"
@@ -134,7 +142,12 @@ class Answerer:
                 yield event
 
     def _answer(
-        self, question: str, layers: CacheLayers, asked: int | None, fresh: bool = False
+        self,
+        question: str,
+        layers: CacheLayers,
+        asked: int | None,
+        fresh: bool = False,
+        stop: Stop | None = None,
     ) -> Iterator[Event]:
         """`asked`: the question's history row, told the chunks it is answered from. The quote
         is found first (no model); the QA bank then serves a stored answer only when its
@@ -163,7 +176,9 @@ class Answerer:
         if fresh:
             scored = found  # the quote a plain ask would look its stored answer up with
             found = yield from self._judged(question, found, clock)
-            yield from self._fresh(question, vector, hits, found, layers, clock, scored=scored)
+            yield from self._fresh(
+                question, vector, hits, found, layers, clock, scored=scored, stop=stop
+            )
             return
         hit = self.lookup(question, vector, found) if layers.qa else None
         clock.lap("qa_lookup")
@@ -179,7 +194,7 @@ class Answerer:
             yield self._served(question, found, hits, hit.entry, clock)
             return
         found = yield from self._judged(question, found, clock)
-        yield from self._write(question, vector, hits, found, layers, clock)
+        yield from self._write(question, vector, hits, found, layers, clock, stop=stop)
 
     def _judged(self, question: str, found: Found, clock: Clock) -> Iterator[Event]:
         """The reader's verdict on the quote shown (QuoteJudged), and the quote it leaves;
@@ -207,6 +222,7 @@ class Answerer:
     def _fresh(
         self, question: str, vector, hits: list[Hit], found: Found, layers: CacheLayers,
         clock: Clock, background: bool = False, scored: Found | None = None,
+        stop: Stop | None = None,
     ) -> Iterator[Event]:  # fmt: skip
         """The answer from scratch; then the bank's would-be hit compared with it. `scored`:
         the line scorer's quote, where the reader judged it into `found`: the hit a plain ask
@@ -217,7 +233,7 @@ class Answerer:
         if layers.qa and not scored.not_found:
             would = find_hit(self.qa, vector, self.verifier.check(question, vector, scored))
         done = None
-        for event in self._write(question, vector, hits, found, layers, clock, background):
+        for event in self._write(question, vector, hits, found, layers, clock, background, stop):
             done = event if isinstance(event, AnswerDone) else done
             yield event
         if would is not None and done is not None:
@@ -317,10 +333,11 @@ class Answerer:
         layers: CacheLayers,
         clock: Clock,
         background: bool = False,
+        stop: Stop | None = None,
     ) -> Iterator[Event]:
         """The model's sentence for a quote already shown, checked, and remembered with the
         quote's lines as its evidence. `background`: night work, which a user question
-        pre-empts."""
+        pre-empts; `stop`: the asker's (Stopped)."""
         records = [h.record for h in hits]
         if found.not_found:
             yield answer_done(question, found, records, clock)
@@ -331,7 +348,7 @@ class Answerer:
         clock.lap("build")
         pieces: list[str] = []
         reused = KVReused(0, segments.total)
-        check = self.cache.checker(background=background)
+        check = self.cache.checker(background, stop)
         user = not background
         for event in self.cache.stream(
             question, segments, layers.kv, check, clock, sentences=1, user=user

@@ -12,7 +12,9 @@ from assistant.mail.followup import Conversation, Rewrite, Turn
 
 
 class Answers(Protocol):
-    def answer(self, question: str, *args: Any) -> Iterator[Any]: ...
+    def answer(
+        self, question: str, *args: Any, stop: Callable[[], bool] | None = None
+    ) -> Iterator[Any]: ...
 
 
 # an answerer whose retrieval looks first in the given threads (Services.focused_answerer)
@@ -28,12 +30,15 @@ class Chat:
         self.focused = focused
         self.conversation = Conversation()
 
-    def answer(self, question: str, *args: Any) -> Iterator[Any]:
+    def answer(
+        self, question: str, *args: Any, stop: Callable[[], bool] | None = None
+    ) -> Iterator[Any]:
+        """`stop`: the asker's (Answerer.answer); a turn stopped is not kept."""
         rewrite = self.conversation.rewrite(question)
         if rewrite.changed:
             yield QuestionRewritten(rewrite.asked, rewrite.standalone, rewrite.because)
         done = None
-        for event in self._answerer(rewrite).answer(rewrite.standalone, *args):
+        for event in self._answerer(rewrite).answer(rewrite.standalone, *args, stop=stop):
             if isinstance(event, AnswerDone):
                 done = event
             yield event

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from assistant.clock import Clock
 from assistant.config import Settings
-from assistant.events import KVReused, TokenStreamed
+from assistant.events import KVReused, Stopped, TokenStreamed
 from assistant.kv.reuse_policy import Repair, parse_repair
 from assistant.llm.decoding import TokenSource, answer_steps
 from assistant.llm.models import repair_for
@@ -198,11 +198,14 @@ class PromptCache:
             return True
         return self.cancelled is not None and self.cancelled()
 
-    def checker(self, background: bool) -> Check:
-        """What a run calls between pieces: a `background` one raises Preempted when it must
+    def checker(self, background: bool, stop: Callable[[], bool] | None = None) -> Check:
+        """What a run calls between pieces: it raises Stopped once `stop()` (the asker's: Esc,
+        a new question, quitting) turns true, and a `background` one Preempted when it must
         step aside (`steps_aside`)."""
 
         def check() -> None:
+            if stop is not None and stop():
+                raise Stopped
             if background and self.steps_aside():
                 raise Preempted
 

@@ -21,7 +21,8 @@ T = TypeVar("T")
 
 
 class AnswererLike(Protocol):
-    def answer(self, question: str) -> Iterator[Any]: ...
+    # `stop`: true once the answer is no longer wanted; the model then raises events.Stopped
+    def answer(self, question: str, *, stop: Callable[[], bool] | None = None) -> Iterator[Any]: ...
 
     def refuse_hit(self, question: str) -> Any: ...
 

@@ -38,24 +38,29 @@ def relay_answer(
     post: Post,
     cancelled: Callable[[], bool],
 ) -> None:
-    """Stream one answer; stop (closing the generator, which releases the model) once
-    `cancelled()` turns true."""
+    """Stream one answer; stop once `cancelled()` turns true: between events (closing the
+    generator, which releases the model), or inside the model's prefill or decode, which
+    checks it between its pieces (events.Stopped)."""
     started = time.perf_counter()
     if cancelled():  # stopped while the models loaded: not asked, not kept in the history
         post(AnswerStopped(turn, time.perf_counter() - started))
         return
     post(AnswerStatusChanged(turn, "searching your mail and notes…"))
     relay = _Relay(turn, knowledge)
-    events = answerer.answer(question)
+    events = answerer.answer(question, stop=cancelled)
     try:
         for event in events:
             if cancelled():
-                post(AnswerStopped(turn, time.perf_counter() - started))
-                return
+                break
             for message in relay.messages(event):
                 post(message)
+        else:
+            return  # answered to its end
+    except p.Stopped:  # inside the model, within a piece of its prefill or decode
+        pass
     finally:
         events.close()
+    post(AnswerStopped(turn, time.perf_counter() - started))
 
 
 WRITING = "writing a sentence…"

@@ -28,7 +28,7 @@ class Recording:
     def __init__(self, asked: list, focus: tuple = ()) -> None:
         self.asked, self.focus = asked, focus
 
-    def answer(self, question: str, *args):
+    def answer(self, question: str, *args, stop=None):
         self.asked.append((question, self.focus))
         yield p.AnswerDone(question, "“Demolition starts Monday.”", [SOURCE], False, 0, 0,
                            mail={"chunk_id": 4, "id": "k@x"})  # fmt: skip

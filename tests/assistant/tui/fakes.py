@@ -11,13 +11,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from assistant.answer.answerer import ALL_LAYERS, Answerer, CacheLayers
+from assistant.answer.answerer import ALL_LAYERS, Answerer, CacheLayers, Stop
 from assistant.answer.evidence import Found, LineFinder
 from assistant.answer.qa_memory import lookup_hit
 from assistant.answer.shape import checked_sentence
 from assistant.clock import Clock
 from assistant.config import Settings
-from assistant.events import AnswerDone, Event, KVReused, TokenStreamed
+from assistant.events import AnswerDone, Event, KVReused, Stopped, TokenStreamed
 from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.store import KnowledgeStore
 from assistant.llm.decoding import sentences_ended
@@ -66,6 +66,9 @@ class FakeAnswerer(Answerer):
         "What the model writes (it stops after the first sentence, as the real one is told).",
     )
     delay = forwarded("model", "delay", "Seconds the model waits before each word it streams.")
+    prefill = forwarded(
+        "model", "prefill", "Seconds the model's prefill takes (checking for a stop as it goes)."
+    )
     band = forwarded(
         "lines",
         "band",
@@ -77,8 +80,10 @@ class FakeAnswerer(Answerer):
         """Model streams closed before their end (a cancelled answer)."""
         return self.model.closed
 
-    def answer(self, question: str, layers: CacheLayers = ALL_LAYERS) -> Iterator[Event]:
-        events = super().answer(question, layers)
+    def answer(
+        self, question: str, layers: CacheLayers = ALL_LAYERS, *, stop: Stop | None = None
+    ) -> Iterator[Event]:
+        events = super().answer(question, layers, stop=stop)
         try:
             for event in events:
                 if isinstance(event, AnswerDone):
@@ -122,14 +127,18 @@ class FakeSegments:
 
 
 class FakeModel:
-    """PromptCache's shape: prefill stores one KV node per prompt chunk (100 tokens each, a
-    20-token question) in the real KV tree; decode streams `reply` word by word (`delay` s per
-    word) up to the sentences asked for."""
+    """PromptCache's shape: prefill takes `prefill` s in pieces of PIECE_S, checking between them
+    as the real one does, then stores one KV node per prompt chunk (100 tokens each, a 20-token
+    question) in the real KV tree; decode streams `reply` word by word (`delay` s per word) up
+    to the sentences asked for. `prefills`: begun; `stopped`: those the asker's stop ended."""
+
+    PIECE_S = 0.01
 
     def __init__(self, kv: KVTree, delay: float) -> None:
         self.kv, self.delay = kv, delay
         self.reply = ANSWER
-        self.closed = 0
+        self.prefill = 0.0
+        self.closed = self.prefills = self.stopped = 0
 
     def segments(
         self, chunks: Sequence[str], question: str, evidence: Sequence[str] = ()
@@ -137,8 +146,12 @@ class FakeModel:
         hashes = [segment_hash([zlib.crc32(chunk.encode()) >> 1]) for chunk in chunks]
         return FakeSegments(hashes, 100 * len(chunks) + 20)
 
-    def checker(self, background: bool) -> Callable[[], None]:
-        return lambda: None
+    def checker(self, background: bool, stop: Stop | None = None) -> Callable[[], None]:
+        def check() -> None:
+            if stop is not None and stop():
+                raise Stopped
+
+        return check
 
     def stream(
         self,
@@ -152,6 +165,7 @@ class FakeModel:
         keep: bool = True,
         user: bool = False,  # the real model's thread count: no bearing on what is written
     ) -> Iterator[KVReused | TokenStreamed]:
+        self._prefill(check)
         hashes = segments.hashes
         restored = self.kv.longest_prefix(hashes).depth if kv else 0
         for depth in range(restored, len(hashes) if kv and keep else 0):
@@ -171,6 +185,17 @@ class FakeModel:
             self.closed += 1
             raise
         clock.lap("decode")
+
+    def _prefill(self, check: Callable[[], None]) -> None:
+        self.prefills += 1
+        end = time.perf_counter() + self.prefill
+        try:
+            while time.perf_counter() < end:
+                check()
+                time.sleep(self.PIECE_S)
+        except Stopped:
+            self.stopped += 1
+            raise
 
 
 class _NoVerifier:
