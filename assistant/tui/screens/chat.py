@@ -48,7 +48,8 @@ class ChatScreen(Screen[None]):
         Binding("tab", "next_pane", "Next pane"),
         Binding("ctrl+r", "refuse", "Not what I asked"),
     ]
-    PANES = ("#question", "#source-list", "#conversation")
+    # Tab's order; the welcome's buttons while it is shown (an empty knowledge bank)
+    PANES = ("#question", "#demo", "#import", "#source-list", "#conversation")
 
     def __init__(self, services: AppServices, tally: Tally) -> None:
         super().__init__()
@@ -102,10 +103,8 @@ class ChatScreen(Screen[None]):
         # with its next progress message
         empty = not m.counts["documents"]
         shown = self.query(Welcome)
-        if empty and not shown:
+        if empty and not shown:  # the question field keeps the focus: Tab reaches the buttons
             await self.query_one("#conversation").mount(Welcome(id="welcome"))
-            if self.is_current:
-                self.query_one("#demo", Button).focus()  # Enter loads the demo
         elif shown and not empty:
             await shown.remove()
             if self.is_current:
@@ -179,9 +178,9 @@ class ChatScreen(Screen[None]):
             self._turn(self.turn).set_status(STOPPING)
 
     def action_next_pane(self) -> None:
-        """Question → Sources → conversation → question; elsewhere (the welcome's buttons) the
-        usual focus order."""
-        panes = [self.query_one(selector) for selector in self.PANES]
+        """Question → the welcome's buttons (while it is shown) → Sources → conversation →
+        question; elsewhere the usual focus order."""
+        panes = [pane for selector in self.PANES for pane in self.query(selector)]
         if self.focused not in panes:
             self.focus_next()
             return

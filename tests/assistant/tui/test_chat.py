@@ -305,7 +305,7 @@ async def test_the_welcome_shows_only_while_the_bank_is_empty(rig, tmp_path):
     async with AssistantApp(services).run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert pilot.app.screen.query(Welcome)
-        assert pilot.app.focused is pilot.app.screen.query_one("#demo")
+        assert pilot.app.focused is pilot.app.screen.query_one("#question")
 
 
 async def test_the_sources_panel_lists_the_prompts_chunks_not_the_candidates(rig):

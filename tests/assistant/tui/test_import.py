@@ -37,7 +37,7 @@ async def test_demo_from_the_empty_state_imports_with_progress_to_100_percent(st
 
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await pilot.pause()
-        await pilot.press("enter")  # the demo button has the focus
+        await pilot.press("tab", "enter")  # Tab from the question field: the demo button
         await wait_for(pilot, lambda: isinstance(app.screen, ImportScreen))
         screen = app.screen
         await wait_for(pilot, lambda: not screen.running, timeout=60)
@@ -154,7 +154,7 @@ async def test_an_import_that_ends_in_the_background_clears_the_welcome(store, t
     app = AssistantApp(services)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.screen.query(Welcome))
-        await pilot.press("enter")  # the demo button has the focus
+        await pilot.click("#demo")
         await wait_for(pilot, lambda: isinstance(app.screen, ImportScreen))
         importing = app.screen
         await pilot.press("escape")

@@ -1,0 +1,46 @@
+"""The chat on an empty home (nothing imported yet): the question field has the focus, the
+welcome's buttons are reached by Tab."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.knowledge.db import open_db
+from assistant.knowledge.store import KnowledgeStore
+from assistant.tui.app import AssistantApp
+from assistant.tui.widgets.welcome import Welcome
+from tests.assistant.tui.conftest import SIZE, make_services, wait_for
+
+pytestmark = pytest.mark.asyncio
+
+
+@pytest.fixture
+def empty_app(tmp_path) -> AssistantApp:
+    services, _, _ = make_services(KnowledgeStore(open_db(None)), tmp_path)
+    return AssistantApp(services)
+
+
+def focused_id(pilot) -> str | None:
+    return pilot.app.focused.id if pilot.app.focused is not None else None
+
+
+async def test_a_question_typed_at_once_goes_to_the_question_field(empty_app):
+    """The demo's button took the focus as the welcome was shown: a question typed straight
+    away was lost, and Enter loaded the demo."""
+    async with empty_app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: bool(pilot.app.screen.query(Welcome)))
+        await pilot.pause()
+        assert focused_id(pilot) == "question"
+        await pilot.press(*"hi")
+        assert pilot.app.screen.query_one("#question").value == "hi"
+
+
+async def test_tab_reaches_the_welcomes_buttons(empty_app):
+    async with empty_app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: bool(pilot.app.screen.query(Welcome)))
+        await pilot.pause()
+        order = []
+        for _ in range(5):
+            await pilot.press("tab")
+            order.append(focused_id(pilot))
+        assert order == ["demo", "import", "source-list", "conversation", "question"]
