@@ -83,6 +83,14 @@ class AnswerStopped(Message):
 
 
 @dataclass
+class NothingImported(Message):
+    """A question asked while the knowledge bank holds nothing: not answered (it would say
+    "Not found in your mail", as if mail had been read), no model loaded."""
+
+    turn: int
+
+
+@dataclass
 class AnswerFailed(Message):
     turn: int
     error: str

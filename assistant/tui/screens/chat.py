@@ -21,6 +21,7 @@ from assistant.tui.messages import (
     AnswerStatusChanged,
     AnswerStopped,
     LibraryRead,
+    NothingImported,
     QuoteShown,
     RewriteShown,
     SourcesFound,
@@ -149,6 +150,9 @@ class ChatScreen(Screen[None]):
     def answer(self, turn: int, question: str, refuse: bool = False) -> None:
         worker = get_current_worker()
         try:
+            if not self.services.knowledge.count_chunks():  # as the CLI's ask, search, chat
+                self.post_message(NothingImported(turn))
+                return
             if not self.services.answerer.ready:
                 self.post_message(AnswerStatusChanged(turn, "loading the models…"))
             chat = self._chat()
@@ -225,6 +229,11 @@ class ChatScreen(Screen[None]):
     @on(AnswerStopped)
     def _stopped(self, m: AnswerStopped) -> None:
         self._turn(m.turn).stop(m.seconds)
+        self._ended(m.turn)
+
+    @on(NothingImported)
+    def _nothing_imported(self, m: NothingImported) -> None:
+        self._turn(m.turn).nothing_imported()
         self._ended(m.turn)
 
     @on(AnswerFailed)

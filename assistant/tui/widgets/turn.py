@@ -17,6 +17,11 @@ from assistant.events import AnswerDone, QuestionRewritten, QuoteFound
 from assistant.tui.widgets.sources import mail_line
 
 STOPPING = "stopping…"  # the badge from Esc until the answer has stopped
+# a question asked before anything is imported: the welcome above it has the two buttons
+NOTHING_IMPORTED = (
+    "Nothing is imported yet, so there is no mail or note to search. Load the demo corpus or "
+    "import your own mail with the buttons above (Ctrl+O opens Import), then ask again."
+)
 
 SPAN = "bold"  # the answer span inside the quote
 # the lines under the question, in order; each hidden until it has something to show
@@ -147,6 +152,10 @@ class Turn(Vertical):
 
     def stop(self, seconds: float) -> None:
         self._end(f"stopped after {seconds:.1f} s — not stored in the cache", "stopped")
+
+    def nothing_imported(self) -> None:
+        self._show("flag", NOTHING_IMPORTED)
+        self._end("not asked: the knowledge bank is empty", "empty")
 
     def fail(self, error: str) -> None:
         self._end(f"error: {error}", "failed")

@@ -5,10 +5,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
+from textual.widgets import Input
 
 from assistant.importing.importer import Importer
 from assistant.tui.app import AssistantApp
 from assistant.tui.backend import AppServices, Lazy
+from assistant.tui.widgets.turn import Turn
 from cache.counts import CacheCounts
 from tests.assistant.tui.fakes import FakeAnswerer, FakePrecompute, FakeScheduler
 from tests.conftest import DATA, FakeEmbedder, make_email, write_mbox
@@ -80,3 +82,10 @@ async def wait_for(pilot, condition: Callable[[], bool], timeout: float = 10.0) 
         if loop.time() > end:
             raise AssertionError(f"timed out waiting for {condition}")
         await pilot.pause(0.02)
+
+
+async def asked(pilot, question: str) -> Turn:
+    """The question put in the field whole (typed key by key it takes seconds) and sent."""
+    pilot.app.screen.query_one("#question", Input).value = question
+    await pilot.press("enter")
+    return pilot.app.screen.query_one(f"#turn-{pilot.app.screen.turn}", Turn)

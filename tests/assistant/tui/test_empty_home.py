@@ -1,15 +1,18 @@
 """The chat on an empty home (nothing imported yet): the question field has the focus, the
-welcome's buttons are reached by Tab."""
+welcome's buttons are reached by Tab, and a question is told that nothing is imported."""
 
 from __future__ import annotations
 
 import pytest
 
+from assistant.answer.shape import NOT_FOUND
 from assistant.knowledge.db import open_db
 from assistant.knowledge.store import KnowledgeStore
 from assistant.tui.app import AssistantApp
+from assistant.tui.widgets.turn import NOTHING_IMPORTED
 from assistant.tui.widgets.welcome import Welcome
-from tests.assistant.tui.conftest import SIZE, make_services, wait_for
+from tests.assistant.tui.conftest import SIZE, asked, make_services, wait_for
+from tests.assistant.tui.test_chat import badge
 
 pytestmark = pytest.mark.asyncio
 
@@ -44,3 +47,16 @@ async def test_tab_reaches_the_welcomes_buttons(empty_app):
             await pilot.press("tab")
             order.append(focused_id(pilot))
         assert order == ["demo", "import", "source-list", "conversation", "question"]
+
+
+async def test_a_question_says_nothing_is_imported_not_that_nothing_was_found(empty_app):
+    """It said "Not found in your mail.", as if the mail had been read; the CLI's ask, search
+    and chat say that nothing is imported and how to import."""
+    async with empty_app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: bool(pilot.app.screen.query(Welcome)))
+        turn = await asked(pilot, "when does the kitchen work start")
+        await wait_for(pilot, lambda: not turn.running)
+        assert turn.text == NOTHING_IMPORTED and NOT_FOUND not in turn.text
+        assert "empty" in badge(turn) and turn.has_class("empty")
+        assert not pilot.app.services.answerer.ready  # no model loaded for it
+        assert not pilot.app.screen.answering

@@ -8,10 +8,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from textual.widgets import Input
 
-from assistant.tui.widgets.turn import Turn
-from tests.assistant.tui.conftest import SIZE, wait_for
+from tests.assistant.tui.conftest import SIZE, asked, wait_for
 from tests.assistant.tui.test_chat import DEMOLITION, QUOTE, SENTENCE, badge, line
 
 pytestmark = pytest.mark.asyncio
@@ -50,13 +48,6 @@ async def test_quitting_during_the_prefill_ends_the_answer_with_the_app(rig):
         time.sleep(0.01)  # the answer's thread, which the process would wait for
     assert rig.pipeline.model.stopped == 1
     assert time.perf_counter() - quit_at < 1.0
-
-
-async def asked(pilot, question: str) -> Turn:
-    """The question put in the field whole (typed key by key it takes seconds) and sent."""
-    pilot.app.screen.query_one("#question", Input).value = question
-    await pilot.press("enter")
-    return pilot.app.screen.query_one(f"#turn-{pilot.app.screen.turn}", Turn)
 
 
 async def wait_for_prefill(pilot, rig) -> None:
