@@ -19,7 +19,7 @@ from assistant.tui.widgets.sources import mail_line
 STOPPING = "stopping…"  # the badge from Esc until the answer has stopped
 # a question asked before anything is imported: the welcome above it has the two buttons
 NOTHING_IMPORTED = (
-    "Nothing is imported yet, so there is no mail or note to search. Load the demo corpus or "
+    "Nothing is imported yet, so there is no mail or note to search. Load the demo or "
     "import your own mail with the buttons above (Ctrl+O opens Import), then ask again."
 )
 

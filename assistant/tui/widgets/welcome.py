@@ -18,5 +18,5 @@ class Welcome(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(WELCOME, classes="welcome-text")
         with Horizontal(classes="welcome-buttons"):
-            yield Button("Load the demo corpus", id="demo", variant="primary")
+            yield Button("Load the demo", id="demo", variant="primary")
             yield Button("Import my mail…", id="import")

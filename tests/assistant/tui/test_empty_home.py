@@ -60,3 +60,18 @@ async def test_a_question_says_nothing_is_imported_not_that_nothing_was_found(em
         assert "empty" in badge(turn) and turn.has_class("empty")
         assert not pilot.app.services.answerer.ready  # no model loaded for it
         assert not pilot.app.screen.answering
+
+
+async def test_the_welcomes_buttons_show_their_whole_labels_at_80_columns(empty_app):
+    """At 80×24 the chat has 48 columns, and the second button was cut to "Import my mai"."""
+    from textual.widgets import Button
+
+    async with empty_app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: bool(pilot.app.screen.query(Welcome)))
+        await pilot.pause()
+        for button in pilot.app.screen.query(Button).results():
+            if button.id in ("demo", "import"):
+                label = str(button.label)
+                assert button.content_region.width >= len(label), label
+                inside = pilot.app.screen.query_one(Welcome).content_region
+                assert button.region.right <= inside.right, label
