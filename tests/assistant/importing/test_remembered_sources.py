@@ -9,6 +9,8 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from assistant.cli import main
 from assistant.knowledge.db import open_db
 from assistant.knowledge.sources import SourceLog
@@ -103,32 +105,24 @@ def test_paths_through_a_linked_home_are_compared_resolved(tmp_path, capsys):
     assert documents(home, capsys) == 5
 
 
-def test_a_linked_source_whose_target_is_not_there_is_kept(tmp_path, capsys):
-    """~/Mail links to a drive not mounted now: the mail keeps ~/Mail/..., the source is
-    remembered as the drive's path; the mail found through the (dangling) link keeps it."""
-    drive = maildir(tmp_path / "usb" / "Mail")
-    link = tmp_path / "Mail"
+@pytest.mark.parametrize("kind", ["maildir", "mbox"])
+def test_a_linked_source_whose_target_is_not_there_is_kept(tmp_path, capsys, kind):
+    """~/Mail (or ~/mail.mbox) links to a drive not mounted now: the mail keeps the link's
+    path, the source is remembered as the drive's; the mail found through the (dangling) link
+    keeps it."""
+    if kind == "maildir":
+        drive, link, stored = maildir(tmp_path / "usb" / "Mail"), tmp_path / "Mail", 3
+    else:
+        (tmp_path / "usb").mkdir()
+        drive = write_mbox(tmp_path / "usb" / "old.mbox", [make_email(msgid="<o@x>")])
+        link, stored = tmp_path / "mail.mbox", 1
     link.symlink_to(drive)
     home = str(tmp_path / "h")
     assert main(["import", "--home", home, str(link)]) == 0
     shutil.move(tmp_path / "usb", tmp_path / "unplugged")
     said = reimport(home, capsys)
     assert f"{NOT_THERE}: {drive}" in said and FORGOTTEN not in said
-    assert remembered(home) == [drive] and documents(home, capsys) == 3
-
-
-def test_a_linked_mbox_whose_target_is_not_there_is_kept(tmp_path, capsys):
-    """~/mail.mbox links to an mbox on a drive not mounted now: its mail keeps ~/mail.mbox."""
-    (tmp_path / "usb").mkdir()
-    drive = write_mbox(tmp_path / "usb" / "old.mbox", [make_email(msgid="<o@x>")])
-    link = tmp_path / "mail.mbox"
-    link.symlink_to(drive)
-    home = str(tmp_path / "h")
-    assert main(["import", "--home", home, str(link)]) == 0
-    shutil.move(tmp_path / "usb", tmp_path / "unplugged")
-    said = reimport(home, capsys)
-    assert f"{NOT_THERE}: {drive}" in said and FORGOTTEN not in said
-    assert remembered(home) == [drive] and documents(home, capsys) == 1
+    assert remembered(home) == [drive] and documents(home, capsys) == stored
 
 
 def test_a_source_that_cannot_be_looked_at_is_kept_and_said(tmp_path, capsys, monkeypatch):
