@@ -19,6 +19,11 @@ STAMP = re.compile(
     r"^.{1,120}?\s+(?:on\s+)?\d{1,2}/\d{1,2}/\d{2,4}\s+\d{1,2}:\d{2}(?::\d{2})?\s*[AP]M\s*$",
     re.IGNORECASE,
 )
+# the same stamp with its sender's name wrapped onto the line above ("Jay Fitzgerald" then
+# "05/09/2001 08:55 AM"): a date and a time alone on a line
+BARE_STAMP = re.compile(
+    r"^\s*\d{1,2}/\d{1,2}/\d{2,4}\s+\d{1,2}:\d{2}(?::\d{2})?\s*[AP]M\s*$", re.IGNORECASE
+)
 # a reply's attribution of the mail it quotes: "On Tue, 3 Mar 2026 at 10:04, Maya <m@x.me>
 # wrote:" (wrapped before "wrote": _ATTRIBUTION_START), "Maya Lindqvist <m@x.me> wrote:",
 # "Op 3 mrt. 2026 schreef Maya <m@x.me>:"

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from assistant.answer.headers import (
     BANNER,
+    BARE_STAMP,
     QUOTE,
     QUOTED_FIELD,
     STAMP,
@@ -197,6 +198,12 @@ def _body_lines(text: str) -> Iterator[tuple[str, bool]]:
             skip = max(said - 1, 0) + stamp_header(lines, i + max(said, 1))
             yield "", True
             continue
+        stamp = _wrapped_stamp(bare, lines[i + 1 : i + 2])
+        if stamp:  # a stamp's time alone, or its sender's name with the time below it
+            header = stamp_header(lines, i + stamp)
+            quoted_part, skip = quoted_part or header > 0, stamp - 1 + header
+            yield "", quoted_part
+            continue
         if is_header_debris(bare):  # with the header fields that follow it
             skip = stamp_header(lines, i + 1)
             yield "", quoted_part
@@ -210,6 +217,15 @@ def _body_lines(text: str) -> Iterator[tuple[str, bool]]:
             yield "", quoted_part
             continue
         yield bare.rstrip(), quoted_part or marker is not None
+
+
+def _wrapped_stamp(line: str, after: list[str]) -> int:
+    """The lines of a sender's stamp wrapped before its time ("Jay Fitzgerald@ECT", then
+    "05/09/2001 08:55 AM"), or of a time alone on its line: 2, 1, or 0 for none."""
+    if BARE_STAMP.match(line):
+        return 1
+    below = QUOTE.sub("", after[0]) if after else ""
+    return 2 if len(line) <= 80 and BARE_STAMP.match(below) else 0
 
 
 def _line_kind(line: str) -> str:

@@ -206,6 +206,33 @@ def test_a_reply_attribution_and_a_sender_stamp_with_its_header_are_no_lines() -
     ]
 
 
+WRAPPED_STAMP = """I'd like to keep a last veto right - just give me a call.
+
+Jay Fitzgerald@ECT
+05/09/2001 08:55 AM
+To: Jeff Skilling/Corp/Enron@ENRON
+cc:
+Subject: Resignation
+
+As you may know, I have decided to resign from Enron."""
+
+
+def test_a_sender_stamp_whose_name_wrapped_above_is_no_line() -> None:
+    """Lotus Notes wraps a long stamp's name onto the line above: '05/09/2001 08:55 AM' alone
+    was shown as the quote's first line (the dev mailbox's s13, s35, s38); it is a stamp, and
+    what follows its header is the mail it quotes. A date and time alone elsewhere is no line
+    either."""
+    assert [(line.text, line.quoted) for line in mail_lines(WRAPPED_STAMP)] == [
+        ("I'd like to keep a last veto right - just give me a call.", False),
+        ("As you may know, I have decided to resign from Enron.", True),
+    ]
+    alone = "The call is confirmed.\n\n01/31/2001 02:58 AM\n\nIt is at noon in London."
+    assert [line.text for line in mail_lines(alone)] == [
+        "The call is confirmed.",
+        "It is at noon in London.",
+    ]
+
+
 def test_one_line_attributions_in_several_languages_are_no_lines() -> None:
     for attribution in (
         "On Mon, Mar 2, 2026 at 9:14 AM Lotte Visser <lotte@x.nl> wrote:",
