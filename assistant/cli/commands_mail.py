@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from argparse import Namespace
 from collections.abc import Iterable
+from contextlib import closing, suppress
 
 from rich.console import Console
 from rich.text import Text
@@ -134,9 +137,46 @@ def _final(chat: Chat, question: str) -> dict:
     return data
 
 
+class _Interrupt:
+    """While a chat turn is answered, Ctrl-C stops that answer, not the chat (as a shell's or
+    psql's prompt does); a second Ctrl-C before it stops ends the chat as usual."""
+
+    def __init__(self) -> None:
+        self.pressed, self._before = False, None
+
+    def __call__(self) -> bool:
+        return self.pressed
+
+    def __enter__(self) -> _Interrupt:
+        if threading.current_thread() is threading.main_thread():
+            self._before = signal.signal(signal.SIGINT, self._press)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._before is not None:
+            signal.signal(signal.SIGINT, self._before)
+
+    def _press(self, signum, frame) -> None:
+        if self.pressed:
+            raise KeyboardInterrupt
+        self.pressed = True
+
+
 def _print_turn(chat: Chat, question: str) -> None:
     out = Console(highlight=False, soft_wrap=True)
-    for event in chat.answer(question):
+    stop = _Interrupt()
+    # the model's Stopped ends the turn within a piece; a turn left between events is closed
+    with stop, suppress(p.Stopped), closing(chat.answer(question, stop=stop)) as events:
+        _print_events(out, events, stop)
+    if stop.pressed:
+        out.print(Text("(stopped; Ctrl-C at the prompt or Ctrl-D ends the chat)", style="dim"))
+    out.print()
+
+
+def _print_events(out: Console, events, stop: _Interrupt) -> None:
+    for event in events:
+        if stop.pressed:  # between the steps no model runs in (retrieval, loading)
+            return
         if isinstance(event, p.QuestionRewritten):
             out.print(Text(f"→ asked as: {event.standalone}", style="dim italic"))
         elif isinstance(event, p.AnswerDone):
@@ -147,4 +187,3 @@ def _print_turn(chat: Chat, question: str) -> None:
                 line = f"[{i}] {s.get('sender') or 'note'} · {when} · {s.get('title')} ({where})"
                 thread = f" · thread {s['thread']}" if s.get("thread") else ""
                 out.print(Text(line + thread, style="dim"))
-    out.print()

@@ -92,3 +92,37 @@ def test_chat_json_with_the_real_models_answers_the_follow_up_from_the_thread(
     assert second["standalone"].startswith("Who pays for it? (about: kitchen demolition")
     assert {s["message_id"] for s in second["sources"]} == {"k1@x", "k2@x"}  # the thread first
     assert {s["thread"] for s in second["sources"]} == {"k1@x"}
+
+
+class Interrupted:
+    """Ctrl-C while the model computes: the first answer's prefill checks `stop` between its
+    pieces (raising Stopped, as PromptCache does); the next answers are whole."""
+
+    def __init__(self, asked: list) -> None:
+        self.asked = asked
+
+    def answer(self, question: str, *args, stop=None):
+        import os
+        import signal
+
+        self.asked.append(question)
+        if len(self.asked) == 1:
+            os.kill(os.getpid(), signal.SIGINT)  # the user presses Ctrl-C
+            assert stop is not None and stop()
+            raise p.Stopped
+        yield p.AnswerDone(question, "“Demolition starts Monday.”", [SOURCE], False, 0, 0,
+                           mail={"chunk_id": 4, "id": "k@x"})  # fmt: skip
+
+
+def test_ctrl_c_stops_the_answer_not_the_chat(monkeypatch, tmp_path, capsys):
+    """Ctrl-C during an answer ended `assistant chat` (exit 130) and its conversation; it now
+    stops that answer and the next question is asked, as at a shell's prompt."""
+    asked: list = []
+    monkeypatch.setattr(Services, "answerer", lambda ctx: Interrupted(asked))
+    monkeypatch.setattr(Services, "focused_answerer", lambda ctx, t: Interrupted(asked))
+    monkeypatch.setattr("sys.stdin", io.StringIO("When is the demolition?\nWho pays Bram?\n"))
+    monkeypatch.setattr(KnowledgeStore, "count_chunks", lambda store: 1)
+    assert main(["chat", "--home", str(tmp_path / "h")]) == 0
+    out = capsys.readouterr().out
+    assert asked == ["When is the demolition?", "Who pays Bram?"]
+    assert "(stopped;" in out and out.count("Demolition starts Monday.") == 1
