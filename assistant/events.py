@@ -4,10 +4,13 @@ an answer raises when its asker stops it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from assistant.answer.evidence import Evidence
 from assistant.knowledge.retrieval import Hit
+
+Stop = Callable[[], bool]  # the asker's stop (Esc, quitting, Ctrl-C): true once it is not wanted
 
 
 class Stopped(Exception):

@@ -6,7 +6,7 @@ sentence) → the sentence checked against the quote (answer/shape.py) → remem
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -34,6 +34,7 @@ from assistant.events import (
     KVReused,
     QAHitFound,
     QuoteJudged,
+    Stop,
     TokenStreamed,
 )
 from assistant.knowledge.retrieval import Hit
@@ -81,7 +82,6 @@ class Read:
 
 
 NO_CACHE = CacheLayers(qa=False, kv=False)
-Stop = Callable[[], bool]  # the asker's stop: true once the answer is no longer wanted
 
 
 class Answerer:
@@ -175,7 +175,7 @@ class Answerer:
         yield quote_found(found, checking=self.judge is not None)
         if fresh:
             scored = found  # the quote a plain ask would look its stored answer up with
-            found = yield from self._judged(question, found, clock)
+            found = yield from self._judged(question, found, clock, stop)
             yield from self._fresh(
                 question, vector, hits, found, layers, clock, scored=scored, stop=stop
             )
@@ -187,34 +187,36 @@ class Answerer:
                 found = promoted_to(found, hit.entry.evidence, question)
                 yield QuoteJudged("confirmed", 0.0, quote_found(found))
             elif self.judge is not None:  # kept with no reader, or the night's: judged now
-                found = yield from self._judged_hit(question, found, hit.entry, clock)
+                found = yield from self._judged_hit(question, found, hit.entry, clock, stop)
             self.qa.log_served(hit.entry.id, question, hit.similarity)
             yield QAHitFound(hit.entry.question, hit.similarity, hit.entry.id,
                              hit.entry.answered_at or 0.0)  # fmt: skip
             yield self._served(question, found, hits, hit.entry, clock)
             return
-        found = yield from self._judged(question, found, clock)
+        found = yield from self._judged(question, found, clock, stop)
         yield from self._write(question, vector, hits, found, layers, clock, stop=stop)
 
-    def _judged(self, question: str, found: Found, clock: Clock) -> Iterator[Event]:
+    def _judged(
+        self, question: str, found: Found, clock: Clock, stop: Stop | None = None
+    ) -> Iterator[Event]:
         """The reader's verdict on the quote shown (QuoteJudged), and the quote it leaves;
         without a reader, the quote as it is. Returns the quote (a generator's value)."""
         if self.judge is None:
             return found
         started = time.perf_counter()
-        judged: Judged = judge(self.judge, question, found)
+        judged: Judged = judge(self.judge, question, found, stop)
         clock.mark("verdict")
         seconds = time.perf_counter() - started
         yield QuoteJudged(judged.verdict, judged.margin, quote_found(judged.found), seconds)
         return judged.found
 
     def _judged_hit(
-        self, question: str, found: Found, entry: QAEntry, clock: Clock
+        self, question: str, found: Found, entry: QAEntry, clock: Clock, stop: Stop | None = None
     ) -> Iterator[Event]:
         """The reader's verdict on a hit no reader judged, as on a fresh answer's quote (the
         sentence decides the mark unless it confirms); once it confirms the entry's own line,
         the entry is served confirmed from then on. Returns the quote."""
-        judged = yield from self._judged(question, found, clock)
+        judged = yield from self._judged(question, found, clock, stop)
         if confirms_entry(entry, found, judged):
             self.qa.mark_judged(entry.id)
         return judged

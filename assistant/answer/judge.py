@@ -35,6 +35,7 @@ from assistant.answer.excerpts import Excerpt, as_excerpt, excerpt, opening
 from assistant.answer.qa_verify import SameCheck
 from assistant.answer.quoted import answer_span, clipped, line_key, window
 from assistant.answer.reader_kv import ReaderKV
+from assistant.events import Stop, Stopped
 from assistant.llm.prompt import Frame, chat_frame
 from assistant.llm.runtime import LocalLLM
 from cache.verdicts import Verdicts
@@ -134,10 +135,12 @@ class Reader:
             self._frame = frame
         return self._frame
 
-    def states(self, question: str, excerpts: Sequence[Excerpt | str]) -> list[float]:
+    def states(
+        self, question: str, excerpts: Sequence[Excerpt | str], stop: Stop | None = None
+    ) -> list[float]:
         """For each excerpt (excerpts.py; a string: one with no header), the margin that it
         states the answer to `question`. The excerpt comes first, as in the instruction's
-        examples."""
+        examples. `stop`: the asker's; once true, Stopped before the next excerpt's prompt."""
         asked = " ".join(question.split())
 
         def prompt(frame: Frame) -> list[tuple[list[str], str]]:
@@ -147,7 +150,7 @@ class Reader:
                 out.append(([o.header] if o.line is None else [o.header, o.line], o.rest))
             return out
 
-        return self._margins(prompt)
+        return self._margins(prompt, stop)
 
     def same(self, stored: str, asked: str) -> float:
         """The margin that `stored` asks for the same information as `asked` (kept: a repeat
@@ -164,7 +167,9 @@ class Reader:
             self._memo[key] = known
         return self._memo[key]
 
-    def _margins(self, prompts: Callable[[Frame], list[tuple[list[str], str]]]) -> list[float]:
+    def _margins(
+        self, prompts: Callable[[Frame], list[tuple[list[str], str]]], stop: Stop | None = None
+    ) -> list[float]:
         """Each prompt's margin: the fixed instruction (its KV kept), its opening segments
         (each tokenized on its own: from the KV tree where a night kept them) and the rest."""
         with self._guard, self.llm.for_the_user():
@@ -172,6 +177,8 @@ class Reader:
             self.kv.instruction(self._prefix)
             out = []
             for segments, rest in prompts(frame):
+                if stop is not None and stop():
+                    raise Stopped
                 self.kv.hold(self._prefix, [self.llm.tokenize(s) for s in segments])
                 self.llm.eval(self.llm.tokenize(rest))
                 logits = self.llm.logits()
@@ -205,18 +212,20 @@ def candidate_excerpt(candidate: Candidate) -> Excerpt:
     return excerpt(candidate.line.text, candidate.record)
 
 
-def judge(reader: Reader, question: str, found: Found) -> Judged:
-    """The reader's verdict on the scorer's quote, and the quote it leaves (Judged)."""
+def judge(reader: Reader, question: str, found: Found, stop: Stop | None = None) -> Judged:
+    """The reader's verdict on the scorer's quote, and the quote it leaves (Judged); `stop`:
+    the asker's (Reader.states)."""
     if not found.ranked or not found.lines:
         return Judged("not found", found, float("-inf"))
-    first = reader.states(question, [quote_excerpt(found)])[0]
+    first = reader.states(question, [quote_excerpt(found)], stop)[0]
     verdict, _ = decide(first, [], reader.bars)
     if verdict == "confirmed":
         return Judged("confirmed", confirmed(found), first)
     if not reader.bars.doubts(first):
         return Judged("unsure", found, first)
     others = next_candidates(found, question)
-    margins = reader.states(question, [candidate_excerpt(c) for c in others]) if others else []
+    excerpts = [candidate_excerpt(c) for c in others]
+    margins = reader.states(question, excerpts, stop) if others else []
     verdict, best = decide(first, margins, reader.bars)
     if verdict == "moved":
         return Judged("moved", promoted(found, others[best], question), margins[best])

@@ -46,7 +46,7 @@ class SetReader:
     def __init__(self, says: dict[str, float], default: float = -5.0) -> None:
         self.says, self.default, self.bars, self.asked = says, default, BARS, []
 
-    def states(self, question: str, excerpts):
+    def states(self, question: str, excerpts, stop=None):
         self.asked += list(excerpts)
         return [next((m for w, m in self.says.items() if w in str(e)), self.default)
                 for e in excerpts]  # fmt: skip
@@ -298,3 +298,28 @@ def test_an_unjudged_answer_the_reader_is_unsure_of_is_left_to_its_sentence(tmp_
     hit, verdicts, done = served_with(pipe, SetReader({}, default=-1.0), question)
     assert hit.entry_id == entry.id and verdicts == ["unsure"]
     assert done.band == "weak" and not pipe.qa.get(entry.id).judged  # no date: not confirmed
+
+
+def test_a_stop_ends_the_verdict_before_the_next_excerpt(tmp_path):
+    """Esc during the reader's verdict (seconds at 1.5B, a quote and its candidates one by one)
+    waited for every verdict: the asker's stop now ends it before the next excerpt's prompt,
+    raising Stopped as the writer's prefill does. With the real SmolLM2 reading."""
+    from assistant import events as p
+    from assistant.answer.excerpts import Excerpt
+    from assistant.config import Settings
+    from assistant.llm import make_llm
+
+    reader = Reader(
+        make_llm(Settings().llm), Prompts.read(bundled("prompts")), BARS, tmp_path / "kv"
+    )
+    calls: list[int] = []
+
+    def stop() -> bool:
+        calls.append(1)
+        return len(calls) > 1  # asked once the first excerpt is read
+
+    excerpts = [Excerpt("Anna · 2026-02-20 · New hire", (f"Line {i}.",)) for i in range(3)]
+    with pytest.raises(p.Stopped):
+        reader.states("When does Henrik start?", excerpts, stop)
+    assert len(calls) == 2
+    assert len(reader.states("When does Henrik start?", excerpts[:1])) == 1  # usable after

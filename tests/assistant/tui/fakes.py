@@ -11,13 +11,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from assistant.answer.answerer import ALL_LAYERS, Answerer, CacheLayers, Stop
+from assistant.answer.answerer import ALL_LAYERS, Answerer, CacheLayers
 from assistant.answer.evidence import Found, LineFinder
 from assistant.answer.qa_memory import lookup_hit
 from assistant.answer.shape import checked_sentence
 from assistant.clock import Clock
 from assistant.config import Settings
-from assistant.events import AnswerDone, Event, KVReused, Stopped, TokenStreamed
+from assistant.events import AnswerDone, Event, KVReused, Stop, Stopped, TokenStreamed
 from assistant.knowledge.retrieval import Hit
 from assistant.knowledge.store import KnowledgeStore
 from assistant.llm.decoding import sentences_ended

@@ -336,7 +336,7 @@ class HeldReader:
 
         self.margin, self.bars, self.go = margin, Bars(0.0, -3.0, 0.0), threading.Event()
 
-    def states(self, question, excerpts):
+    def states(self, question, excerpts, stop=None):
         self.go.wait(10)
         return [self.margin] * len(excerpts)
 
