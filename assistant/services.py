@@ -299,7 +299,10 @@ class Services:
 
         mail = self.settings.mail
         today = date.fromisoformat(mail.today) if mail.today else None
-        return self._once("_reader", lambda: QueryReader(self.store, today, mail.filters))
+        return self._once(
+            "_reader",
+            lambda: QueryReader(self.store, today, mail.filters, self.home.index_dir),
+        )
 
     @property
     def retriever(self) -> Retriever:

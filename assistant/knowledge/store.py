@@ -173,13 +173,15 @@ class KnowledgeStore(ThreadRows, ThreadIndex, VectorRows, SourceRows):
         return "added", alt_key
 
     def _fill_names(self, existing: dict, doc: Document) -> None:
-        """A mail stored before names were kept (migration 0004) gets them on re-import."""
+        """A mail stored before names were kept (migration 0004) gets them on re-import. The
+        chunks version moves: the address book (mail/book_file.py) is built from the names."""
         if doc.kind != "email" or existing.get("sender_name") is not None:
             return
         self.db.execute(
             "UPDATE documents SET sender_name = ?, recipient_names = ?, cc_names = ? WHERE id = ?",
             [doc.sender_name, doc.recipient_names, doc.cc_names, existing["id"]],
         )
+        self._bump_version()
 
     def _fill_bulk(self, existing: dict, doc: Document) -> None:
         """A mail stored before its list headers were read (migration 0008) gets its mark on

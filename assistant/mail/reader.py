@@ -6,9 +6,11 @@ else filters read from its words (mail/questions.py), against the mailbox's addr
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
 from typing import Literal
 
 from assistant.knowledge.store import KnowledgeStore
+from assistant.mail import book_file
 from assistant.mail.address_book import MailRows, build
 from assistant.mail.filters import Condition, Filters
 from assistant.mail.people import People
@@ -23,11 +25,18 @@ FILTER_MODES: tuple[str, ...] = ("words", "terms", "off")
 
 class QueryReader:
     def __init__(
-        self, store: KnowledgeStore, today: date | None = None, mode: FilterMode = "words"
+        self,
+        store: KnowledgeStore,
+        today: date | None = None,
+        mode: FilterMode = "words",
+        book_dir: Path | None = None,
     ) -> None:
+        """`book_dir`: where the address book is kept between processes (mail/book_file.py;
+        None: built in each process)."""
         self.store = store
         self.pinned = today
         self.mode = mode
+        self.book_dir = book_dir
         self._people: tuple[int, People] | None = None
 
     @property
@@ -35,13 +44,21 @@ class QueryReader:
         return self.pinned or date.today()
 
     def people(self) -> People:
-        """The address book, built once per change of the knowledge bank."""
+        """The address book, built once per change of the knowledge bank (and kept in
+        `book_dir` for the next process)."""
         version = self.store.version("chunks")
         if self._people is None or self._people[0] != version:
-            mail = self.store.mail
-            rows = MailRows(mail.senders(), mail.recipients(), mail.lines())
-            self._people = (version, build(rows))
+            if self.book_dir is None:
+                book = self._build()
+            else:
+                bank = self.store.identity()
+                book = book_file.load_or_build(self.book_dir, bank, version, self._build)
+            self._people = (version, book)
         return self._people[1]
+
+    def _build(self) -> People:
+        mail = self.store.mail
+        return build(MailRows(mail.senders(), mail.recipients(), mail.lines()))
 
     def read(self, text: str) -> MailQuery:
         if self.mode == "off":
