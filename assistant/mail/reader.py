@@ -21,6 +21,7 @@ from assistant.mail.questions import QuestionReader
 # "off": nothing is read (a `from:` is searched as a word)
 FilterMode = Literal["words", "terms", "off"]
 FILTER_MODES: tuple[str, ...] = ("words", "terms", "off")
+COUNTS_KEPT = 64  # filters' mail counts kept (the app asks many questions of one version)
 
 
 class QueryReader:
@@ -38,6 +39,7 @@ class QueryReader:
         self.mode = mode
         self.book_dir = book_dir
         self._people: tuple[int, People] | None = None
+        self._counts: dict[tuple, int] = {}
 
     @property
     def today(self) -> date:
@@ -71,5 +73,13 @@ class QueryReader:
         return MailQuery(filters.unsaid(text), filters)
 
     def count(self, condition: Condition | Filters) -> int:
-        """Mails a condition (or filters) leaves."""
-        return self.store.mail.count(*condition.sql())
+        """Mails a condition (or filters) leaves; kept for the knowledge bank's version, as a
+        question counts its filters when it reads them and again when it shows them (a name
+        in the mail's text reads every mail)."""
+        sql, params = condition.sql()
+        key = (self.store.version("chunks"), sql, tuple(params))
+        if key not in self._counts:
+            if len(self._counts) >= COUNTS_KEPT or any(k[0] != key[0] for k in self._counts):
+                self._counts.clear()
+            self._counts[key] = self.store.mail.count(sql, params)
+        return self._counts[key]

@@ -3,10 +3,14 @@ ranking (BM25 and dense both)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
+from assistant.importing.importer import Importer
 from assistant.mail.people import People
 from assistant.mail.query import QueryError, has_terms, parse
+from tests.conftest import make_email, write_mbox
 
 from .conftest import TODAY
 
@@ -273,3 +277,37 @@ def test_a_word_with_letters_beyond_ascii_matches_in_any_case(tmp_path, store, f
         where, params = f.words_in("text", ["d.body"], [word], word).sql()
         rows = store.db.execute(f"SELECT d.title FROM documents d WHERE {where}", params)
         assert {r[0] for r in rows} == {"Signed", "Shouted"}
+
+
+def test_a_filter_no_index_serves_is_tested_once_a_mail_not_once_a_chunk(mailbox):
+    """A name in the mail's text (a LIKE over every body) is read once per mail: the chunks
+    of the mails it leaves come by their document's index."""
+    store, _, _ = mailbox
+    tested: list[int] = []
+    store.db.conn.create_function("tested", 1, lambda doc: tested.append(doc) or 1)
+    ids = store.mail.chunk_ids("tested(d.id) AND d.body LIKE ?", ["%board%"])
+    documents = store.db.execute("SELECT count(*) FROM documents").fetchone()[0]
+    assert sorted(tested) == sorted(set(tested)) and len(tested) == documents
+    expected = store.db.execute(
+        "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id "
+        "WHERE d.body LIKE ? ORDER BY c.id",
+        ["%board%"],
+    ).fetchall()
+    assert ids.tolist() == [r[0] for r in expected] and len(ids)
+
+
+def test_a_question_counts_its_filters_once_per_version_of_the_mail(mailbox, tmp_path):
+    """The filters are counted when read and again when shown: one count in SQL, until the
+    mail changes."""
+    store, _, reader = mailbox
+    counted: list[str] = []
+    real = store.mail.count
+    store.mail.count = lambda sql, params: counted.append(sql) or real(sql, params)
+    query = reader.read("what did Vince say about Dabhol?")
+    assert query.filters.narrows()
+    first = reader.count(query.filters)
+    assert reader.count(query.filters) == first and len(counted) == len(set(counted))
+    new = make_email("Dabhol", "More.", '"Vince Kaminski" <vince.kaminski@enron.com>', "j@x.com",
+                     msgid="<m200@x>", when=datetime(2001, 11, 16, tzinfo=UTC))  # fmt: skip
+    Importer(store, None).run([write_mbox(tmp_path / "more.mbox", [new])], embed=False)
+    assert reader.count(query.filters) == first + 1
