@@ -17,7 +17,7 @@ import os
 import shutil
 import zipfile
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,6 +30,9 @@ FORMAT = 1
 HEAD, CODES = "head.npz", "codes.f16"
 _HEAD_KEYS = {"centroids", "offsets", "ids", "crcs", "mean", "cov"}
 _CODE = np.dtype(np.float16)
+# the share of an index's vectors that may come and go after its k-means before `update` leaves
+# the next change to a full build (new mail put in the clusters of older mail)
+REFIT = 0.1
 
 
 def _faiss():
@@ -87,17 +90,70 @@ def build(
     lists = assign(centroids, vectors)
     order = np.argsort(lists, kind="stable")
     offsets = np.searchsorted(lists[order], np.arange(nlist + 1)).astype(np.int64)
+    tmp = _fresh(directory)
+    crcs = _write_codes(tmp / CODES, vectors, order, offsets)
+    mean, cov = moments(vectors)
+    head = {"centroids": centroids, "offsets": offsets, "ids": ids[order], "crcs": crcs}
+    about = {"vectors": n, "dim": dim, "nlist": nlist, "trained": n, "changed": 0}
+    return _saved(tmp, directory, head | {"mean": mean, "cov": cov}, about)
+
+
+def _fresh(directory: Path) -> Path:
     tmp = directory.with_name(directory.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True, mode=0o700)
-    crcs = _write_codes(tmp / CODES, vectors, order, offsets)
-    mean, cov = moments(vectors)
-    head = {"format": FORMAT, "centroids": centroids, "offsets": offsets, "ids": ids[order]}
-    np.savez(tmp / HEAD, **head, crcs=crcs, mean=mean, cov=cov)
-    (tmp / "about.json").write_text(json.dumps({"vectors": n, "dim": dim, "nlist": nlist}))
+    return tmp
+
+
+def _saved(tmp: Path, directory: Path, head: dict[str, np.ndarray], about: dict) -> IvfIndex:
+    np.savez(tmp / HEAD, format=FORMAT, **head)
+    (tmp / "about.json").write_text(json.dumps(about))
     shutil.rmtree(directory, ignore_errors=True)
     os.replace(tmp, directory)
     return IvfIndex.load(directory)
+
+
+def update(
+    old: IvfIndex, directory: Path, ids: np.ndarray, fetch: Callable[[np.ndarray], np.ndarray]
+) -> IvfIndex | None:
+    """`old` made the index of `ids` (every vector now, ascending) in `directory`: the vectors
+    of ids gone dropped, those of new ids (`fetch(new)`: their rows, float32) put in their
+    nearest cluster, the mean and covariance moved by what went and came; the centroids kept.
+    None where the vectors changed since the centroids were trained by over REFIT of them: a
+    new build is due (its k-means), as it is for a first index."""
+    about = {"trained": len(old), "changed": 0} | old.about()
+    gone, new = np.setdiff1d(old.ids, ids), np.setdiff1d(ids, old.ids)
+    changed = int(about["changed"]) + len(gone) + len(new)
+    if not len(ids) or changed > REFIT * int(about["trained"]):
+        return None
+    added = np.asarray(fetch(new), dtype=np.float32).reshape(len(new), old.dim)
+    lists = assign(old.centroids, added) if len(new) else np.zeros(0, dtype=np.int64)
+    n = len(old)
+    total, outer = old.mean * n, (old.cov + np.outer(old.mean, old.mean)) * n
+    tmp = _fresh(directory)
+    offsets, kept_ids, crcs = [0], [], []
+    with (tmp / CODES).open("wb") as out:
+        for c in range(old.nlist):
+            block, cids = old.cluster(c), old.ids[old.offsets[c] : old.offsets[c + 1]]
+            if len(gone):
+                keep = ~np.isin(cids, gone)
+                dropped = block[~keep].astype(np.float64)
+                total, outer = total - dropped.sum(axis=0), outer - dropped.T @ dropped
+                block, cids = block[keep], cids[keep]
+            data = np.concatenate([block, added[lists == c].astype(_CODE)]).tobytes()
+            crcs.append(zlib.crc32(data))
+            out.write(data)
+            kept_ids += [cids, new[lists == c]]
+            offsets.append(offsets[-1] + len(cids) + int((lists == c).sum()))
+    os.chmod(tmp / CODES, 0o600)
+    wide = added.astype(np.float64)
+    total, outer, count = total + wide.sum(axis=0), outer + wide.T @ wide, offsets[-1]
+    mean = total / count
+    head = {"centroids": old.centroids, "offsets": np.array(offsets, dtype=np.int64),
+            "ids": np.concatenate(kept_ids).astype(np.int64), "crcs": np.array(crcs, np.uint32),
+            "mean": mean, "cov": outer / count - np.outer(mean, mean)}  # fmt: skip
+    about |= {"vectors": count, "changed": changed}
+    return _saved(tmp, directory, head, about)
 
 
 def _write_codes(path: Path, vectors: np.ndarray, order: np.ndarray, offsets: np.ndarray):
@@ -177,6 +233,14 @@ class IvfIndex:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def about(self) -> dict:
+        """What the build wrote beside the index (an older build's: no "trained" or
+        "changed" count; `update` reads it as trained on what it holds)."""
+        try:
+            return dict(json.loads((self.directory / "about.json").read_text()))
+        except (OSError, ValueError):
+            return {}
 
     @property
     def nlist(self) -> int:

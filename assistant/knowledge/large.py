@@ -96,16 +96,53 @@ class LargeSearch:
         return None
 
     def _open(self, version: int, rebuild: bool) -> None:
-        if self._ivf is not None:
-            self._ivf[1].close()
-            self._ivf = None
         path = self.index_dir / f"ivf-{self._tag()}-{version}"
         fresh = rebuild or not path.exists()
-        index = self.rebuild(path) if fresh else ivf.IvfIndex.load(path)
+        previous = self._previous() if fresh and not rebuild else None
+        current, self._ivf = self._ivf, None
+        try:
+            if not fresh:
+                index = ivf.IvfIndex.load(path)
+            else:
+                index = self._updated(previous, path) or self.rebuild(path)
+        finally:
+            if current is not None:
+                current[1].close()
         index.nprobe = self.settings.ivf_nprobe
         counts = AccessCounts(index.nlist, self.index_dir / f"access-{self._tag()}.npy")
         self._ivf = (version, index, counts)
         self.replan()  # reads (and checks) the hot clusters
+
+    def _previous(self) -> ivf.IvfIndex | None:
+        """The index of an earlier version of the vectors: the one open, else the one saved."""
+        if self._ivf is not None:
+            return self._ivf[1]
+        saved = self._saved_version()
+        if saved is None:
+            return None
+        try:
+            return ivf.IvfIndex.load(self.index_dir / f"ivf-{self._tag()}-{saved}")
+        except ivf.IndexDamaged:
+            return None
+
+    def _updated(self, previous: ivf.IvfIndex | None, path: Path) -> ivf.IvfIndex | None:
+        """`previous` brought to the vectors now (an import's few new mails: no k-means, no
+        read of every vector, bench/results/commands_scale.json), or None: a build is due."""
+        if previous is None:
+            return None
+        try:
+            fetch = lambda ids: self.store.vectors_of(self.model, ids)  # noqa: E731
+            index = ivf.update(previous, path, self.store.embedding_ids(self.model), fetch)
+        except ivf.IndexDamaged as exc:
+            log.warning("%s; building the index again", exc)
+            return None
+        finally:
+            previous.close()
+        if index is not None:  # the clusters are the same: their access counts hold
+            for old in self.index_dir.glob(f"ivf-{self._tag()}-*"):
+                if old != path:
+                    shutil.rmtree(old, ignore_errors=True)
+        return index
 
     def rebuild(self, path: Path) -> ivf.IvfIndex:
         make_private_dir(self.index_dir)

@@ -102,3 +102,21 @@ class VectorRows:
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32)
         return ids, matrix.reshape(len(rows), rows[0][1])
+
+    def embedding_ids(self, model: str) -> np.ndarray:
+        """The ids of the chunks with a vector from `model`, ascending (the vectors unread)."""
+        rows = self.db.execute(
+            "SELECT chunk_id FROM embeddings WHERE model = ? ORDER BY chunk_id", [model]
+        )
+        return np.fromiter((r[0] for r in rows), dtype=np.int64)
+
+    def vectors_of(self, model: str, chunk_ids: Sequence[int], batch: int = 500) -> np.ndarray:
+        """The float32 vectors from `model` of `chunk_ids` (each has one), in their order."""
+        found: dict[int, bytes] = {}
+        keys = [int(i) for i in chunk_ids]
+        for start in range(0, len(keys), batch):
+            part = keys[start : start + batch]
+            sql = "SELECT chunk_id, vector FROM embeddings WHERE model = ? AND chunk_id IN "
+            marks = ",".join("?" * len(part))
+            found.update(self.db.execute(f"{sql}({marks})", [model, *part]).fetchall())
+        return np.array([np.frombuffer(found[i], dtype=np.float32) for i in keys], np.float32)

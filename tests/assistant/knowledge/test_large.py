@@ -185,6 +185,73 @@ def test_ivf_reads_cold_clusters_and_counts_hot_hits(tmp_path):
     assert index.hit_rate() == pytest.approx(3 / 4)  # 1 of 2 probes, then 2 of 2
 
 
+def test_an_updated_ivf_index_is_the_index_of_the_vectors_now(tmp_path):
+    """Vectors gone and new put into the trained clusters: every vector now, and only those,
+    searched exactly when every cluster is probed; the mean and spread those of them all."""
+    x, more = clustered(), clustered(150, seed=1)
+    old = ivf.build(tmp_path / "ivf-1", np.arange(len(x)), x, nlist=16)
+    old.set_hot([0, 3])  # hot clusters are read from memory, cold ones from the file
+    keep = np.ones(len(x), dtype=bool)
+    keep[::30] = False  # 100 gone
+    ids = np.concatenate([np.arange(len(x))[keep], np.arange(5000, 5150)])
+    vectors = np.concatenate([x[keep], more])
+    fetched = []
+
+    def fetch(wanted):
+        fetched.append(wanted.tolist())
+        return more[wanted - 5000]
+
+    index = ivf.update(old, tmp_path / "ivf-2", ids, fetch)
+    assert fetched == [list(range(5000, 5150))]  # the new vectors alone are read
+    np.testing.assert_array_equal(index.centroids, old.centroids)
+    assert sorted(index.ids.tolist()) == ids.tolist() and index.about()["changed"] == 250
+    index.nprobe = index.nlist
+    for q in (x[7], more[3]):
+        got_ids, got = index.search(q, 10)
+        exact = top_n(ids, DenseIndex(ids, vectors).scores(q), 10)
+        assert got_ids.tolist() == exact.ids.tolist()
+        np.testing.assert_allclose(got, exact.scores, atol=2e-3)
+        mean, std = index.score_stats(q)
+        assert mean == pytest.approx(float((vectors @ q).mean()), abs=1e-4)
+        assert std == pytest.approx(float((vectors @ q).std()), rel=1e-3)
+    np.testing.assert_allclose(index.vectors([5003])[5003], more[3], atol=1e-3)
+    assert ivf.IvfIndex.load(tmp_path / "ivf-2").search(more[3], 1)[0].tolist() == [5003]
+
+
+def test_an_index_changed_past_refit_is_left_to_a_new_build(tmp_path):
+    x = clustered()
+    old = ivf.build(tmp_path / "ivf-1", np.arange(len(x)), x, nlist=16)
+    n = int(ivf.REFIT * len(x)) + 1
+    ids = np.concatenate([np.arange(len(x)), np.arange(10_000, 10_000 + n)])
+    assert ivf.update(old, tmp_path / "ivf-2", ids, lambda w: clustered(len(w), seed=2)) is None
+    once = ivf.update(old, tmp_path / "ivf-2", ids[: len(x) + n // 2], lambda w: x[: len(w)])
+    assert once is not None  # the changes since the k-means add up: the second one is too many
+    twice = ids[: len(x) + n // 2 + n // 2 + 2]
+    assert ivf.update(once, tmp_path / "ivf-3", twice, lambda w: x[: len(w)]) is None
+
+
+def test_an_import_puts_its_mail_into_the_index_without_a_new_build(large, tmp_path, monkeypatch):
+    """After the first build, a few new mails go into the clusters there are: no k-means, and
+    dense search finds them; the clusters' access counts are kept, the old index goes."""
+    assert large.search("demolition kitchen Monday", k=1, mode="dense")
+    (first,) = large.index_dir.glob("ivf-*")
+    counts = list(large.index_dir.glob("access-*"))
+    monkeypatch.setattr(ivf, "train_centroids", _no_kmeans)
+    monkeypatch.setattr(ivf, "REFIT", 1.0)  # a few mails stand for a large home's few
+    mails = [(f"Offsite {i}", f"The offsite number {i} is in Utrecht.") for i in range(2)]
+    import_mails(large.store, large.embedder, tmp_path, mails, "n")
+    for retriever in (large, Retriever(large.store, large.embedder, large.index_dir, LARGE)):
+        hits = retriever.search("The offsite number 1 is in Utrecht.", k=1, mode="dense")
+        assert hits[0].record.title == "Offsite 1"
+    (now,) = large.index_dir.glob("ivf-*")
+    assert now != first and list(large.index_dir.glob("access-*")) == counts
+    assert len(ivf.IvfIndex.load(now)) == large.store.count_chunks()
+
+
+def _no_kmeans(*args, **kwargs):
+    raise AssertionError("the centroids were trained again")
+
+
 @pytest.mark.parametrize("damage", ["flip", "truncate", "missing", "head", "head-cut", "head-flip"])
 def test_a_damaged_ivf_file_is_rebuilt_never_used(large, damage, caplog):
     assert large.search("demolition kitchen Monday", k=1, mode="dense")[0].record.title == (
