@@ -18,22 +18,15 @@ class VectorRows:
     _all_embedded: dict[str, tuple[tuple[int, int], bool]]
 
     def count_unembedded(self, model: str) -> int:
-        sql = "SELECT count(*) FROM chunks c LEFT JOIN embeddings e ON e.chunk_id = c.id "
-        return self.db.execute(
-            sql + "WHERE e.chunk_id IS NULL OR e.model != ?", [model]
-        ).fetchone()[0]
+        """Chunks without a vector from `model`: a chunk holds at most one vector and a vector
+        is its chunk's (migration 0014), so the chunks less `model`'s vectors, two counts on
+        indexes rather than a join reading every vector's page."""
+        embedded, chunks = self.embedding_counts(model)
+        return chunks - embedded
 
     def has_unembedded(self, model: str) -> bool:
-        """Whether some chunk lacks a vector from `model`. Newest chunks first: an import embeds
-        in id order, so while one runs the first row answers; a complete bank costs one scan."""
-        return (
-            self.db.execute(
-                "SELECT 1 FROM chunks c LEFT JOIN embeddings e ON e.chunk_id = c.id "
-                "WHERE e.chunk_id IS NULL OR e.model != ? ORDER BY c.id DESC LIMIT 1",
-                [model],
-            ).fetchone()
-            is not None
-        )
+        """Whether some chunk lacks a vector from `model` (count_unembedded)."""
+        return self.count_unembedded(model) > 0
 
     def all_embedded(self, model: str) -> bool:
         """Whether every chunk has a vector from `model`, checked once per change of the chunks
