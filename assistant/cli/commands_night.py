@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 from argparse import Namespace
+from datetime import date
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -63,14 +64,19 @@ def kv_use(ctx: Services) -> str:
 def nights(ctx: Services) -> str:
     """What the nights covered and what the last one did."""
     from assistant.precompute.coverage import plan, statement
+    from assistant.precompute.plan_file import load_or_plan
     from assistant.precompute.planner import chunk_texts, noded_chunks
     from cache.jobs import JobQueue
     from cache.prediction import History
     from cache.runs import RunLog
 
-    store = ctx.store
-    made = plan(store.mail_headers(), store.chunk_documents(), {}, ctx.settings.mail.today,
-                chunk_texts(store))  # fmt: skip
+    store, pinned = ctx.store, ctx.settings.mail.today
+
+    def planned():
+        return plan(store.mail_headers(), store.chunk_documents(), {}, pinned, chunk_texts(store))
+
+    day = pinned or date.today().isoformat()  # the plan's today: pinned, or the newest mail's
+    made = load_or_plan(ctx.home.index_dir, store.identity(), store.version(), day, planned)
     last = RunLog(ctx.cache_db).last()
     said = statement(made, noded_chunks(JobQueue(ctx.cache_db)))
     saved = History(ctx.cache_db).savings()
