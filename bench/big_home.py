@@ -54,13 +54,16 @@ def copied(raw: bytes, copy: str) -> bytes:
     )
 
 
-def scaled(mbox: Path, copies: int) -> Path:
-    out = CACHE_DIR / f"{mbox.stem}-x{copies}.mbox"
+def scaled(mbox: Path, copies: int, name: str = "") -> Path:
+    """`mbox` `copies` times (made once, under CACHE_DIR, as `name`.mbox), every Message-ID
+    and each reference to one made unique (`copied`)."""
+    out = CACHE_DIR / f"{name or f'{mbox.stem}-x{copies}'}.mbox"
     if out.exists():
         return out
     raw = mbox.read_bytes()
     if not raw.endswith(b"\n\n"):
         raw += b"\n" if raw.endswith(b"\n") else b"\n\n"
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp")
     with tmp.open("wb") as fh:
         for i in range(copies):

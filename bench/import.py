@@ -34,7 +34,6 @@ os.environ["HF_HUB_OFFLINE"] = "1"  # never reach for the hub, even before the m
 # ruff: noqa: E402
 import argparse
 import json
-import re
 import resource
 import statistics
 import subprocess
@@ -45,7 +44,6 @@ from pathlib import Path
 from typing import Any
 
 from _common import (
-    CACHE_DIR,
     DEMO_MBOX,
     REPO,
     default_eval_dir,
@@ -55,9 +53,8 @@ from _common import (
     rss_mib,
     write_results,
 )
+from big_home import scaled
 
-_MESSAGE_ID = re.compile(rb"^Message-ID:\s*<([^<>\s]+)>", re.IGNORECASE | re.MULTILINE)
-_ANGLE_ID = re.compile(rb"<([^<>\s]+)>")
 BEFORE = "torch"
 # design → (backend, OnnxEmbedder settings over the default: one text per run, one run per core)
 DESIGNS: dict[str, tuple[str, dict[str, int]]] = {
@@ -101,25 +98,7 @@ def parse_args() -> argparse.Namespace:
 
 def scaled_mbox(copies: int) -> Path:
     """The demo mbox `copies` times; every Message-ID (and reference to one) made unique."""
-    out = CACHE_DIR / f"demo-x{copies}-{DEMO_MBOX.stat().st_size}.mbox"
-    if out.exists():
-        return out
-    raw = DEMO_MBOX.read_bytes()
-    if not raw.endswith(b"\n\n"):
-        raw += b"\n" if raw.endswith(b"\n") else b"\n\n"
-    ids = set(_MESSAGE_ID.findall(raw))
-    CACHE_DIR.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp")
-    with tmp.open("wb") as fh:
-        for i in range(copies):
-            prefix = f"copy{i}.".encode()
-
-            def rewrite(m: re.Match[bytes], prefix: bytes = prefix) -> bytes:
-                return b"<" + prefix + m.group(1) + b">" if m.group(1) in ids else m.group(0)
-
-            fh.write(_ANGLE_ID.sub(rewrite, raw))
-    tmp.replace(out)
-    return out
+    return scaled(DEMO_MBOX, copies, f"demo-x{copies}-{DEMO_MBOX.stat().st_size}")
 
 
 def peak_mib() -> float:

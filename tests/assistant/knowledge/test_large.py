@@ -160,14 +160,7 @@ def test_ivf_probing_every_cluster_is_the_flat_scan(tmp_path):
     ids = np.arange(100, 100 + len(x))
     index = ivf.build(tmp_path / "ivf", ids, x, nlist=16)
     index.nprobe = index.nlist
-    q = x[7]
-    got_ids, got = index.search(q, 10)
-    exact = top_n(ids, DenseIndex(ids, x).scores(q), 10)
-    assert got_ids.tolist() == exact.ids.tolist()
-    np.testing.assert_allclose(got, exact.scores, atol=2e-3)
-    mean, std = index.score_stats(q)
-    assert mean == pytest.approx(float((x @ q).mean()), abs=1e-5)
-    assert std == pytest.approx(float((x @ q).std()), rel=1e-4)
+    assert_searches_exactly(index, ids, x, x[7], tol=(1e-5, 1e-4))
     np.testing.assert_allclose(index.vectors([105])[105], x[5], atol=1e-3)
 
 
@@ -207,13 +200,7 @@ def test_an_updated_ivf_index_is_the_index_of_the_vectors_now(tmp_path):
     assert sorted(index.ids.tolist()) == ids.tolist() and index.about()["changed"] == 250
     index.nprobe = index.nlist
     for q in (x[7], more[3]):
-        got_ids, got = index.search(q, 10)
-        exact = top_n(ids, DenseIndex(ids, vectors).scores(q), 10)
-        assert got_ids.tolist() == exact.ids.tolist()
-        np.testing.assert_allclose(got, exact.scores, atol=2e-3)
-        mean, std = index.score_stats(q)
-        assert mean == pytest.approx(float((vectors @ q).mean()), abs=1e-4)
-        assert std == pytest.approx(float((vectors @ q).std()), rel=1e-3)
+        assert_searches_exactly(index, ids, vectors, q, tol=(1e-4, 1e-3))
     np.testing.assert_allclose(index.vectors([5003])[5003], more[3], atol=1e-3)
     assert ivf.IvfIndex.load(tmp_path / "ivf-2").search(more[3], 1)[0].tolist() == [5003]
 
@@ -397,3 +384,15 @@ def test_large_fusion_scores_every_candidate_with_both_retrievers(large):
     want = 0.5 * (b - b_mean) / b_std + 0.5 * (d - d_mean) / d_std
     np.testing.assert_allclose(fused, want, rtol=1e-5)
     assert fused.tolist() == sorted(fused.tolist(), reverse=True)
+
+
+def assert_searches_exactly(index, ids, vectors, q, tol: tuple[float, float]) -> None:
+    """Every cluster probed, `index` finds the exact top 10 of `vectors` for `q`, with their
+    scores, and the mean and spread of its scores over all of them (`tol`: abs, rel)."""
+    got_ids, got = index.search(q, 10)
+    exact = top_n(ids, DenseIndex(ids, vectors).scores(q), 10)
+    assert got_ids.tolist() == exact.ids.tolist()
+    np.testing.assert_allclose(got, exact.scores, atol=2e-3)
+    mean, std = index.score_stats(q)
+    assert mean == pytest.approx(float((vectors @ q).mean()), abs=tol[0])
+    assert std == pytest.approx(float((vectors @ q).std()), rel=tol[1])
