@@ -36,7 +36,8 @@ async def test_demo_from_the_empty_state_imports_with_progress_to_100_percent(st
             progress.append(message.event)
 
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
-        await pilot.pause()
+        await wait_for(pilot, lambda: bool(app.screen.query("#demo")))
+        await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "question")
         await pilot.press("tab", "enter")  # Tab from the question field: the demo button
         await wait_for(pilot, lambda: isinstance(app.screen, ImportScreen))
         screen = app.screen
@@ -154,6 +155,8 @@ async def test_an_import_that_ends_in_the_background_clears_the_welcome(store, t
     app = AssistantApp(services)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.screen.query(Welcome))
+        # laid out before it is clicked (a click at a button not placed yet goes nowhere)
+        await wait_for(pilot, lambda: app.screen.query_one("#demo").region.width > 0)
         await pilot.click("#demo")
         await wait_for(pilot, lambda: isinstance(app.screen, ImportScreen))
         importing = app.screen
