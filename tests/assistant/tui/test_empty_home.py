@@ -67,8 +67,8 @@ async def test_the_welcomes_buttons_show_their_whole_labels_at_80_columns(empty_
     from textual.widgets import Button
 
     async with empty_app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: bool(pilot.app.screen.query(Welcome)))
-        await pilot.pause()
+        await wait_for(pilot, lambda: bool(pilot.app.screen.query("#import")))
+        await wait_for(pilot, lambda: pilot.app.screen.query_one("#import").region.width > 0)
         for button in pilot.app.screen.query(Button).results():
             if button.id in ("demo", "import"):
                 label = str(button.label)
