@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,6 +10,8 @@ from pathlib import Path
 import assistant
 from cache.files import FILE_MODE
 from cache.files import replace_atomically as replace_atomically  # the app's files: the same
+
+log = logging.getLogger(__name__)
 
 DIR_MODE = 0o700
 
@@ -98,3 +101,28 @@ def bundled(name: str) -> Path:
         if candidate.is_dir():
             return candidate
     raise FileNotFoundError(f"the {name}/ folder is not installed with the app ({package})")
+
+
+def kept(directory: Path, prefix: str, name: str, read, make, write, what: str):
+    """What `make()` builds, kept as the text `write(it)` in `directory`/`prefix``name`.json for
+    the next process, which `read(text)`s it back; the files of `prefix` by other names (another
+    version of the knowledge bank, other rules) removed once it is saved. A file that cannot be
+    read is made again; one that cannot be written (a full disk, a read-only home) is said, and
+    what was made is used all the same. `what` names it in those messages."""
+    path = directory / f"{prefix}{name}.json"
+    if path.exists():
+        try:
+            return read(path.read_text("utf-8"))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("%s: unreadable %s (%s); made again", path, what, exc)
+    made = make()
+    try:
+        make_private_dir(directory)
+        text = write(made)
+        replace_atomically(path, lambda tmp: tmp.write_text(text, "utf-8"), ".json")
+        for old in directory.glob(f"{prefix}*.json"):
+            if old != path:
+                old.unlink(missing_ok=True)
+    except OSError as exc:
+        log.warning("%s: could not save the %s (%s)", path, what, exc)
+    return made

@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 from collections import Counter
 from collections.abc import Callable
 from functools import cache
 from importlib import metadata
 from pathlib import Path
 
-from assistant.home import make_private_dir, replace_atomically
+from assistant.home import kept
 from assistant.mail import address_book, people, person_names
 from assistant.mail.people import People, Person
 
-log = logging.getLogger(__name__)
 _SETS = ("addresses", "first", "called", "last", "full")
 _LIBRARIES = ("nameparser", "nicknames")
 
@@ -44,23 +42,15 @@ def rules() -> str:
 def load_or_build(directory: Path, bank: str, version: int, build: Callable[[], People]) -> People:
     """The book of the knowledge bank `bank` at chunks `version` from `directory`, else
     `build()` saved there (the bank's books of other versions or rules removed)."""
-    path = directory / f"people-{bank}-{version}-{rules()}.json"
-    if path.exists():
-        try:
-            return People(_person(p) for p in json.loads(path.read_text("utf-8")))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            log.warning("%s: unreadable address book (%s); building it again", path, exc)
-    book = build()
-    try:
-        make_private_dir(directory)
-        text = json.dumps([_row(p) for p in book.people], ensure_ascii=False)
-        replace_atomically(path, lambda tmp: tmp.write_text(text, "utf-8"), ".json")
-        for old in directory.glob(f"people-{bank}-*.json"):
-            if old != path:
-                old.unlink(missing_ok=True)
-    except OSError as exc:  # a full disk or a read-only home: the book is used all the same
-        log.warning("%s: could not save the address book (%s)", path, exc)
-    return book
+
+    def read(text: str) -> People:
+        return People(_person(p) for p in json.loads(text))
+
+    def write(book: People) -> str:
+        return json.dumps([_row(p) for p in book.people], ensure_ascii=False)
+
+    name = f"{version}-{rules()}"
+    return kept(directory, f"people-{bank}-", name, read, build, write, "address book")
 
 
 def _row(person: Person) -> dict:

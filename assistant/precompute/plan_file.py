@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
-from assistant.home import make_private_dir, replace_atomically
+from assistant.home import kept
 from assistant.precompute import coverage
 from assistant.precompute.coverage import Plan
-
-log = logging.getLogger(__name__)
 
 
 @cache
@@ -36,26 +33,15 @@ def load_or_plan(
     """The plan's summary (its chunks' order left out: `stats` does not show it) for the bank
     `bank` at chunks `version` on `day`, from `directory`, else `make()`'s, saved there (the
     bank's files of other versions, days or rules removed)."""
-    path = directory / f"plan-{bank}-{version}-{day}-{rules()}.json"
-    if path.exists():
-        try:
-            row = json.loads(path.read_text("utf-8"))
-            return Plan([], set(row["recent_chunks"]), row["bulk_chunks"], row["copies"])
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            log.warning("%s: unreadable plan summary (%s); planning again", path, exc)
-    made = make()
-    row = {
-        "recent_chunks": sorted(made.recent_chunks),
-        "bulk_chunks": made.bulk_chunks,
-        "copies": made.copies,
-    }
-    try:
-        make_private_dir(directory)
-        text = json.dumps(row)
-        replace_atomically(path, lambda tmp: tmp.write_text(text, "utf-8"), ".json")
-        for old in directory.glob(f"plan-{bank}-*.json"):
-            if old != path:
-                old.unlink(missing_ok=True)
-    except OSError as exc:  # a full disk or a read-only home: the statement all the same
-        log.warning("%s: could not save the plan summary (%s)", path, exc)
-    return made
+
+    def read(text: str) -> Plan:
+        row = json.loads(text)
+        return Plan([], set(row["recent_chunks"]), row["bulk_chunks"], row["copies"])
+
+    def write(made: Plan) -> str:
+        recent = sorted(made.recent_chunks)
+        return json.dumps({"recent_chunks": recent, "bulk_chunks": made.bulk_chunks,
+                           "copies": made.copies})  # fmt: skip
+
+    name = f"{version}-{day}-{rules()}"
+    return kept(directory, f"plan-{bank}-", name, read, make, write, "plan summary")
