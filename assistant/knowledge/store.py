@@ -83,25 +83,24 @@ class KnowledgeStore(ThreadRows, ThreadIndex, VectorRows, SourceRows):
     def max_chunk_id(self) -> int:
         """The highest chunk id ever given: chunks added later have larger ids (an id is never
         given twice, `_insert`)."""
-        return int(
-            self.db.execute(
-                "SELECT max(coalesce((SELECT max(id) FROM chunks), 0), "
-                "coalesce((SELECT CAST(value AS INTEGER) FROM meta "
-                "WHERE key = 'chunk_id_high'), 0))"
-            ).fetchone()[0]
-        )
+        return self._highest_id("chunks", "chunk_id_high")
 
-    def _next_ids(self, table: str, high: str, n: int = 1) -> int:
-        """The first of `n` new ids of `table`, above its rows' and above the highest ever
-        given (meta `high`, raised to the last of them)."""
-        (first,) = self.db.execute(
+    def _highest_id(self, table: str, high: str) -> int:
+        """The highest id of `table` ever given: its rows' and meta `high`'s (removed rows')."""
+        (highest,) = self.db.execute(
             f"SELECT max(coalesce((SELECT max(id) FROM {table}), 0), coalesce((SELECT "
-            "CAST(value AS INTEGER) FROM meta WHERE key = ?), 0)) + 1",
+            "CAST(value AS INTEGER) FROM meta WHERE key = ?), 0))",
             [high],
         ).fetchone()
+        return int(highest)
+
+    def _next_ids(self, table: str, high: str, n: int = 1) -> int:
+        """The first of `n` new ids of `table`, above the highest ever given (meta `high`,
+        raised to the last of them)."""
+        first = self._highest_id(table, high) + 1
         if n:
             self.db.execute("UPDATE meta SET value = ? WHERE key = ?", [first + n - 1, high])
-        return int(first)
+        return first
 
     def count_chunks(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM chunks").fetchone()[0])
