@@ -286,13 +286,8 @@ def subject_words(text: str) -> tuple[str, list[str]]:
     words = _WORDS.findall(text)
     if not words:
         return "0", []
-    parts, params = [], []
-    for word in words:
-        clause, values = like_any(["d.title"], word)
-        parts.append(clause)
-        params += values
-    parts.append("words_in_order(?, d.title)")
-    return f"({' AND '.join(parts)})", [*params, " ".join(words)]
+    each = words_in("subject", ["d.title"], words, text)  # each word by LIKE, narrowing first
+    return f"({each.clause} AND words_in_order(?, d.title))", [*each.params, " ".join(words)]
 
 
 def has_attachment(negated: bool = False) -> Condition:
