@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -293,3 +294,16 @@ def words_in_order(words: str, text: str | None) -> bool:
 def _words_pattern(words: str) -> re.Pattern[str]:
     inner = r"[\W_]+".join(re.escape(w) for w in words.split())
     return re.compile(rf"(?<![^\W_]){inner}(?![^\W_])", re.IGNORECASE)
+
+
+IN_BATCH = 500  # values in one statement (SQLite bounds its parameters)
+
+
+def rows_in(db: Database, sql: str, values: Sequence, before: Sequence = ()) -> list[tuple]:
+    """The rows of `sql`, whose `{}` is an IN list's place, over `values` IN_BATCH at a time,
+    after the parameters `before` ("... WHERE model = ? AND chunk_id IN ({})")."""
+    rows: list[tuple] = []
+    for start in range(0, len(values), IN_BATCH):
+        part = list(values[start : start + IN_BATCH])
+        rows += db.execute(sql.format(",".join("?" * len(part))), [*before, *part]).fetchall()
+    return rows

@@ -14,6 +14,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from assistant.ingest.types import Document
+from assistant.knowledge.db import rows_in
 
 
 @dataclass(frozen=True)
@@ -81,13 +82,8 @@ class SourceRows:
 
     def mail_keyed(self, keys: Sequence[str]) -> list[StoredMail]:
         """The stored mail of `keys` (by the key's index, a few hundred keys a query)."""
-        found: list[StoredMail] = []
-        for start in range(0, len(keys), 500):
-            batch = list(keys[start : start + 500])
-            marks = ",".join("?" * len(batch))
-            rows = self.db.execute(f"{_STORED_MAIL} AND source_key IN ({marks})", batch)
-            found.extend(StoredMail(*r) for r in rows.fetchall())
-        return found
+        rows = rows_in(self.db, f"{_STORED_MAIL} AND source_key IN ({{}})", keys)
+        return [StoredMail(*r) for r in rows]
 
     def remove_mail(self, doc_ids: Sequence[int]) -> list[int]:
         """Delete the documents `doc_ids` (in one transaction); return the ids of the chunks

@@ -7,15 +7,14 @@ thread_update.py decides; this stores (the tables: knowledge/db.py _THREAD_CHANG
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from sqlite_utils import Database
 
+from assistant.knowledge.db import rows_in
 from assistant.knowledge.thread_rows import HEADERS, MailHeaders, headers
-
-BATCH = 500  # values in one statement (SQLite bounds its parameters)
 
 
 @dataclass(frozen=True)
@@ -50,20 +49,13 @@ class ThreadIndex:
         self, column: Literal["id", "thread_id", "subject_key", "message_id"], values: Iterable
     ) -> list[MailHeaders]:
         """The mails whose `column` is one of `values`."""
-        out: list[MailHeaders] = []
-        for part in _batches(sorted(set(values))):
-            marks = ",".join("?" * len(part))
-            sql = f"{HEADERS} WHERE kind = 'email' AND {column} IN ({marks})"
-            out += headers(self.db.execute(sql, part).fetchall())
-        return out
+        sql = f"{HEADERS} WHERE kind = 'email' AND {column} IN ({{}})"
+        return headers(rows_in(self.db, sql, sorted(set(values))))
 
     def threads_naming(self, ids: Iterable[str]) -> set[str]:
         """The threads of the mails whose In-Reply-To or References name one of `ids`."""
-        found: set[str] = set()
-        for part in _batches(sorted(set(ids))):
-            sql = f"SELECT thread_id FROM thread_refs WHERE ref IN ({','.join('?' * len(part))})"
-            found.update(r[0] for r in self.db.execute(sql, part).fetchall())
-        return found
+        sql = "SELECT thread_id FROM thread_refs WHERE ref IN ({})"
+        return {r[0] for r in rows_in(self.db, sql, sorted(set(ids)))}
 
     def thread_exists(self, thread_id: str) -> bool:
         """Whether some mail is in `thread_id`, or it was merged into another."""
@@ -82,11 +74,8 @@ class ThreadIndex:
         rows = self.db.execute(
             "SELECT address, mails FROM thread_people WHERE mails >= ?", [at_least]
         ).fetchall()
-        for part in _batches(sorted(set(addresses))):
-            marks = ",".join("?" * len(part))
-            sql = f"SELECT address, mails FROM thread_people WHERE address IN ({marks})"
-            rows += self.db.execute(sql, part).fetchall()
-        return dict(rows)
+        sql = "SELECT address, mails FROM thread_people WHERE address IN ({})"
+        return dict(rows + rows_in(self.db, sql, sorted(set(addresses))))
 
     def stored_owners(self) -> set[str] | None:
         """The owners the stored threads were computed with (None: not known)."""
@@ -134,8 +123,3 @@ class ThreadIndex:
                 "INSERT OR REPLACE INTO meta VALUES ('threads_epoch', ?)",
                 [str(self.threads_epoch() + 1)],
             )
-
-
-def _batches(items: list) -> Iterator[list]:
-    for i in range(0, len(items), BATCH):
-        yield items[i : i + BATCH]

@@ -12,6 +12,7 @@ from types import MappingProxyType
 from sqlite_utils import Database
 
 from assistant.ingest.types import Document
+from assistant.knowledge.db import rows_in
 
 
 @dataclass(frozen=True)
@@ -181,19 +182,13 @@ class ThreadRows:
         ).fetchall()
         return [ThreadMail(r[0], *(v or "" for v in r[1:])) for r in rows]
 
-    def chunks_of(self, doc_ids: Sequence[int], batch: int = 500) -> list[tuple[int, int, str]]:
-        """(chunk id, document id, text) of the documents' chunks, read `batch` documents at a
-        time (SQLite bounds the parameters of one statement)."""
-        ids = sorted({int(d) for d in doc_ids})
-        out: list[tuple[int, int, str]] = []
-        for start in range(0, len(ids), batch):
-            part = ids[start : start + batch]
-            out += self.db.execute(
-                f"SELECT id, document_id, text FROM chunks WHERE document_id IN "
-                f"({','.join('?' * len(part))}) ORDER BY document_id, ordinal",
-                part,
-            ).fetchall()
-        return out
+    def chunks_of(self, doc_ids: Sequence[int]) -> list[tuple[int, int, str]]:
+        """(chunk id, document id, text) of the documents' chunks, by document and order."""
+        sql = (
+            "SELECT id, document_id, text FROM chunks WHERE document_id IN ({}) "
+            "ORDER BY document_id, ordinal"
+        )
+        return rows_in(self.db, sql, sorted({int(d) for d in doc_ids}))
 
     def drop_chunks(self, chunk_ids: Sequence[int]) -> None:
         """Take chunks out of the index (their document keeps its whole text)."""

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 import numpy as np
 from sqlite_utils import Database
 
+from assistant.knowledge.db import rows_in
+
 
 class VectorRows:
     """Mixed into KnowledgeStore (see above)."""
@@ -103,13 +105,9 @@ class VectorRows:
         )
         return np.fromiter((r[0] for r in rows), dtype=np.int64)
 
-    def vectors_of(self, model: str, chunk_ids: Sequence[int], batch: int = 500) -> np.ndarray:
+    def vectors_of(self, model: str, chunk_ids: Sequence[int]) -> np.ndarray:
         """The float32 vectors from `model` of `chunk_ids` (each has one), in their order."""
-        found: dict[int, bytes] = {}
         keys = [int(i) for i in chunk_ids]
-        for start in range(0, len(keys), batch):
-            part = keys[start : start + batch]
-            sql = "SELECT chunk_id, vector FROM embeddings WHERE model = ? AND chunk_id IN "
-            marks = ",".join("?" * len(part))
-            found.update(self.db.execute(f"{sql}({marks})", [model, *part]).fetchall())
+        sql = "SELECT chunk_id, vector FROM embeddings WHERE model = ? AND chunk_id IN ({})"
+        found: dict[int, bytes] = dict(rows_in(self.db, sql, keys, [model]))
         return np.array([np.frombuffer(found[i], dtype=np.float32) for i in keys], np.float32)
