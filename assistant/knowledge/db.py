@@ -307,3 +307,9 @@ def rows_in(db: Database, sql: str, values: Sequence, before: Sequence = ()) -> 
         part = list(values[start : start + IN_BATCH])
         rows += db.execute(sql.format(",".join("?" * len(part))), [*before, *part]).fetchall()
     return rows
+
+
+def at_or_under(column: str, path: str) -> tuple[str, list[str]]:
+    """SQL for `column` holding `path` or a path under it: a range on the column's index
+    (`path/` up to `path0`, "0" being the character after "/"), where LIKE would read them all."""
+    return f"({column} = ? OR ({column} >= ? AND {column} < ?))", [path, path + "/", path + "0"]

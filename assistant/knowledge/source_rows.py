@@ -14,7 +14,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from assistant.ingest.types import Document
-from assistant.knowledge.db import rows_in
+from assistant.knowledge.db import at_or_under, rows_in
 
 
 @dataclass(frozen=True)
@@ -73,11 +73,8 @@ class SourceRows:
         return list(found.values())
 
     def _rows_under(self, path: str) -> Iterator[StoredMail]:
-        # a range on source_path (its index) rather than LIKE: path + "/" .. path + "0"
-        rows = self.db.execute(
-            f"{_STORED_MAIL} AND (source_path = ? OR (source_path >= ? AND source_path < ?))",
-            [path, path + "/", path + "0"],
-        ).fetchall()
+        where, params = at_or_under("source_path", path)
+        rows = self.db.execute(f"{_STORED_MAIL} AND {where}", params).fetchall()
         return (StoredMail(*r) for r in rows)
 
     def mail_keyed(self, keys: Sequence[str]) -> list[StoredMail]:
@@ -121,7 +118,7 @@ class SourceRows:
 
     def notes_in(self, folder: str) -> list[StoredNote]:
         """The notes stored from files directly in `folder` (a resolved path)."""
-        base = folder.rstrip("/")  # a range on source_path (its index), as _rows_under
+        base = folder.rstrip("/")  # a range on source_path (its index), as at_or_under
         rows = self.db.execute(
             "SELECT id, source_key, source_path FROM documents WHERE kind = 'note' "
             "AND source_path >= ? AND source_path < ?",
@@ -156,10 +153,9 @@ class SourceRows:
 
     def _holds(self, path: str) -> bool:
         """A document is stored from `path` or from under it (by source_path's index)."""
-        path = path.rstrip("/") or "/"
-        sql = ("SELECT 1 FROM documents WHERE source_path = ? "
-               "OR (source_path >= ? AND source_path < ?) LIMIT 1")  # fmt: skip
-        return self.db.execute(sql, [path, path + "/", path + "0"]).fetchone() is not None
+        where, params = at_or_under("source_path", path.rstrip("/") or "/")
+        sql = f"SELECT 1 FROM documents WHERE {where} LIMIT 1"
+        return self.db.execute(sql, params).fetchone() is not None
 
     def has_document(self, key: str) -> bool:
         sql = "SELECT 1 FROM documents WHERE source_key = ?"

@@ -14,6 +14,7 @@ from typing import Literal
 
 from sqlite_utils import Database
 
+from assistant.knowledge.db import at_or_under
 from cache.db import write
 
 TAIL = 4096  # bytes before a read's end whose hash says the file still ends there
@@ -74,9 +75,8 @@ class SourceLog:
     def forget(self, path: Path) -> None:
         """`path` is read no more: its row and those of the sources read under it go (what was
         stored from them stays; the caller knows nothing is)."""
-        base = str(path).rstrip("/") or "/"  # a range on path (the primary key's index)
-        write(self.db, "DELETE FROM sources WHERE path = ? OR (path >= ? AND path < ?)",
-              [base, base + "/", base + "0"])  # fmt: skip
+        where, params = at_or_under("path", str(path).rstrip("/") or "/")  # the key's index
+        write(self.db, f"DELETE FROM sources WHERE {where}", params)
 
     def mboxes(self) -> list[Path]:
         """The mbox files imports have read."""
